@@ -1,0 +1,85 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// One settings list for every target, as the house style asks.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "orchestrate",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "orchestrate", targets: ["orchestrate"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
+    ],
+    targets: [
+        .executableTarget(
+            name: "orchestrate",
+            dependencies: [
+                "Orchestrator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Orchestrator",
+            dependencies: [
+                "Coordinator", "Store", "Reports", "OrchestrateModel", "ProcessSupervisor",
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Coordinator",
+            dependencies: [
+                "OrchestrateModel", "ProcessSupervisor",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "Store",
+            dependencies: [
+                "OrchestrateModel", "ProcessSupervisor",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(name: "Reports", dependencies: ["OrchestrateModel"], swiftSettings: swiftSettings),
+        .target(name: "ProcessSupervisor", dependencies: ["CSupervisor"], swiftSettings: swiftSettings),
+        .target(name: "CSupervisor"),
+        .target(name: "OrchestrateModel", swiftSettings: swiftSettings),
+        .target(
+            name: "OrchestrateTesting",
+            dependencies: [
+                "Store", "ProcessSupervisor", "OrchestrateModel", "Orchestrator",
+                .product(name: "Yams", package: "Yams"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(name: "ProcessSupervisorTests", dependencies: ["ProcessSupervisor"], swiftSettings: swiftSettings),
+        .testTarget(name: "StoreTests", dependencies: ["Store", "OrchestrateTesting"], swiftSettings: swiftSettings),
+        .testTarget(name: "CoordinatorTests", dependencies: ["Coordinator", "OrchestrateTesting"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReportsTests", dependencies: ["Reports"], swiftSettings: swiftSettings),
+        .testTarget(name: "OrchestratorTests", dependencies: ["Orchestrator", "OrchestrateTesting"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "orchestrateTests",
+            dependencies: ["orchestrate", "OrchestrateTesting"],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

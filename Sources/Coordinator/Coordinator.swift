@@ -1,0 +1,187 @@
+import Foundation
+import Logging
+import OrchestrateModel
+import ProcessSupervisor
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Runs a run's attempts on this host: N worker slots, each holding a port, claiming attempts from
+/// the queue until it is drained; a heartbeat keeps the leases alive, a reaper takes back the
+/// attempts of dead workers (anywhere: expired leases; on this host: owners whose process is gone).
+///
+/// ```swift
+/// let coordinator = Coordinator(configuration: configuration, queue: queue, logger: logger) { event in … }
+/// let outcome = try await coordinator.run()   // .drained or .interrupted
+/// ```
+/// ``requestStop()`` (or cancelling the task) stops launching, ends the running process groups and
+/// returns their attempts to the queue.
+public final class Coordinator: Sendable {
+    public let configuration: CoordinatorConfiguration
+    private let queue: any AttemptQueueClient
+    private let logger: Logger
+    private let onEvent: @Sendable (CoordinatorEvent) -> Void
+    private let state = Mutex(State())
+
+    private struct State {
+        var stopping = false
+        var processes: [Int: SupervisedProcess] = [:]
+        var tokens: [Int: UUID] = [:]
+    }
+
+    public init(
+        configuration: CoordinatorConfiguration,
+        queue: any AttemptQueueClient,
+        logger: Logger,
+        onEvent: @escaping @Sendable (CoordinatorEvent) -> Void = { _ in }
+    ) {
+        self.configuration = configuration
+        self.queue = queue
+        self.logger = logger
+        self.onEvent = onEvent
+    }
+
+    /// Stops launching attempts and ends the running ones; ``run()`` then returns `.interrupted`.
+    public func requestStop() {
+        let processes = state.withLock { state -> [SupervisedProcess] in
+            state.stopping = true
+            return Array(state.processes.values)
+        }
+        for process in processes { process.terminate() }
+    }
+
+    private var isStopping: Bool { state.withLock { $0.stopping } }
+
+    /// Works until the run's queue is drained or a stop is requested.
+    public func run() async throws -> CoordinatorOutcome {
+        var ports: [PortLease] = []
+        for _ in 0..<configuration.workers { ports.append(try PortLease.acquire()) }
+        try await reclaimDeadLocalLeases()
+        return try await withTaskCancellationHandler {
+            try await withThrowingTaskGroup(of: Void.self) { background in
+                background.addTask { await self.maintainLeases() }
+                try await withThrowingTaskGroup(of: Void.self) { slots in
+                    for (index, port) in ports.enumerated() {
+                        let slot = index + 1
+                        onEvent(.slotReady(slot: slot, port: port.port))
+                        slots.addTask { try await self.runSlot(slot, port: port) }
+                    }
+                    try await slots.waitForAll()
+                }
+                background.cancelAll()
+                withExtendedLifetime(ports) {}
+                return isStopping ? .interrupted : .drained
+            }
+        } onCancel: {
+            self.requestStop()
+        }
+    }
+
+    private func runSlot(_ slot: Int, port: PortLease) async throws {
+        let worker = WorkerIdentity(host: configuration.host, pid: getpid(), slot: slot)
+        let runner = AttemptRunner(configuration: configuration)
+        while !isStopping {
+            guard let claimed = try await retrying("claim", { try await self.queue.claim(runID: self.configuration.runID, worker: worker, port: port.port) }) else {
+                if try await retrying("count", { try await self.queue.counts(runID: self.configuration.runID) }).isDrained { return }
+                try? await Task.sleep(for: configuration.pollInterval)
+                continue
+            }
+            if isStopping {
+                _ = try await retrying("release", { try await self.queue.release(claimed) })
+                onEvent(.attemptReleased(slot: slot, attempt: claimed))
+                return
+            }
+            state.withLock { $0.tokens[slot] = claimed.leaseToken }
+            onEvent(.attemptStarted(slot: slot, attempt: claimed))
+            let (result, reason) = await runner.run(claimed, slot: slot, port: port.port) { process in
+                let stopNow = state.withLock { state -> Bool in
+                    state.processes[slot] = process
+                    return state.stopping
+                }
+                if stopNow { process.terminate() }
+            }
+            state.withLock {
+                $0.processes[slot] = nil
+                $0.tokens[slot] = nil
+            }
+            if case .terminated? = reason, isStopping {
+                _ = try await retrying("release", { try await self.queue.release(claimed) })
+                onEvent(.attemptReleased(slot: slot, attempt: claimed))
+                return
+            }
+            let ack = try await retrying("complete", { try await self.queue.complete(claimed, result: result) })
+            logger.debug("attempt finished", metadata: [
+                "scenario.id": "\(claimed.scenario.id)", "attempt.number": "\(claimed.attempt)",
+                "attempt.outcome": "\(result.outcome.rawValue)", "attempt.duration_ms": "\(result.durationMilliseconds)",
+            ])
+            if ack.accepted {
+                onEvent(.attemptFinished(slot: slot, attempt: claimed, result: result, ack: ack))
+            } else {
+                onEvent(.attemptReleased(slot: slot, attempt: claimed))
+            }
+        }
+    }
+
+    /// Heartbeats for this host's leases, and the reaper for everybody's.
+    private func maintainLeases() async {
+        let heartbeatEvery = configuration.lease / 3
+        var sinceReap = Duration.zero
+        while !Task.isCancelled {
+            do { try await Task.sleep(for: heartbeatEvery) } catch { return }
+            let tokens = state.withLock { Array($0.tokens.values) }
+            do {
+                try await queue.heartbeat(tokens: tokens)
+                sinceReap += heartbeatEvery
+                if sinceReap >= configuration.lease / 2 {
+                    sinceReap = .zero
+                    let reclaimed = try await queue.reapExpired(runID: configuration.runID)
+                    if reclaimed > 0 { onEvent(.leasesReclaimed(count: reclaimed)) }
+                }
+            } catch {
+                logger.warning("lease maintenance failed; retrying", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Attempts leased by processes of this host that no longer exist go back to the queue at once,
+    /// without waiting for their leases to expire (a resumed run after a SIGKILL, say).
+    private func reclaimDeadLocalLeases() async throws {
+        let holders = try await retrying("lease holders", { try await self.queue.leaseHolders(runID: self.configuration.runID) })
+        var reclaimed = 0
+        for holder in holders {
+            guard let owner = WorkerIdentity(holder.owner), owner.host == configuration.host, owner.pid != getpid() else { continue }
+            guard kill(owner.pid, 0) != 0, errno == ESRCH else { continue }
+            if try await retrying("requeue", { try await self.queue.requeue(attemptID: holder.attemptID, token: holder.token) }) {
+                reclaimed += 1
+            }
+        }
+        if reclaimed > 0 {
+            logger.info("requeued attempts of dead workers", metadata: ["attempts.count": "\(reclaimed)"])
+            onEvent(.leasesReclaimed(count: reclaimed))
+        }
+    }
+
+    /// Retries a queue operation while the database is briefly unavailable (about 30 s in all).
+    private func retrying<T: Sendable>(_ what: String, _ operation: @Sendable () async throws -> T) async throws -> T {
+        var delay = Duration.milliseconds(100)
+        var waited = Duration.zero
+        while true {
+            do {
+                return try await operation()
+            } catch {
+                if error is CancellationError { throw error }
+                if waited >= .seconds(30) {
+                    throw CoordinatorError(.queueUnavailable, "the run queue is unreachable (\(what)): \(error)")
+                }
+                logger.warning("queue operation failed; retrying", metadata: ["queue.operation": "\(what)", "error": "\(error)"])
+                try? await Task.sleep(for: delay)
+                waited += delay
+                delay = min(delay * 2, .seconds(2))
+            }
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import struct Foundation.UUID
+import OrchestrateModel
+
+/// How a coordinator runs a run's attempts on this host.
+public struct CoordinatorConfiguration: Sendable {
+    public var runID: UUID
+    /// Worker slots on this host; each holds a port and runs one attempt at a time.
+    public var workers: Int
+    /// This host's name, part of every lease owner.
+    public var host: String
+    /// The folder scenario commands run in.
+    public var workingDirectory: String
+    /// Where per-attempt folders (HOME, TMPDIR, artifacts, logs) are made.
+    public var attemptsDirectory: String
+    public var mode: Mode
+    /// The environment every attempt starts from (usually the coordinator's own).
+    public var baseEnvironment: [String: String]
+    /// The frozen clock handed to scenarios as ORCHESTRATE_NOW (ISO 8601).
+    public var frozenNow: String
+    /// A lease not renewed for this long is taken back. Default 30 s.
+    public var lease: Duration = .seconds(30)
+    /// How often idle slots look for work. Default 100 ms.
+    public var pollInterval: Duration = .milliseconds(100)
+    /// Between SIGTERM and SIGKILL when a process group is ended. Default 5 s.
+    public var grace: Duration = .seconds(5)
+    /// Bytes of stdout and of stderr kept per attempt (half from the start, half from the end). Default 64 KiB.
+    public var captureBytes: Int = 64 * 1024
+
+    public init(
+        runID: UUID, workers: Int, host: String, workingDirectory: String, attemptsDirectory: String, mode: Mode,
+        baseEnvironment: [String: String], frozenNow: String
+    ) {
+        self.runID = runID
+        self.workers = workers
+        self.host = host
+        self.workingDirectory = workingDirectory
+        self.attemptsDirectory = attemptsDirectory
+        self.mode = mode
+        self.baseEnvironment = baseEnvironment
+        self.frozenNow = frozenNow
+    }
+}
+
+/// What the coordinator reports while it works, for progress displays.
+public enum CoordinatorEvent: Sendable {
+    case slotReady(slot: Int, port: Int)
+    case attemptStarted(slot: Int, attempt: ClaimedAttempt)
+    case attemptFinished(slot: Int, attempt: ClaimedAttempt, result: AttemptResult, ack: CompletionAck)
+    /// Returned to the queue unfinished (interruption or a lost lease).
+    case attemptReleased(slot: Int, attempt: ClaimedAttempt)
+    /// Attempts of dead workers went back to the queue.
+    case leasesReclaimed(count: Int)
+}
+
+/// How the coordinator's work ended.
+public enum CoordinatorOutcome: Sendable, Equatable {
+    /// Every attempt of the run is finished.
+    case drained
+    /// Stopped on request; unfinished attempts are back in the queue for `--resume`.
+    case interrupted
+}

@@ -1,0 +1,76 @@
+import OrchestrateModel
+
+/// The run's progress as a pure state machine: fed with coordinator events, read by displays.
+public struct RunProgress: Sendable {
+    public struct Running: Sendable, Equatable {
+        public var scenarioID: String
+        public var attempt: Int
+        public var startedAt: ContinuousClock.Instant
+        public var expectedMilliseconds: Int64?
+    }
+
+    public private(set) var total: Int
+    public private(set) var passed = 0
+    public private(set) var flaky = 0
+    public private(set) var failed = 0
+    /// Slot → what it runs now.
+    public private(set) var running: [Int: Running] = [:]
+    /// Scenario ids that failed for good, in order.
+    public private(set) var failures: [String] = []
+    public private(set) var attemptsFinished = 0
+    /// Expected milliseconds of scenarios not yet settled (unknown ones count as `fallbackExpected`).
+    private var expectedRemaining: [String: Int64]
+    private let workers: Int
+    public let fallbackExpected: Int64
+
+    public init(expected: [String: Int64?], workers: Int, fallbackExpected: Int64 = 1000) {
+        self.total = expected.count
+        self.workers = max(workers, 1)
+        self.fallbackExpected = fallbackExpected
+        self.expectedRemaining = expected.mapValues { $0 ?? fallbackExpected }
+    }
+
+    public var settled: Int { passed + flaky + failed }
+
+    public mutating func apply(_ event: CoordinatorEvent, at now: ContinuousClock.Instant) {
+        switch event {
+        case .attemptStarted(let slot, let attempt):
+            running[slot] = Running(scenarioID: attempt.scenario.id, attempt: attempt.attempt, startedAt: now,
+                                    expectedMilliseconds: attempt.expectedMilliseconds)
+        case .attemptFinished(let slot, let attempt, _, let ack):
+            running[slot] = nil
+            attemptsFinished += 1
+            guard let settled = ack.settled else { return }
+            expectedRemaining[attempt.scenario.id] = nil
+            switch settled {
+            case .passed: passed += 1
+            case .flaky: flaky += 1
+            case .failed:
+                failed += 1
+                failures.append(attempt.scenario.id)
+            case .pending: break
+            }
+        case .attemptReleased(let slot, _):
+            running[slot] = nil
+        case .slotReady, .leasesReclaimed:
+            break
+        }
+    }
+
+    /// Remaining work spread over the workers, from expected durations; `nil` before anything is known.
+    public func estimatedRemaining(at now: ContinuousClock.Instant) -> Duration? {
+        guard total > 0 else { return nil }
+        var milliseconds: Int64 = 0
+        let runningIDs = Set(running.values.map(\.scenarioID))
+        for (id, expected) in expectedRemaining where !runningIDs.contains(id) {
+            milliseconds += expected
+        }
+        for entry in running.values {
+            let elapsed = now - entry.startedAt
+            let (seconds, attoseconds) = elapsed.components
+            let spent = seconds * 1000 + attoseconds / 1_000_000_000_000_000
+            milliseconds += max((entry.expectedMilliseconds ?? fallbackExpected) - spent, 0)
+        }
+        return .milliseconds(milliseconds / Int64(workers))
+    }
+}

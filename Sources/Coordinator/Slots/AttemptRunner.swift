@@ -1,0 +1,122 @@
+import Foundation
+import OrchestrateModel
+import ProcessSupervisor
+
+/// Runs one claimed attempt as a real process: its own process group, the env contract, a private
+/// HOME/TMPDIR/artifacts folder, a time limit on the whole tree, bounded stdout/stderr.
+struct AttemptRunner: Sendable {
+    var configuration: CoordinatorConfiguration
+
+    func directory(for claimed: ClaimedAttempt) -> String {
+        AttemptFolders.path(attemptsDirectory: configuration.attemptsDirectory, runID: claimed.runID,
+                            scenarioID: claimed.scenario.id, attempt: claimed.attempt)
+    }
+
+    /// Runs the attempt to its end. Never throws: what goes wrong around the command is an
+    /// `infrastructure-error` outcome. `onLaunch` hands out the process so it can be ended early.
+    func run(_ claimed: ClaimedAttempt, slot: Int, port: Int, onLaunch: (SupervisedProcess) -> Void) async -> (AttemptResult, Termination.Reason?) {
+        let clock = ContinuousClock()
+        let start = clock.now
+        func elapsed() -> Int64 {
+            let (seconds, attoseconds) = (clock.now - start).components
+            return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+        }
+        let directory = directory(for: claimed)
+        let home = "\(directory)/home", temporary = "\(directory)/tmp", artifacts = "\(directory)/artifacts"
+        do {
+            for folder in [home, temporary, artifacts] {
+                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            }
+        } catch {
+            return (AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: "cannot create \(directory): \(error.localizedDescription)"), nil)
+        }
+        var environment = configuration.baseEnvironment
+        for (key, value) in claimed.scenario.environment { environment[key] = value }
+        for (key, value) in contract(for: claimed, slot: slot, port: port, artifacts: artifacts) {
+            environment[key] = value
+            environment["TEST_RUNNER_\(key)"] = value
+        }
+        environment["HOME"] = home
+        environment["TMPDIR"] = temporary
+
+        var command = SupervisedCommand.shell(claimed.scenario.command, environment: environment)
+        command.workingDirectory = configuration.workingDirectory
+        command.stdoutPath = "\(directory)/stdout.log"
+        command.stderrPath = "\(directory)/stderr.log"
+        command.captureHeadBytes = configuration.captureBytes / 2
+        command.captureTailBytes = configuration.captureBytes / 2
+        command.timeout = .milliseconds(claimed.scenario.timeoutMilliseconds)
+        command.grace = configuration.grace
+
+        let termination: Termination
+        do {
+            let process = try SupervisedProcess.launch(command)
+            onLaunch(process)
+            termination = await process.wait()
+        } catch {
+            return (AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: error.description), nil)
+        }
+        let duration = elapsed()
+        let stdout = Self.readCapture(command.stdoutPath!)
+        let stderr = Self.readCapture(command.stderrPath!)
+        var result = AttemptResult(outcome: .passed, durationMilliseconds: duration, pid: termination.pid, stdout: stdout, stderr: stderr)
+        switch termination.reason {
+        case .exited(0):
+            result.exitCode = 0
+        case .exited(let status):
+            result.outcome = .failed
+            result.exitCode = Int(status)
+        case .signaled(let signal):
+            result.outcome = .crashed
+            result.signal = Int(signal)
+        case .timedOut:
+            result.outcome = .timedOut
+            result.error = "timed out after \(claimed.scenario.timeoutMilliseconds) ms; the process group was ended"
+        case .terminated:
+            result.outcome = .infrastructureError
+            result.error = "ended by orchestrate (the run was interrupted)"
+        case .spawnFailed(let code):
+            result.outcome = .infrastructureError
+            result.error = "cannot start /bin/sh in \(configuration.workingDirectory): \(String(cString: strerror(code)))"
+        }
+        if result.outcome == .passed {
+            // Private HOME and TMPDIR of a passing attempt are scratch; artifacts and logs stay.
+            try? FileManager.default.removeItem(atPath: home)
+            try? FileManager.default.removeItem(atPath: temporary)
+        }
+        return (result, termination.reason)
+    }
+
+    /// The scenario process environment of DESIGN.md (also exported with the `TEST_RUNNER_` prefix).
+    func contract(for claimed: ClaimedAttempt, slot: Int, port: Int, artifacts: String) -> [String: String] {
+        [
+            "ORCHESTRATE_MOCK_URL": "http://127.0.0.1:\(port)",
+            "ORCHESTRATE_MOCK_PORT": "\(port)",
+            "ORCHESTRATE_CONTROL_URL": "http://127.0.0.1:\(port)/__orchestrate",
+            "ORCHESTRATE_MODE": configuration.mode.rawValue,
+            "ORCHESTRATE_RUN_ID": claimed.runID.uuidString.lowercased(),
+            "ORCHESTRATE_SCENARIO_ID": claimed.scenario.id,
+            "ORCHESTRATE_ATTEMPT": "\(claimed.attempt)",
+            "ORCHESTRATE_WORKER": "\(slot)",
+            "ORCHESTRATE_SEED": "\(Self.seed(for: claimed.scenario.id))",
+            "ORCHESTRATE_NOW": configuration.frozenNow,
+            "ORCHESTRATE_ARTIFACTS_DIR": artifacts,
+        ]
+    }
+
+    /// A scenario's seed: stable across runs, so a failure can be reproduced with the same randoms.
+    static func seed(for scenarioID: String) -> UInt32 {
+        var hash: UInt32 = 0x811c_9dc5
+        for byte in scenarioID.utf8 {
+            hash ^= UInt32(byte)
+            hash = hash &* 0x0100_0193
+        }
+        return hash
+    }
+
+    /// The captured stream as text PostgreSQL accepts (valid UTF-8, no NUL).
+    static func readCapture(_ path: String) -> String {
+        guard let data = FileManager.default.contents(atPath: path), !data.isEmpty else { return "" }
+        return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\0", with: "\u{FFFD}")
+    }
+}

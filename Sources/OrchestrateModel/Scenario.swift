@@ -1,0 +1,36 @@
+/// A scenario as the run executes it: a command with its own limits and environment.
+public struct Scenario: Sendable, Codable, Hashable, Identifiable {
+    /// Stable across runs: history, quarantine and expected durations hang on it.
+    public var id: String
+    public var name: String
+    /// The shell command (run with `/bin/sh -c`), templates already filled in.
+    public var command: String
+    public var tags: [String]
+    /// Milliseconds before the whole process group is ended.
+    public var timeoutMilliseconds: Int64
+    /// Added to the environment of every attempt.
+    public var environment: [String: String]
+    /// Where the scenario is defined (file and 1-based line), for messages and `{uri}`/`{line}`.
+    public var uri: String?
+    public var line: Int?
+
+    public init(
+        id: String,
+        name: String,
+        command: String,
+        tags: [String] = [],
+        timeoutMilliseconds: Int64,
+        environment: [String: String] = [:],
+        uri: String? = nil,
+        line: Int? = nil
+    ) {
+        self.id = id
+        self.name = name
+        self.command = command
+        self.tags = tags
+        self.timeoutMilliseconds = timeoutMilliseconds
+        self.environment = environment
+        self.uri = uri
+        self.line = line
+    }
+}

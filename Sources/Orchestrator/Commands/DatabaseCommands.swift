@@ -1,0 +1,49 @@
+import Foundation
+import Logging
+import Store
+
+/// `orchestrate db status|stop|url|migrate`.
+public enum DatabaseCommands {
+    public enum Action: String, Sendable, CaseIterable {
+        case status, stop, url, migrate
+    }
+
+    public static func perform(_ action: Action, configPath: String, database: String?, logger: Logger) async throws -> String {
+        let config = try RunOrchestration.loadConfig(configPath, required: false)
+        let selection = try DatabaseSelection.resolve(flag: database, configured: config.database, projectDirectory: config.directory)
+        switch action {
+        case .url:
+            return selection.endpoint.description
+        case .stop:
+            guard let cluster = selection.cluster else {
+                throw UsageError("the database comes from \(selection.source.rawValue), not the embedded cluster; orchestrate only stops its own")
+            }
+            return try await cluster.stop(logger: logger) ? "stopped the embedded PostgreSQL (\(cluster.dataDirectory))" : "the embedded PostgreSQL was not running"
+        case .migrate:
+            if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
+            let version = try await Database.with(selection.endpoint, logger: logger, maximumConnections: 1) { database in
+                try await database.schemaVersion()
+            }
+            return "schema at version \(version) (\(selection.endpoint))"
+        case .status:
+            var lines = ["database: \(selection.endpoint) (from \(selection.source.rawValue))"]
+            if let cluster = selection.cluster {
+                let running = await cluster.isRunning()
+                lines.append("embedded cluster: \(running ? "running" : cluster.isInitialized ? "stopped" : "not created yet")")
+                lines.append("data: \(cluster.dataDirectory)")
+                lines.append("socket: \(cluster.socketPath)")
+                guard running else { return lines.joined(separator: "\n") }
+            }
+            do {
+                let (version, runs) = try await Database.with(selection.endpoint, logger: logger, maximumConnections: 1, connectTimeout: .seconds(3), migrate: false) { database in
+                    (try await database.schemaVersion(), try await database.runCount())
+                }
+                lines.append("schema version: \(version)")
+                lines.append("runs: \(runs)")
+            } catch {
+                lines.append("unreachable: \(error)")
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+}

@@ -1,0 +1,112 @@
+import Foundation
+import Logging
+import OrchestrateModel
+import Store
+
+/// `orchestrate scenarios` and `orchestrate runs`.
+public enum ListingCommands {
+    struct ScenarioLine: Encodable {
+        var id: String
+        var name: String
+        var command: String
+        var tags: [String]
+        var timeoutMs: Int64
+        var expectedMs: Int64?
+        var uri: String?
+        var line: Int?
+    }
+
+    struct RunLine: Encodable {
+        var id: String
+        var state: String
+        var createdAt: Date
+        var finishedAt: Date?
+        var host: String
+        var gitRevision: String?
+        var workingDirectory: String
+        var mode: String
+        var workers: Int
+        var retries: Int
+        var scenarios: Int
+        var passed: Int
+        var flaky: Int
+        var failed: Int
+        var pending: Int
+
+        init(_ run: RunSummary) {
+            id = run.id.uuidString.lowercased()
+            state = run.state
+            createdAt = run.createdAt
+            finishedAt = run.finishedAt
+            host = run.host
+            gitRevision = run.gitRevision
+            workingDirectory = run.workingDirectory
+            mode = run.mode
+            workers = run.workers
+            retries = run.retries
+            scenarios = run.scenarios
+            passed = run.passed
+            flaky = run.flaky
+            failed = run.failed
+            pending = run.pending
+        }
+    }
+
+    /// What would run, in the order the planner would start it (longest expected first, unknown first).
+    public static func scenarios(configPath: String, only: [String], database: String?, format: OutputFormat, logger: Logger) async throws -> String {
+        let config = try ConfigLoader.load(path: configPath)
+        let scenarios = try RunOrchestration.select(config.scenarios(), only: only, config: config)
+        var expected: [String: Int64] = [:]
+        do {
+            let selection = try DatabaseSelection.resolve(flag: database, configured: config.database, projectDirectory: config.directory)
+            if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
+            expected = try await Database.with(selection.endpoint, logger: logger, maximumConnections: 2) { database in
+                try await RunStore(database: database).expectedDurations(scenarios.map(\.id))
+            }
+        } catch {
+            FileHandle.standardError.write(Data("warning: no history (\(error)); expected durations unknown\n".utf8))
+        }
+        let lines = scenarios.map {
+            ScenarioLine(id: $0.id, name: $0.name, command: $0.command, tags: $0.tags, timeoutMs: $0.timeoutMilliseconds,
+                         expectedMs: expected[$0.id], uri: $0.uri, line: $0.line)
+        }.sorted { ($0.expectedMs ?? .max) > ($1.expectedMs ?? .max) }
+        switch format {
+        case .json:
+            return try OutputFormat.json(lines)
+        case .table:
+            var table = TextTable(header: ["ID", "EXPECTED", "TIMEOUT", "TAGS", "NAME"])
+            for line in lines {
+                table.rows.append([
+                    line.id, line.expectedMs.map { String(format: "%.1fs", Double($0) / 1000) } ?? "new",
+                    String(format: "%.0fs", Double(line.timeoutMs) / 1000), line.tags.map { "@\($0)" }.joined(separator: " "), line.name,
+                ])
+            }
+            return table.render()
+        }
+    }
+
+    /// Recent runs with their counts, newest first.
+    public static func runs(configPath: String, limit: Int, database: String?, format: OutputFormat, logger: Logger) async throws -> String {
+        let config = try RunOrchestration.loadConfig(configPath, required: false)
+        let selection = try DatabaseSelection.resolve(flag: database, configured: config.database, projectDirectory: config.directory)
+        if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
+        let runs = try await Database.with(selection.endpoint, logger: logger, maximumConnections: 2) { database in
+            try await RunStore(database: database).recent(limit: limit)
+        }
+        switch format {
+        case .json:
+            return try OutputFormat.json(runs.map(RunLine.init))
+        case .table:
+            var table = TextTable(header: ["RUN", "STARTED", "STATE", "SCENARIOS", "PASSED", "FLAKY", "FAILED", "LEFT", "TIME", "REVISION"])
+            let dates = ISO8601DateFormatter()
+            for run in runs {
+                let seconds = run.finishedAt.map { String(format: "%.1fs", $0.timeIntervalSince(run.createdAt)) } ?? "-"
+                table.rows.append([
+                    run.id.uuidString.lowercased(), dates.string(from: run.createdAt), run.state, "\(run.scenarios)",
+                    "\(run.passed)", "\(run.flaky)", "\(run.failed)", "\(run.pending)", seconds, String((run.gitRevision ?? "-").prefix(12)),
+                ])
+            }
+            return runs.isEmpty ? "no runs yet (orchestrate run)" : table.render()
+        }
+    }
+}

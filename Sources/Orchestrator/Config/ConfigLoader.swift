@@ -1,0 +1,217 @@
+import Foundation
+import OrchestrateModel
+import Yams
+
+/// Reads orchestrate.yml strictly: unknown keys, wrong types and duplicate ids are errors that name
+/// file:line:column.
+public enum ConfigLoader {
+    /// Loads the file at `path` (relative paths start at the current directory).
+    public static func load(path: String) throws(ConfigError) -> OrchestrateConfig {
+        let url = URL(fileURLWithPath: path)
+        guard let data = FileManager.default.contents(atPath: url.path) else {
+            let exists = FileManager.default.fileExists(atPath: url.path)
+            throw ConfigError(file: path, exists ? "cannot read the file" : "no such file (create it, or pass --config PATH)")
+        }
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ConfigError(file: path, "the file is not UTF-8 text")
+        }
+        return try parse(text, path: path, directory: url.deletingLastPathComponent().standardizedFileURL.path)
+    }
+
+    /// Parses YAML text; `path` is used in messages, `directory` is where commands will run.
+    public static func parse(_ text: String, path: String, directory: String) throws(ConfigError) -> OrchestrateConfig {
+        var config = OrchestrateConfig(directory: directory, path: path)
+        let reader = NodeReader(file: path)
+        let root: Node
+        do {
+            guard let node = try Yams.compose(yaml: text) else { return config }
+            root = node
+        } catch let error as YamlError {
+            throw reader.error(from: error)
+        } catch {
+            throw ConfigError(file: path, "\(error)")
+        }
+        let top = try reader.mapping(root, what: "the top level",
+                                     keys: ["workers", "retries", "database", "reports", "lease", "suite", "mock"])
+        for (key, value) in top {
+            switch key {
+            case "workers": config.workers = try reader.integer(value, key: key, minimum: 1)
+            case "retries": config.retries = try reader.integer(value, key: key, minimum: 0)
+            case "database": config.database = try reader.string(value, key: key)
+            case "reports": config.reports = try reader.string(value, key: key)
+            case "lease": config.lease = try reader.duration(value, key: key)
+            case "suite": config.suite = try suite(value, reader: reader)
+            case "mock": config.mock = try mock(value, reader: reader)
+            default: break
+            }
+        }
+        return config
+    }
+
+    private static func suite(_ node: Node, reader: NodeReader) throws(ConfigError) -> OrchestrateConfig.Suite {
+        var suite = OrchestrateConfig.Suite()
+        var scenariosNode: Node?
+        for (key, value) in try reader.mapping(node, what: "suite", keys: ["command", "timeout", "env", "scenarios"]) {
+            switch key {
+            case "command": suite.command = try reader.string(value, key: "suite.command")
+            case "timeout": suite.timeout = try reader.duration(value, key: "suite.timeout")
+            case "env": suite.environment = try reader.environment(value, key: "suite.env")
+            case "scenarios": scenariosNode = value
+            default: break
+            }
+        }
+        guard let scenariosNode else { return suite }
+        guard case .sequence(let sequence) = scenariosNode else {
+            throw reader.error(at: scenariosNode, "suite.scenarios must be a list of scenarios")
+        }
+        var seen: [String: Int] = [:]
+        for item in sequence {
+            var entry = OrchestrateConfig.Suite.Entry(id: "", line: item.mark?.line ?? 0)
+            var hasID = false
+            for (key, value) in try reader.mapping(item, what: "a scenario", keys: ["id", "name", "command", "tags", "timeout", "env"]) {
+                switch key {
+                case "id":
+                    entry.id = try reader.string(value, key: "id")
+                    hasID = true
+                    if entry.id.trimmingCharacters(in: .whitespaces).isEmpty {
+                        throw reader.error(at: value, "a scenario id must not be empty")
+                    }
+                    if let first = seen[entry.id] {
+                        throw reader.error(at: value, "duplicate scenario id \"\(entry.id)\" (first defined on line \(first)); ids must be unique")
+                    }
+                    seen[entry.id] = value.mark?.line ?? 0
+                case "name": entry.name = try reader.string(value, key: "name")
+                case "command": entry.command = try reader.string(value, key: "command")
+                case "tags": entry.tags = try reader.strings(value, key: "tags").map { $0.hasPrefix("@") ? String($0.dropFirst()) : $0 }
+                case "timeout": entry.timeout = try reader.duration(value, key: "timeout")
+                case "env": entry.environment = try reader.environment(value, key: "env")
+                default: break
+                }
+            }
+            if !hasID { throw reader.error(at: item, "a scenario needs an id (a stable name its history hangs on)") }
+            if entry.command == nil && suite.command == nil {
+                throw reader.error(at: item, "scenario \"\(entry.id)\" has no command and suite.command (the template) is not set")
+            }
+            suite.scenarios.append(entry)
+        }
+        return suite
+    }
+
+    private static func mock(_ node: Node, reader: NodeReader) throws(ConfigError) -> OrchestrateConfig.Mock {
+        var mock = OrchestrateConfig.Mock()
+        // The mock server's settings beyond mode and recordings are read by the mock server itself.
+        let keys = ["mode", "recordings", "hosts", "match", "ignore", "redact", "stubs"]
+        for (key, value) in try reader.mapping(node, what: "mock", keys: keys) {
+            switch key {
+            case "mode":
+                let text = try reader.string(value, key: "mock.mode")
+                guard let mode = Mode(rawValue: text), mode != .compare else {
+                    throw reader.error(at: value, "mock.mode must be one of replay, record, live, mock (got \"\(text)\")")
+                }
+                mock.mode = mode
+            case "recordings": mock.recordings = try reader.string(value, key: "mock.recordings")
+            default: break
+            }
+        }
+        return mock
+    }
+}
+
+/// Typed reads of YAML nodes, each failure naming the node's file:line:column.
+struct NodeReader {
+    let file: String
+
+    func error(at node: Node, _ message: String) -> ConfigError {
+        ConfigError(file: file, line: node.mark?.line, column: node.mark?.column, message)
+    }
+
+    func error(from yaml: YamlError) -> ConfigError {
+        switch yaml {
+        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
+            return ConfigError(file: file, line: mark.line, column: mark.column, "invalid YAML: \(problem)")
+        case .duplicatedKeysInMapping(let duplicates, let context):
+            let mark = context.mark
+            return ConfigError(file: file, line: mark.line, column: mark.column,
+                               "duplicate key \(duplicates.map { "\"\($0)\"" }.joined(separator: ", ")) in a mapping")
+        default:
+            return ConfigError(file: file, "invalid YAML: \(yaml)")
+        }
+    }
+
+    /// The pairs of a mapping whose keys must all be in `keys`.
+    func mapping(_ node: Node, what: String, keys: [String]) throws(ConfigError) -> [(String, Node)] {
+        guard case .mapping(let mapping) = node else {
+            throw error(at: node, "\(what) must be a mapping of keys to values")
+        }
+        var pairs: [(String, Node)] = []
+        var seen = Set<String>()
+        for (keyNode, value) in mapping {
+            guard case .scalar(let scalar) = keyNode else { throw error(at: keyNode, "keys in \(what) must be plain words") }
+            let key = scalar.string
+            guard keys.contains(key) else {
+                throw error(at: keyNode, "unknown key \"\(key)\" in \(what) (expected one of: \(keys.joined(separator: ", ")))")
+            }
+            guard seen.insert(key).inserted else { throw error(at: keyNode, "duplicate key \"\(key)\" in \(what)") }
+            pairs.append((key, value))
+        }
+        return pairs
+    }
+
+    func string(_ node: Node, key: String) throws(ConfigError) -> String {
+        guard case .scalar(let scalar) = node else { throw error(at: node, "\(key) must be a string") }
+        if scalar.style == .plain && ["", "~", "null", "Null", "NULL"].contains(scalar.string) {
+            throw error(at: node, "\(key) must be a string (got nothing)")
+        }
+        return scalar.string
+    }
+
+    func integer(_ node: Node, key: String, minimum: Int) throws(ConfigError) -> Int {
+        guard case .scalar(let scalar) = node, scalar.style == .plain, let value = Int(scalar.string) else {
+            throw error(at: node, "\(key) must be a whole number")
+        }
+        guard value >= minimum else { throw error(at: node, "\(key) must be at least \(minimum) (got \(value))") }
+        return value
+    }
+
+    func strings(_ node: Node, key: String) throws(ConfigError) -> [String] {
+        guard case .sequence(let sequence) = node else { throw error(at: node, "\(key) must be a list of strings") }
+        var values: [String] = []
+        for item in sequence { values.append(try string(item, key: key)) }
+        return values
+    }
+
+    func environment(_ node: Node, key: String) throws(ConfigError) -> [String: String] {
+        guard case .mapping(let mapping) = node else { throw error(at: node, "\(key) must be a mapping of NAME: value") }
+        var result: [String: String] = [:]
+        for (name, value) in mapping {
+            let variable = try string(name, key: "a variable name in \(key)")
+            guard !variable.isEmpty, !variable.contains("="), variable.first.map({ !$0.isNumber }) ?? false else {
+                throw error(at: name, "\"\(variable)\" is not a valid environment variable name")
+            }
+            guard case .scalar(let scalar) = value else { throw error(at: value, "\(key).\(variable) must be a string") }
+            result[variable] = scalar.string
+        }
+        return result
+    }
+
+    func duration(_ node: Node, key: String) throws(ConfigError) -> Duration {
+        guard case .scalar(let scalar) = node, let duration = DurationText.parse(scalar.string), duration > .zero else {
+            throw error(at: node, "\(key) must be a positive duration like 90s, 2m, 500ms or 1h")
+        }
+        return duration
+    }
+}
+
+/// Durations as people write them: `500ms`, `90s`, `1.5s`, `2m`, `1h`; a bare number is seconds.
+public enum DurationText {
+    public static func parse(_ text: String) -> Duration? {
+        let text = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
+        for (suffix, seconds) in units where text.hasSuffix(suffix) {
+            guard let number = Double(text.dropLast(suffix.count)), number >= 0, number.isFinite else { return nil }
+            return .milliseconds(Int64((number * seconds * 1000).rounded()))
+        }
+        guard let number = Double(text), number >= 0, number.isFinite else { return nil }
+        return .milliseconds(Int64((number * 1000).rounded()))
+    }
+}

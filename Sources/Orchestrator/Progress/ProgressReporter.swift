@@ -1,0 +1,139 @@
+import Coordinator
+import Foundation
+import OrchestrateModel
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Shows a run's progress on stderr: a live block on a terminal (done/total, each worker's scenario,
+/// failures so far, ETA), plain lines otherwise (CI logs, pipes).
+final class ProgressReporter: Sendable {
+    enum Style: Sendable {
+        case live
+        case lines
+        case silent
+
+        /// Live on an interactive terminal, lines everywhere else (CI=true, pipes, TERM=dumb).
+        static func automatic(environment: [String: String] = ProcessInfo.processInfo.environment) -> Style {
+            let ci = ["true", "1"].contains(environment["CI"]?.lowercased() ?? "")
+            return isatty(STDERR_FILENO) == 1 && environment["TERM"] != "dumb" && !ci ? .live : .lines
+        }
+    }
+
+    private struct State {
+        var progress: RunProgress
+        var drawnLines = 0
+        var ports: [Int: Int] = [:]
+    }
+
+    private let style: Style
+    private let workers: Int
+    private let state: Mutex<State>
+    private let clock = ContinuousClock()
+
+    init(style: Style, expected: [String: Int64?], workers: Int) {
+        self.style = style
+        self.workers = workers
+        self.state = Mutex(State(progress: RunProgress(expected: expected, workers: workers)))
+    }
+
+    func handle(_ event: CoordinatorEvent) {
+        let now = clock.now
+        let line: String? = state.withLock { state in
+            state.progress.apply(event, at: now)
+            switch event {
+            case .slotReady(let slot, let port):
+                state.ports[slot] = port
+                return nil
+            case .attemptFinished(let slot, let attempt, let result, let ack):
+                return describe(attempt, result, ack, slot: slot, progress: state.progress)
+            case .leasesReclaimed(let count):
+                return "requeued \(count) attempt(s) of workers that died"
+            case .attemptStarted, .attemptReleased:
+                return nil
+            }
+        }
+        switch style {
+        case .silent: return
+        case .lines: if let line { write(line + "\n") }
+        case .live: redraw(message: line)
+        }
+    }
+
+    /// Redraws the live block (called by a ticker, so running times advance).
+    func tick() {
+        if case .live = style { redraw(message: nil) }
+    }
+
+    /// Removes the live block before the summary is printed.
+    func finish() {
+        guard case .live = style else { return }
+        let erase = state.withLock { state -> String in
+            defer { state.drawnLines = 0 }
+            return state.drawnLines > 0 ? "\u{1B}[\(state.drawnLines)F\u{1B}[J" : ""
+        }
+        write(erase)
+    }
+
+    private func describe(_ attempt: ClaimedAttempt, _ result: AttemptResult, _ ack: CompletionAck, slot: Int, progress: RunProgress) -> String {
+        let count = "[\(String(progress.settled).leftPadded(to: String(progress.total).count))/\(progress.total)]"
+        let seconds = String(format: "%.1fs", Double(result.durationMilliseconds) / 1000)
+        var text = "\(count) \(result.outcome.rawValue.padded(to: 9)) \(attempt.scenario.id)  \(seconds)  worker \(slot)"
+        if attempt.attempt > 1 { text += "  attempt \(attempt.attempt)" }
+        switch result.outcome {
+        case .failed: text += "  exit \(result.exitCode ?? -1)"
+        case .crashed: text += "  signal \(result.signal ?? 0)"
+        case .infrastructureError: text += "  \(result.error ?? "")"
+        case .passed, .timedOut: break
+        }
+        if ack.retryQueued { text += "  → retrying" }
+        if ack.settled == .flaky { text += "  (flaky: passed on retry)" }
+        return text
+    }
+
+    private func redraw(message: String?) {
+        let now = clock.now
+        let text = state.withLock { state -> String in
+            var output = state.drawnLines > 0 ? "\u{1B}[\(state.drawnLines)F\u{1B}[J" : ""
+            if let message { output += message + "\n" }
+            let progress = state.progress
+            var lines: [String] = []
+            var header = "orchestrate  \(progress.settled)/\(progress.total) done"
+            header += "  \(progress.failed) failed  \(progress.flaky) flaky"
+            if let eta = progress.estimatedRemaining(at: now) { header += "  ETA \(format(eta))" }
+            lines.append(header)
+            for slot in 1...max(workers, 1) {
+                if let running = progress.running[slot] {
+                    let elapsed = format(now - running.startedAt)
+                    let retry = running.attempt > 1 ? " (attempt \(running.attempt))" : ""
+                    lines.append("  w\(slot)  \(running.scenarioID)\(retry)  \(elapsed)")
+                } else {
+                    lines.append("  w\(slot)  idle")
+                }
+            }
+            state.drawnLines = lines.count
+            return output + lines.joined(separator: "\n") + "\n"
+        }
+        write(text)
+    }
+
+    private func format(_ duration: Duration) -> String {
+        let total = Int(duration.components.seconds)
+        return total >= 3600 ? String(format: "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
+            : String(format: "%d:%02d", total / 60, total % 60)
+    }
+
+    private func write(_ text: String) {
+        guard !text.isEmpty else { return }
+        FileHandle.standardError.write(Data(text.utf8))
+    }
+}
+
+extension String {
+    func padded(to width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
+    func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
+}

@@ -1,0 +1,198 @@
+import Coordinator
+import Foundation
+import Logging
+import OrchestrateModel
+import Reports
+import ServiceLifecycle
+import Store
+import Synchronization
+import UnixSignals
+
+/// What `orchestrate run` was asked to do.
+public struct RunOptions: Sendable {
+    public var configPath = "orchestrate.yml"
+    public var workers: Int?
+    public var mode: Mode?
+    public var retries: Int?
+    public var only: [String] = []
+    public var junitPath: String?
+    public var reportsDirectory: String?
+    public var database: String?
+    public var resume: UUID?
+    public var strict = false
+    public var lease: Duration?
+    public var progress: ProgressChoice = .automatic
+
+    public enum ProgressChoice: String, Sendable, CaseIterable {
+        case automatic = "auto"
+        case live
+        case lines
+        case none
+    }
+
+    public init() {}
+}
+
+/// `orchestrate run`: plan (or resume) a run in the database, work it with the coordinator, report.
+public enum RunOrchestration {
+    /// Runs and returns the process exit code (DESIGN.md: 0 passed, 1 a scenario failed, 130 interrupted).
+    /// Throws ``ConfigError``/``UsageError`` (exit 2) and store or coordinator failures (exit 3).
+    public static func run(_ options: RunOptions, logger: Logger) async throws -> Int32 {
+        let config = try loadConfig(options.configPath, required: options.resume == nil)
+        let selection = try DatabaseSelection.resolve(flag: options.database, configured: config.database, projectDirectory: config.directory)
+        if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
+        let lease = options.lease ?? config.lease
+        return try await Database.with(selection.endpoint, logger: logger) { database in
+            let runs = RunStore(database: database)
+            let queue = AttemptQueue(database: database, lease: lease)
+            let runID: UUID
+            let workingDirectory: String
+            let workers = options.workers ?? config.workers
+            let mode = options.mode ?? config.mock.mode
+            if let resume = options.resume {
+                guard let summary = try await runs.summary(resume) else {
+                    throw UsageError("no run \(resume.uuidString.lowercased()) in \(selection.endpoint) (see orchestrate runs)")
+                }
+                runID = resume
+                workingDirectory = summary.workingDirectory
+                try await runs.setState(runID, "running")
+                FileHandle.standardError.write(Data("resuming run \(runID.uuidString.lowercased()): \(summary.pending) scenario(s) left\n".utf8))
+            } else {
+                let scenarios = try select(config.scenarios(), only: options.only, config: config)
+                let plan = RunPlan(
+                    host: HostFacts.hostName, gitRevision: await HostFacts.gitRevision(in: config.directory),
+                    workingDirectory: config.directory, configPath: options.configPath, mode: mode, workers: workers,
+                    retries: options.retries ?? config.retries, scenarios: scenarios
+                )
+                try await runs.create(plan)
+                runID = plan.id
+                workingDirectory = config.directory
+            }
+            let report = try await runs.report(runID)
+            let expected = try await runs.expectedDurations(report.scenarios.map(\.scenario.id))
+            var unsettled: [String: Int64?] = [:]
+            for entry in report.scenarios where entry.result == .pending { unsettled[entry.scenario.id] = expected[entry.scenario.id] }
+
+            var configuration = CoordinatorConfiguration(
+                runID: runID, workers: workers, host: HostFacts.hostName, workingDirectory: workingDirectory,
+                attemptsDirectory: "\(config.directory)/.orchestrate/runs", mode: mode,
+                baseEnvironment: ProcessInfo.processInfo.environment,
+                frozenNow: ISO8601DateFormatter().string(from: report.startedAt)
+            )
+            configuration.lease = lease
+            let reporter = ProgressReporter(style: style(options.progress), expected: unsettled, workers: workers)
+            let coordinator = Coordinator(configuration: configuration, queue: queue, logger: logger) { reporter.handle($0) }
+            let outcome = try await runUntilDoneOrSignalled(coordinator, reporter: reporter, logger: logger)
+            reporter.finish()
+
+            try await runs.setState(runID, outcome == .interrupted ? "interrupted" : "finished")
+            let final = try await runs.report(runID)
+            let reportsDirectory = resolve(options.reportsDirectory ?? config.reports, against: config.directory)
+            var written = ["\(reportsDirectory)/\(runID.uuidString.lowercased())/junit.xml"]
+            if let junit = options.junitPath { written.append(resolve(junit, against: FileManager.default.currentDirectoryPath)) }
+            let xml = JUnitReport.render(final)
+            for path in written { try AtomicFile.write(xml, to: path) }
+            print(RunSummaryText.render(final, attemptsDirectory: configuration.attemptsDirectory, junit: written.last!))
+            if outcome == .interrupted { return 130 }
+            if final.count(.failed) > 0 || final.count(.pending) > 0 { return 1 }
+            if options.strict && final.count(.flaky) > 0 { return 1 }
+            return 0
+        }
+    }
+
+    /// Runs the coordinator as a service: SIGINT/SIGTERM stop launching and end the running attempts.
+    private static func runUntilDoneOrSignalled(_ coordinator: Coordinator, reporter: ProgressReporter, logger: Logger) async throws -> CoordinatorOutcome {
+        let service = CoordinatorService(coordinator: coordinator, reporter: reporter)
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup,
+                             failureTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        ))
+        try await group.run()
+        guard let outcome = service.outcome.withLock({ $0 }) else { return .interrupted }
+        return try outcome.get()
+    }
+
+    static func loadConfig(_ path: String, required: Bool) throws -> OrchestrateConfig {
+        if !required && !FileManager.default.fileExists(atPath: path) {
+            return OrchestrateConfig(directory: FileManager.default.currentDirectoryPath, path: path)
+        }
+        return try ConfigLoader.load(path: path)
+    }
+
+    static func select(_ scenarios: [Scenario], only: [String], config: OrchestrateConfig) throws -> [Scenario] {
+        guard !only.isEmpty else {
+            guard !scenarios.isEmpty else { throw ConfigError(file: config.path, "no scenarios: add some under suite.scenarios") }
+            return scenarios
+        }
+        let known = Set(scenarios.map(\.id))
+        if let unknown = only.first(where: { !known.contains($0) }) {
+            throw UsageError("--only \(unknown): no such scenario in \(config.path) (see orchestrate scenarios)")
+        }
+        let wanted = Set(only)
+        return scenarios.filter { wanted.contains($0.id) }
+    }
+
+    static func resolve(_ path: String, against directory: String) -> String {
+        path.hasPrefix("/") ? path : URL(fileURLWithPath: directory).appendingPathComponent(path).standardizedFileURL.path
+    }
+
+    private static func style(_ choice: RunOptions.ProgressChoice) -> ProgressReporter.Style {
+        switch choice {
+        case .automatic: return .automatic()
+        case .live: return .live
+        case .lines: return .lines
+        case .none: return .silent
+        }
+    }
+}
+
+/// The coordinator as a swift-service-lifecycle service, with a ticker for the live display.
+private final class CoordinatorService: Service, Sendable {
+    let coordinator: Coordinator
+    let reporter: ProgressReporter
+    let outcome = Mutex<Result<CoordinatorOutcome, any Error>?>(nil)
+
+    init(coordinator: Coordinator, reporter: ProgressReporter) {
+        self.coordinator = coordinator
+        self.reporter = reporter
+    }
+
+    func run() async throws {
+        let result: Result<CoordinatorOutcome, any Error>
+        do {
+            let value = try await withGracefulShutdownHandler {
+                try await withThrowingTaskGroup(of: CoordinatorOutcome?.self) { group in
+                    group.addTask {
+                        while !Task.isCancelled {
+                            try? await Task.sleep(for: .milliseconds(250))
+                            self.reporter.tick()
+                        }
+                        return nil
+                    }
+                    group.addTask { try await self.coordinator.run() }
+                    while let next = try await group.next() {
+                        if let next {
+                            group.cancelAll()
+                            return next
+                        }
+                    }
+                    return .interrupted
+                }
+            } onGracefulShutdown: {
+                self.coordinator.requestStop()
+            }
+            result = .success(value)
+        } catch {
+            result = .failure(error)
+        }
+        outcome.withLock { $0 = result }
+    }
+}
+
+/// A bad flag or argument: exit 2 with one line.
+public struct UsageError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}

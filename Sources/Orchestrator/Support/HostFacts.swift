@@ -1,0 +1,38 @@
+import Foundation
+import ProcessSupervisor
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Facts about this machine and checkout, recorded with every run.
+enum HostFacts {
+    /// The host name (no DNS lookup).
+    static var hostName: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count) == 0 else { return "localhost" }
+        let name = String(cString: buffer)
+        return name.isEmpty ? "localhost" : name
+    }
+
+    /// `git rev-parse HEAD` in `directory`, with `+dirty` when the work tree has changes; `nil` outside git.
+    static func gitRevision(in directory: String) async -> String? {
+        guard let head = await run(["git", "rev-parse", "HEAD"], in: directory), !head.isEmpty else { return nil }
+        let status = await run(["git", "status", "--porcelain", "--untracked-files=no"], in: directory) ?? ""
+        return status.isEmpty ? head : "\(head)+dirty"
+    }
+
+    private static func run(_ arguments: [String], in directory: String) async -> String? {
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent("orchestrate-git-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: output) }
+        var command = SupervisedCommand(
+            executable: "/usr/bin/env", arguments: arguments, environment: ProcessInfo.processInfo.environment,
+            workingDirectory: directory, stdoutPath: output
+        )
+        command.timeout = .seconds(10)
+        guard let termination = try? await SupervisedProcess.run(command), termination.reason == .exited(0) else { return nil }
+        return (try? String(contentsOfFile: output, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}

@@ -1,0 +1,49 @@
+/// A command for ``SupervisedProcess`` to run as the leader of its own process group.
+///
+/// The supervisor enforces ``timeout`` on the whole group, captures each output stream into a file
+/// bounded to ``captureHeadBytes`` + ``captureTailBytes``, ends whatever the leader left behind in its
+/// group when the leader exits, and ends the whole group if the launching process dies.
+public struct SupervisedCommand: Sendable {
+    /// Absolute path of the program.
+    public var executable: String
+    /// Arguments after the program name.
+    public var arguments: [String]
+    /// The complete environment (nothing is inherited implicitly).
+    public var environment: [String: String]
+    public var workingDirectory: String?
+    /// Where stdout goes; `nil` discards it.
+    public var stdoutPath: String?
+    /// Where stderr goes; `nil` discards it.
+    public var stderrPath: String?
+    /// Bytes kept from the start of each stream. Default 32 KiB.
+    public var captureHeadBytes: Int = 32 * 1024
+    /// Bytes kept from the end of each stream. Default 32 KiB.
+    public var captureTailBytes: Int = 32 * 1024
+    /// `nil`: no time limit.
+    public var timeout: Duration?
+    /// Time between SIGTERM and SIGKILL to the group. Default 5 s.
+    public var grace: Duration = .seconds(5)
+    /// Run as another user (root only), e.g. PostgreSQL's server, which refuses to run as root.
+    public var user: (uid: UInt32, gid: UInt32)?
+
+    public init(
+        executable: String,
+        arguments: [String] = [],
+        environment: [String: String],
+        workingDirectory: String? = nil,
+        stdoutPath: String? = nil,
+        stderrPath: String? = nil
+    ) {
+        self.executable = executable
+        self.arguments = arguments
+        self.environment = environment
+        self.workingDirectory = workingDirectory
+        self.stdoutPath = stdoutPath
+        self.stderrPath = stderrPath
+    }
+
+    /// `/bin/sh -c script`, the way scenario commands and templates run.
+    public static func shell(_ script: String, environment: [String: String]) -> SupervisedCommand {
+        SupervisedCommand(executable: "/bin/sh", arguments: ["-c", script], environment: environment)
+    }
+}

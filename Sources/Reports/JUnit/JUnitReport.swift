@@ -1,0 +1,94 @@
+import Foundation
+import OrchestrateModel
+
+/// JUnit XML for CI reporters (GitLab, Jenkins, GitHub actions that read JUnit): one testcase per
+/// scenario, its attempts in `system-out`, flaky passes as Surefire's `flakyFailure` elements and a
+/// property, retries of a failure as `rerunFailure`.
+public enum JUnitReport {
+    public static func render(_ report: RunReport) -> String {
+        let entries = report.scenarios
+        let failures = entries.filter { $0.result == .failed }.count
+        let skipped = entries.filter { $0.result == .pending }.count
+        let seconds = Double(entries.reduce(0) { $0 + $1.totalMilliseconds }) / 1000
+        let timestamp = ISO8601DateFormatter().string(from: report.startedAt)
+        var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
+        let counts = #"tests="\#(entries.count)" failures="\#(failures)" errors="0" skipped="\#(skipped)" time="\#(format(seconds))""#
+        xml += #"<testsuites name="orchestrate" \#(counts) timestamp="\#(timestamp)">"# + "\n"
+        xml += #"  <testsuite name="orchestrate" \#(counts) timestamp="\#(timestamp)" hostname="\#(XMLText.escape(report.host))">"# + "\n"
+        xml += "    <properties>\n"
+        xml += property("orchestrate.run_id", report.runID.uuidString.lowercased(), indent: 6)
+        xml += property("orchestrate.run_state", report.state, indent: 6)
+        if let revision = report.gitRevision { xml += property("git.revision", revision, indent: 6) }
+        xml += "    </properties>\n"
+        for entry in entries { xml += testcase(entry) }
+        xml += "  </testsuite>\n</testsuites>\n"
+        return xml
+    }
+
+    private static func testcase(_ entry: RunReport.ScenarioEntry) -> String {
+        let scenario = entry.scenario
+        var attributes = #"name="\#(XMLText.escape(scenario.name))" classname="\#(XMLText.escape(className(scenario)))""#
+        attributes += #" time="\#(format(Double(entry.attempts.last?.durationMilliseconds ?? 0) / 1000))""#
+        if let uri = scenario.uri { attributes += #" file="\#(XMLText.escape(uri))""# }
+        if let line = scenario.line { attributes += #" line="\#(line)""# }
+        var xml = "    <testcase \(attributes)>\n"
+        xml += "      <properties>\n"
+        xml += property("orchestrate.scenario_id", scenario.id, indent: 8)
+        xml += property("orchestrate.result", entry.result.rawValue, indent: 8)
+        xml += property("orchestrate.attempts", "\(entry.attempts.count)", indent: 8)
+        if entry.result == .flaky { xml += property("flaky", "true", indent: 8) }
+        xml += "      </properties>\n"
+        let failedAttempts = entry.attempts.filter { $0.outcome != nil && $0.outcome != .passed }
+        switch entry.result {
+        case .failed:
+            if let last = failedAttempts.last {
+                xml += element("failure", last, body: detail(last), indent: 6)
+                for earlier in failedAttempts.dropLast() { xml += element("rerunFailure", earlier, body: detail(earlier), indent: 6) }
+            }
+        case .flaky:
+            for attempt in failedAttempts { xml += element("flakyFailure", attempt, body: detail(attempt), indent: 6) }
+        case .pending:
+            xml += #"      <skipped message="not finished: the run was interrupted (orchestrate run --resume)"/>"# + "\n"
+        case .passed:
+            break
+        }
+        let log = entry.attempts.map { attempt in
+            "attempt \(attempt.attempt): \(attempt.failureSummary) in \(attempt.durationMilliseconds ?? 0) ms on \(attempt.worker ?? "?")\n"
+                + (attempt.stdout.isEmpty ? "" : attempt.stdout + (attempt.stdout.hasSuffix("\n") ? "" : "\n"))
+        }.joined()
+        if !log.isEmpty { xml += "      <system-out>\(XMLText.escape(log))</system-out>\n" }
+        let errors = entry.attempts.map(\.stderr).filter { !$0.isEmpty }.joined(separator: "\n")
+        if !errors.isEmpty { xml += "      <system-err>\(XMLText.escape(errors))</system-err>\n" }
+        xml += "    </testcase>\n"
+        return xml
+    }
+
+    private static func element(_ name: String, _ attempt: AttemptRecord, body: String, indent: Int) -> String {
+        let pad = String(repeating: " ", count: indent)
+        let type = attempt.outcome?.rawValue ?? "unknown"
+        return #"\#(pad)<\#(name) message="\#(XMLText.escape("attempt \(attempt.attempt) \(attempt.failureSummary)"))" type="\#(type)">\#(XMLText.escape(body))</\#(name)>"# + "\n"
+    }
+
+    private static func detail(_ attempt: AttemptRecord) -> String {
+        var text = "attempt \(attempt.attempt) \(attempt.failureSummary)"
+        if let error = attempt.error { text += "\n\(error)" }
+        if !attempt.stderr.isEmpty { text += "\n--- stderr ---\n" + attempt.stderr }
+        return text
+    }
+
+    private static func property(_ name: String, _ value: String, indent: Int) -> String {
+        String(repeating: " ", count: indent) + #"<property name="\#(XMLText.escape(name))" value="\#(XMLText.escape(value))"/>"# + "\n"
+    }
+
+    /// The feature file (without extension) when known, else the first tag, else `orchestrate`.
+    private static func className(_ scenario: Scenario) -> String {
+        if let uri = scenario.uri {
+            return ((uri as NSString).deletingPathExtension).replacingOccurrences(of: "/", with: ".")
+        }
+        return "orchestrate"
+    }
+
+    private static func format(_ seconds: Double) -> String {
+        String(format: "%.3f", seconds)
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+
+/// Where the database is and who to be there. Its `description` never shows the password.
+public struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
+    public enum Address: Sendable, Equatable {
+        case tcp(host: String, port: Int)
+        /// Full path of the socket file (`…/.s.PGSQL.5432`).
+        case unixSocket(path: String)
+    }
+
+    public var address: Address
+    public var username: String
+    public var password: String?
+    public var database: String
+    public var requireTLS: Bool
+
+    public init(address: Address, username: String, password: String? = nil, database: String, requireTLS: Bool = false) {
+        self.address = address
+        self.username = username
+        self.password = password
+        self.database = database
+        self.requireTLS = requireTLS
+    }
+
+    public var description: String {
+        switch address {
+        case .tcp(let host, let port):
+            return "postgresql://\(username)@\(host):\(port)/\(database)"
+        case .unixSocket(let path):
+            let directory = (path as NSString).deletingLastPathComponent
+            return "postgresql://\(username)@/\(database)?host=\(directory)"
+        }
+    }
+
+    /// Parses `postgres://user:pass@host:port/db?sslmode=require` and the unix-socket form
+    /// `postgresql://user@/db?host=/run/postgresql`.
+    public init(url string: String) throws(StoreError) {
+        guard let components = URLComponents(string: string),
+              let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
+        else {
+            throw StoreError(.badConfiguration, "database URL must look like postgres://user@host:5432/db (got a value that does not)")
+        }
+        let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+        let port = components.port ?? Int(query["port"] ?? "") ?? 5432
+        let user = components.user.flatMap { $0.removingPercentEncoding } ?? ProcessInfo.processInfo.environment["USER"] ?? "postgres"
+        var database = String(components.path.drop(while: { $0 == "/" }))
+        if database.isEmpty { database = user }
+        let host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? query["host"] ?? "/var/run/postgresql"
+        self.init(
+            address: host.hasPrefix("/") ? .unixSocket(path: "\(host)/.s.PGSQL.\(port)") : .tcp(host: host, port: port),
+            username: user,
+            password: components.password.flatMap { $0.removingPercentEncoding },
+            database: database,
+            requireTLS: ["require", "verify-ca", "verify-full"].contains(query["sslmode"] ?? "")
+        )
+    }
+
+    /// The libpq variables (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE), when PGHOST or PGDATABASE is set.
+    public static func fromEnvironment(_ environment: [String: String]) -> DatabaseEndpoint? {
+        guard environment["PGHOST"] != nil || environment["PGDATABASE"] != nil else { return nil }
+        let host = environment["PGHOST"] ?? "/var/run/postgresql"
+        let port = Int(environment["PGPORT"] ?? "") ?? 5432
+        let user = environment["PGUSER"] ?? environment["USER"] ?? "postgres"
+        return DatabaseEndpoint(
+            address: host.hasPrefix("/") ? .unixSocket(path: "\(host)/.s.PGSQL.\(port)") : .tcp(host: host, port: port),
+            username: user,
+            password: environment["PGPASSWORD"],
+            database: environment["PGDATABASE"] ?? user,
+            requireTLS: environment["PGSSLMODE"].map { ["require", "verify-ca", "verify-full"].contains($0) } ?? false
+        )
+    }
+}

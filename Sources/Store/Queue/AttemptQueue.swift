@@ -1,0 +1,191 @@
+import Foundation
+import Logging
+import OrchestrateModel
+import PostgresNIO
+
+/// The run queue: attempts claimed with `FOR UPDATE SKIP LOCKED`, longest expected first, kept by leases.
+///
+/// Every method is one statement (hence one round trip and atomic); no transaction stays open while a
+/// scenario runs. A completion counts only under the lease token it was claimed with.
+public struct AttemptQueue: Sendable {
+    let database: Database
+    /// How long a lease lasts without a heartbeat.
+    public var lease: Duration
+
+    public init(database: Database, lease: Duration = .seconds(30)) {
+        self.database = database
+        self.lease = lease
+    }
+
+    private var leaseMilliseconds: Int64 {
+        let (seconds, attoseconds) = lease.components
+        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
+    }
+
+    /// Claims the claimable attempt with the longest expected duration (never-seen scenarios first).
+    ///
+    /// A retry avoids the slot whose attempt failed for a second, so that another free slot takes it.
+    public func claim(runID: UUID, worker: WorkerIdentity, port: Int) async throws -> ClaimedAttempt? {
+        let owner = worker.description
+        let rows = try await database.client.query(
+            """
+            WITH next AS (
+                SELECT id FROM attempts
+                WHERE run_id = \(runID) AND state = 'queued'
+                  AND (avoid_worker IS NULL OR avoid_worker <> \(owner) OR avoid_until <= now())
+                ORDER BY expected_ms DESC NULLS FIRST, id
+                LIMIT 1
+                FOR UPDATE SKIP LOCKED
+            )
+            UPDATE attempts a
+            SET state = 'running', lease_owner = \(owner), lease_token = gen_random_uuid(),
+                lease_expires_at = now() + \(leaseMilliseconds) * interval '1 millisecond',
+                worker = \(owner), host = \(worker.host), port = \(port), started_at = now()
+            FROM next, run_scenarios rs, scenarios s
+            WHERE a.id = next.id AND rs.run_id = a.run_id AND rs.scenario_id = a.scenario_id AND s.id = a.scenario_id
+            RETURNING a.id, a.scenario_id, a.attempt, a.lease_token, a.expected_ms, rs.max_attempts,
+                      rs.command, rs.timeout_ms, rs.env::text, rs.tags, s.name, s.uri, s.line
+            """,
+            logger: database.logger
+        )
+        for try await (id, scenarioID, attempt, token, expected, maxAttempts, command, timeout, env, tags, name, uri, line)
+            in rows.decode((Int64, String, Int, UUID, Int64?, Int, String, Int64, String, [String], String, String?, Int?).self) {
+            let environment = (try? JSONDecoder().decode([String: String].self, from: Data(env.utf8))) ?? [:]
+            let scenario = Scenario(
+                id: scenarioID, name: name, command: command, tags: tags, timeoutMilliseconds: timeout,
+                environment: environment, uri: uri, line: line
+            )
+            return ClaimedAttempt(
+                id: id, runID: runID, scenario: scenario, attempt: attempt, maxAttempts: maxAttempts,
+                leaseToken: token, expectedMilliseconds: expected
+            )
+        }
+        return nil
+    }
+
+    /// Records the result under the lease, queues a retry when one is due, and settles the scenario
+    /// when this was its last word — all in one statement.
+    public func complete(_ claimed: ClaimedAttempt, result: AttemptResult) async throws -> CompletionAck {
+        let outcome = result.outcome.rawValue
+        let rows = try await database.client.query(
+            """
+            WITH done AS (
+                UPDATE attempts
+                SET state = 'finished', finished_at = now(), duration_ms = \(result.durationMilliseconds),
+                    outcome = \(outcome), exit_code = \(result.exitCode), signal = \(result.signal), pid = \(result.pid.map(Int.init)),
+                    stdout = \(result.stdout), stderr = \(result.stderr), error = \(result.error), lease_expires_at = NULL
+                WHERE id = \(claimed.id) AND lease_token = \(claimed.leaseToken) AND state = 'running'
+                RETURNING run_id, scenario_id, attempt, expected_ms, worker
+            ), retry AS (
+                INSERT INTO attempts (run_id, scenario_id, attempt, expected_ms, avoid_worker, avoid_until)
+                SELECT d.run_id, d.scenario_id, d.attempt + 1, d.expected_ms, d.worker, now() + interval '1 second'
+                FROM done d JOIN run_scenarios rs ON rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
+                WHERE \(outcome) <> 'passed' AND d.attempt < rs.max_attempts
+                ON CONFLICT DO NOTHING
+                RETURNING attempt
+            ), settle AS (
+                UPDATE run_scenarios rs
+                SET result = CASE WHEN \(outcome) = 'passed' THEN (CASE WHEN d.attempt > 1 THEN 'flaky' ELSE 'passed' END)
+                                  ELSE 'failed' END
+                FROM done d
+                WHERE rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
+                  AND (\(outcome) = 'passed' OR d.attempt >= rs.max_attempts)
+                RETURNING rs.result
+            )
+            SELECT (SELECT count(*) FROM done), (SELECT count(*) FROM retry), (SELECT result FROM settle)
+            """,
+            logger: database.logger
+        )
+        for try await (done, retried, settled) in rows.decode((Int64, Int64, String?).self) {
+            if done == 0 {
+                database.logger.warning(
+                    "result discarded: the lease was lost",
+                    metadata: ["scenario.id": "\(claimed.scenario.id)", "attempt.number": "\(claimed.attempt)"]
+                )
+            }
+            return CompletionAck(accepted: done > 0, retryQueued: retried > 0, settled: settled.flatMap(ScenarioResult.init(rawValue:)))
+        }
+        return CompletionAck(accepted: false, retryQueued: false, settled: nil)
+    }
+
+    /// Puts a claimed attempt back in the queue without a result (the run was interrupted).
+    @discardableResult
+    public func release(_ claimed: ClaimedAttempt) async throws -> Bool {
+        try await requeue(attemptID: claimed.id, token: claimed.leaseToken)
+    }
+
+    /// Puts an attempt back in the queue if `token` still holds its lease.
+    @discardableResult
+    public func requeue(attemptID: Int64, token: UUID) async throws -> Bool {
+        let rows = try await database.client.query(
+            """
+            UPDATE attempts
+            SET state = 'queued', lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+                worker = NULL, port = NULL, started_at = NULL, requeues = requeues + 1
+            WHERE id = \(attemptID) AND lease_token = \(token) AND state = 'running'
+            RETURNING id
+            """,
+            logger: database.logger
+        )
+        for try await _ in rows { return true }
+        return false
+    }
+
+    /// Extends the leases of the attempts a process is running.
+    public func heartbeat(tokens: [UUID]) async throws {
+        guard !tokens.isEmpty else { return }
+        try await database.client.query(
+            """
+            UPDATE attempts SET lease_expires_at = now() + \(leaseMilliseconds) * interval '1 millisecond'
+            WHERE lease_token = ANY(\(tokens)) AND state = 'running'
+            """,
+            logger: database.logger
+        )
+    }
+
+    /// Requeues the run's attempts whose lease expired (their worker died or lost the database).
+    @discardableResult
+    public func reapExpired(runID: UUID) async throws -> Int {
+        let rows = try await database.client.query(
+            """
+            UPDATE attempts
+            SET state = 'queued', lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+                worker = NULL, port = NULL, started_at = NULL, requeues = requeues + 1
+            WHERE run_id = \(runID) AND state = 'running' AND lease_expires_at < now()
+            RETURNING id
+            """,
+            logger: database.logger
+        )
+        var count = 0
+        for try await _ in rows { count += 1 }
+        return count
+    }
+
+    /// The leases currently held in a run.
+    public func leaseHolders(runID: UUID) async throws -> [LeaseHolder] {
+        let rows = try await database.client.query(
+            "SELECT id, lease_token, lease_owner FROM attempts WHERE run_id = \(runID) AND state = 'running'",
+            logger: database.logger
+        )
+        var holders: [LeaseHolder] = []
+        for try await (id, token, owner) in rows.decode((Int64, UUID, String).self) {
+            holders.append(LeaseHolder(attemptID: id, token: token, owner: owner))
+        }
+        return holders
+    }
+
+    /// How many attempts of the run are queued and running.
+    public func counts(runID: UUID) async throws -> QueueCounts {
+        let rows = try await database.client.query(
+            """
+            SELECT count(*) FILTER (WHERE state = 'queued'), count(*) FILTER (WHERE state = 'running')
+            FROM attempts WHERE run_id = \(runID) AND state <> 'finished'
+            """,
+            logger: database.logger
+        )
+        for try await (queued, running) in rows.decode((Int, Int).self) {
+            return QueueCounts(queued: queued, running: running)
+        }
+        return QueueCounts(queued: 0, running: 0)
+    }
+}

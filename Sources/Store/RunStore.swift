@@ -1,0 +1,224 @@
+import Foundation
+import Logging
+import OrchestrateModel
+import PostgresNIO
+
+/// A new run, as the coordinator plans it.
+public struct RunPlan: Sendable {
+    public var id: UUID
+    public var host: String
+    public var gitRevision: String?
+    public var workingDirectory: String
+    public var configPath: String?
+    public var mode: Mode
+    public var workers: Int
+    public var retries: Int
+    public var scenarios: [Scenario]
+
+    public init(
+        id: UUID = UUID(), host: String, gitRevision: String?, workingDirectory: String, configPath: String?,
+        mode: Mode, workers: Int, retries: Int, scenarios: [Scenario]
+    ) {
+        self.id = id
+        self.host = host
+        self.gitRevision = gitRevision
+        self.workingDirectory = workingDirectory
+        self.configPath = configPath
+        self.mode = mode
+        self.workers = workers
+        self.retries = retries
+        self.scenarios = scenarios
+    }
+}
+
+/// A stored run, as listings show it.
+public struct RunSummary: Sendable, Hashable {
+    public var id: UUID
+    public var state: String
+    public var createdAt: Date
+    public var finishedAt: Date?
+    public var host: String
+    public var gitRevision: String?
+    public var workingDirectory: String
+    public var mode: String
+    public var workers: Int
+    public var retries: Int
+    public var scenarios: Int
+    public var passed: Int
+    public var flaky: Int
+    public var failed: Int
+    public var pending: Int
+}
+
+/// Runs, scenarios and their history.
+public struct RunStore: Sendable {
+    let database: Database
+
+    public init(database: Database) {
+        self.database = database
+    }
+
+    /// Stores the run, its scenarios (with expected durations from history) and their first attempts,
+    /// in one transaction.
+    public func create(_ plan: RunPlan) async throws {
+        struct Row: Encodable {
+            var id, name, command: String
+            var uri: String?
+            var line: Int?
+            var tags: [String]
+            var timeout_ms: Int64
+            var env: [String: String]
+            var position: Int
+        }
+        let rows = plan.scenarios.enumerated().map { index, scenario in
+            Row(id: scenario.id, name: scenario.name, command: scenario.command, uri: scenario.uri, line: scenario.line,
+                tags: scenario.tags, timeout_ms: scenario.timeoutMilliseconds, env: scenario.environment, position: index)
+        }
+        let json = String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
+        let logger = database.logger
+        try await database.client.withTransaction(logger: logger) { connection in
+            try await connection.query(
+                """
+                INSERT INTO runs (id, state, host, git_revision, working_directory, config_path, mode, workers, retries, scenario_count)
+                VALUES (\(plan.id), 'running', \(plan.host), \(plan.gitRevision), \(plan.workingDirectory), \(plan.configPath),
+                        \(plan.mode.rawValue), \(plan.workers), \(plan.retries), \(plan.scenarios.count))
+                """,
+                logger: logger
+            )
+            try await connection.query(
+                """
+                INSERT INTO scenarios (id, name, uri, line, tags)
+                SELECT x.id, x.name, x.uri, x.line, ARRAY(SELECT jsonb_array_elements_text(x.tags))
+                FROM jsonb_to_recordset(\(json)::jsonb) AS x(id text, name text, uri text, line integer, tags jsonb)
+                ON CONFLICT (id) DO UPDATE SET name = excluded.name, uri = excluded.uri, line = excluded.line,
+                    tags = excluded.tags, last_seen = now()
+                """,
+                logger: logger
+            )
+            try await connection.query(
+                """
+                INSERT INTO run_scenarios (run_id, scenario_id, position, command, timeout_ms, env, tags, expected_ms, max_attempts)
+                SELECT \(plan.id), x.id, x.position, x.command, x.timeout_ms, x.env, ARRAY(SELECT jsonb_array_elements_text(x.tags)),
+                       expected_duration_ms(x.id), \(plan.retries + 1)
+                FROM jsonb_to_recordset(\(json)::jsonb)
+                    AS x(id text, command text, timeout_ms bigint, env jsonb, tags jsonb, position integer)
+                """,
+                logger: logger
+            )
+            try await connection.query(
+                """
+                INSERT INTO attempts (run_id, scenario_id, attempt, expected_ms)
+                SELECT run_id, scenario_id, 1, expected_ms FROM run_scenarios WHERE run_id = \(plan.id)
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    /// Expected durations (median of recent passing attempts) for the given scenarios; absent when never seen.
+    public func expectedDurations(_ scenarioIDs: [String]) async throws -> [String: Int64] {
+        let rows = try await database.client.query(
+            """
+            SELECT x.id, expected_duration_ms(x.id) FROM unnest(\(scenarioIDs)::text[]) AS x(id)
+            """,
+            logger: database.logger
+        )
+        var result: [String: Int64] = [:]
+        for try await (id, expected) in rows.decode((String, Int64?).self) {
+            if let expected { result[id] = expected }
+        }
+        return result
+    }
+
+    public func setState(_ runID: UUID, _ state: String) async throws {
+        try await database.client.query(
+            """
+            UPDATE runs SET state = \(state),
+                finished_at = CASE WHEN \(state) = 'running' THEN NULL ELSE now() END
+            WHERE id = \(runID)
+            """,
+            logger: database.logger
+        )
+    }
+
+    /// One run's listing; `nil` when the id is unknown.
+    public func summary(_ runID: UUID) async throws -> RunSummary? {
+        try await summaries(where: runID, limit: 1).first
+    }
+
+    /// The most recent runs, newest first.
+    public func recent(limit: Int) async throws -> [RunSummary] {
+        try await summaries(where: nil, limit: limit)
+    }
+
+    private func summaries(where runID: UUID?, limit: Int) async throws -> [RunSummary] {
+        let rows = try await database.client.query(
+            """
+            SELECT r.id, r.state, r.created_at, r.finished_at, r.host, r.git_revision, r.working_directory, r.mode,
+                   r.workers, r.retries, r.scenario_count,
+                   count(*) FILTER (WHERE rs.result = 'passed'), count(*) FILTER (WHERE rs.result = 'flaky'),
+                   count(*) FILTER (WHERE rs.result = 'failed'), count(*) FILTER (WHERE rs.result IS NULL)
+            FROM runs r LEFT JOIN run_scenarios rs ON rs.run_id = r.id
+            WHERE \(runID)::uuid IS NULL OR r.id = \(runID)
+            GROUP BY r.id
+            ORDER BY r.created_at DESC
+            LIMIT \(limit)
+            """,
+            logger: database.logger
+        )
+        var result: [RunSummary] = []
+        for try await row in rows.decode((UUID, String, Date, Date?, String, String?, String, String, Int, Int, Int, Int, Int, Int, Int).self) {
+            result.append(RunSummary(
+                id: row.0, state: row.1, createdAt: row.2, finishedAt: row.3, host: row.4, gitRevision: row.5,
+                workingDirectory: row.6, mode: row.7, workers: row.8, retries: row.9, scenarios: row.10,
+                passed: row.11, flaky: row.12, failed: row.13, pending: row.14
+            ))
+        }
+        return result
+    }
+
+    /// The run with every scenario and attempt, in plan order.
+    public func report(_ runID: UUID) async throws -> RunReport {
+        guard let summary = try await summary(runID) else {
+            throw StoreError(.unknownRun, "no run \(runID) in the database")
+        }
+        var attempts: [String: [AttemptRecord]] = [:]
+        let attemptRows = try await database.client.query(
+            """
+            SELECT scenario_id, attempt, state, outcome, exit_code, signal, worker, started_at, finished_at, duration_ms,
+                   stdout, stderr, error
+            FROM attempts WHERE run_id = \(runID) ORDER BY scenario_id, attempt
+            """,
+            logger: database.logger
+        )
+        for try await row in attemptRows.decode((String, Int, String, String?, Int?, Int?, String?, Date?, Date?, Int64?, String, String, String?).self) {
+            attempts[row.0, default: []].append(AttemptRecord(
+                runID: runID, scenarioID: row.0, attempt: row.1, state: row.2, outcome: row.3.flatMap(Outcome.init(rawValue:)),
+                exitCode: row.4, signal: row.5, worker: row.6, startedAt: row.7, finishedAt: row.8,
+                durationMilliseconds: row.9, stdout: row.10, stderr: row.11, error: row.12
+            ))
+        }
+        var entries: [RunReport.ScenarioEntry] = []
+        let scenarioRows = try await database.client.query(
+            """
+            SELECT rs.scenario_id, s.name, rs.command, rs.tags, rs.timeout_ms, rs.env::text, s.uri, s.line, rs.result
+            FROM run_scenarios rs JOIN scenarios s ON s.id = rs.scenario_id
+            WHERE rs.run_id = \(runID) ORDER BY rs.position
+            """,
+            logger: database.logger
+        )
+        for try await row in scenarioRows.decode((String, String, String, [String], Int64, String, String?, Int?, String?).self) {
+            let environment = (try? JSONDecoder().decode([String: String].self, from: Data(row.5.utf8))) ?? [:]
+            let scenario = Scenario(id: row.0, name: row.1, command: row.2, tags: row.3, timeoutMilliseconds: row.4,
+                                    environment: environment, uri: row.6, line: row.7)
+            entries.append(RunReport.ScenarioEntry(
+                scenario: scenario, result: row.8.flatMap(ScenarioResult.init(rawValue:)) ?? .pending,
+                attempts: attempts[row.0] ?? []
+            ))
+        }
+        return RunReport(
+            runID: runID, state: summary.state, startedAt: summary.createdAt, finishedAt: summary.finishedAt,
+            host: summary.host, gitRevision: summary.gitRevision, scenarios: entries
+        )
+    }
+}

@@ -1,0 +1,52 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// Numbered schema changes, applied in order, in one transaction, under an advisory lock.
+enum Migrations {
+    /// An arbitrary constant: the advisory lock key all orchestrate processes agree on.
+    static let lockKey: Int64 = 0x6f72_6368_6573_7472
+
+    static let all: [(version: Int, name: String, sql: String)] = [
+        (1, "runs, scenarios, attempts, steps, exchanges", Schema.version1),
+    ]
+
+    static func apply(on database: Database) async throws {
+        do {
+            try await database.client.withTransaction(logger: database.logger) { connection in
+                try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: database.logger)
+                try await connection.query(
+                    """
+                    CREATE TABLE IF NOT EXISTS schema_migrations (
+                        version integer PRIMARY KEY,
+                        name text NOT NULL,
+                        applied_at timestamptz NOT NULL DEFAULT now()
+                    )
+                    """,
+                    logger: database.logger
+                )
+                var applied = Set<Int>()
+                for try await version in try await connection.query("SELECT version FROM schema_migrations", logger: database.logger).decode(Int.self) {
+                    applied.insert(version)
+                }
+                for migration in all where !applied.contains(migration.version) {
+                    database.logger.info("applying migration", metadata: ["migration.version": "\(migration.version)", "migration.name": "\(migration.name)"])
+                    for statement in migration.sql.components(separatedBy: ";\n") where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: database.logger)
+                    }
+                    try await connection.query(
+                        "INSERT INTO schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))",
+                        logger: database.logger
+                    )
+                }
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.migrationFailed, "migrating the database failed, nothing was changed: \(Database.describe(error))")
+        }
+    }
+
+    /// The newest schema version this build knows.
+    static var latest: Int { all.map(\.version).max() ?? 0 }
+}

@@ -1,0 +1,115 @@
+/// The SQL of each migration. Never edit a released one: add the next.
+///
+/// `expected_duration_ms(scenario)` is the planner's estimate: the median of the scenario's last 20
+/// passing attempts, `NULL` for a scenario never seen passing (those run first).
+enum Schema {
+    static let version1 = """
+        CREATE TABLE runs (
+            id uuid PRIMARY KEY,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            finished_at timestamptz,
+            state text NOT NULL CHECK (state IN ('running', 'finished', 'interrupted')),
+            host text NOT NULL,
+            git_revision text,
+            working_directory text NOT NULL,
+            config_path text,
+            mode text NOT NULL,
+            workers integer NOT NULL,
+            retries integer NOT NULL,
+            scenario_count integer NOT NULL
+        );
+        CREATE INDEX runs_created_at ON runs (created_at DESC);
+        CREATE TABLE scenarios (
+            id text PRIMARY KEY,
+            name text NOT NULL,
+            uri text,
+            line integer,
+            tags text[] NOT NULL DEFAULT '{}',
+            first_seen timestamptz NOT NULL DEFAULT now(),
+            last_seen timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE TABLE run_scenarios (
+            run_id uuid NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            scenario_id text NOT NULL REFERENCES scenarios (id),
+            position integer NOT NULL,
+            command text NOT NULL,
+            timeout_ms bigint NOT NULL,
+            env jsonb NOT NULL DEFAULT '{}',
+            tags text[] NOT NULL DEFAULT '{}',
+            expected_ms bigint,
+            max_attempts integer NOT NULL,
+            result text CHECK (result IN ('passed', 'flaky', 'failed')),
+            PRIMARY KEY (run_id, scenario_id)
+        );
+        CREATE TABLE attempts (
+            id bigserial PRIMARY KEY,
+            run_id uuid NOT NULL,
+            scenario_id text NOT NULL,
+            attempt integer NOT NULL,
+            state text NOT NULL DEFAULT 'queued' CHECK (state IN ('queued', 'running', 'finished')),
+            expected_ms bigint,
+            avoid_worker text,
+            avoid_until timestamptz,
+            lease_owner text,
+            lease_token uuid,
+            lease_expires_at timestamptz,
+            requeues integer NOT NULL DEFAULT 0,
+            worker text,
+            host text,
+            port integer,
+            pid integer,
+            started_at timestamptz,
+            finished_at timestamptz,
+            duration_ms bigint,
+            outcome text CHECK (outcome IN ('passed', 'failed', 'timed-out', 'crashed', 'infrastructure-error')),
+            exit_code integer,
+            signal integer,
+            stdout text NOT NULL DEFAULT '',
+            stderr text NOT NULL DEFAULT '',
+            error text,
+            FOREIGN KEY (run_id, scenario_id) REFERENCES run_scenarios (run_id, scenario_id) ON DELETE CASCADE,
+            UNIQUE (run_id, scenario_id, attempt)
+        );
+        CREATE INDEX attempts_claimable ON attempts (run_id, expected_ms DESC NULLS FIRST, id) WHERE state = 'queued';
+        CREATE INDEX attempts_leases ON attempts (run_id, lease_expires_at) WHERE state = 'running';
+        CREATE INDEX attempts_passed_history ON attempts (scenario_id, finished_at DESC) WHERE outcome = 'passed';
+        CREATE INDEX attempts_scenario_history ON attempts (scenario_id, finished_at DESC);
+        CREATE TABLE steps (
+            id bigserial PRIMARY KEY,
+            attempt_id bigint NOT NULL REFERENCES attempts (id) ON DELETE CASCADE,
+            position integer NOT NULL,
+            keyword text NOT NULL DEFAULT '',
+            name text NOT NULL,
+            status text NOT NULL,
+            started_at timestamptz NOT NULL,
+            finished_at timestamptz,
+            error text
+        );
+        CREATE INDEX steps_attempt ON steps (attempt_id, position);
+        CREATE TABLE exchanges (
+            id bigserial PRIMARY KEY,
+            attempt_id bigint NOT NULL REFERENCES attempts (id) ON DELETE CASCADE,
+            step_id bigint REFERENCES steps (id) ON DELETE SET NULL,
+            sequence integer NOT NULL,
+            mode text NOT NULL,
+            matched boolean NOT NULL,
+            host text NOT NULL,
+            method text NOT NULL,
+            url text NOT NULL,
+            request_headers jsonb NOT NULL DEFAULT '[]',
+            request_body bytea,
+            status integer,
+            response_headers jsonb NOT NULL DEFAULT '[]',
+            response_body bytea,
+            started_at timestamptz NOT NULL,
+            duration_us bigint
+        );
+        CREATE INDEX exchanges_attempt ON exchanges (attempt_id, sequence);
+        CREATE INDEX exchanges_step ON exchanges (step_id);
+        CREATE FUNCTION expected_duration_ms(scenario text) RETURNS bigint LANGUAGE sql STABLE AS $$
+            SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY h.duration_ms)::bigint
+            FROM (SELECT duration_ms FROM attempts WHERE scenario_id = scenario AND outcome = 'passed'
+                  ORDER BY finished_at DESC LIMIT 20) h
+        $$
+        """
+}

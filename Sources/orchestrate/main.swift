@@ -1,0 +1,193 @@
+import ArgumentParser
+import Foundation
+import Logging
+import OrchestrateModel
+import Orchestrator
+
+@main
+struct Orchestrate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "orchestrate",
+        abstract: "Runs UI and end-to-end scenarios fast and tells genuine failures from flaky ones.",
+        discussion: """
+            Scenarios are sharded over worker slots, longest expected first; every attempt runs as a real process
+            in its own process group with the env contract (ORCHESTRATE_MOCK_URL, ORCHESTRATE_RUN_ID, …), and every
+            attempt's outcome lands in PostgreSQL (by default a private cluster under .orchestrate/postgres).
+
+            Exit codes: 0 all passed (flaky passes are reported), 1 a scenario failed, 2 bad usage or config,
+            3 infrastructure (database unreachable, no free port), 130 interrupted (resume with --resume RUN_ID).
+            """,
+        subcommands: [Run.self, Scenarios.self, Runs.self, DB.self]
+    )
+}
+
+/// Options every command shares.
+struct CommonOptions: ParsableArguments {
+    @Option(name: .long, help: "The config file; commands run in its folder.")
+    var config = "orchestrate.yml"
+
+    @Option(name: .long, help: "postgres://user@host/db (default: ORCHESTRATE_DATABASE_URL, orchestrate.yml, PG* variables, else the embedded cluster).")
+    var database: String?
+
+    @Flag(name: .long, help: "Log what orchestrate does (to stderr).")
+    var verbose = false
+
+    var logger: Logger {
+        var logger = Logger(label: "orchestrate") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = verbose ? .debug : .warning
+        return logger
+    }
+}
+
+/// Runs a command body, turning errors into one line on stderr and DESIGN.md's exit codes.
+func exiting(_ body: () async throws -> Int32) async throws {
+    let code: Int32
+    do {
+        code = try await body()
+    } catch let error as ValidationError {
+        throw error
+    } catch {
+        FileHandle.standardError.write(Data("error: \(ExitStatus.describe(error))\n".utf8))
+        code = ExitStatus.code(for: error)
+    }
+    if code != 0 { throw ExitCode(code) }
+}
+
+extension Mode: ExpressibleByArgument {}
+extension OutputFormat: ExpressibleByArgument {}
+extension RunOptions.ProgressChoice: ExpressibleByArgument {}
+extension DatabaseCommands.Action: ExpressibleByArgument {}
+
+struct Run: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the suite's scenarios over worker slots and record every attempt.",
+        discussion: """
+            Ctrl-C or SIGTERM stops launching, ends the running scenarios' process groups and marks the run
+            interrupted; `orchestrate run --resume RUN_ID` finishes what is left without re-running what passed.
+            """
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(name: .long, help: "Worker slots on this host (default: orchestrate.yml's workers, else the core count).")
+    var workers: Int?
+
+    @Option(name: .long, help: "replay | record | live | mock (default: orchestrate.yml's mock.mode, else replay).")
+    var mode: Mode?
+
+    @Option(name: .long, help: "Re-runs of a failed attempt (default: orchestrate.yml's retries, else 0).")
+    var retries: Int?
+
+    @Option(name: .long, parsing: .upToNextOption, help: "Run only these scenario ids.")
+    var only: [String] = []
+
+    @Option(name: .long, help: "Also write the JUnit XML here.")
+    var junit: String?
+
+    @Option(name: .long, help: "Reports folder (default: orchestrate.yml's reports, else .orchestrate/reports).")
+    var reports: String?
+
+    @Option(name: .long, help: "Finish an interrupted run: only what has not passed runs again.")
+    var resume: String?
+
+    @Flag(name: .long, help: "Flaky passes fail the run too (exit 1).")
+    var strict = false
+
+    @Option(name: .long, help: "Progress display: auto (live on a terminal, lines otherwise) | live | lines | none.")
+    var progress: RunOptions.ProgressChoice = .automatic
+
+    @Option(name: .long, help: ArgumentHelp("Lease length, e.g. 30s: a worker silent this long is presumed dead.", visibility: .hidden))
+    var lease: String?
+
+    func validate() throws {
+        if let workers, workers < 1 { throw ValidationError("--workers must be at least 1") }
+        if let retries, retries < 0 { throw ValidationError("--retries must be 0 or more") }
+        if mode == .compare { throw ValidationError("--mode compare is not available yet; use replay, record, live or mock") }
+        if let resume, UUID(uuidString: resume) == nil { throw ValidationError("--resume needs a run id like 6f1c2a9e-… (see orchestrate runs)") }
+        if let lease, DurationText.parse(lease) == nil { throw ValidationError("--lease must be a duration like 30s") }
+        if resume != nil && !only.isEmpty { throw ValidationError("--resume finishes a run as planned; it cannot be combined with --only") }
+    }
+
+    func run() async throws {
+        var options = RunOptions()
+        options.configPath = common.config
+        options.workers = workers
+        options.mode = mode
+        options.retries = retries
+        options.only = only
+        options.junitPath = junit
+        options.reportsDirectory = reports
+        options.database = common.database
+        options.resume = resume.flatMap(UUID.init(uuidString:))
+        options.strict = strict
+        options.progress = progress
+        options.lease = lease.flatMap(DurationText.parse)
+        let logger = common.logger
+        try await exiting { try await RunOrchestration.run(options, logger: logger) }
+    }
+}
+
+struct Scenarios: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List what would run, with expected durations from history.")
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(name: .long, parsing: .upToNextOption, help: "Only these scenario ids.")
+    var only: [String] = []
+
+    @Option(name: .long, help: "table | json")
+    var format: OutputFormat = .table
+
+    func run() async throws {
+        let logger = common.logger
+        try await exiting {
+            print(try await ListingCommands.scenarios(configPath: common.config, only: only, database: common.database, format: format, logger: logger))
+            return 0
+        }
+    }
+}
+
+struct Runs: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List recent runs and their counts.")
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(name: .long, help: "How many runs.")
+    var limit = 20
+
+    @Option(name: .long, help: "table | json")
+    var format: OutputFormat = .table
+
+    func validate() throws {
+        if limit < 1 { throw ValidationError("--limit must be at least 1") }
+    }
+
+    func run() async throws {
+        let logger = common.logger
+        try await exiting {
+            print(try await ListingCommands.runs(configPath: common.config, limit: limit, database: common.database, format: format, logger: logger))
+            return 0
+        }
+    }
+}
+
+struct DB: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "db",
+        abstract: "Manage the database: status | stop | url | migrate.",
+        discussion: "The embedded cluster starts on demand and stays running for later queries; `db stop` stops it."
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Argument(help: "status | stop | url | migrate")
+    var action: DatabaseCommands.Action
+
+    func run() async throws {
+        let logger = common.logger
+        try await exiting {
+            print(try await DatabaseCommands.perform(action, configPath: common.config, database: common.database, logger: logger))
+            return 0
+        }
+    }
+}

@@ -64,8 +64,7 @@ let package = Package(
         .target(
             name: "OrchestrateTesting",
             dependencies: [
-                "Store", "ProcessSupervisor", "OrchestrateModel", "Orchestrator",
-                .product(name: "Yams", package: "Yams"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                "Store", "ProcessSupervisor", "OrchestrateModel",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 #if defined(__linux__)
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #ifndef SYS_close_range
 #define SYS_close_range 436
@@ -206,6 +207,21 @@ fail:;
     _exit(127);
 }
 
+/// Waits (at most 2 s) until the killed group is gone, reaping the descendants that came to us.
+static void reap_group(pid_t group) {
+    int64_t deadline = now_ms() + 2000;
+    for (;;) {
+        int status;
+        pid_t reaped = waitpid(-1, &status, WNOHANG);
+        if (reaped > 0) continue;
+        if (reaped < 0 && errno == ECHILD && kill(-group, 0) != 0) return;
+        if (kill(-group, 0) != 0 && reaped == 0) return;  // what is left escaped the group (setsid)
+        if (now_ms() > deadline) return;
+        struct timespec pause = {0, 5 * 1000 * 1000};
+        nanosleep(&pause, NULL);
+    }
+}
+
 /// The supervisor process. Never returns.
 static void supervise(const orch_spawn_request *request, pid_t parent, int max_fd,
                       char *out_ring, char *err_ring) {
@@ -220,6 +236,10 @@ static void supervise(const orch_spawn_request *request, pid_t parent, int max_f
     sigaction(SIGPIPE, &ignore, NULL);
     sigaction(SIGTSTP, &ignore, NULL);
     close_from(REPORT_FD + 1, max_fd);
+#if defined(__linux__)
+    // Orphaned descendants come to the supervisor, which reaps them: when it reports, they are gone.
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+#endif
 
     capture out = {.pipe_fd = -1, .file_fd = -1, .head = request->capture_head_bytes,
                    .tail = request->capture_tail_bytes, .ring = out_ring};
@@ -348,10 +368,12 @@ static void supervise(const orch_spawn_request *request, pid_t parent, int max_f
                 streams[s]->pipe_fd = -1;
             }
         }
-        if (!leader_done) {
+        for (;;) {
             int status = 0;
-            pid_t reaped = waitpid(leader, &status, WNOHANG);
-            if (reaped == leader) {
+            pid_t reaped = waitpid(-1, &status, WNOHANG);
+            if (reaped <= 0) break;
+            if (reaped != leader || leader_done) continue;  // an orphaned descendant: reaped, nothing more
+            {
                 leader_done = 1;
                 leader_status = status;
                 // Whatever the leader left behind in its group ends with it.
@@ -366,6 +388,7 @@ static void supervise(const orch_spawn_request *request, pid_t parent, int max_f
         }
     }
     if (kill(-leader, 0) == 0) kill(-leader, SIGKILL);
+    reap_group(leader);
     capture_finish(&out);
     capture_finish(&err);
     int32_t kind, value;

@@ -1,0 +1,81 @@
+import Foundation
+import Logging
+import PostgresNIO
+import ProcessSupervisor
+import Store
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A private PostgreSQL cluster for the test process, on a unix socket in a temporary folder.
+///
+/// The server runs in the foreground under a supervisor, so it ends when the test process ends,
+/// however that happens. Each test gets its own database in it. When no cluster can be started
+/// the test fails — it never skips.
+public actor TestPostgres {
+    public static let shared = TestPostgres()
+
+    /// The cluster and its server process (held so it lives as long as the test process).
+    private var started: Task<(EmbeddedCluster, SupervisedProcess), any Error>?
+    private var counter = 0
+
+    /// A fresh, empty database in the shared cluster.
+    public func makeDatabase() async throws -> DatabaseEndpoint {
+        let cluster = try await cluster()
+        counter += 1
+        let name = "t\(getpid())_\(counter)_\(UInt32.random(in: 0...UInt32.max))"
+        try await Database.with(cluster.endpoint, logger: Self.logger, maximumConnections: 1, migrate: false) { database in
+            try await database.client.query("CREATE DATABASE \(unescaped: name)")
+        }
+        var endpoint = cluster.endpoint
+        endpoint.database = name
+        return endpoint
+    }
+
+    private func cluster() async throws -> EmbeddedCluster {
+        if let started { return try await started.value.0 }
+        let task = Task { try await Self.start() }
+        started = task
+        return try await task.value.0
+    }
+
+    private static func start() async throws -> (EmbeddedCluster, SupervisedProcess) {
+        removeStaleClusters()
+        let root = "/tmp/orch-test-\(getpid())-\(UInt16.random(in: 0...UInt16.max))"
+        try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
+        chmod(root, 0o755)
+        let cluster = EmbeddedCluster(root: root)
+        try await cluster.prepare(logger: logger)
+        let process = try SupervisedProcess.launch(try cluster.foregroundServer())
+        // Ready when it answers on the socket.
+        try await Database.with(cluster.endpoint, logger: logger, maximumConnections: 1, connectTimeout: .seconds(60), migrate: false) { _ in }
+        return (cluster, process)
+    }
+
+    /// Folders of test clusters whose test process is gone.
+    private static func removeStaleClusters() {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/tmp")) ?? []
+        for entry in entries where entry.hasPrefix("orch-test-") {
+            let parts = entry.split(separator: "-")
+            guard parts.count >= 3, let pid = Int32(parts[2]), pid != getpid() else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH {
+                try? FileManager.default.removeItem(atPath: "/tmp/\(entry)")
+            }
+        }
+    }
+
+    static var logger: Logger {
+        var logger = Logger(label: "orchestrate.tests")
+        logger.logLevel = .error
+        return logger
+    }
+}
+
+/// Runs `body` with a migrated, private database.
+public func withTestDatabase<R: Sendable>(_ body: @Sendable (Database) async throws -> R) async throws -> R {
+    let endpoint = try await TestPostgres.shared.makeDatabase()
+    return try await Database.with(endpoint, logger: TestPostgres.logger, body)
+}

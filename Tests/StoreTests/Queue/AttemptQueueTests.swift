@@ -1,0 +1,157 @@
+import Foundation
+import OrchestrateModel
+import OrchestrateTesting
+import Store
+import Synchronization
+import Testing
+
+/// A run of `count` scenarios named s0…, planned in a fresh database.
+func plan(_ database: Database, count: Int, retries: Int = 0, id: UUID = UUID()) async throws -> UUID {
+    let scenarios = (0..<count).map { Scenario(id: "s\($0)", name: "scenario \($0)", command: "true", timeoutMilliseconds: 60_000) }
+    try await RunStore(database: database).create(RunPlan(
+        id: id, host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .replay, workers: 1,
+        retries: retries, scenarios: scenarios
+    ))
+    return id
+}
+
+func passed(_ milliseconds: Int64 = 1) -> AttemptResult { AttemptResult(outcome: .passed, durationMilliseconds: milliseconds) }
+
+final class ClaimLog: Sendable {
+    let counts = Mutex<[String: Int]>([:])
+}
+
+@Suite("Attempt queue")
+struct AttemptQueueTests {
+    @Test("an attempt is claimed once under contention from many slots", .timeLimit(.minutes(2)))
+    func contention() async throws {
+        try await withTestDatabase { database in
+            let runID = try await plan(database, count: 300)
+            let queue = AttemptQueue(database: database)
+            let claims = ClaimLog()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for slot in 1...16 {
+                    group.addTask {
+                        let worker = WorkerIdentity(host: "host-\(slot % 3)", pid: 1000 + Int32(slot), slot: slot)
+                        while let claimed = try await queue.claim(runID: runID, worker: worker, port: 1) {
+                            claims.counts.withLock { $0[claimed.scenario.id, default: 0] += 1 }
+                            let ack = try await queue.complete(claimed, result: passed())
+                            #expect(ack.accepted)
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            let counts = claims.counts.withLock { $0 }
+            #expect(counts.count == 300)
+            #expect(counts.values.allSatisfy { $0 == 1 })
+            #expect(try await queue.counts(runID: runID).isDrained)
+            let summary = try #require(try await RunStore(database: database).summary(runID))
+            #expect(summary.passed == 300)
+        }
+    }
+
+    @Test("a late completion with a lost lease never overwrites the attempt that replaced it")
+    func fence() async throws {
+        try await withTestDatabase { database in
+            let runID = try await plan(database, count: 1)
+            let queue = AttemptQueue(database: database, lease: .milliseconds(200))
+            let dead = WorkerIdentity(host: "gone", pid: 1, slot: 1)
+            let stale = try #require(try await queue.claim(runID: runID, worker: dead, port: 1))
+            try await Task.sleep(for: .milliseconds(400))
+            #expect(try await queue.reapExpired(runID: runID) == 1)
+            let fresh = try #require(try await queue.claim(runID: runID, worker: WorkerIdentity(host: "alive", pid: 2, slot: 1), port: 2))
+            #expect(fresh.id == stale.id)
+            #expect(fresh.leaseToken != stale.leaseToken)
+            let late = try await queue.complete(stale, result: AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 5))
+            #expect(!late.accepted)
+            let current = try await queue.complete(fresh, result: passed())
+            #expect(current.accepted)
+            #expect(current.settled == .passed)
+            let report = try await RunStore(database: database).report(runID)
+            #expect(report.scenarios[0].attempts.count == 1)
+            #expect(report.scenarios[0].attempts[0].outcome == .passed)
+        }
+    }
+
+    @Test("heartbeats keep a lease that would otherwise expire")
+    func heartbeat() async throws {
+        try await withTestDatabase { database in
+            let runID = try await plan(database, count: 1)
+            let queue = AttemptQueue(database: database, lease: .milliseconds(300))
+            let claimed = try #require(try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: 1))
+            for _ in 0..<4 {
+                try await Task.sleep(for: .milliseconds(150))
+                try await queue.heartbeat(tokens: [claimed.leaseToken])
+                #expect(try await queue.reapExpired(runID: runID) == 0)
+            }
+            #expect(try await queue.complete(claimed, result: passed()).accepted)
+        }
+    }
+
+    @Test("a failure queues a retry that another slot takes; a pass then makes the scenario flaky")
+    func retryBecomesFlaky() async throws {
+        try await withTestDatabase { database in
+            let runID = try await plan(database, count: 1, retries: 2)
+            let queue = AttemptQueue(database: database)
+            let first = WorkerIdentity(host: "h", pid: 1, slot: 1), second = WorkerIdentity(host: "h", pid: 1, slot: 2)
+            let attempt1 = try #require(try await queue.claim(runID: runID, worker: first, port: 1))
+            let ack1 = try await queue.complete(attempt1, result: AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 3))
+            #expect(ack1.retryQueued)
+            #expect(ack1.settled == nil)
+            // The slot that failed does not get the retry while the avoidance lasts; another slot does.
+            #expect(try await queue.claim(runID: runID, worker: first, port: 1) == nil)
+            let attempt2 = try #require(try await queue.claim(runID: runID, worker: second, port: 2))
+            #expect(attempt2.attempt == 2)
+            let ack2 = try await queue.complete(attempt2, result: passed())
+            #expect(!ack2.retryQueued)
+            #expect(ack2.settled == .flaky)
+        }
+    }
+
+    @Test("failing every attempt settles the scenario as failed after retries")
+    func exhaustedRetries() async throws {
+        try await withTestDatabase { database in
+            let runID = try await plan(database, count: 1, retries: 1)
+            let queue = AttemptQueue(database: database)
+            var acks: [CompletionAck] = []
+            for slot in 1...2 {
+                try await Task.sleep(for: .milliseconds(1100))  // past the retry's avoidance of the failing slot
+                let claimed = try #require(try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: slot))
+                acks.append(try await queue.complete(claimed, result: AttemptResult(outcome: .timedOut, durationMilliseconds: 9)))
+            }
+            #expect(acks.map(\.retryQueued) == [true, false])
+            #expect(acks.last?.settled == .failed)
+            #expect(try await queue.counts(runID: runID).isDrained)
+        }
+    }
+
+    @Test("the longest expected scenario is claimed first, never-seen ones before all")
+    func longestFirst() async throws {
+        try await withTestDatabase { database in
+            let store = RunStore(database: database)
+            let queue = AttemptQueue(database: database)
+            let worker = WorkerIdentity(host: "h", pid: 1, slot: 1)
+            // History: s0 = 10 ms, s1 = 300 ms, s2 = 50 ms (median of several), s3 never ran.
+            let history = try await plan(database, count: 3)
+            let durations: [String: [Int64]] = ["s0": [10], "s1": [300], "s2": [40, 50, 900]]
+            while let claimed = try await queue.claim(runID: history, worker: worker, port: 1) {
+                _ = try await queue.complete(claimed, result: passed(durations[claimed.scenario.id]![0]))
+            }
+            for extra in [50, 900] as [Int64] {
+                let again = try await plan(database, count: 3)
+                while let claimed = try await queue.claim(runID: again, worker: worker, port: 1) {
+                    _ = try await queue.complete(claimed, result: passed(claimed.scenario.id == "s2" ? extra : durations[claimed.scenario.id]![0]))
+                }
+            }
+            #expect(try await store.expectedDurations(["s0", "s1", "s2", "s3"]) == ["s0": 10, "s1": 300, "s2": 50])
+            let next = try await plan(database, count: 4)
+            var order: [String] = []
+            while let claimed = try await queue.claim(runID: next, worker: worker, port: 1) {
+                order.append(claimed.scenario.id)
+                _ = try await queue.complete(claimed, result: passed())
+            }
+            #expect(order == ["s3", "s1", "s2", "s0"])
+        }
+    }
+}

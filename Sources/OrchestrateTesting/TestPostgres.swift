@@ -35,6 +35,11 @@ public actor TestPostgres {
         return endpoint
     }
 
+    /// A fresh database's URL, for commands that take `--database` or ORCHESTRATE_DATABASE_URL.
+    public func makeDatabaseURL() async throws -> String {
+        try await makeDatabase().description
+    }
+
     private func cluster() async throws -> EmbeddedCluster {
         if let started { return try await started.value.0 }
         let task = Task { try await Self.start() }

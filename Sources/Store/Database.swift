@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import NIOCore
 import PostgresNIO
@@ -14,6 +15,13 @@ public final class Database: Sendable {
     public let endpoint: DatabaseEndpoint
     let logger: Logger
 
+    /// 15 s, or ORCHESTRATE_CONNECT_TIMEOUT (e.g. `2s`, in seconds when a bare number).
+    public static var defaultConnectTimeout: Duration {
+        let text = ProcessInfo.processInfo.environment["ORCHESTRATE_CONNECT_TIMEOUT"] ?? ""
+        let seconds = Double(text.hasSuffix("s") ? String(text.dropLast()) : text) ?? 15
+        return .milliseconds(Int64(seconds * 1000))
+    }
+
     init(client: PostgresClient, endpoint: DatabaseEndpoint, logger: Logger) {
         self.client = client
         self.endpoint = endpoint
@@ -27,7 +35,7 @@ public final class Database: Sendable {
         _ endpoint: DatabaseEndpoint,
         logger: Logger,
         maximumConnections: Int = 20,
-        connectTimeout: Duration = .seconds(15),
+        connectTimeout: Duration = defaultConnectTimeout,
         migrate: Bool = true,
         _ body: @Sendable (Database) async throws -> R
     ) async throws -> R {
@@ -60,13 +68,27 @@ public final class Database: Sendable {
         return configuration
     }
 
+    /// Connects directly (not through the pool, whose lease requests wait without an error) until the
+    /// server answers, so that an unreachable database fails in `timeout` with the reason.
     private func waitUntilReachable(timeout: Duration) async throws {
         let clock = ContinuousClock()
         let deadline = clock.now + timeout
         var delay = Duration.milliseconds(50)
+        var configuration: PostgresConnection.Configuration
+        switch endpoint.address {
+        case .tcp(let host, let port):
+            configuration = .init(host: host, port: port, username: endpoint.username, password: endpoint.password,
+                                  database: endpoint.database, tls: endpoint.requireTLS ? .require(try .init(configuration: .makeClientConfiguration())) : .disable)
+        case .unixSocket(let path):
+            configuration = .init(unixSocketPath: path, username: endpoint.username, password: endpoint.password, database: endpoint.database)
+        }
+        configuration.options.connectTimeout = .seconds(5)
         while true {
             do {
-                try await client.query("SELECT 1", logger: logger)
+                let connection = try await PostgresConnection.connect(
+                    on: PostgresClient.defaultEventLoopGroup.next(), configuration: configuration, id: 0, logger: logger
+                ).get()
+                try? await connection.close()
                 return
             } catch {
                 if clock.now + delay > deadline {

@@ -19,6 +19,25 @@ struct Orchestrate: AsyncParsableCommand {
             """,
         subcommands: [Run.self, Scenarios.self, Runs.self, DB.self]
     )
+
+    /// As ArgumentParser's, except that bad usage exits 2 (DESIGN.md), not 64.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var command = command as? any AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            let code = exitCode(for: error)
+            if code == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(ExitStatus.badInput)
+            }
+            exit(withError: error)
+        }
+    }
 }
 
 /// Options every command shares.

@@ -1,0 +1,177 @@
+import Foundation
+import OrchestrateTesting
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `orchestrate` as users run it: the built executable, a real PostgreSQL, real scenario processes.
+@Suite("orchestrate run", .timeLimit(.minutes(3)))
+struct RunCommandTests {
+    func cli(_ directory: TemporaryDirectory) async throws -> OrchestrateCLI {
+        OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+    }
+
+    func json(_ text: String) throws -> Any {
+        try JSONSerialization.jsonObject(with: Data(text.utf8))
+    }
+
+    @Test("outcomes, retries and the exit code: a failure fails the run, a flaky pass does not")
+    func outcomes() async throws {
+        try await TemporaryDirectory.with { directory in
+            try directory.write("orchestrate.yml", """
+                workers: 3
+                retries: 1
+                suite:
+                  timeout: 20s
+                  scenarios:
+                    - { id: passes, command: "echo fine" }
+                    - { id: fails, command: "echo broken >&2; exit 4" }
+                    - { id: flaky, command: "test \\"$ORCHESTRATE_ATTEMPT\\" = 2" }
+                    - { id: hangs, command: "sleep 60", timeout: 500ms }
+                    - { id: crashes, command: "kill -ABRT $$" }
+                """)
+            let cli = try await cli(directory)
+            let run = try await cli.run(["run", "--junit", "report.xml"])
+            #expect(run.exitCode == 1, "\(run.stdout)\(run.stderr)")
+            #expect(run.stdout.contains("5 scenarios, 1 passed, 1 flaky, 3 failed"), "\(run.stdout)")
+            let junit = directory.read("report.xml")
+            #expect(junit.contains(#"<failure message="attempt 2 exited with status 4" type="failed">"#))
+            #expect(junit.contains(#"type="timed-out""#))
+            #expect(junit.contains(#"type="crashed""#))
+            #expect(junit.contains(#"<property name="flaky" value="true"/>"#))
+            let runs = try #require(try json(try await cli.run(["runs", "--format", "json"]).stdout) as? [[String: Any]])
+            #expect(runs.count == 1)
+            #expect(runs[0]["failed"] as? Int == 3)
+            #expect(runs[0]["flaky"] as? Int == 1)
+            #expect(runs[0]["state"] as? String == "finished")
+
+            // Only the flaky one: passes, unless --strict.
+            #expect(try await cli.run(["run", "--only", "flaky", "passes"]).exitCode == 0)
+            #expect(try await cli.run(["run", "--only", "flaky", "--strict"]).exitCode == 1)
+        }
+    }
+
+    @Test("every attempt gets the env contract and a private HOME, TMPDIR and artifacts folder")
+    func environment() async throws {
+        try await TemporaryDirectory.with { directory in
+            try directory.write("orchestrate.yml", """
+                workers: 2
+                suite:
+                  command: "env > $ORCHESTRATE_ARTIFACTS_DIR/env.txt; pwd > $ORCHESTRATE_ARTIFACTS_DIR/pwd.txt; touch $HOME/dotfile"
+                  env: { APP_ENV: test }
+                  scenarios:
+                    - { id: one, env: { APP_ENV: staging } }
+                    - { id: two }
+                """)
+            let cli = try await cli(directory)
+            let run = try await cli.run(["run"])
+            #expect(run.exitCode == 0, "\(run.stderr)")
+            let runID = try #require(run.stdout.split(separator: " ").dropFirst().first.map(String.init))
+            var homes = Set<String>()
+            for (scenario, appEnv) in [("one", "staging"), ("two", "test")] {
+                let folder = ".orchestrate/runs/\(runID)/\(scenario)/attempt-1/artifacts"
+                let lines = directory.read("\(folder)/env.txt").split(separator: "\n").map(String.init)
+                var env: [String: String] = [:]
+                for line in lines { if let eq = line.firstIndex(of: "=") { env[String(line[..<eq])] = String(line[line.index(after: eq)...]) } }
+                #expect(env["APP_ENV"] == appEnv)
+                #expect(env["ORCHESTRATE_RUN_ID"] == runID)
+                #expect(env["ORCHESTRATE_SCENARIO_ID"] == scenario)
+                #expect(env["ORCHESTRATE_ATTEMPT"] == "1")
+                #expect(env["ORCHESTRATE_MODE"] == "replay")
+                #expect(["1", "2"].contains(env["ORCHESTRATE_WORKER"] ?? ""))
+                let port = try #require(env["ORCHESTRATE_MOCK_PORT"])
+                #expect(env["ORCHESTRATE_MOCK_URL"] == "http://127.0.0.1:\(port)")
+                #expect(env["ORCHESTRATE_CONTROL_URL"] == "http://127.0.0.1:\(port)/__orchestrate")
+                #expect(env["TEST_RUNNER_ORCHESTRATE_MOCK_URL"] == env["ORCHESTRATE_MOCK_URL"])
+                #expect(env["ORCHESTRATE_SEED"].flatMap(UInt32.init) != nil)
+                #expect(env["ORCHESTRATE_NOW"]?.hasSuffix("Z") == true)
+                #expect(env["ORCHESTRATE_ARTIFACTS_DIR"]?.hasSuffix(folder) == true)
+                let home = try #require(env["HOME"])
+                #expect(home.contains("/\(scenario)/attempt-1/home"))
+                #expect(env["TMPDIR"]?.contains("/\(scenario)/attempt-1/tmp") == true)
+                homes.insert(home)
+                #expect(directory.read("\(folder)/pwd.txt").trimmingCharacters(in: .whitespacesAndNewlines) == directory.path)
+            }
+            #expect(homes.count == 2)
+        }
+    }
+
+    @Test("bad config names file:line:column, exits 2 and starts nothing")
+    func badConfig() async throws {
+        try await TemporaryDirectory.with { directory in
+            try directory.write("orchestrate.yml", """
+                workers: 2
+                suite:
+                  scenarios:
+                    - { id: a, command: "touch ran" }
+                    - { id: a, command: "touch ran" }
+                """)
+            let cli = try await cli(directory)
+            let run = try await cli.run(["run"])
+            #expect(run.exitCode == 2)
+            #expect(run.stderr.contains("orchestrate.yml:5:13: duplicate scenario id \"a\""), "\(run.stderr)")
+            #expect(run.stderr.split(separator: "\n").count == 1)
+            #expect(!FileManager.default.fileExists(atPath: directory.file("ran")))
+            #expect(try await cli.run(["run", "--config", "missing.yml"]).exitCode == 2)
+            #expect(try await cli.run(["run", "--workers", "0"]).exitCode == 2)
+            try directory.write("orchestrate.yml", "suite:\n  scenarios:\n    - { id: a, command: x }\n")
+            let unknown = try await cli.run(["run", "--only", "nope"])
+            #expect(unknown.exitCode == 2)
+            #expect(unknown.stderr.contains("--only nope: no such scenario"))
+            #expect(try await cli.run(["run", "--resume", UUID().uuidString]).exitCode == 2)
+        }
+    }
+
+    @Test("an unreachable database is an infrastructure failure (exit 3)")
+    func unreachableDatabase() async throws {
+        try await TemporaryDirectory.with { directory in
+            try directory.write("orchestrate.yml", "suite:\n  scenarios:\n    - { id: a, command: 'true' }\n")
+            var cli = OrchestrateCLI(directory: directory.path, database: "postgresql://nobody@/none?host=\(directory.path)")
+            cli.environment["ORCHESTRATE_CONNECT_TIMEOUT"] = "1"
+            let run = try await cli.run(["run"])
+            #expect(run.exitCode == 3)
+            #expect(run.stderr.contains("unreachable"))
+        }
+    }
+
+    @Test("two concurrent runs on one host never share a port; each slot holds its port")
+    func portsAreUnique() async throws {
+        try await TemporaryDirectory.with { directory in
+            let probe = #"python3 -c 'import socket,sys; s=socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1])))' $ORCHESTRATE_MOCK_PORT 2>/dev/null && echo free || echo held"#
+            try directory.write("orchestrate.yml", """
+                workers: 3
+                suite:
+                  command: "echo $ORCHESTRATE_MOCK_PORT $ORCHESTRATE_WORKER $(\(probe.replacingOccurrences(of: "\"", with: "\\\""))) >> ports-$RUN_NAME; sleep 0.3"
+                  scenarios: [\((1...9).map { "{ id: s\($0) }" }.joined(separator: ", "))]
+                """)
+            var first = try await cli(directory)
+            var second = first
+            first.environment["RUN_NAME"] = "a"
+            second.environment["RUN_NAME"] = "b"
+            async let a = first.run(["run"], name: "a")
+            async let b = second.run(["run"], name: "b")
+            let (resultA, resultB) = try await (a, b)
+            #expect(resultA.exitCode == 0, "\(resultA.stderr)")
+            #expect(resultB.exitCode == 0, "\(resultB.stderr)")
+            func ports(_ name: String) -> [String: Set<String>] {
+                var byWorker: [String: Set<String>] = [:]
+                for line in directory.read("ports-\(name)").split(separator: "\n") {
+                    let fields = line.split(separator: " ").map(String.init)
+                    #expect(fields.count == 3 && fields[2] == "held", "port not held: \(line)")
+                    byWorker[fields[1], default: []].insert(fields[0])
+                }
+                return byWorker
+            }
+            let portsA = ports("a"), portsB = ports("b")
+            // One port per slot for the whole run, different between slots and between runs.
+            #expect(portsA.values.allSatisfy { $0.count == 1 })
+            #expect(portsB.values.allSatisfy { $0.count == 1 })
+            let allA = portsA.values.reduce(into: Set<String>()) { $0.formUnion($1) }
+            let allB = portsB.values.reduce(into: Set<String>()) { $0.formUnion($1) }
+            #expect(allA.count == portsA.count)
+            #expect(allA.isDisjoint(with: allB))
+        }
+    }
+}

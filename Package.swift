@@ -77,7 +77,7 @@ let package = Package(
         .testTarget(name: "OrchestratorTests", dependencies: ["Orchestrator", "OrchestrateTesting"], swiftSettings: swiftSettings),
         .testTarget(
             name: "orchestrateTests",
-            dependencies: ["orchestrate", "OrchestrateTesting"],
+            dependencies: ["orchestrate", "OrchestrateTesting", "ProcessSupervisor"],
             swiftSettings: swiftSettings
         ),
     ]

@@ -236,6 +236,9 @@ static void supervise(const orch_spawn_request *request, pid_t parent, int max_f
     sigaction(SIGPIPE, &ignore, NULL);
     sigaction(SIGTSTP, &ignore, NULL);
     close_from(REPORT_FD + 1, max_fd);
+    // A group of its own: a SIGKILL to the coordinator's group (a CI job cancelled) must leave the
+    // supervisor alive to end the command's group when it sees its parent gone.
+    setpgid(0, 0);
 #if defined(__linux__)
     // Orphaned descendants come to the supervisor, which reaps them: when it reports, they are gone.
     prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);

@@ -1,0 +1,18 @@
+#!/bin/sh
+# Installs what orchestrate needs on a fresh Debian/Ubuntu machine with the Swift toolchain:
+# PostgreSQL's server programs (for the embedded database and the tests) and python3 (used by tests).
+set -eu
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+missing=""
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing="$missing postgresql"
+command -v python3 >/dev/null 2>&1 || missing="$missing python3"
+if [ -n "$missing" ]; then
+  echo "installing:$missing"
+  as_root apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq $missing >/dev/null
+fi
+# initdb and postgres refuse to run as root: as root, orchestrate runs them as the 'postgres' user.
+if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then
+  useradd --system --user-group --no-create-home --shell /usr/sbin/nologin postgres
+fi
+command -v swift >/dev/null 2>&1 || { echo "Swift 6.1 or newer is needed: https://swift.org/install" >&2; exit 1; }

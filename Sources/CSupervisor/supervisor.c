@@ -1,5 +1,6 @@
-// The supervised spawn behind ProcessSupervisor. Everything after fork() in the supervisor and in
-// the command's child uses only async-signal-safe calls: the caller is a multi-threaded Swift process.
+// The supervisor behind ProcessSupervisor. Everything that runs in the supervisor process (a fork of
+// a multi-threaded Swift program) and in a command's child before exec uses only async-signal-safe
+// calls and memory reserved before the fork.
 #define _GNU_SOURCE
 #include "supervisor.h"
 
@@ -16,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 #if defined(__linux__)
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #ifndef SYS_close_range
@@ -23,20 +25,18 @@
 #endif
 #endif
 
-#define CONTROL_FD 3
-#define REPORT_FD 4
+#define REQUEST_FD 3
+#define CONTROL_FD 4
+#define REPORT_FD 5
 #define PARENT_CHECK_MS 250
 #define DRAIN_AFTER_KILL_MS 200
+#define MAX_REQUEST (4 * 1024 * 1024)
+#define MAX_STRINGS 16384
+#define MAX_TAIL (1024 * 1024)
+#define WIRE_MAGIC 0x6f726368u
 
-static int sigchld_pipe_write = -1;
-
-static void on_sigchld(int sig) {
-    (void)sig;
-    int saved = errno;
-    char byte = 'c';
-    (void)write(sigchld_pipe_write, &byte, 1);
-    errno = saved;
-}
+// ---------------------------------------------------------------------------------------------
+// Small helpers (async-signal-safe).
 
 static int64_t now_ms(void) {
     struct timespec ts;
@@ -51,9 +51,9 @@ static void close_from(int lowest, int max_fd) {
     for (int fd = lowest; fd < max_fd; fd++) close(fd);
 }
 
-static int set_cloexec(int fd) {
+static void set_cloexec(int fd) {
     int flags = fcntl(fd, F_GETFD);
-    return flags < 0 ? -1 : fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+    if (flags >= 0) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
 }
 
 static int make_pipe(int fds[2]) {
@@ -76,37 +76,17 @@ static void write_all(int fd, const void *data, size_t length) {
     }
 }
 
-/// One captured stream: the first `head` bytes go straight to the file, the last `tail` bytes
-/// stay in a ring until the end, everything between is counted and dropped.
-typedef struct {
-    int pipe_fd;
-    int file_fd;
-    int64_t head;
-    int64_t tail;
-    char *ring;
-    int64_t total;
-    int64_t ring_used;   // bytes seen after the head
-} capture;
-
-static void capture_bytes(capture *c, const char *data, int64_t length) {
-    c->total += length;
-    if (c->file_fd < 0) return;
-    int64_t written_so_far = c->total - length;
-    if (written_so_far < c->head) {
-        int64_t to_head = c->head - written_so_far;
-        if (to_head > length) to_head = length;
-        write_all(c->file_fd, data, (size_t)to_head);
-        data += to_head;
-        length -= to_head;
+/// Reads exactly `length` bytes. Returns 0, or -1 on end of file or error.
+static int read_full(int fd, void *data, size_t length) {
+    char *bytes = data;
+    size_t have = 0;
+    while (have < length) {
+        ssize_t n = read(fd, bytes + have, length - have);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1;
+        have += (size_t)n;
     }
-    if (length <= 0 || c->tail <= 0 || c->ring == NULL) {
-        c->ring_used += length;
-        return;
-    }
-    for (int64_t i = 0; i < length; i++) {
-        c->ring[(c->ring_used + i) % c->tail] = data[i];
-    }
-    c->ring_used += length;
+    return 0;
 }
 
 static int format_decimal(char *out, int64_t value) {
@@ -121,59 +101,115 @@ static int format_decimal(char *out, int64_t value) {
     return n;
 }
 
-static void capture_finish(capture *c) {
+// ---------------------------------------------------------------------------------------------
+// The request on the wire: a header, then NUL-terminated strings (executable, argv, envp, and the
+// optional working directory, stdout path and stderr path).
+
+typedef struct {
+    uint32_t magic;
+    uint32_t length;       // bytes of strings after the header
+    int64_t head, tail, timeout_ms, grace_ms;
+    int32_t uid, gid;
+    uint32_t argc, envc;
+    uint8_t has_cwd, has_stdout, has_stderr, reserved;
+} wire_header;
+
+/// One captured stream: the first `head` bytes go to the file, the last `tail` bytes stay in a ring
+/// until the end, everything between is counted and dropped. The file is created on the first byte.
+typedef struct {
+    int pipe_fd;
+    int file_fd;
+    const char *path;
+    int64_t head, tail;
+    char *ring;
+    int64_t total;
+    int64_t ring_used;   // bytes seen after the head
+} capture;
+
+static void capture_open(capture *c) {
+    if (c->file_fd >= 0 || c->path == NULL) return;
+    c->file_fd = open(c->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (c->file_fd < 0) c->path = NULL;  // cannot write it: count only
+}
+
+static void capture_bytes(capture *c, const char *data, int64_t length) {
+    c->total += length;
+    capture_open(c);
     if (c->file_fd < 0) return;
-    if (c->ring_used > 0 && c->tail > 0 && c->ring != NULL) {
+    int64_t before = c->total - length;
+    if (before < c->head) {
+        int64_t to_head = c->head - before;
+        if (to_head > length) to_head = length;
+        write_all(c->file_fd, data, (size_t)to_head);
+        data += to_head;
+        length -= to_head;
+    }
+    if (length <= 0) return;
+    if (c->tail > 0) {
+        for (int64_t i = 0; i < length; i++) c->ring[(c->ring_used + i) % c->tail] = data[i];
+    }
+    c->ring_used += length;
+}
+
+static void capture_finish(capture *c) {
+    if (c->file_fd >= 0 && c->ring_used > 0) {
         int64_t kept = c->ring_used < c->tail ? c->ring_used : c->tail;
         int64_t omitted = c->ring_used - kept;
         if (omitted > 0) {
+            static const char prefix[] = "\n[orchestrate: ";
+            static const char suffix[] = " bytes omitted]\n";
             char marker[96];
-            const char *prefix = "\n[orchestrate: ";
-            const char *suffix = " bytes omitted]\n";
             int n = 0;
-            memcpy(marker + n, prefix, strlen(prefix));
-            n += (int)strlen(prefix);
+            memcpy(marker, prefix, sizeof(prefix) - 1);
+            n += (int)sizeof(prefix) - 1;
             n += format_decimal(marker + n, omitted);
-            memcpy(marker + n, suffix, strlen(suffix));
-            n += (int)strlen(suffix);
+            memcpy(marker + n, suffix, sizeof(suffix) - 1);
+            n += (int)sizeof(suffix) - 1;
             write_all(c->file_fd, marker, (size_t)n);
         }
-        int64_t start = c->ring_used - kept;
-        for (int64_t i = 0; i < kept; i++) {
-            char byte = c->ring[(start + i) % c->tail];
-            // Small writes are rare here (only the tail of an oversized stream); keep it simple.
-            write_all(c->file_fd, &byte, 1);
-        }
+        int64_t start = (c->ring_used - kept) % (c->tail > 0 ? c->tail : 1);
+        int64_t first = kept < c->tail - start ? kept : c->tail - start;
+        if (first > 0) write_all(c->file_fd, c->ring + start, (size_t)first);
+        if (kept - first > 0) write_all(c->file_fd, c->ring, (size_t)(kept - first));
     }
-    close(c->file_fd);
+    if (c->file_fd >= 0) close(c->file_fd);
+    if (c->pipe_fd >= 0) close(c->pipe_fd);
     c->file_fd = -1;
+    c->pipe_fd = -1;
 }
 
-static int open_capture_file(const char *path) {
-    if (path == NULL) return -1;
-    return open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+// ---------------------------------------------------------------------------------------------
+// The supervisor process.
+
+static int sigchld_pipe_write = -1;
+static char request_buffer[MAX_REQUEST];
+static char *string_table[MAX_STRINGS];
+static char out_ring[MAX_TAIL], err_ring[MAX_TAIL];
+#if defined(__linux__)
+static char child_stack[64 * 1024] __attribute__((aligned(16)));
+#endif
+
+static void on_sigchld(int sig) {
+    (void)sig;
+    int saved = errno;
+    char byte = 'c';
+    (void)write(sigchld_pipe_write, &byte, 1);
+    errno = saved;
 }
 
-static void report_and_exit(int32_t kind, int32_t value, pid_t pid, const capture *out, const capture *err) {
-    orch_report report;
-    memset(&report, 0, sizeof(report));
-    report.kind = kind;
-    report.value = value;
-    report.pid = (int32_t)pid;
-    report.stdout_bytes = out ? out->total : 0;
-    report.stderr_bytes = err ? err->total : 0;
-    write_all(REPORT_FD, &report, sizeof(report));
-    _exit(0);
-}
+typedef struct {
+    const char *executable;
+    char *const *argv;
+    char *const *envp;
+    const char *cwd;
+    int stdout_fd, stderr_fd, error_fd;
+    int32_t uid, gid;
+} child_setup;
 
-static int32_t status_value(int status) {
-    if (WIFEXITED(status)) return WEXITSTATUS(status);
-    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-    return -1;
-}
-
-static void exec_child(const orch_spawn_request *request, int out_write, int err_write, int error_pipe) {
-    // Ignored signals stay ignored across exec: give the command default dispositions.
+/// In the command's child, before exec. With CLONE_VM it runs on `child_stack` while the supervisor waits.
+static int exec_child(void *argument) {
+    const child_setup *setup = argument;
+    // Ignored signals stay ignored across exec: give the command default dispositions and mask.
     struct sigaction defaults;
     memset(&defaults, 0, sizeof(defaults));
     defaults.sa_handler = SIG_DFL;
@@ -185,26 +221,53 @@ static void exec_child(const orch_spawn_request *request, int out_write, int err
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     setpgid(0, 0);
-
     int null_fd = open("/dev/null", O_RDWR);
-    if (null_fd < 0) goto fail;
-    if (out_write < 0) out_write = null_fd;
-    if (err_write < 0) err_write = null_fd;
-    if (dup2(null_fd, STDIN_FILENO) < 0) goto fail;
-    if (dup2(out_write, STDOUT_FILENO) < 0) goto fail;
-    if (dup2(err_write, STDERR_FILENO) < 0) goto fail;
-
-    if (request->gid >= 0) {
-        if (setgroups(0, NULL) != 0) goto fail;
-        if (setgid((gid_t)request->gid) != 0) goto fail;
-    }
-    if (request->uid >= 0 && setuid((uid_t)request->uid) != 0) goto fail;
-    if (request->working_directory != NULL && chdir(request->working_directory) != 0) goto fail;
-    execve(request->executable, request->argv, request->envp);
+    int out = setup->stdout_fd >= 0 ? setup->stdout_fd : null_fd;
+    int err = setup->stderr_fd >= 0 ? setup->stderr_fd : null_fd;
+    if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(err, STDERR_FILENO) < 0) goto fail;
+    if (setup->gid >= 0 && (setgroups(0, NULL) != 0 || setgid((gid_t)setup->gid) != 0)) goto fail;
+    if (setup->uid >= 0 && setuid((uid_t)setup->uid) != 0) goto fail;
+    if (setup->cwd != NULL && chdir(setup->cwd) != 0) goto fail;
+    execve(setup->executable, setup->argv, setup->envp);
 fail:;
     int code = errno;
-    write_all(error_pipe, &code, sizeof(code));
+    write_all(setup->error_fd, &code, sizeof(code));
     _exit(127);
+}
+
+static pid_t start_child(child_setup *setup) {
+#if defined(__linux__)
+    // Like posix_spawn: share the memory (no page tables copied), the supervisor waits until exec.
+    sigset_t all, previous;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, &previous);
+    pid_t pid = clone(exec_child, child_stack + sizeof(child_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, setup);
+    int saved = errno;
+    sigprocmask(SIG_SETMASK, &previous, NULL);
+    errno = saved;
+    return pid;
+#else
+    pid_t pid = fork();
+    if (pid == 0) exec_child(setup);
+    return pid;
+#endif
+}
+
+static void send_report(int32_t kind, int32_t value, pid_t pid, int64_t out_bytes, int64_t err_bytes) {
+    orch_report report;
+    memset(&report, 0, sizeof(report));
+    report.kind = kind;
+    report.value = value;
+    report.pid = (int32_t)pid;
+    report.stdout_bytes = out_bytes;
+    report.stderr_bytes = err_bytes;
+    write_all(REPORT_FD, &report, sizeof(report));
+}
+
+static int32_t status_value(int status) {
+    if (WIFEXITED(status)) return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return -1;
 }
 
 /// Waits (at most 2 s) until the killed group is gone, reaping the descendants that came to us.
@@ -214,118 +277,109 @@ static void reap_group(pid_t group) {
         int status;
         pid_t reaped = waitpid(-1, &status, WNOHANG);
         if (reaped > 0) continue;
-        if (reaped < 0 && errno == ECHILD && kill(-group, 0) != 0) return;
-        if (kill(-group, 0) != 0 && reaped == 0) return;  // what is left escaped the group (setsid)
+        if (kill(-group, 0) != 0) return;  // the group is gone (what is left escaped it with setsid)
         if (now_ms() > deadline) return;
         struct timespec pause = {0, 5 * 1000 * 1000};
         nanosleep(&pause, NULL);
     }
 }
 
-/// The supervisor process. Never returns.
-static void supervise(const orch_spawn_request *request, pid_t parent, int max_fd,
-                      char *out_ring, char *err_ring) {
-    // Signals meant for the terminal's foreground group are the coordinator's business.
-    struct sigaction ignore;
-    memset(&ignore, 0, sizeof(ignore));
-    ignore.sa_handler = SIG_IGN;
-    sigaction(SIGINT, &ignore, NULL);
-    sigaction(SIGTERM, &ignore, NULL);
-    sigaction(SIGHUP, &ignore, NULL);
-    sigaction(SIGQUIT, &ignore, NULL);
-    sigaction(SIGPIPE, &ignore, NULL);
-    sigaction(SIGTSTP, &ignore, NULL);
-    close_from(REPORT_FD + 1, max_fd);
-    // A group of its own: a SIGKILL to the coordinator's group (a CI job cancelled) must leave the
-    // supervisor alive to end the command's group when it sees its parent gone.
-    setpgid(0, 0);
-#if defined(__linux__)
-    // Orphaned descendants come to the supervisor, which reaps them: when it reports, they are gone.
-    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-#endif
+static int parent_alive(pid_t parent, int control_open) {
+    return control_open && getppid() == parent;
+}
 
-    capture out = {.pipe_fd = -1, .file_fd = -1, .head = request->capture_head_bytes,
-                   .tail = request->capture_tail_bytes, .ring = out_ring};
-    capture err = {.pipe_fd = -1, .file_fd = -1, .head = request->capture_head_bytes,
-                   .tail = request->capture_tail_bytes, .ring = err_ring};
-
-    int sigchld_pipe[2], out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, error_pipe[2];
-    if (make_pipe(sigchld_pipe) != 0 || make_pipe(error_pipe) != 0) report_and_exit(ORCH_SPAWN_FAILED, errno, 0, NULL, NULL);
-    fcntl(sigchld_pipe[1], F_SETFL, O_NONBLOCK);
-    sigchld_pipe_write = sigchld_pipe[1];
-    struct sigaction child_action;
-    memset(&child_action, 0, sizeof(child_action));
-    child_action.sa_handler = on_sigchld;
-    child_action.sa_flags = SA_RESTART | SA_NOCLDSTOP;
-    sigaction(SIGCHLD, &child_action, NULL);
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-
-    if (request->stdout_path != NULL) {
-        out.file_fd = open_capture_file(request->stdout_path);
-        if (out.file_fd < 0 || make_pipe(out_pipe) != 0) report_and_exit(ORCH_SPAWN_FAILED, errno, 0, NULL, NULL);
-        out.pipe_fd = out_pipe[0];
+/// Runs one request to its end and reports. Returns 0, or -1 when the caller is gone.
+static int run_request(const wire_header *header, pid_t parent, int *control_open) {
+    // Parse the strings.
+    uint32_t needed = 1 + header->argc + 1 + header->envc + 1;
+    if (needed + 3 > MAX_STRINGS) {
+        send_report(ORCH_SPAWN_FAILED, E2BIG, 0, 0, 0);
+        return 0;
     }
-    if (request->stderr_path != NULL) {
-        err.file_fd = open_capture_file(request->stderr_path);
-        if (err.file_fd < 0 || make_pipe(err_pipe) != 0) report_and_exit(ORCH_SPAWN_FAILED, errno, 0, NULL, NULL);
-        err.pipe_fd = err_pipe[0];
+    char *cursor = request_buffer, *end = request_buffer + header->length;
+    char *strings[3] = {NULL, NULL, NULL};
+    char **argv = string_table + 1;
+    char **envp = argv + header->argc + 1;
+    string_table[0] = cursor;
+    cursor += strlen(cursor) + 1;
+    for (uint32_t i = 0; i < header->argc && cursor < end; i++) { argv[i] = cursor; cursor += strlen(cursor) + 1; }
+    argv[header->argc] = NULL;
+    for (uint32_t i = 0; i < header->envc && cursor < end; i++) { envp[i] = cursor; cursor += strlen(cursor) + 1; }
+    envp[header->envc] = NULL;
+    uint8_t flags[3] = {header->has_cwd, header->has_stdout, header->has_stderr};
+    for (int i = 0; i < 3; i++) {
+        if (flags[i] && cursor < end) { strings[i] = cursor; cursor += strlen(cursor) + 1; }
     }
 
-    pid_t leader = fork();
-    if (leader < 0) report_and_exit(ORCH_SPAWN_FAILED, errno, 0, NULL, NULL);
-    if (leader == 0) exec_child(request, out_pipe[1], err_pipe[1], error_pipe[1]);
-    setpgid(leader, leader);  // both sides set it: no window where the group does not exist yet
+    int64_t tail = header->tail > MAX_TAIL ? MAX_TAIL : (header->tail < 0 ? 0 : header->tail);
+    capture out = {.pipe_fd = -1, .file_fd = -1, .path = strings[1], .head = header->head, .tail = tail, .ring = out_ring};
+    capture err = {.pipe_fd = -1, .file_fd = -1, .path = strings[2], .head = header->head, .tail = tail, .ring = err_ring};
+    int out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, error_pipe[2] = {-1, -1};
+    if ((out.path && make_pipe(out_pipe) != 0) || (err.path && make_pipe(err_pipe) != 0) || make_pipe(error_pipe) != 0) {
+        int code = errno;
+        for (int i = 0; i < 2; i++) { if (out_pipe[i] >= 0) close(out_pipe[i]); if (err_pipe[i] >= 0) close(err_pipe[i]); }
+        send_report(ORCH_SPAWN_FAILED, code, 0, 0, 0);
+        return 0;
+    }
+    out.pipe_fd = out_pipe[0];
+    err.pipe_fd = err_pipe[0];
+
+    child_setup setup = {
+        .executable = string_table[0], .argv = argv, .envp = envp, .cwd = strings[0],
+        .stdout_fd = out_pipe[1], .stderr_fd = err_pipe[1], .error_fd = error_pipe[1],
+        .uid = header->uid, .gid = header->gid,
+    };
+    pid_t leader = start_child(&setup);
+    int spawn_errno = errno;
     if (out_pipe[1] >= 0) close(out_pipe[1]);
     if (err_pipe[1] >= 0) close(err_pipe[1]);
     close(error_pipe[1]);
-
-    int exec_errno = 0;
-    ssize_t got;
-    do { got = read(error_pipe[0], &exec_errno, sizeof(exec_errno)); } while (got < 0 && errno == EINTR);
-    close(error_pipe[0]);
-    if (got == (ssize_t)sizeof(exec_errno)) {
-        waitpid(leader, NULL, 0);
-        report_and_exit(ORCH_SPAWN_FAILED, exec_errno, leader, NULL, NULL);
+    if (leader < 0) {
+        close(error_pipe[0]);
+        capture_finish(&out);
+        capture_finish(&err);
+        send_report(ORCH_SPAWN_FAILED, spawn_errno, 0, 0, 0);
+        return 0;
     }
-    orch_report started;
-    memset(&started, 0, sizeof(started));
-    started.kind = ORCH_STARTED;
-    started.pid = (int32_t)leader;
-    write_all(REPORT_FD, &started, sizeof(started));
+    setpgid(leader, leader);  // both sides set it: no window where the group does not exist yet
+    int exec_errno = 0;
+    int failed = read_full(error_pipe[0], &exec_errno, sizeof(exec_errno)) == 0;
+    close(error_pipe[0]);
+    if (failed) {
+        waitpid(leader, NULL, 0);
+        capture_finish(&out);
+        capture_finish(&err);
+        send_report(ORCH_SPAWN_FAILED, exec_errno, leader, 0, 0);
+        return 0;
+    }
+    send_report(ORCH_STARTED, 0, leader, 0, 0);
 
     int64_t start = now_ms();
-    int64_t timeout_at = request->timeout_ms > 0 ? start + request->timeout_ms : -1;
-    int64_t kill_at = -1;          // when SIGKILL goes to the group
-    int64_t drain_until = -1;      // after the group is gone, how long to keep reading pipes
-    int leader_done = 0, leader_status = 0;
-    int timed_out = 0, terminated = 0, control_open = 1;
+    int64_t timeout_at = header->timeout_ms > 0 ? start + header->timeout_ms : -1;
+    int64_t kill_at = -1, drain_until = -1;
+    int leader_done = 0, leader_status = 0, timed_out = 0, terminated = 0;
     char buffer[16384];
 
     for (;;) {
         if (leader_done && out.pipe_fd < 0 && err.pipe_fd < 0) break;
         int64_t now = now_ms();
         if (drain_until >= 0 && now >= drain_until) break;
-
         if (!leader_done && timeout_at >= 0 && now >= timeout_at && !timed_out && !terminated) {
             timed_out = 1;
             kill(-leader, SIGTERM);
-            kill_at = now + request->grace_ms;
+            kill_at = now + header->grace_ms;
         }
         if (kill_at >= 0 && now >= kill_at) {
             kill(-leader, SIGKILL);
             kill_at = -1;
             if (leader_done && drain_until < 0) drain_until = now + DRAIN_AFTER_KILL_MS;
         }
-        if (control_open && getppid() != parent) {
-            // The coordinator is gone: nobody will ever read a result. End the group.
-            control_open = 0;
-            if (!terminated) {
-                terminated = 1;
-                kill(-leader, SIGTERM);
-                kill_at = now + request->grace_ms;
-            }
+        if (*control_open && !parent_alive(parent, *control_open)) *control_open = 0;
+        if (!*control_open && !terminated && !leader_done) {
+            // The caller is gone: nobody will read a result. End the group.
+            terminated = 1;
+            kill(-leader, SIGTERM);
+            kill_at = now + header->grace_ms;
         }
 
         int64_t wait_ms = PARENT_CHECK_MS;
@@ -335,40 +389,39 @@ static void supervise(const orch_spawn_request *request, pid_t parent, int max_f
         if (wait_ms < 0) wait_ms = 0;
 
         struct pollfd fds[4];
-        int count = 0;
-        int control_index = -1, out_index = -1, err_index = -1;
-        fds[count].fd = sigchld_pipe[0]; fds[count].events = POLLIN; count++;
-        if (control_open) { control_index = count; fds[count].fd = CONTROL_FD; fds[count].events = POLLIN; count++; }
+        int count = 0, control_index = -1, out_index = -1, err_index = -1;
+        fds[count].fd = REPORT_FD + 1; fds[count].events = POLLIN; count++;  // the SIGCHLD pipe
+        if (*control_open) { control_index = count; fds[count].fd = CONTROL_FD; fds[count].events = POLLIN; count++; }
         if (out.pipe_fd >= 0) { out_index = count; fds[count].fd = out.pipe_fd; fds[count].events = POLLIN; count++; }
         if (err.pipe_fd >= 0) { err_index = count; fds[count].fd = err.pipe_fd; fds[count].events = POLLIN; count++; }
         int ready = poll(fds, (nfds_t)count, (int)wait_ms);
         if (ready < 0 && errno != EINTR) break;
-        if (ready <= 0) continue;
-
-        if (fds[0].revents) {
-            char drain[64];
-            (void)read(sigchld_pipe[0], drain, sizeof(drain));
-        }
-        if (control_index >= 0 && fds[control_index].revents) {
-            char byte = 0;
-            ssize_t n = read(CONTROL_FD, &byte, 1);
-            if (n <= 0) control_open = 0;   // the coordinator died: end the group
-            if ((n <= 0 || byte == 'T') && !terminated && !leader_done) {
-                terminated = 1;
-                kill(-leader, SIGTERM);
-                kill_at = now_ms() + request->grace_ms;
+        if (ready > 0) {
+            if (fds[0].revents) {
+                char drain[64];
+                (void)read(REPORT_FD + 1, drain, sizeof(drain));
             }
-        }
-        capture *streams[2] = {&out, &err};
-        int indexes[2] = {out_index, err_index};
-        for (int s = 0; s < 2; s++) {
-            if (indexes[s] < 0 || !fds[indexes[s]].revents) continue;
-            ssize_t n = read(streams[s]->pipe_fd, buffer, sizeof(buffer));
-            if (n > 0) {
-                capture_bytes(streams[s], buffer, n);
-            } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
-                close(streams[s]->pipe_fd);
-                streams[s]->pipe_fd = -1;
+            if (control_index >= 0 && fds[control_index].revents) {
+                char byte = 0;
+                ssize_t n = read(CONTROL_FD, &byte, 1);
+                if (n <= 0) *control_open = 0;
+                if ((n <= 0 || byte == 'T') && !terminated && !leader_done) {
+                    terminated = 1;
+                    kill(-leader, SIGTERM);
+                    kill_at = now_ms() + header->grace_ms;
+                }
+            }
+            capture *streams[2] = {&out, &err};
+            int indexes[2] = {out_index, err_index};
+            for (int s = 0; s < 2; s++) {
+                if (indexes[s] < 0 || !fds[indexes[s]].revents) continue;
+                ssize_t n = read(streams[s]->pipe_fd, buffer, sizeof(buffer));
+                if (n > 0) {
+                    capture_bytes(streams[s], buffer, n);
+                } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+                    close(streams[s]->pipe_fd);
+                    streams[s]->pipe_fd = -1;
+                }
             }
         }
         for (;;) {
@@ -376,17 +429,15 @@ static void supervise(const orch_spawn_request *request, pid_t parent, int max_f
             pid_t reaped = waitpid(-1, &status, WNOHANG);
             if (reaped <= 0) break;
             if (reaped != leader || leader_done) continue;  // an orphaned descendant: reaped, nothing more
-            {
-                leader_done = 1;
-                leader_status = status;
-                // Whatever the leader left behind in its group ends with it.
-                if (kill(-leader, 0) == 0) {
-                    kill(-leader, SIGTERM);
-                    int64_t grace = request->grace_ms < 1000 ? request->grace_ms : 1000;
-                    if (kill_at < 0 || kill_at > now_ms() + grace) kill_at = now_ms() + grace;
-                } else if (drain_until < 0) {
-                    drain_until = now_ms() + DRAIN_AFTER_KILL_MS;
-                }
+            leader_done = 1;
+            leader_status = status;
+            // Whatever the leader left behind in its group ends with it.
+            if (kill(-leader, 0) == 0) {
+                kill(-leader, SIGTERM);
+                int64_t grace = header->grace_ms < 1000 ? header->grace_ms : 1000;
+                if (kill_at < 0 || kill_at > now_ms() + grace) kill_at = now_ms() + grace;
+            } else if (drain_until < 0) {
+                drain_until = now_ms() + DRAIN_AFTER_KILL_MS;
             }
         }
     }
@@ -399,28 +450,82 @@ static void supervise(const orch_spawn_request *request, pid_t parent, int max_f
     else if (terminated) { kind = ORCH_TERMINATED; value = status_value(leader_status); }
     else if (WIFSIGNALED(leader_status)) { kind = ORCH_SIGNALED; value = WTERMSIG(leader_status); }
     else { kind = ORCH_EXITED; value = WEXITSTATUS(leader_status); }
-    report_and_exit(kind, value, leader, &out, &err);
+    send_report(kind, value, leader, out.total, err.total);
+    return *control_open ? 0 : -1;
 }
 
-static int read_report(int fd, orch_report *report) {
-    size_t have = 0;
-    char *bytes = (char *)report;
-    while (have < sizeof(*report)) {
-        ssize_t n = read(fd, bytes + have, sizeof(*report) - have);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) return -1;
-        have += (size_t)n;
+/// The supervisor's main loop. Never returns.
+static void serve(pid_t parent, int max_fd) {
+    // Signals meant for the terminal's foreground group are the coordinator's business.
+    struct sigaction ignore;
+    memset(&ignore, 0, sizeof(ignore));
+    ignore.sa_handler = SIG_IGN;
+    int ignored[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP, SIGUSR1, SIGUSR2};
+    for (size_t i = 0; i < sizeof(ignored) / sizeof(ignored[0]); i++) sigaction(ignored[i], &ignore, NULL);
+    close_from(REPORT_FD + 1, max_fd);
+    // A group of its own: a SIGKILL to the coordinator's group (a cancelled CI job) must leave the
+    // supervisor alive to end the command's group when it sees its parent gone.
+    setpgid(0, 0);
+#if defined(__linux__)
+    // Orphaned descendants come to the supervisor, which reaps them: when it reports, they are gone.
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+#endif
+    int sigchld_pipe[2];
+    if (pipe(sigchld_pipe) != 0) _exit(1);
+    // The SIGCHLD pipe's read end lives at REPORT_FD + 1, where the poll loop expects it.
+    if (sigchld_pipe[0] != REPORT_FD + 1) {
+        dup2(sigchld_pipe[0], REPORT_FD + 1);
+        close(sigchld_pipe[0]);
     }
-    return 0;
+    set_cloexec(REPORT_FD + 1);
+    set_cloexec(sigchld_pipe[1]);
+    fcntl(sigchld_pipe[1], F_SETFL, O_NONBLOCK);
+    fcntl(REPORT_FD + 1, F_SETFL, O_NONBLOCK);
+    sigchld_pipe_write = sigchld_pipe[1];
+    set_cloexec(REQUEST_FD);
+    set_cloexec(CONTROL_FD);
+    set_cloexec(REPORT_FD);
+    struct sigaction child_action;
+    memset(&child_action, 0, sizeof(child_action));
+    child_action.sa_handler = on_sigchld;
+    child_action.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &child_action, NULL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+
+    int control_open = 1;
+    for (;;) {
+        struct pollfd fds[2] = {{.fd = CONTROL_FD, .events = POLLIN}, {.fd = REQUEST_FD, .events = POLLIN}};
+        int ready = poll(fds, 2, PARENT_CHECK_MS);
+        if (getppid() != parent) _exit(0);
+        if (ready < 0 && errno != EINTR) _exit(1);
+        if (ready <= 0) continue;
+        if (fds[0].revents) {
+            // A stale 'T' for a command that already ended, or the caller closed the pipe.
+            char drain[64];
+            if (read(CONTROL_FD, drain, sizeof(drain)) <= 0) _exit(0);
+        }
+        if (!fds[1].revents) continue;
+        wire_header header;
+        if (read_full(REQUEST_FD, &header, sizeof(header)) != 0) _exit(0);
+        if (header.magic != WIRE_MAGIC || header.length > MAX_REQUEST || header.length == 0) _exit(2);
+        if (read_full(REQUEST_FD, request_buffer, header.length) != 0) _exit(0);
+        request_buffer[header.length - 1] = '\0';
+        if (run_request(&header, parent, &control_open) != 0) _exit(0);
+    }
 }
 
-int orch_spawn(const orch_spawn_request *request, orch_spawn_handle *handle) {
-    int control[2], report[2];
-    if (make_pipe(control) != 0) return errno;
+// ---------------------------------------------------------------------------------------------
+// The caller's side.
+
+int orch_supervisor_start(orch_supervisor *supervisor) {
+    int request[2], control[2], report[2];
+    if (make_pipe(request) != 0) return errno;
+    if (make_pipe(control) != 0) { int code = errno; close(request[0]); close(request[1]); return code; }
     if (make_pipe(report) != 0) {
         int code = errno;
-        close(control[0]);
-        close(control[1]);
+        close(request[0]); close(request[1]); close(control[0]); close(control[1]);
         return code;
     }
     struct rlimit limit;
@@ -428,72 +533,95 @@ int orch_spawn(const orch_spawn_request *request, orch_spawn_handle *handle) {
     if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY && limit.rlim_cur < (rlim_t)max_fd) {
         max_fd = (int)limit.rlim_cur;
     }
-    char *out_ring = NULL, *err_ring = NULL;
-    if (request->capture_tail_bytes > 0) {
-        out_ring = malloc((size_t)request->capture_tail_bytes);
-        err_ring = malloc((size_t)request->capture_tail_bytes);
-    }
     pid_t parent = getpid();
-    pid_t supervisor = fork();
-    if (supervisor < 0) {
+    pid_t pid = fork();
+    if (pid < 0) {
         int code = errno;
-        close(control[0]); close(control[1]); close(report[0]); close(report[1]);
-        free(out_ring); free(err_ring);
+        close(request[0]); close(request[1]); close(control[0]); close(control[1]); close(report[0]); close(report[1]);
         return code;
     }
-    if (supervisor == 0) {
-        // Move the two descriptors the supervisor keeps to 3 and 4, then close everything else.
-        int control_read = control[0], report_write = report[1];
-        if (report_write == CONTROL_FD) report_write = dup(report_write);
-        if (control_read != CONTROL_FD) dup2(control_read, CONTROL_FD);
-        if (report_write != REPORT_FD) dup2(report_write, REPORT_FD);
-        supervise(request, parent, max_fd, out_ring, err_ring);
+    if (pid == 0) {
+        // Move the three descriptors the supervisor keeps to 3, 4 and 5 (above anything they may sit on).
+        int keep[3] = {request[0], control[0], report[1]};
+        for (int i = 0; i < 3; i++) keep[i] = fcntl(keep[i], F_DUPFD, 64);
+        for (int i = 0; i < 3; i++) dup2(keep[i], REQUEST_FD + i);
+        serve(parent, max_fd);
         _exit(0);
     }
-    free(out_ring);
-    free(err_ring);
+    close(request[0]);
     close(control[0]);
     close(report[1]);
-    handle->supervisor_pid = supervisor;
-    handle->control_fd = control[1];
-    handle->report_fd = report[0];
-    handle->leader_pid = 0;
-    orch_report first;
-    memset(&first, 0, sizeof(first));
-    int got = read_report(report[0], &first);
-    if (got == 0 && first.kind == ORCH_STARTED) {
-        handle->leader_pid = first.pid;
-    } else {
-        // No command runs: keep the reason for orch_wait as a negative errno.
-        int code = (got == 0 && first.kind == ORCH_SPAWN_FAILED && first.value > 0) ? first.value : EIO;
-        handle->leader_pid = -code;
+    supervisor->pid = pid;
+    supervisor->request_fd = request[1];
+    supervisor->control_fd = control[1];
+    supervisor->report_fd = report[0];
+    return 0;
+}
+
+int orch_supervisor_submit(orch_supervisor *supervisor, const orch_spawn_request *request, orch_report *first) {
+    memset(first, 0, sizeof(*first));
+    wire_header header;
+    memset(&header, 0, sizeof(header));
+    header.magic = WIRE_MAGIC;
+    header.head = request->capture_head_bytes;
+    header.tail = request->capture_tail_bytes;
+    header.timeout_ms = request->timeout_ms;
+    header.grace_ms = request->grace_ms;
+    header.uid = request->uid;
+    header.gid = request->gid;
+    size_t length = strlen(request->executable) + 1;
+    for (char *const *p = request->argv; *p; p++) { header.argc++; length += strlen(*p) + 1; }
+    for (char *const *p = request->envp; *p; p++) { header.envc++; length += strlen(*p) + 1; }
+    const char *optional[3] = {request->working_directory, request->stdout_path, request->stderr_path};
+    for (int i = 0; i < 3; i++) if (optional[i]) length += strlen(optional[i]) + 1;
+    header.has_cwd = optional[0] != NULL;
+    header.has_stdout = optional[1] != NULL;
+    header.has_stderr = optional[2] != NULL;
+    if (length > MAX_REQUEST) return E2BIG;
+    header.length = (uint32_t)length;
+    char *message = malloc(sizeof(header) + length);
+    if (message == NULL) return ENOMEM;
+    memcpy(message, &header, sizeof(header));
+    char *cursor = message + sizeof(header);
+#define APPEND(s) do { size_t n = strlen(s) + 1; memcpy(cursor, (s), n); cursor += n; } while (0)
+    APPEND(request->executable);
+    // argv[0] is the program name as given; the supervisor passes argv whole.
+    for (char *const *p = request->argv; *p; p++) APPEND(*p);
+    for (char *const *p = request->envp; *p; p++) APPEND(*p);
+    for (int i = 0; i < 3; i++) if (optional[i]) APPEND(optional[i]);
+#undef APPEND
+    write_all(supervisor->request_fd, message, sizeof(header) + length);
+    free(message);
+    if (read_full(supervisor->report_fd, first, sizeof(*first)) != 0) return EPIPE;
+    return 0;
+}
+
+int orch_supervisor_wait(orch_supervisor *supervisor, orch_report *report) {
+    memset(report, 0, sizeof(*report));
+    if (read_full(supervisor->report_fd, report, sizeof(*report)) != 0) {
+        report->kind = ORCH_SIGNALED;
+        report->value = SIGKILL;
+        return -1;
     }
     return 0;
 }
 
-int orch_wait(orch_spawn_handle *handle, orch_report *report) {
-    memset(report, 0, sizeof(*report));
-    int result = 0;
-    if (handle->leader_pid < 0) {
-        report->kind = ORCH_SPAWN_FAILED;
-        report->value = -handle->leader_pid;
-    } else if (read_report(handle->report_fd, report) != 0) {
-        report->kind = ORCH_SIGNALED;
-        report->value = SIGKILL;
-        report->pid = handle->leader_pid;
-        result = -1;
-    }
-    int status;
-    while (waitpid(handle->supervisor_pid, &status, 0) < 0 && errno == EINTR) {}
-    close(handle->report_fd);
-    close(handle->control_fd);
-    handle->report_fd = -1;
-    handle->control_fd = -1;
-    return result;
+void orch_supervisor_terminate(const orch_supervisor *supervisor) {
+    if (supervisor->control_fd < 0) return;
+    char byte = 'T';
+    (void)write(supervisor->control_fd, &byte, 1);
 }
 
-void orch_terminate(const orch_spawn_handle *handle) {
-    if (handle->control_fd < 0) return;
-    char byte = 'T';
-    (void)write(handle->control_fd, &byte, 1);
+void orch_supervisor_stop(orch_supervisor *supervisor) {
+    if (supervisor->request_fd >= 0) close(supervisor->request_fd);
+    supervisor->request_fd = -1;
+    if (supervisor->pid > 0) {
+        int status;
+        while (waitpid(supervisor->pid, &status, 0) < 0 && errno == EINTR) {}
+    }
+    supervisor->pid = 0;
+    if (supervisor->control_fd >= 0) close(supervisor->control_fd);
+    if (supervisor->report_fd >= 0) close(supervisor->report_fd);
+    supervisor->control_fd = -1;
+    supervisor->report_fd = -1;
 }

@@ -84,6 +84,11 @@ public final class Coordinator: Sendable {
     private func runSlot(_ slot: Int, port: PortLease) async throws {
         let worker = WorkerIdentity(host: configuration.host, pid: getpid(), slot: slot)
         let runner = AttemptRunner(configuration: configuration)
+        let folder = "\(configuration.attemptsDirectory)/\(configuration.runID.uuidString.lowercased())/.slots/\(slot)"
+        let resources = SlotResources(
+            number: slot, portLease: port, supervisor: try Supervisor(), home: "\(folder)/home", temporary: "\(folder)/tmp"
+        )
+        defer { resources.supervisor.shutdown() }
         while !isStopping {
             guard let claimed = try await retrying("claim", { try await self.queue.claim(runID: self.configuration.runID, worker: worker, port: port.port) }) else {
                 if try await retrying("count", { try await self.queue.counts(runID: self.configuration.runID) }).isDrained { return }
@@ -97,7 +102,7 @@ public final class Coordinator: Sendable {
             }
             state.withLock { $0.tokens[slot] = claimed.leaseToken }
             onEvent(.attemptStarted(slot: slot, attempt: claimed))
-            let (result, reason) = await runner.run(claimed, slot: slot, port: port.port) { process in
+            let (result, reason) = await runner.run(claimed, slot: resources) { process in
                 let stopNow = state.withLock { state -> Bool in
                     state.processes[slot] = process
                     return state.stopping

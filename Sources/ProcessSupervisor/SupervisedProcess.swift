@@ -12,25 +12,97 @@ import Darwin
 /// ```swift
 /// let termination = try await SupervisedProcess.run(.shell("make check", environment: env))
 /// ```
-/// Cancelling the calling task ends the command's whole process group (SIGTERM, then SIGKILL).
+/// Cancelling the waiting task ends the command's whole process group (SIGTERM, then SIGKILL).
 public final class SupervisedProcess: Sendable {
     /// The leader's pid, which is also the process group id; `nil` when nothing started.
     public let pid: Int32?
-    private let handle: Mutex<orch_spawn_handle>
-    private let finished = Atomic<Bool>(false)
+    private let supervisor: Supervisor
+    private let ownsSupervisor: Bool
+    /// Set when the command never started: the wait returns it at once.
+    private let failure: Termination?
 
-    private init(handle: orch_spawn_handle) {
-        self.pid = handle.leader_pid > 0 ? handle.leader_pid : nil
-        self.handle = Mutex(handle)
+    init(supervisor: Supervisor, owns: Bool, first: orch_report) {
+        self.supervisor = supervisor
+        self.ownsSupervisor = owns
+        if first.kind == Int32(ORCH_STARTED) {
+            pid = first.pid
+            failure = nil
+        } else {
+            pid = nil
+            failure = Termination(reason: .spawnFailed(errno: first.value), pid: first.pid)
+        }
     }
 
-    /// Starts `command`. Throws ``SupervisorError`` when the supervisor itself cannot start;
-    /// a command that cannot be executed starts and ends with ``Termination/Reason/spawnFailed(errno:)``.
+    /// Starts `command` under a supervisor of its own, which exits with the command.
+    /// Throws ``SupervisorError`` when no supervisor can be started; a command that cannot be
+    /// executed starts and ends with ``Termination/Reason/spawnFailed(errno:)``.
     public static func launch(_ command: SupervisedCommand) throws(SupervisorError) -> SupervisedProcess {
+        let supervisor = try Supervisor()
+        let process = try supervisor.launch(command, owns: true)
+        supervisor.finishAfterCurrent()
+        return process
+    }
+
+    /// Runs `command` to its end.
+    public static func run(_ command: SupervisedCommand) async throws(SupervisorError) -> Termination {
+        await (try launch(command)).wait()
+    }
+
+    /// Waits for the end of the command. Cancelling the waiting task ends the process group.
+    public func wait() async -> Termination {
+        if let failure {
+            if ownsSupervisor { supervisor.shutdown() }
+            return failure
+        }
+        let termination = await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Termination, Never>) in
+                let supervisor = self.supervisor
+                spawnBlockingThread {
+                    continuation.resume(returning: supervisor.blockingWait())
+                }
+            }
+        } onCancel: {
+            self.terminate()
+        }
+        if ownsSupervisor { supervisor.shutdown() }
+        return termination
+    }
+
+    /// Ends the command's process group: SIGTERM now, SIGKILL after the grace period.
+    public func terminate() {
+        supervisor.terminateCurrent()
+    }
+}
+
+/// A supervisor process that runs commands one after another (one at a time), so that a worker slot
+/// pays for forking the coordinator once, not per attempt.
+public final class Supervisor: Sendable {
+    private let handle: Mutex<orch_supervisor>
+    private let running = Atomic<Bool>(false)
+
+    /// Forks the supervisor process.
+    public init() throws(SupervisorError) {
         ignoreSIGPIPEOnce
+        var supervisor = orch_supervisor()
+        let code = orch_supervisor_start(&supervisor)
+        guard code == 0 else { throw SupervisorError(code: .launchFailed, errno: code, executable: "the supervisor") }
+        handle = Mutex(supervisor)
+    }
+
+    deinit {
+        shutdown()
+    }
+
+    /// Starts `command`; the previous one must have ended (its ``SupervisedProcess/wait()`` returned).
+    public func launch(_ command: SupervisedCommand) throws(SupervisorError) -> SupervisedProcess {
+        try launch(command, owns: false)
+    }
+
+    func launch(_ command: SupervisedCommand, owns: Bool) throws(SupervisorError) -> SupervisedProcess {
         let argv = [command.executable] + command.arguments
-        let envp = command.environment.map { "\($0.key)=\($0.value)" }.sorted()
-        var handle = orch_spawn_handle()
+        let envp = command.environment.map { "\($0.key)=\($0.value)" }
+        var supervisor = handle.withLock { $0 }
+        var first = orch_report()
         let code: Int32 = withCStrings(argv) { argvPointer in
             withCStrings(envp) { envpPointer in
                 withOptionalCString(command.workingDirectory) { cwd in
@@ -50,7 +122,7 @@ public final class SupervisedProcess: Sendable {
                                 request.grace_ms = Int64(command.grace.milliseconds)
                                 request.uid = command.user.map { Int32(bitPattern: $0.uid) } ?? -1
                                 request.gid = command.user.map { Int32(bitPattern: $0.gid) } ?? -1
-                                return orch_spawn(&request, &handle)
+                                return orch_supervisor_submit(&supervisor, &request, &first)
                             }
                         }
                     }
@@ -60,47 +132,16 @@ public final class SupervisedProcess: Sendable {
         guard code == 0 else {
             throw SupervisorError(code: .launchFailed, errno: code, executable: command.executable)
         }
-        return SupervisedProcess(handle: handle)
+        running.store(first.kind == Int32(ORCH_STARTED), ordering: .releasing)
+        return SupervisedProcess(supervisor: self, owns: owns, first: first)
     }
 
-    /// Runs `command` to its end.
-    public static func run(_ command: SupervisedCommand) async throws(SupervisorError) -> Termination {
-        let process = try launch(command)
-        return await process.wait()
-    }
-
-    /// Waits for the end of the command. Cancelling the waiting task ends the process group.
-    public func wait() async -> Termination {
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Termination, Never>) in
-                let box = HandleBox(process: self)
-                spawnBlockingThread {
-                    continuation.resume(returning: box.process.blockingWait())
-                }
-            }
-        } onCancel: {
-            self.terminate()
-        }
-    }
-
-    /// Ends the command's process group: SIGTERM now, SIGKILL after the grace period.
-    public func terminate() {
-        handle.withLock { handle in
-            guard !finished.load(ordering: .acquiring) else { return }
-            orch_terminate(&handle)
-        }
-    }
-
-    private func blockingWait() -> Termination {
-        // The report fd is only read here, once; control writes happen under the lock.
-        var copy = handle.withLock { $0 }
+    /// Blocks until the running command's final report.
+    fileprivate func blockingWait() -> Termination {
+        var supervisor = handle.withLock { $0 }
         var report = orch_report()
-        _ = orch_wait(&copy, &report)
-        handle.withLock { handle in
-            finished.store(true, ordering: .releasing)
-            handle.control_fd = -1
-            handle.report_fd = -1
-        }
+        _ = orch_supervisor_wait(&supervisor, &report)
+        running.store(false, ordering: .releasing)
         let reason: Termination.Reason
         switch report.kind {
         case Int32(ORCH_EXITED): reason = .exited(report.value)
@@ -111,11 +152,29 @@ public final class SupervisedProcess: Sendable {
         }
         return Termination(reason: reason, pid: report.pid, stdoutBytes: report.stdout_bytes, stderrBytes: report.stderr_bytes)
     }
-}
 
-private struct HandleBox: @unchecked Sendable {
-    // Safe: SupervisedProcess is Sendable; the box only carries it into the waiting thread.
-    let process: SupervisedProcess
+    fileprivate func terminateCurrent() {
+        handle.withLock { supervisor in
+            guard running.load(ordering: .acquiring) else { return }
+            orch_supervisor_terminate(&supervisor)
+        }
+    }
+
+    /// Lets the supervisor exit once the running command has ended.
+    fileprivate func finishAfterCurrent() {
+        handle.withLock { supervisor in
+            if supervisor.request_fd >= 0 { close(supervisor.request_fd) }
+            supervisor.request_fd = -1
+        }
+    }
+
+    /// Lets the supervisor exit and reaps it. Waits for a running command to end.
+    public func shutdown() {
+        handle.withLock { supervisor in
+            guard supervisor.pid > 0 else { return }
+            orch_supervisor_stop(&supervisor)
+        }
+    }
 }
 
 private let ignoreSIGPIPEOnce: Void = {

@@ -59,19 +59,20 @@ struct RunCommandTests {
             try directory.write("orchestrate.yml", """
                 workers: 2
                 suite:
-                  command: "env > $ORCHESTRATE_ARTIFACTS_DIR/env.txt; pwd > $ORCHESTRATE_ARTIFACTS_DIR/pwd.txt; touch $HOME/dotfile"
+                  command: "env > $ORCHESTRATE_ARTIFACTS_DIR/env.txt; pwd > $ORCHESTRATE_ARTIFACTS_DIR/pwd.txt; ls -A $HOME $TMPDIR > $ORCHESTRATE_ARTIFACTS_DIR/leftovers.txt; touch $HOME/dotfile $TMPDIR/scratch"
                   env: { APP_ENV: test }
                   scenarios:
                     - { id: one, env: { APP_ENV: staging } }
                     - { id: two }
+                    - { id: three }
+                    - { id: four }
                 """)
             let cli = try await cli(directory)
             let run = try await cli.run(["run"])
             #expect(run.exitCode == 0, "\(run.stderr)")
             let runID = try #require(run.stdout.split(separator: " ").dropFirst().first.map(String.init))
-            var homes = Set<String>()
-            for (scenario, appEnv) in [("one", "staging"), ("two", "test")] {
-                let folder = ".orchestrate/runs/\(runID)/\(scenario)/attempt-1/artifacts"
+            for (scenario, appEnv) in [("one", "staging"), ("two", "test"), ("three", "test"), ("four", "test")] {
+                let folder = ".orchestrate/runs/\(runID)/\(scenario)/attempt-1"
                 let lines = directory.read("\(folder)/env.txt").split(separator: "\n").map(String.init)
                 var env: [String: String] = [:]
                 for line in lines { if let eq = line.firstIndex(of: "=") { env[String(line[..<eq])] = String(line[line.index(after: eq)...]) } }
@@ -88,13 +89,14 @@ struct RunCommandTests {
                 #expect(env["ORCHESTRATE_SEED"].flatMap(UInt32.init) != nil)
                 #expect(env["ORCHESTRATE_NOW"]?.hasSuffix("Z") == true)
                 #expect(env["ORCHESTRATE_ARTIFACTS_DIR"]?.hasSuffix(folder) == true)
-                let home = try #require(env["HOME"])
-                #expect(home.contains("/\(scenario)/attempt-1/home"))
-                #expect(env["TMPDIR"]?.contains("/\(scenario)/attempt-1/tmp") == true)
-                homes.insert(home)
+                // HOME and TMPDIR are the slot's, emptied before every attempt: nothing carries over.
+                let worker = try #require(env["ORCHESTRATE_WORKER"])
+                #expect(env["HOME"]?.hasSuffix("/.orchestrate/runs/\(runID)/.slots/\(worker)/home") == true)
+                #expect(env["TMPDIR"]?.hasSuffix("/.orchestrate/runs/\(runID)/.slots/\(worker)/tmp") == true)
+                let leftovers = directory.read("\(folder)/leftovers.txt").split(separator: "\n").filter { !$0.isEmpty && !$0.hasSuffix(":") }
+                #expect(leftovers.isEmpty, "files of an earlier attempt: \(leftovers)")
                 #expect(directory.read("\(folder)/pwd.txt").trimmingCharacters(in: .whitespacesAndNewlines) == directory.path)
             }
-            #expect(homes.count == 2)
         }
     }
 

@@ -6,10 +6,12 @@
 
 /// What to launch and how to watch it.
 ///
-/// The command runs as the leader of a new process group, watched by a small supervisor process
-/// (a fork of the caller that never execs). The supervisor enforces the timeout, captures stdout and
-/// stderr into files bounded to head + tail bytes, ends the whole group when the leader exits, and
-/// ends the whole group when the caller dies (its control pipe closes or its parent changes).
+/// Commands run as the leader of a new process group, watched by a supervisor process: a fork of the
+/// caller, made once and reused for any number of commands one after another, that never execs. It
+/// starts each command without copying the caller's memory (clone with CLONE_VM|CLONE_VFORK on
+/// Linux), enforces the timeout on the whole group, captures stdout and stderr into files bounded to
+/// head + tail bytes (created only when something is written), ends what the leader left behind in
+/// its group, reaps orphaned descendants, and ends the running group when the caller dies.
 typedef struct {
     const char *executable;          ///< absolute path of the program
     char *const *argv;               ///< NULL-terminated
@@ -18,19 +20,20 @@ typedef struct {
     const char *stdout_path;         ///< NULL: discard
     const char *stderr_path;         ///< NULL: discard
     int64_t capture_head_bytes;      ///< bytes kept from the start of each stream
-    int64_t capture_tail_bytes;      ///< bytes kept from the end of each stream
+    int64_t capture_tail_bytes;      ///< bytes kept from the end of each stream (at most 1 MiB)
     int64_t timeout_ms;              ///< <= 0: no timeout
     int64_t grace_ms;                ///< between SIGTERM and SIGKILL to the group
     int32_t uid;                     ///< -1: unchanged (root may run the command as another user)
     int32_t gid;                     ///< -1: unchanged
 } orch_spawn_request;
 
+/// A supervisor process and the pipes to it.
 typedef struct {
-    pid_t supervisor_pid;
-    pid_t leader_pid;    ///< also the process group id of the command
-    int control_fd;      ///< write 'T' to end the group gracefully; closing it ends the group too
-    int report_fd;       ///< the final orch_report arrives here
-} orch_spawn_handle;
+    pid_t pid;
+    int request_fd;   ///< requests go here; closing it lets the supervisor exit when idle
+    int control_fd;   ///< 'T' ends the running command's group; closing it (the caller died) too
+    int report_fd;    ///< STARTED and final reports come from here
+} orch_supervisor;
 
 enum {
     ORCH_STARTED = 0,
@@ -50,15 +53,21 @@ typedef struct {
     int64_t stderr_bytes;   ///< bytes the command wrote to stderr in all
 } orch_report;
 
-/// Launches a supervised command. Returns 0, or an errno value when nothing was started.
-/// On an exec failure the handle is valid and the report says ORCH_SPAWN_FAILED.
-int orch_spawn(const orch_spawn_request *request, orch_spawn_handle *handle);
+/// Forks a supervisor. Returns 0 or an errno value.
+int orch_supervisor_start(orch_supervisor *supervisor);
 
-/// Blocks until the final report arrives, reaps the supervisor and closes the handle's descriptors.
-/// Returns 0, or -1 when the supervisor died without reporting (the report then says ORCH_SIGNALED).
-int orch_wait(orch_spawn_handle *handle, orch_report *report);
+/// Starts a command and waits for the STARTED (or SPAWN_FAILED) report, which it stores in `first`.
+/// Returns 0, or an errno value when the supervisor could not take the request (it is gone).
+int orch_supervisor_submit(orch_supervisor *supervisor, const orch_spawn_request *request, orch_report *first);
 
-/// Asks the supervisor to end the command's process group (SIGTERM, then SIGKILL after the grace).
-void orch_terminate(const orch_spawn_handle *handle);
+/// Blocks until the final report of the running command. Returns 0, or -1 when the supervisor died
+/// (the report then says ORCH_SIGNALED with SIGKILL).
+int orch_supervisor_wait(orch_supervisor *supervisor, orch_report *report);
+
+/// Asks the supervisor to end the running command's group (SIGTERM, then SIGKILL after the grace).
+void orch_supervisor_terminate(const orch_supervisor *supervisor);
+
+/// Lets the supervisor exit, reaps it and closes the pipes.
+void orch_supervisor_stop(orch_supervisor *supervisor);
 
 #endif

@@ -14,35 +14,40 @@ struct AttemptRunner: Sendable {
 
     /// Runs the attempt to its end. Never throws: what goes wrong around the command is an
     /// `infrastructure-error` outcome. `onLaunch` hands out the process so it can be ended early.
-    func run(_ claimed: ClaimedAttempt, slot: Int, port: Int, onLaunch: (SupervisedProcess) -> Void) async -> (AttemptResult, Termination.Reason?) {
+    ///
+    /// The attempt's folder is its artifacts folder (`ORCHESTRATE_ARTIFACTS_DIR`, with `stdout.log` and
+    /// `stderr.log` when the command wrote anything). HOME and TMPDIR belong to the slot and are emptied
+    /// before every attempt, so nothing carries over from one attempt to the next.
+    func run(
+        _ claimed: ClaimedAttempt, slot: SlotResources, onLaunch: (SupervisedProcess) -> Void
+    ) async -> (AttemptResult, Termination.Reason?) {
         let clock = ContinuousClock()
         let start = clock.now
         func elapsed() -> Int64 {
             let (seconds, attoseconds) = (clock.now - start).components
             return seconds * 1000 + attoseconds / 1_000_000_000_000_000
         }
-        let directory = directory(for: claimed)
-        let home = "\(directory)/home", temporary = "\(directory)/tmp", artifacts = "\(directory)/artifacts"
+        let artifacts = directory(for: claimed)
         do {
-            for folder in [home, temporary, artifacts] {
-                try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-            }
+            try Folders.make(artifacts)
+            try Folders.empty(slot.home)
+            try Folders.empty(slot.temporary)
         } catch {
-            return (AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: "cannot create \(directory): \(error.localizedDescription)"), nil)
+            return (AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: "\(error)"), nil)
         }
         var environment = configuration.baseEnvironment
         for (key, value) in claimed.scenario.environment { environment[key] = value }
-        for (key, value) in contract(for: claimed, slot: slot, port: port, artifacts: artifacts) {
+        for (key, value) in contract(for: claimed, slot: slot.number, port: slot.port, artifacts: artifacts) {
             environment[key] = value
             environment["TEST_RUNNER_\(key)"] = value
         }
-        environment["HOME"] = home
-        environment["TMPDIR"] = temporary
+        environment["HOME"] = slot.home
+        environment["TMPDIR"] = slot.temporary
 
         var command = SupervisedCommand.shell(claimed.scenario.command, environment: environment)
         command.workingDirectory = configuration.workingDirectory
-        command.stdoutPath = "\(directory)/stdout.log"
-        command.stderrPath = "\(directory)/stderr.log"
+        command.stdoutPath = "\(artifacts)/stdout.log"
+        command.stderrPath = "\(artifacts)/stderr.log"
         command.captureHeadBytes = configuration.captureBytes / 2
         command.captureTailBytes = configuration.captureBytes / 2
         command.timeout = .milliseconds(claimed.scenario.timeoutMilliseconds)
@@ -50,7 +55,7 @@ struct AttemptRunner: Sendable {
 
         let termination: Termination
         do {
-            let process = try SupervisedProcess.launch(command)
+            let process = try slot.supervisor.launch(command)
             onLaunch(process)
             termination = await process.wait()
         } catch {
@@ -78,11 +83,6 @@ struct AttemptRunner: Sendable {
         case .spawnFailed(let code):
             result.outcome = .infrastructureError
             result.error = "cannot start /bin/sh in \(configuration.workingDirectory): \(String(cString: strerror(code)))"
-        }
-        if result.outcome == .passed {
-            // Private HOME and TMPDIR of a passing attempt are scratch; artifacts and logs stay.
-            try? FileManager.default.removeItem(atPath: home)
-            try? FileManager.default.removeItem(atPath: temporary)
         }
         return (result, termination.reason)
     }

@@ -1,0 +1,30 @@
+import Foundation
+
+/// Folder chores on the attempt path, with plain system calls (they run once per attempt).
+enum Folders {
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Creates `path` and any missing parents.
+    static func make(_ path: String) throws {
+        if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
+        guard errno == ENOENT else { throw Failure(description: "cannot create \(path): \(String(cString: strerror(errno)))") }
+        try make((path as NSString).deletingLastPathComponent)
+        guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
+            throw Failure(description: "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
+    }
+
+    /// Makes `path` an existing, empty folder.
+    static func empty(_ path: String) throws {
+        try make(path)
+        let entries = try FileManager.default.contentsOfDirectory(atPath: path)
+        for entry in entries {
+            let item = "\(path)/\(entry)"
+            // An attempt may leave read-only folders behind; make them writable before removing.
+            chmod(item, 0o755)
+            try FileManager.default.removeItem(atPath: item)
+        }
+    }
+}

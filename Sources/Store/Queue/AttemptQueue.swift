@@ -26,37 +26,17 @@ public struct AttemptQueue: Sendable {
     ///
     /// A retry avoids the slot whose attempt failed for a second, so that another free slot takes it.
     public func claim(runID: UUID, worker: WorkerIdentity, port: Int) async throws -> ClaimedAttempt? {
-        let owner = worker.description
-        let rows = try await database.client.query(
-            """
-            WITH next AS (
-                SELECT id FROM attempts
-                WHERE run_id = \(runID) AND state = 'queued'
-                  AND (avoid_worker IS NULL OR avoid_worker <> \(owner) OR avoid_until <= now())
-                ORDER BY expected_ms DESC NULLS FIRST, id
-                LIMIT 1
-                FOR UPDATE SKIP LOCKED
-            )
-            UPDATE attempts a
-            SET state = 'running', lease_owner = \(owner), lease_token = gen_random_uuid(),
-                lease_expires_at = now() + \(leaseMilliseconds) * interval '1 millisecond',
-                worker = \(owner), host = \(worker.host), port = \(port), started_at = now()
-            FROM next, run_scenarios rs, scenarios s
-            WHERE a.id = next.id AND rs.run_id = a.run_id AND rs.scenario_id = a.scenario_id AND s.id = a.scenario_id
-            RETURNING a.id, a.scenario_id, a.attempt, a.lease_token, a.expected_ms, rs.max_attempts,
-                      rs.command, rs.timeout_ms, rs.env::text, rs.tags, s.name, s.uri, s.line
-            """,
-            logger: database.logger
-        )
+        let statement = ClaimStatement(runID: runID, owner: worker.description, leaseMilliseconds: leaseMilliseconds,
+                                       host: worker.host, port: port)
         for try await (id, scenarioID, attempt, token, expected, maxAttempts, command, timeout, env, tags, name, uri, line)
-            in rows.decode((Int64, String, Int, UUID, Int64?, Int, String, Int64, String, [String], String, String?, Int?).self) {
+            in try await database.client.execute(statement, logger: database.logger) {
             let environment = (try? JSONDecoder().decode([String: String].self, from: Data(env.utf8))) ?? [:]
             let scenario = Scenario(
                 id: scenarioID, name: name, command: command, tags: tags, timeoutMilliseconds: timeout,
-                environment: environment, uri: uri, line: line
+                environment: environment, uri: uri, line: line.map(Int.init)
             )
             return ClaimedAttempt(
-                id: id, runID: runID, scenario: scenario, attempt: attempt, maxAttempts: maxAttempts,
+                id: id, runID: runID, scenario: scenario, attempt: Int(attempt), maxAttempts: Int(maxAttempts),
                 leaseToken: token, expectedMilliseconds: expected
             )
         }
@@ -66,37 +46,10 @@ public struct AttemptQueue: Sendable {
     /// Records the result under the lease, queues a retry when one is due, and settles the scenario
     /// when this was its last word — all in one statement.
     public func complete(_ claimed: ClaimedAttempt, result: AttemptResult) async throws -> CompletionAck {
-        let outcome = result.outcome.rawValue
-        let rows = try await database.client.query(
-            """
-            WITH done AS (
-                UPDATE attempts
-                SET state = 'finished', finished_at = now(), duration_ms = \(result.durationMilliseconds),
-                    outcome = \(outcome), exit_code = \(result.exitCode), signal = \(result.signal), pid = \(result.pid.map(Int.init)),
-                    stdout = \(result.stdout), stderr = \(result.stderr), error = \(result.error), lease_expires_at = NULL
-                WHERE id = \(claimed.id) AND lease_token = \(claimed.leaseToken) AND state = 'running'
-                RETURNING run_id, scenario_id, attempt, expected_ms, worker
-            ), retry AS (
-                INSERT INTO attempts (run_id, scenario_id, attempt, expected_ms, avoid_worker, avoid_until)
-                SELECT d.run_id, d.scenario_id, d.attempt + 1, d.expected_ms, d.worker, now() + interval '1 second'
-                FROM done d JOIN run_scenarios rs ON rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
-                WHERE \(outcome) <> 'passed' AND d.attempt < rs.max_attempts
-                ON CONFLICT DO NOTHING
-                RETURNING attempt
-            ), settle AS (
-                UPDATE run_scenarios rs
-                SET result = CASE WHEN \(outcome) = 'passed' THEN (CASE WHEN d.attempt > 1 THEN 'flaky' ELSE 'passed' END)
-                                  ELSE 'failed' END
-                FROM done d
-                WHERE rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
-                  AND (\(outcome) = 'passed' OR d.attempt >= rs.max_attempts)
-                RETURNING rs.result
-            )
-            SELECT (SELECT count(*) FROM done), (SELECT count(*) FROM retry), (SELECT result FROM settle)
-            """,
-            logger: database.logger
+        let rows = try await database.client.execute(
+            CompleteStatement(attemptID: claimed.id, token: claimed.leaseToken, result: result), logger: database.logger
         )
-        for try await (done, retried, settled) in rows.decode((Int64, Int64, String?).self) {
+        for try await (done, retried, settled) in rows {
             if done == 0 {
                 database.logger.warning(
                     "result discarded: the lease was lost",
@@ -176,15 +129,8 @@ public struct AttemptQueue: Sendable {
 
     /// How many attempts of the run are queued and running.
     public func counts(runID: UUID) async throws -> QueueCounts {
-        let rows = try await database.client.query(
-            """
-            SELECT count(*) FILTER (WHERE state = 'queued'), count(*) FILTER (WHERE state = 'running')
-            FROM attempts WHERE run_id = \(runID) AND state <> 'finished'
-            """,
-            logger: database.logger
-        )
-        for try await (queued, running) in rows.decode((Int, Int).self) {
-            return QueueCounts(queued: queued, running: running)
+        for try await (queued, running) in try await database.client.execute(CountsStatement(runID: runID), logger: database.logger) {
+            return QueueCounts(queued: Int(queued), running: Int(running))
         }
         return QueueCounts(queued: 0, running: 0)
     }

@@ -97,11 +97,14 @@ public struct RunStore: Sendable {
             )
             try await connection.query(
                 """
+                WITH x AS (
+                    SELECT * FROM jsonb_to_recordset(\(json)::jsonb)
+                        AS x(id text, command text, timeout_ms bigint, env jsonb, tags jsonb, position integer)
+                ), expected AS (\(unescaped: RunStore.expectedSQL("SELECT id FROM x")))
                 INSERT INTO run_scenarios (run_id, scenario_id, position, command, timeout_ms, env, tags, expected_ms, max_attempts)
                 SELECT \(plan.id), x.id, x.position, x.command, x.timeout_ms, x.env, ARRAY(SELECT jsonb_array_elements_text(x.tags)),
-                       expected_duration_ms(x.id), \(plan.retries + 1)
-                FROM jsonb_to_recordset(\(json)::jsonb)
-                    AS x(id text, command text, timeout_ms bigint, env jsonb, tags jsonb, position integer)
+                       expected.ms, \(plan.retries + 1)
+                FROM x LEFT JOIN expected ON expected.scenario_id = x.id
                 """,
                 logger: logger
             )
@@ -117,17 +120,29 @@ public struct RunStore: Sendable {
 
     /// Expected durations (median of recent passing attempts) for the given scenarios; absent when never seen.
     public func expectedDurations(_ scenarioIDs: [String]) async throws -> [String: Int64] {
-        let rows = try await database.client.query(
-            """
-            SELECT x.id, expected_duration_ms(x.id) FROM unnest(\(scenarioIDs)::text[]) AS x(id)
-            """,
-            logger: database.logger
-        )
         var result: [String: Int64] = [:]
-        for try await (id, expected) in rows.decode((String, Int64?).self) {
-            if let expected { result[id] = expected }
+        let query = PostgresQuery(unsafeSQL: RunStore.expectedSQL("SELECT unnest($1::text[])"), binds: try {
+            var binds = PostgresBindings()
+            try binds.append(scenarioIDs)
+            return binds
+        }())
+        for try await (id, expected) in try await database.client.query(query, logger: database.logger).decode((String, Int64).self) {
+            result[id] = expected
         }
         return result
+    }
+
+    /// The planner's estimate for the scenarios `ids` selects: the median of each one's last 20
+    /// passing attempts (rows `scenario_id, ms`); scenarios never seen passing have no row and run first.
+    static func expectedSQL(_ ids: String) -> String {
+        """
+        SELECT scenario_id, (percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms))::bigint AS ms
+        FROM (SELECT scenario_id, duration_ms,
+                     row_number() OVER (PARTITION BY scenario_id ORDER BY finished_at DESC) AS recent
+              FROM attempts WHERE outcome = 'passed' AND scenario_id IN (\(ids))) h
+        WHERE recent <= 20
+        GROUP BY scenario_id
+        """
     }
 
     public func setState(_ runID: UUID, _ state: String) async throws {

@@ -43,6 +43,10 @@ final class ProgressReporter: Sendable {
 
     func handle(_ event: CoordinatorEvent) {
         let now = clock.now
+        if case .silent = style {
+            state.withLock { $0.progress.apply(event, at: now) }
+            return
+        }
         let line: String? = state.withLock { state in
             state.progress.apply(event, at: now)
             switch event {
@@ -58,7 +62,7 @@ final class ProgressReporter: Sendable {
             }
         }
         switch style {
-        case .silent: return
+        case .silent: break
         case .lines: if let line { write(line + "\n") }
         case .live: redraw(message: line)
         }

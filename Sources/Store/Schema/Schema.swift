@@ -1,7 +1,5 @@
 /// The SQL of each migration. Never edit a released one: add the next.
-///
-/// `expected_duration_ms(scenario)` is the planner's estimate: the median of the scenario's last 20
-/// passing attempts, `NULL` for a scenario never seen passing (those run first).
+
 enum Schema {
     static let version1 = """
         CREATE TABLE runs (
@@ -105,11 +103,6 @@ enum Schema {
             duration_us bigint
         );
         CREATE INDEX exchanges_attempt ON exchanges (attempt_id, sequence);
-        CREATE INDEX exchanges_step ON exchanges (step_id);
-        CREATE FUNCTION expected_duration_ms(scenario text) RETURNS bigint LANGUAGE sql STABLE AS $$
-            SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY h.duration_ms)::bigint
-            FROM (SELECT duration_ms FROM attempts WHERE scenario_id = scenario AND outcome = 'passed'
-                  ORDER BY finished_at DESC LIMIT 20) h
-        $$
+        CREATE INDEX exchanges_step ON exchanges (step_id)
         """
 }

@@ -1,4 +1,5 @@
 import CSupervisor
+import Dispatch
 import Synchronization
 
 #if canImport(Glibc)
@@ -57,7 +58,9 @@ public final class SupervisedProcess: Sendable {
         let termination = await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Termination, Never>) in
                 let supervisor = self.supervisor
-                spawnBlockingThread {
+                // Waiting blocks: it happens on the supervisor's own serial queue (an overcommitting
+                // dispatch queue, whose thread is reused), never on the cooperative pool.
+                supervisor.waiting.async {
                     continuation.resume(returning: supervisor.blockingWait())
                 }
             }
@@ -79,6 +82,7 @@ public final class SupervisedProcess: Sendable {
 public final class Supervisor: Sendable {
     private let handle: Mutex<orch_supervisor>
     private let running = Atomic<Bool>(false)
+    fileprivate let waiting = DispatchQueue(label: "orchestrate.supervisor.wait")
 
     /// Forks the supervisor process.
     public init() throws(SupervisorError) {

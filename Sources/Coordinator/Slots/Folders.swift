@@ -19,6 +19,7 @@ enum Folders {
     /// Makes `path` an existing, empty folder.
     static func empty(_ path: String) throws {
         try make(path)
+        if isEmpty(path) { return }
         let entries = try FileManager.default.contentsOfDirectory(atPath: path)
         for entry in entries {
             let item = "\(path)/\(entry)"
@@ -26,5 +27,16 @@ enum Folders {
             chmod(item, 0o755)
             try FileManager.default.removeItem(atPath: item)
         }
+    }
+
+    /// Whether the folder has no entries (reads only its first entries; the common case on the attempt path).
+    static func isEmpty(_ path: String) -> Bool {
+        guard let directory = opendir(path) else { return false }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if name != "." && name != ".." { return false }
+        }
+        return true
     }
 }

@@ -30,7 +30,7 @@ public struct AttemptQueue: Sendable {
                                        host: worker.host, port: port)
         for try await (id, scenarioID, attempt, token, expected, maxAttempts, command, timeout, env, tags, name, uri, line)
             in try await database.client.execute(statement, logger: database.logger) {
-            let environment = (try? JSONDecoder().decode([String: String].self, from: Data(env.utf8))) ?? [:]
+            let environment = env == "{}" ? [:] : (try? JSONDecoder().decode([String: String].self, from: Data(env.utf8))) ?? [:]
             let scenario = Scenario(
                 id: scenarioID, name: name, command: command, tags: tags, timeoutMilliseconds: timeout,
                 environment: environment, uri: uri, line: line.map(Int.init)

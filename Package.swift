@@ -72,7 +72,7 @@ let package = Package(
         ),
         .testTarget(name: "ProcessSupervisorTests", dependencies: ["ProcessSupervisor"], swiftSettings: swiftSettings),
         .testTarget(name: "StoreTests", dependencies: ["Store", "OrchestrateTesting"], swiftSettings: swiftSettings),
-        .testTarget(name: "CoordinatorTests", dependencies: ["Coordinator", "OrchestrateTesting"], swiftSettings: swiftSettings),
+        .testTarget(name: "CoordinatorTests", dependencies: ["Coordinator", "Store", "Orchestrator", "OrchestrateTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "ReportsTests", dependencies: ["Reports"], swiftSettings: swiftSettings),
         .testTarget(name: "OrchestratorTests", dependencies: ["Orchestrator", "OrchestrateTesting"], swiftSettings: swiftSettings),
         .testTarget(

@@ -100,6 +100,10 @@ public struct EmbeddedCluster: Sendable {
     public func prepare(logger: Logger) async throws(StoreError) {
         let binaries = try PostgresBinaries.locate()
         let user = ServerUser.current
+        if geteuid() == 0 && user == nil {
+            let name = ProcessInfo.processInfo.environment["ORCHESTRATE_PG_USER"] ?? "postgres"
+            throw StoreError(.clusterFailed, "PostgreSQL refuses to run as root and there is no user \"\(name)\" to run it as: create one (useradd --system postgres) or set ORCHESTRATE_PG_USER")
+        }
         do {
             try makeDirectory(socketDirectory, mode: 0o755, owner: user)
             if !isInitialized {

@@ -1,0 +1,89 @@
+import Coordinator
+import Foundation
+import Logging
+import OrchestrateModel
+import OrchestrateTesting
+import Orchestrator  // the PostgreSQL queue's conformance to the coordinator's queue protocol
+import Store
+import Testing
+
+@Suite("Coordinator", .timeLimit(.minutes(1)))
+struct CoordinatorTests {
+    func plan(_ database: Database, _ scenarios: [Scenario], retries: Int = 0) async throws -> UUID {
+        let id = UUID()
+        try await RunStore(database: database).create(RunPlan(
+            id: id, host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .replay, workers: 2,
+            retries: retries, scenarios: scenarios
+        ))
+        return id
+    }
+
+    func configuration(_ runID: UUID, _ directory: TemporaryDirectory, lease: Duration = .seconds(30)) -> CoordinatorConfiguration {
+        var configuration = CoordinatorConfiguration(
+            runID: runID, workers: 2, host: "this-host", workingDirectory: directory.path,
+            attemptsDirectory: directory.file("attempts"), mode: .replay, baseEnvironment: ["PATH": "/usr/bin:/bin"],
+            frozenNow: "2026-01-01T00:00:00Z"
+        )
+        configuration.lease = lease
+        configuration.pollInterval = .milliseconds(20)
+        return configuration
+    }
+
+    func scenario(_ id: String, _ command: String) -> Scenario {
+        Scenario(id: id, name: id, command: command, timeoutMilliseconds: 20_000)
+    }
+
+    @Test("the attempt of a worker that died elsewhere is taken back when its lease expires and completed once")
+    func deadWorkerLease() async throws {
+        try await TemporaryDirectory.with { directory in
+            try await withTestDatabase { database in
+                let runID = try await plan(database, [scenario("a", "echo a >> runs"), scenario("b", "echo b >> runs"), scenario("c", "echo c >> runs")])
+                let queue = AttemptQueue(database: database, lease: .milliseconds(300))
+                // A worker on another host claims one attempt and is never heard of again.
+                let lost = try #require(try await queue.claim(runID: runID, worker: WorkerIdentity(host: "gone", pid: 42, slot: 1), port: 1))
+                let coordinator = Coordinator(configuration: configuration(runID, directory, lease: .milliseconds(300)), queue: queue,
+                                              logger: Logger(label: "test"))
+                #expect(try await coordinator.run() == .drained)
+                let runs = directory.read("runs").split(separator: "\n").map(String.init).sorted()
+                #expect(runs == ["a", "b", "c"])
+                // The dead worker's late result is refused: the attempt belongs to its replacement now.
+                let late = try await queue.complete(lost, result: AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 1))
+                #expect(!late.accepted)
+                let report = try await RunStore(database: database).report(runID)
+                #expect(report.scenarios.allSatisfy { $0.result == .passed && $0.attempts.count == 1 })
+            }
+        }
+    }
+
+    @Test("a failed attempt is retried on the other slot when it is free, and the scenario is flaky")
+    func retryOnAnotherSlot() async throws {
+        try await TemporaryDirectory.with { directory in
+            try await withTestDatabase { database in
+                let runID = try await plan(database, [scenario("flaky", #"test "$ORCHESTRATE_ATTEMPT" = 2"#)], retries: 1)
+                let queue = AttemptQueue(database: database)
+                let coordinator = Coordinator(configuration: configuration(runID, directory), queue: queue, logger: Logger(label: "test"))
+                #expect(try await coordinator.run() == .drained)
+                let entry = try #require(try await RunStore(database: database).report(runID).scenarios.first)
+                #expect(entry.result == .flaky)
+                #expect(entry.attempts.map(\.outcome) == [.failed, .passed])
+                #expect(entry.attempts[0].worker != entry.attempts[1].worker)
+            }
+        }
+    }
+
+    @Test("a stop request ends the running attempt and puts it back in the queue")
+    func stop() async throws {
+        try await TemporaryDirectory.with { directory in
+            try await withTestDatabase { database in
+                let runID = try await plan(database, [scenario("long", "sleep 30")])
+                let queue = AttemptQueue(database: database)
+                let coordinator = Coordinator(configuration: configuration(runID, directory), queue: queue, logger: Logger(label: "test"))
+                async let outcome = coordinator.run()
+                #expect(await eventually { (try? await queue.counts(runID: runID).running) == 1 })
+                coordinator.requestStop()
+                #expect(try await outcome == .interrupted)
+                #expect(try await queue.counts(runID: runID) == QueueCounts(queued: 1, running: 0))
+            }
+        }
+    }
+}

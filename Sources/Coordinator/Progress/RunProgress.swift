@@ -57,20 +57,24 @@ public struct RunProgress: Sendable {
         }
     }
 
-    /// Remaining work spread over the workers, from expected durations; `nil` before anything is known.
+    /// The remaining work spread over the workers, but never less than the longest single piece left
+    /// (from expected durations); `nil` for an empty run.
     public func estimatedRemaining(at now: ContinuousClock.Instant) -> Duration? {
         guard total > 0 else { return nil }
         var milliseconds: Int64 = 0
+        var longest: Int64 = 0
         let runningIDs = Set(running.values.map(\.scenarioID))
         for (id, expected) in expectedRemaining where !runningIDs.contains(id) {
             milliseconds += expected
+            longest = max(longest, expected)
         }
         for entry in running.values {
-            let elapsed = now - entry.startedAt
-            let (seconds, attoseconds) = elapsed.components
+            let (seconds, attoseconds) = (now - entry.startedAt).components
             let spent = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-            milliseconds += max((entry.expectedMilliseconds ?? fallbackExpected) - spent, 0)
+            let left = max((entry.expectedMilliseconds ?? fallbackExpected) - spent, 0)
+            milliseconds += left
+            longest = max(longest, left)
         }
-        return .milliseconds(milliseconds / Int64(workers))
+        return .milliseconds(max(milliseconds / Int64(workers), longest))
     }
 }

@@ -10,8 +10,9 @@ extension Database {
         return 0
     }
 
-    /// How many runs are stored.
+    /// How many runs are stored (0 before the schema exists).
     public func runCount() async throws -> Int {
+        guard try await schemaVersion() > 0 else { return 0 }
         let rows = try await client.query("SELECT count(*) FROM runs", logger: logger)
         for try await count in rows.decode(Int.self) { return count }
         return 0

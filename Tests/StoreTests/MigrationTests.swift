@@ -21,7 +21,7 @@ struct MigrationTests {
 
     @Test("an unknown run id is a clear error")
     func unknownRun() async throws {
-        try await withTestDatabase { database in
+        _ = try await withTestDatabase { database in
             await #expect(throws: StoreError.self) { try await RunStore(database: database).report(.init()) }
         }
     }

@@ -69,9 +69,7 @@ public struct RunProgress: Sendable {
             longest = max(longest, expected)
         }
         for entry in running.values {
-            let (seconds, attoseconds) = (now - entry.startedAt).components
-            let spent = seconds * 1000 + attoseconds / 1_000_000_000_000_000
-            let left = max((entry.expectedMilliseconds ?? fallbackExpected) - spent, 0)
+            let left = max((entry.expectedMilliseconds ?? fallbackExpected) - (now - entry.startedAt).wholeMilliseconds, 0)
             milliseconds += left
             longest = max(longest, left)
         }

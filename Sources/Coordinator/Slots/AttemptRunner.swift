@@ -23,10 +23,7 @@ struct AttemptRunner: Sendable {
     ) async -> (AttemptResult, Termination.Reason?) {
         let clock = ContinuousClock()
         let start = clock.now
-        func elapsed() -> Int64 {
-            let (seconds, attoseconds) = (clock.now - start).components
-            return seconds * 1000 + attoseconds / 1_000_000_000_000_000
-        }
+        func elapsed() -> Int64 { (clock.now - start).wholeMilliseconds }
         let artifacts = directory(for: claimed)
         do {
             try Folders.make(artifacts)

@@ -16,10 +16,11 @@ enum Folders {
         }
     }
 
-    /// Makes `path` an existing, empty folder.
+    /// Makes `path` an existing, empty folder. On the attempt path it usually exists and is empty:
+    /// then this is one opendir/readdir and nothing else.
     static func empty(_ path: String) throws {
-        try make(path)
-        if isEmpty(path) { return }
+        guard let empty = isEmpty(path) else { return try make(path) }
+        if empty { return }
         let entries = try FileManager.default.contentsOfDirectory(atPath: path)
         for entry in entries {
             let item = "\(path)/\(entry)"
@@ -29,9 +30,9 @@ enum Folders {
         }
     }
 
-    /// Whether the folder has no entries (reads only its first entries; the common case on the attempt path).
-    static func isEmpty(_ path: String) -> Bool {
-        guard let directory = opendir(path) else { return false }
+    /// Whether the folder has no entries (reads only its first entries); `nil` when it cannot be opened.
+    static func isEmpty(_ path: String) -> Bool? {
+        guard let directory = opendir(path) else { return nil }
         defer { closedir(directory) }
         while let entry = readdir(directory) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }

@@ -60,11 +60,9 @@ public struct OrchestrateConfig: Sendable {
             let command = entry.command ?? CommandTemplate.fill(suite.command ?? "", id: entry.id, name: name, uri: path, line: entry.line)
             var environment = suite.environment
             for (key, value) in entry.environment { environment[key] = value }
-            let timeout = entry.timeout ?? suite.timeout
-            let (seconds, attoseconds) = timeout.components
             return Scenario(
                 id: entry.id, name: name, command: command, tags: entry.tags,
-                timeoutMilliseconds: seconds * 1000 + attoseconds / 1_000_000_000_000_000,
+                timeoutMilliseconds: (entry.timeout ?? suite.timeout).wholeMilliseconds,
                 environment: environment, uri: path, line: entry.line
             )
         }

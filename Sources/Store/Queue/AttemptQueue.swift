@@ -17,10 +17,13 @@ public struct AttemptQueue: Sendable {
         self.lease = lease
     }
 
-    private var leaseMilliseconds: Int64 {
-        let (seconds, attoseconds) = lease.components
-        return seconds * 1000 + attoseconds / 1_000_000_000_000_000
-    }
+    private var leaseMilliseconds: Int64 { lease.wholeMilliseconds }
+
+    /// Back to the queue, without an owner: shared by a requeue under a lease and by the reaper.
+    private static let backToQueue = """
+        SET state = 'queued', lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
+            worker = NULL, port = NULL, started_at = NULL, requeues = requeues + 1
+        """
 
     /// Claims the claimable attempt with the longest expected duration (never-seen scenarios first).
     ///
@@ -72,9 +75,7 @@ public struct AttemptQueue: Sendable {
     public func requeue(attemptID: Int64, token: UUID) async throws -> Bool {
         let rows = try await database.client.query(
             """
-            UPDATE attempts
-            SET state = 'queued', lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
-                worker = NULL, port = NULL, started_at = NULL, requeues = requeues + 1
+            UPDATE attempts \(unescaped: Self.backToQueue)
             WHERE id = \(attemptID) AND lease_token = \(token) AND state = 'running'
             RETURNING id
             """,
@@ -101,9 +102,7 @@ public struct AttemptQueue: Sendable {
     public func reapExpired(runID: UUID) async throws -> Int {
         let rows = try await database.client.query(
             """
-            UPDATE attempts
-            SET state = 'queued', lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
-                worker = NULL, port = NULL, started_at = NULL, requeues = requeues + 1
+            UPDATE attempts \(unescaped: Self.backToQueue)
             WHERE run_id = \(runID) AND state = 'running' AND lease_expires_at < now()
             RETURNING id
             """,

@@ -31,6 +31,7 @@ public final class Coordinator: Sendable {
         var stopping = false
         var processes: [Int: SupervisedProcess] = [:]
         var tokens: [Int: UUID] = [:]
+        var batcher: RoundBatcher?
     }
 
     public init(
@@ -64,14 +65,24 @@ public final class Coordinator: Sendable {
         return try await withTaskCancellationHandler {
             try await withThrowingTaskGroup(of: Void.self) { background in
                 background.addTask { await self.maintainLeases() }
+                let batcher = RoundBatcher(
+                    runID: configuration.runID, workers: configuration.workers,
+                    process: WorkerIdentity(host: configuration.host, pid: getpid(), slot: 0),
+                    perform: { round in try await self.retrying("round", { try await self.queue.round(round) }) },
+                    onAck: { claimed, result, ack in self.acknowledged(claimed, result, ack) }
+                )
+                state.withLock { $0.batcher = batcher }
                 try await withThrowingTaskGroup(of: Void.self) { slots in
                     for (index, port) in ports.enumerated() {
                         let slot = index + 1
                         onEvent(.slotReady(slot: slot, port: port.port))
-                        slots.addTask { try await self.runSlot(slot, port: port) }
+                        slots.addTask { try await self.runSlot(slot, port: port, batcher: batcher) }
                     }
                     try await slots.waitForAll()
                 }
+                // Every result on record, and what was claimed ahead back in the queue.
+                try await batcher.flush()
+                for claimed in batcher.takeAhead() { _ = try await retrying("release", { try await self.queue.release(claimed) }) }
                 background.cancelAll()
                 withExtendedLifetime(ports) {}
                 return isStopping ? .interrupted : .drained
@@ -81,8 +92,8 @@ public final class Coordinator: Sendable {
         }
     }
 
-    private func runSlot(_ slot: Int, port: PortLease) async throws {
-        let worker = WorkerIdentity(host: configuration.host, pid: getpid(), slot: slot)
+    private func runSlot(_ slot: Int, port: PortLease, batcher: RoundBatcher) async throws {
+        let claimant = Claimant(worker: WorkerIdentity(host: configuration.host, pid: getpid(), slot: slot), port: port.port)
         let runner = AttemptRunner(configuration: configuration)
         let folder = "\(configuration.attemptsDirectory)/\(configuration.runID.uuidString.lowercased())/.slots/\(slot)"
         let resources = SlotResources(
@@ -90,14 +101,16 @@ public final class Coordinator: Sendable {
         )
         defer { resources.supervisor.shutdown() }
         while !isStopping {
-            guard let claimed = try await retrying("claim", { try await self.queue.claim(runID: self.configuration.runID, worker: worker, port: port.port) }) else {
-                if try await retrying("count", { try await self.queue.counts(runID: self.configuration.runID) }).isDrained { return }
+            let answer = try await batcher.next(for: claimant)
+            guard let claimed = answer.claimed else {
+                var counts = answer.counts
+                if counts == nil { counts = try await retrying("count", { try await self.queue.counts(runID: self.configuration.runID) }) }
+                if counts?.isDrained == true { return }
                 try? await Task.sleep(for: configuration.pollInterval)
                 continue
             }
             if isStopping {
-                _ = try await retrying("release", { try await self.queue.release(claimed) })
-                onEvent(.attemptReleased(slot: slot, attempt: claimed))
+                try await release(claimed, slot: slot)
                 return
             }
             state.withLock { $0.tokens[slot] = claimed.leaseToken }
@@ -114,21 +127,26 @@ public final class Coordinator: Sendable {
                 $0.tokens[slot] = nil
             }
             if case .terminated? = reason, isStopping {
-                _ = try await retrying("release", { try await self.queue.release(claimed) })
-                onEvent(.attemptReleased(slot: slot, attempt: claimed))
+                try await release(claimed, slot: slot)
                 return
             }
-            let ack = try await retrying("complete", { try await self.queue.complete(claimed, result: result) })
-            logger.debug("attempt finished", metadata: [
-                "scenario.id": "\(claimed.scenario.id)", "attempt.number": "\(claimed.attempt)",
-                "attempt.outcome": "\(result.outcome.rawValue)", "attempt.duration_ms": "\(result.durationMilliseconds)",
-            ])
-            if ack.accepted {
-                onEvent(.attemptFinished(slot: slot, attempt: claimed, result: result, ack: ack))
-            } else {
-                onEvent(.attemptReleased(slot: slot, attempt: claimed))
-            }
+            batcher.finish(claimed, result: result)
         }
+    }
+
+    /// Records what a round acknowledged.
+    private func acknowledged(_ claimed: ClaimedAttempt, _ result: AttemptResult, _ ack: CompletionAck) {
+        logger.debug("attempt finished", metadata: [
+            "scenario.id": "\(claimed.scenario.id)", "attempt.number": "\(claimed.attempt)",
+            "attempt.outcome": "\(result.outcome.rawValue)", "attempt.duration_ms": "\(result.durationMilliseconds)",
+        ])
+        onEvent(ack.accepted ? .attemptFinished(slot: claimed.worker.slot, attempt: claimed, result: result, ack: ack)
+                             : .attemptReleased(slot: claimed.worker.slot, attempt: claimed))
+    }
+
+    private func release(_ claimed: ClaimedAttempt, slot: Int) async throws {
+        _ = try await retrying("release", { try await self.queue.release(claimed) })
+        onEvent(.attemptReleased(slot: slot, attempt: claimed))
     }
 
     /// Heartbeats for this host's leases, and the reaper for everybody's.
@@ -137,7 +155,7 @@ public final class Coordinator: Sendable {
         var sinceReap = Duration.zero
         while !Task.isCancelled {
             do { try await Task.sleep(for: heartbeatEvery) } catch { return }
-            let tokens = state.withLock { Array($0.tokens.values) }
+            let tokens = state.withLock { Array($0.tokens.values) + ($0.batcher?.aheadTokens ?? []) }
             do {
                 try await queue.heartbeat(tokens: tokens)
                 sinceReap += heartbeatEvery
@@ -158,7 +176,7 @@ public final class Coordinator: Sendable {
         let holders = try await retrying("lease holders", { try await self.queue.leaseHolders(runID: self.configuration.runID) })
         var reclaimed = 0
         for holder in holders {
-            guard let owner = WorkerIdentity(holder.owner), owner.host == configuration.host, owner.pid != getpid() else { continue }
+            guard let owner = ProcessIdentity(holder.owner), owner.host == configuration.host, owner.pid != getpid() else { continue }
             guard kill(owner.pid, 0) != 0, errno == ESRCH else { continue }
             if try await retrying("requeue", { try await self.queue.requeue(attemptID: holder.attemptID, token: holder.token) }) {
                 reclaimed += 1

@@ -12,14 +12,30 @@ public struct WorkerIdentity: Sendable, Hashable, CustomStringConvertible {
         self.slot = slot
     }
 
-    /// `host/pid/slot`, the form stored as the lease owner.
+    /// `host/pid/slot`, the form stored as the attempt's worker.
     public var description: String { "\(host)/\(pid)/\(slot)" }
+
+    /// The process the slot belongs to: the lease owner.
+    public var process: ProcessIdentity { ProcessIdentity(host: host, pid: pid) }
+}
+
+/// A coordinator process on a host: who holds the leases of the attempts its slots run.
+public struct ProcessIdentity: Sendable, Hashable, CustomStringConvertible {
+    public var host: String
+    public var pid: Int32
+
+    public init(host: String, pid: Int32) {
+        self.host = host
+        self.pid = pid
+    }
+
+    /// `host/pid`, the form stored as the lease owner.
+    public var description: String { "\(host)/\(pid)" }
 
     /// Parses the stored form back; `nil` for anything else.
     public init?(_ owner: String) {
-        let parts = owner.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count >= 3, let pid = Int32(parts[parts.count - 2]), let slot = Int(parts[parts.count - 1]) else { return nil }
-        self.init(host: parts.dropLast(2).joined(separator: "/"), pid: pid, slot: slot)
+        guard let slash = owner.lastIndex(of: "/"), let pid = Int32(owner[owner.index(after: slash)...]) else { return nil }
+        self.init(host: String(owner[..<slash]), pid: pid)
     }
 }
 
@@ -34,8 +50,14 @@ public struct ClaimedAttempt: Sendable, Hashable {
     /// The fence: a completion counts only with the token of the current lease.
     public var leaseToken: UUID
     public var expectedMilliseconds: Int64?
+    /// The slot it was handed to, and that slot's port.
+    public var worker: WorkerIdentity
+    public var port: Int
 
-    public init(id: Int64, runID: UUID, scenario: Scenario, attempt: Int, maxAttempts: Int, leaseToken: UUID, expectedMilliseconds: Int64?) {
+    public init(
+        id: Int64, runID: UUID, scenario: Scenario, attempt: Int, maxAttempts: Int, leaseToken: UUID, expectedMilliseconds: Int64?,
+        worker: WorkerIdentity, port: Int
+    ) {
         self.id = id
         self.runID = runID
         self.scenario = scenario
@@ -43,6 +65,53 @@ public struct ClaimedAttempt: Sendable, Hashable {
         self.maxAttempts = maxAttempts
         self.leaseToken = leaseToken
         self.expectedMilliseconds = expectedMilliseconds
+        self.worker = worker
+        self.port = port
+    }
+}
+
+/// A slot asking the queue for work.
+public struct Claimant: Sendable, Hashable {
+    public var worker: WorkerIdentity
+    public var port: Int
+
+    public init(worker: WorkerIdentity, port: Int) {
+        self.worker = worker
+        self.port = port
+    }
+}
+
+/// One round trip to the queue: the results of the slots that finished, and claims for the slots that
+/// are free. Every slot of a coordinator waiting at the same moment shares it (group commit).
+public struct QueueRound: Sendable {
+    public var runID: UUID
+    public var completions: [(claimed: ClaimedAttempt, result: AttemptResult)]
+    /// All of one process.
+    public var claimants: [Claimant]
+
+    public init(runID: UUID, completions: [(claimed: ClaimedAttempt, result: AttemptResult)] = [], claimants: [Claimant] = []) {
+        self.runID = runID
+        self.completions = completions
+        self.claimants = claimants
+    }
+}
+
+/// The queue's answer to a ``QueueRound``.
+public struct QueueRoundReply: Sendable {
+    /// One per completion, in order.
+    public var acks: [CompletionAck]
+    /// One per claimant, in order: the attempt it got, if any.
+    public var claimed: [ClaimedAttempt?]
+    /// What is left of the run after this round; present when a claimant got nothing.
+    public var counts: QueueCounts?
+    /// Claimed retries that should not run on the slot that failed them (attempt id → that slot), for now.
+    public var avoiding: [Int64: String]
+
+    public init(acks: [CompletionAck], claimed: [ClaimedAttempt?], counts: QueueCounts?, avoiding: [Int64: String] = [:]) {
+        self.acks = acks
+        self.claimed = claimed
+        self.counts = counts
+        self.avoiding = avoiding
     }
 }
 

@@ -68,16 +68,15 @@ public enum RunOrchestration {
                 runID = plan.id
                 workingDirectory = config.directory
             }
-            let report = try await runs.report(runID)
-            let expected = try await runs.expectedDurations(report.scenarios.map(\.scenario.id))
-            var unsettled: [String: Int64?] = [:]
-            for entry in report.scenarios where entry.result == .pending { unsettled[entry.scenario.id] = expected[entry.scenario.id] }
+            guard let (startedAt, unsettled) = try await runs.unsettled(runID) else {
+                throw StoreError(.unknownRun, "run \(runID.uuidString.lowercased()) vanished from \(selection.endpoint)")
+            }
 
             var configuration = CoordinatorConfiguration(
                 runID: runID, workers: workers, host: HostFacts.hostName, workingDirectory: workingDirectory,
                 attemptsDirectory: "\(config.directory)/.orchestrate/runs", mode: mode,
                 baseEnvironment: ProcessInfo.processInfo.environment,
-                frozenNow: ISO8601DateFormatter().string(from: report.startedAt)
+                frozenNow: ISO8601DateFormatter().string(from: startedAt)
             )
             configuration.lease = lease
             let reporter = ProgressReporter(style: style(options.progress), expected: unsettled, workers: workers)

@@ -59,7 +59,8 @@ public struct RunStore: Sendable {
     }
 
     /// Stores the run, its scenarios (with expected durations from history) and their first attempts,
-    /// in one transaction.
+    /// in one transaction. The attempts are numbered in the listed order, so scenarios with the same
+    /// expectation (never seen, say) are claimed in that order.
     public func create(_ plan: RunPlan) async throws {
         struct Row: Encodable {
             var id, name, command: String
@@ -111,7 +112,7 @@ public struct RunStore: Sendable {
             try await connection.query(
                 """
                 INSERT INTO attempts (run_id, scenario_id, attempt, expected_ms)
-                SELECT run_id, scenario_id, 1, expected_ms FROM run_scenarios WHERE run_id = \(plan.id)
+                SELECT run_id, scenario_id, 1, expected_ms FROM run_scenarios WHERE run_id = \(plan.id) ORDER BY position
                 """,
                 logger: logger
             )
@@ -134,15 +135,37 @@ public struct RunStore: Sendable {
 
     /// The planner's estimate for the scenarios `ids` selects: the median of each one's last 20
     /// passing attempts (rows `scenario_id, ms`); scenarios never seen passing have no row and run first.
+    /// Each scenario reads only its 20 newest passes (index `attempts_passed_history`), however long the history.
     static func expectedSQL(_ ids: String) -> String {
         """
-        SELECT scenario_id, (percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms))::bigint AS ms
-        FROM (SELECT scenario_id, duration_ms,
-                     row_number() OVER (PARTITION BY scenario_id ORDER BY finished_at DESC) AS recent
-              FROM attempts WHERE outcome = 'passed' AND scenario_id IN (\(ids))) h
-        WHERE recent <= 20
-        GROUP BY scenario_id
+        SELECT ids.id AS scenario_id, recent.ms
+        FROM (\(ids)) AS ids(id),
+        LATERAL (SELECT (percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms))::bigint AS ms
+                 FROM (SELECT duration_ms FROM attempts a
+                       WHERE a.scenario_id = ids.id AND a.outcome = 'passed'
+                       ORDER BY a.finished_at DESC LIMIT 20) last20) recent
+        WHERE recent.ms IS NOT NULL
         """
+    }
+
+    /// What is left to run: the unsettled scenarios with their expected durations (`nil` when never
+    /// seen), and when the run started (its frozen "now"); `nil` when the id is unknown.
+    public func unsettled(_ runID: UUID) async throws -> (startedAt: Date, expected: [String: Int64?])? {
+        let rows = try await database.client.query(
+            """
+            SELECT r.created_at, rs.scenario_id, rs.expected_ms
+            FROM runs r LEFT JOIN run_scenarios rs ON rs.run_id = r.id AND rs.result IS NULL
+            WHERE r.id = \(runID)
+            """,
+            logger: database.logger
+        )
+        var startedAt: Date?
+        var expected: [String: Int64?] = [:]
+        for try await (created, scenarioID, ms) in rows.decode((Date, String?, Int64?).self) {
+            startedAt = created
+            if let scenarioID { expected[scenarioID] = ms }
+        }
+        return startedAt.map { ($0, expected) }
     }
 
     public func setState(_ runID: UUID, _ state: String) async throws {

@@ -86,4 +86,32 @@ struct CoordinatorTests {
             }
         }
     }
+
+    @Test("attempts claimed ahead while work is short run like any other, and go back to the queue on a stop")
+    func claimAhead() async throws {
+        try await TemporaryDirectory.with { directory in
+            try await withTestDatabase { database in
+                // Never-seen scenarios go in id order: the quick ones first, so claiming ahead is on when the long ones come.
+                let quick = (0..<12).map { scenario(String(format: "a%02d", $0), "true") }
+                let long = (0..<10).map { scenario(String(format: "b%02d", $0), "sleep 30") }
+                let runID = try await plan(database, quick + long)
+                let queue = AttemptQueue(database: database)
+                let coordinator = Coordinator(configuration: configuration(runID, directory), queue: queue, logger: Logger(label: "test"))
+                async let outcome = coordinator.run()
+                // The quick ones passed; two slots run two long ones, and more were claimed ahead, under leases.
+                let store = RunStore(database: database)
+                #expect(await eventually {
+                    let passed = (try? await store.summary(runID))??.passed ?? 0
+                    let running = (try? await queue.counts(runID: runID))?.running ?? 0
+                    return passed == 12 && running > 2
+                })
+                coordinator.requestStop()
+                #expect(try await outcome == .interrupted)
+                #expect(try await queue.counts(runID: runID) == QueueCounts(queued: 10, running: 0))
+                let report = try await store.report(runID)
+                #expect(report.scenarios.filter { $0.result == .passed }.map(\.scenario.id) == quick.map(\.id))
+                #expect(report.scenarios.flatMap(\.attempts).filter { $0.state == "finished" }.count == 12)
+            }
+        }
+    }
 }

@@ -38,7 +38,7 @@ public struct RunProgress: Sendable {
             running[slot] = Running(scenarioID: attempt.scenario.id, attempt: attempt.attempt, startedAt: now,
                                     expectedMilliseconds: attempt.expectedMilliseconds)
         case .attemptFinished(let slot, let attempt, _, let ack):
-            running[slot] = nil
+            clear(slot, if: attempt)
             attemptsFinished += 1
             guard let settled = ack.settled else { return }
             expectedRemaining[attempt.scenario.id] = nil
@@ -50,10 +50,17 @@ public struct RunProgress: Sendable {
                 failures.append(attempt.scenario.id)
             case .pending: break
             }
-        case .attemptReleased(let slot, _):
-            running[slot] = nil
+        case .attemptReleased(let slot, let attempt):
+            clear(slot, if: attempt)
         case .slotReady, .leasesReclaimed:
             break
+        }
+    }
+
+    /// A slot's result can arrive after it started its next attempt: only clear what it still shows.
+    private mutating func clear(_ slot: Int, if attempt: ClaimedAttempt) {
+        if let shown = running[slot], shown.scenarioID == attempt.scenario.id, shown.attempt == attempt.attempt {
+            running[slot] = nil
         }
     }
 

@@ -4,10 +4,9 @@ import OrchestrateModel
 /// The run queue as the coordinator uses it. The Store's PostgreSQL queue is the implementation;
 /// every method must be atomic on its own, and a completion must count only under its lease token.
 public protocol AttemptQueueClient: Sendable {
-    /// Claims the next attempt for `worker`, longest expected first; `nil` when nothing is claimable now.
-    func claim(runID: UUID, worker: WorkerIdentity, port: Int) async throws -> ClaimedAttempt?
-    /// Records a result (fenced by the lease token), queues a retry when due, settles the scenario.
-    func complete(_ claimed: ClaimedAttempt, result: AttemptResult) async throws -> CompletionAck
+    /// One atomic round trip: records results (each fenced by its lease token), queues retries when due,
+    /// settles scenarios, and claims the longest expected attempts for the claimants.
+    func round(_ round: QueueRound) async throws -> QueueRoundReply
     /// Returns an attempt to the queue unfinished (interruption).
     func release(_ claimed: ClaimedAttempt) async throws -> Bool
     /// Returns an attempt to the queue if `token` still holds its lease.

@@ -8,8 +8,17 @@ public enum AttemptFolders {
 
     /// A file-name-safe form of a scenario id.
     static func safeName(_ id: String) -> String {
-        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
-        let name = String(id.map { allowed.contains($0) ? $0 : "_" }.prefix(120))
+        var bytes = Array(id.utf8.prefix(120))
+        for index in bytes.indices {
+            switch bytes[index] {
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+                break
+            default:
+                bytes[index] = UInt8(ascii: "_")
+            }
+        }
+        let name = String(decoding: bytes, as: UTF8.self)
         return name.isEmpty || name.hasPrefix(".") ? "_\(name)" : name
     }
 }

@@ -25,43 +25,108 @@ public struct AttemptQueue: Sendable {
             worker = NULL, port = NULL, started_at = NULL, requeues = requeues + 1
         """
 
-    /// Claims the claimable attempt with the longest expected duration (never-seen scenarios first).
+    /// One round trip: records the results of `round.completions` (each only under its lease token),
+    /// queues retries, settles scenarios, and claims the longest expected attempts (never-seen first)
+    /// for `round.claimants` — all in one statement.
     ///
     /// A retry avoids the slot whose attempt failed for a second, so that another free slot takes it.
-    public func claim(runID: UUID, worker: WorkerIdentity, port: Int) async throws -> ClaimedAttempt? {
-        let statement = ClaimStatement(runID: runID, owner: worker.description, leaseMilliseconds: leaseMilliseconds,
-                                       host: worker.host, port: port)
-        for try await (id, scenarioID, attempt, token, expected, maxAttempts, command, timeout, env, tags, name, uri, line)
-            in try await database.client.execute(statement, logger: database.logger) {
-            let environment = env == "{}" ? [:] : (try? JSONDecoder().decode([String: String].self, from: Data(env.utf8))) ?? [:]
-            let scenario = Scenario(
-                id: scenarioID, name: name, command: command, tags: tags, timeoutMilliseconds: timeout,
-                environment: environment, uri: uri, line: line.map(Int.init)
-            )
-            return ClaimedAttempt(
-                id: id, runID: runID, scenario: scenario, attempt: Int(attempt), maxAttempts: Int(maxAttempts),
-                leaseToken: token, expectedMilliseconds: expected
-            )
+    public func round(_ round: QueueRound) async throws -> QueueRoundReply {
+        guard let process = round.claimants.first?.worker.process ?? round.completions.first?.claimed.worker.process else {
+            return QueueRoundReply(acks: [], claimed: [], counts: nil)
         }
-        return nil
-    }
-
-    /// Records the result under the lease, queues a retry when one is due, and settles the scenario
-    /// when this was its last word — all in one statement.
-    public func complete(_ claimed: ClaimedAttempt, result: AttemptResult) async throws -> CompletionAck {
-        let rows = try await database.client.execute(
-            CompleteStatement(attemptID: claimed.id, token: claimed.leaseToken, result: result), logger: database.logger
+        let statement = RoundStatement(
+            runID: round.runID, completions: try RoundStatement.json(round.completions),
+            claimants: round.claimants.map(\.worker.description), owner: process.description,
+            leaseMilliseconds: leaseMilliseconds, host: process.host
         )
-        for try await (done, retried, settled) in rows {
-            if done == 0 {
+        var acks: [Int64: CompletionAck] = [:]
+        var claims: [(attempt: ClaimedAttempt, avoid: String?)] = []
+        var counts: QueueCounts?
+        for try await row in try await database.client.execute(statement, logger: database.logger) {
+            switch row.0 {
+            case 1:
+                guard let id = row.1 else { continue }
+                acks[id] = CompletionAck(accepted: row.2 ?? false, retryQueued: row.3 ?? false,
+                                         settled: row.4.flatMap(ScenarioResult.init(rawValue:)))
+            case 2:
+                guard let id = row.1, let scenarioID = row.5, let attempt = row.6, let token = row.7, let maxAttempts = row.9,
+                      let command = row.10, let timeout = row.11 else { continue }
+                let env = row.12 ?? "{}"
+                let environment = env == "{}" ? [:] : (try? JSONDecoder().decode([String: String].self, from: Data(env.utf8))) ?? [:]
+                let scenario = Scenario(
+                    id: scenarioID, name: row.14 ?? scenarioID, command: command, tags: row.13 ?? [], timeoutMilliseconds: timeout,
+                    environment: environment, uri: row.15, line: row.16.map(Int.init)
+                )
+                let placeholder = round.claimants[0]
+                claims.append((ClaimedAttempt(
+                    id: id, runID: round.runID, scenario: scenario, attempt: Int(attempt), maxAttempts: Int(maxAttempts),
+                    leaseToken: token, expectedMilliseconds: row.8, worker: placeholder.worker, port: placeholder.port
+                ), row.4))
+            default:
+                counts = QueueCounts(queued: Int(row.17 ?? 0), running: Int(row.18 ?? 0))
+            }
+        }
+        var replyAcks: [CompletionAck] = []
+        for (claimed, _) in round.completions {
+            let ack = acks[claimed.id] ?? CompletionAck(accepted: false, retryQueued: false, settled: nil)
+            if !ack.accepted {
                 database.logger.warning(
                     "result discarded: the lease was lost",
                     metadata: ["scenario.id": "\(claimed.scenario.id)", "attempt.number": "\(claimed.attempt)"]
                 )
             }
-            return CompletionAck(accepted: done > 0, retryQueued: retried > 0, settled: settled.flatMap(ScenarioResult.init(rawValue:)))
+            replyAcks.append(ack)
         }
-        return CompletionAck(accepted: false, retryQueued: false, settled: nil)
+        var avoiding: [Int64: String] = [:]
+        for claim in claims { avoiding[claim.attempt.id] = claim.avoid }
+        return QueueRoundReply(acks: replyAcks, claimed: Self.assign(claims, to: round.claimants), counts: counts, avoiding: avoiding)
+    }
+
+    /// Hands the claimed attempts to the claimants, longest expected to the first, never a retry to
+    /// the slot it avoids when another claimant can take it. One attempt per claimant at most.
+    static func assign(_ claims: [(attempt: ClaimedAttempt, avoid: String?)], to claimants: [Claimant]) -> [ClaimedAttempt?] {
+        let ordered = claims.sorted { lhs, rhs in
+            switch (lhs.attempt.expectedMilliseconds, rhs.attempt.expectedMilliseconds) {
+            case (nil, nil): lhs.attempt.id < rhs.attempt.id
+            case (nil, _): true
+            case (_, nil): false
+            case (let l?, let r?): l != r ? l > r : lhs.attempt.id < rhs.attempt.id
+            }
+        }
+        var slotOf: [Int] = []  // claimant index per ordered claim
+        var free = Array(claimants.indices)
+        for claim in ordered {
+            let pick = free.firstIndex { claimants[$0].worker.description != claim.avoid } ?? free.startIndex
+            slotOf.append(free.remove(at: pick))
+        }
+        // A claim left on the slot it avoids swaps with one whose slot it may take.
+        for i in ordered.indices where claimants[slotOf[i]].worker.description == ordered[i].avoid {
+            if let j = ordered.indices.first(where: { j in
+                j != i && claimants[slotOf[j]].worker.description != ordered[i].avoid
+                    && claimants[slotOf[i]].worker.description != ordered[j].avoid
+            }) {
+                slotOf.swapAt(i, j)
+            }
+        }
+        var result = [ClaimedAttempt?](repeating: nil, count: claimants.count)
+        for (claim, slot) in zip(ordered, slotOf) {
+            var attempt = claim.attempt
+            attempt.worker = claimants[slot].worker
+            attempt.port = claimants[slot].port
+            result[slot] = attempt
+        }
+        return result
+    }
+
+    /// Claims the claimable attempt with the longest expected duration for one slot (a one-claim round).
+    public func claim(runID: UUID, worker: WorkerIdentity, port: Int) async throws -> ClaimedAttempt? {
+        try await round(QueueRound(runID: runID, claimants: [Claimant(worker: worker, port: port)])).claimed[0]
+    }
+
+    /// Records the result under the lease, queues a retry when one is due, and settles the scenario
+    /// when this was its last word (a one-completion round).
+    public func complete(_ claimed: ClaimedAttempt, result: AttemptResult) async throws -> CompletionAck {
+        try await round(QueueRound(runID: claimed.runID, completions: [(claimed, result)])).acks[0]
     }
 
     /// Puts a claimed attempt back in the queue without a result (the run was interrupted).

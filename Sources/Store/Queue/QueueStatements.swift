@@ -6,104 +6,151 @@ import PostgresNIO
 // (after a few executions) plans them again for every attempt. Every parameter is cast to the type
 // it is bound with, so the server infers exactly that type.
 
-/// Claims the next attempt (see ``AttemptQueue/claim(runID:worker:port:)``).
-struct ClaimStatement: PostgresPreparedStatement {
+/// One queue round (see ``AttemptQueue/round(_:)``): records results under their leases, queues
+/// retries, settles scenarios, and claims the longest expected attempts for the free slots.
+///
+/// Rows: kind 1 = the ack of one completion, kind 2 = a claimed attempt, kind 3 = what is left
+/// (only when a claimant got nothing). A claim never sees what this statement itself changed (one
+/// snapshot), so a retry queued here is claimable from the next round on — it avoids its slot for a
+/// second anyway. A retry avoids the failing slot: when that slot asks alone the retry is not claimed;
+/// when several ask, the caller hands it to another one.
+struct RoundStatement: PostgresPreparedStatement {
     static let sql = """
-        WITH next AS (
-            SELECT id FROM attempts
-            WHERE run_id = $1::uuid AND state = 'queued'
-              AND (avoid_worker IS NULL OR avoid_worker <> $2::text OR avoid_until <= now())
-            ORDER BY expected_ms DESC NULLS FIRST, id
-            LIMIT 1
-            FOR UPDATE SKIP LOCKED
-        )
-        UPDATE attempts a
-        SET state = 'running', lease_owner = $2::text, lease_token = gen_random_uuid(),
-            lease_expires_at = now() + $3::bigint * interval '1 millisecond',
-            worker = $2::text, host = $4::text, port = $5::bigint, started_at = now()
-        FROM next, run_scenarios rs, scenarios s
-        WHERE a.id = next.id AND rs.run_id = a.run_id AND rs.scenario_id = a.scenario_id AND s.id = a.scenario_id
-        RETURNING a.id, a.scenario_id, a.attempt, a.lease_token, a.expected_ms, rs.max_attempts,
-                  rs.command, rs.timeout_ms, rs.env::text, rs.tags, s.name, s.uri, s.line
-        """
-    typealias Row = (Int64, String, Int32, UUID, Int64?, Int32, String, Int64, String, [String], String, String?, Int32?)
-
-    var runID: UUID
-    var owner: String
-    var leaseMilliseconds: Int64
-    var host: String
-    var port: Int
-
-    func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 5)
-        bindings.append(runID)
-        bindings.append(owner)
-        bindings.append(leaseMilliseconds)
-        bindings.append(host)
-        bindings.append(Int64(port))
-        return bindings
-    }
-
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
-}
-
-/// Records a result under the lease, queues a retry when due and settles the scenario, in one statement.
-struct CompleteStatement: PostgresPreparedStatement {
-    static let sql = """
-        WITH done AS (
-            UPDATE attempts
-            SET state = 'finished', finished_at = now(), duration_ms = $3::bigint,
-                outcome = $4::text, exit_code = $5::bigint, signal = $6::bigint, pid = $7::bigint,
-                stdout = $8::text, stderr = $9::text, error = $10::text, lease_expires_at = NULL
-            WHERE id = $1::bigint AND lease_token = $2::uuid AND state = 'running'
-            RETURNING run_id, scenario_id, attempt, expected_ms, worker
+        WITH input AS (
+            SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(
+                id bigint, token uuid, worker text, port integer, duration_ms bigint, outcome text,
+                exit_code integer, signal integer, pid integer, stdout text, stderr text, error text)
+        ), done AS (
+            UPDATE attempts a
+            SET state = 'finished', finished_at = now(), duration_ms = x.duration_ms, outcome = x.outcome,
+                exit_code = x.exit_code, signal = x.signal, pid = x.pid, stdout = x.stdout, stderr = x.stderr,
+                error = x.error, worker = x.worker, port = x.port, lease_expires_at = NULL
+            FROM input x
+            WHERE a.id = x.id AND a.lease_token = x.token AND a.state = 'running'
+            RETURNING a.id, a.run_id, a.scenario_id, a.attempt, a.expected_ms, a.worker, a.outcome
         ), retry AS (
             INSERT INTO attempts (run_id, scenario_id, attempt, expected_ms, avoid_worker, avoid_until)
             SELECT d.run_id, d.scenario_id, d.attempt + 1, d.expected_ms, d.worker, now() + interval '1 second'
             FROM done d JOIN run_scenarios rs ON rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
-            WHERE $4::text <> 'passed' AND d.attempt < rs.max_attempts
+            WHERE d.outcome <> 'passed' AND d.attempt < rs.max_attempts
             ON CONFLICT DO NOTHING
-            RETURNING attempt
+            RETURNING run_id, scenario_id
         ), settle AS (
             UPDATE run_scenarios rs
-            SET result = CASE WHEN $4::text = 'passed' THEN (CASE WHEN d.attempt > 1 THEN 'flaky' ELSE 'passed' END)
+            SET result = CASE WHEN d.outcome = 'passed' THEN (CASE WHEN d.attempt > 1 THEN 'flaky' ELSE 'passed' END)
                               ELSE 'failed' END
             FROM done d
             WHERE rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
-              AND ($4::text = 'passed' OR d.attempt >= rs.max_attempts)
-            RETURNING rs.result
+              AND (d.outcome = 'passed' OR d.attempt >= rs.max_attempts)
+            RETURNING rs.run_id, rs.scenario_id, rs.result
+        ), next AS (
+            SELECT id FROM attempts
+            WHERE run_id = $1::uuid AND state = 'queued'
+              AND (avoid_worker IS NULL OR avoid_until <= now() OR cardinality($3::text[]) > 1
+                   OR avoid_worker <> ($3::text[])[1])
+            ORDER BY expected_ms DESC NULLS FIRST, id
+            LIMIT cardinality($3::text[])
+            FOR UPDATE SKIP LOCKED
+        ), claimed AS (
+            UPDATE attempts a
+            SET state = 'running', lease_owner = $4::text, lease_token = gen_random_uuid(),
+                lease_expires_at = now() + $5::bigint * interval '1 millisecond',
+                host = $6::text, worker = NULL, port = NULL, started_at = now()
+            FROM next, run_scenarios rs, scenarios s
+            WHERE a.id = next.id AND rs.run_id = a.run_id AND rs.scenario_id = a.scenario_id AND s.id = a.scenario_id
+            RETURNING a.id, a.scenario_id, a.attempt, a.lease_token, a.expected_ms, rs.max_attempts, rs.command,
+                      rs.timeout_ms, rs.env::text AS env, rs.tags, s.name, s.uri, s.line,
+                      CASE WHEN a.avoid_until > now() THEN a.avoid_worker END AS avoid
         )
-        SELECT (SELECT count(*) FROM done), (SELECT count(*) FROM retry), (SELECT result FROM settle)
+        SELECT 1, x.id, d.id IS NOT NULL,
+               EXISTS (SELECT 1 FROM retry r WHERE r.run_id = d.run_id AND r.scenario_id = d.scenario_id),
+               (SELECT st.result FROM settle st WHERE st.run_id = d.run_id AND st.scenario_id = d.scenario_id),
+               NULL::text, NULL::integer, NULL::uuid, NULL::bigint, NULL::integer, NULL::text, NULL::bigint, NULL::text,
+               NULL::text[], NULL::text, NULL::text, NULL::integer, NULL::bigint, NULL::bigint
+        FROM input x LEFT JOIN done d ON d.id = x.id
+        UNION ALL
+        SELECT 2, c.id, NULL, NULL, c.avoid, c.scenario_id, c.attempt, c.lease_token, c.expected_ms, c.max_attempts,
+               c.command, c.timeout_ms, c.env, c.tags, c.name, c.uri, c.line, NULL, NULL
+        FROM claimed c
+        UNION ALL
+        SELECT 3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+               (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'queued')
+                   - (SELECT count(*) FROM claimed) + (SELECT count(*) FROM retry),
+               (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'running')
+                   - (SELECT count(*) FROM done) + (SELECT count(*) FROM claimed)
+        WHERE (SELECT count(*) FROM claimed) < cardinality($3::text[])
         """
-    typealias Row = (Int64, Int64, String?)
+    typealias Row = (
+        Int32, Int64?, Bool?, Bool?, String?, String?, Int32?, UUID?, Int64?, Int32?, String?, Int64?, String?,
+        [String]?, String?, String?, Int32?, Int64?, Int64?
+    )
 
-    var attemptID: Int64
-    var token: UUID
-    var result: AttemptResult
+    var runID: UUID
+    /// The completions as a JSON array (see ``CompletionRow``).
+    var completions: String
+    var claimants: [String]
+    var owner: String
+    var leaseMilliseconds: Int64
+    var host: String
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 10)
-        bindings.append(attemptID)
-        bindings.append(token)
-        bindings.append(result.durationMilliseconds)
-        bindings.append(result.outcome.rawValue)
-        bindings.append(result.exitCode.map(Int64.init))
-        bindings.append(result.signal.map(Int64.init))
-        bindings.append(result.pid.map(Int64.init))
-        bindings.append(result.stdout)
-        bindings.append(result.stderr)
-        bindings.append(result.error)
+        var bindings = PostgresBindings(capacity: 6)
+        bindings.append(runID)
+        bindings.append(completions)
+        bindings.append(claimants)
+        bindings.append(owner)
+        bindings.append(leaseMilliseconds)
+        bindings.append(host)
         return bindings
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+
+    /// The completions in the JSON form the statement reads.
+    static func json(_ completions: [(claimed: ClaimedAttempt, result: AttemptResult)]) throws -> String {
+        guard !completions.isEmpty else { return "[]" }
+        let encoder = JSONEncoder()
+        encoder.keyEncodingStrategy = .convertToSnakeCase
+        return String(decoding: try encoder.encode(completions.map { CompletionRow($0.claimed, $0.result) }), as: UTF8.self)
+    }
+}
+
+/// A completion as ``RoundStatement`` reads it.
+struct CompletionRow: Encodable {
+    var id: Int64
+    var token: UUID
+    var worker: String
+    var port: Int
+    var durationMs: Int64
+    var outcome: String
+    var exitCode: Int?
+    var signal: Int?
+    var pid: Int32?
+    var stdout: String
+    var stderr: String
+    var error: String?
+
+    init(_ claimed: ClaimedAttempt, _ result: AttemptResult) {
+        id = claimed.id
+        token = claimed.leaseToken
+        worker = claimed.worker.description
+        port = claimed.port
+        durationMs = result.durationMilliseconds
+        outcome = result.outcome.rawValue
+        exitCode = result.exitCode
+        signal = result.signal
+        pid = result.pid
+        stdout = result.stdout
+        stderr = result.stderr
+        error = result.error
+    }
 }
 
 /// Queued and running attempts left in a run.
 struct CountsStatement: PostgresPreparedStatement {
     static let sql = """
-        SELECT count(*) FILTER (WHERE state = 'queued'), count(*) FILTER (WHERE state = 'running')
-        FROM attempts WHERE run_id = $1::uuid AND state <> 'finished'
+        SELECT (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'queued'),
+               (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'running')
         """
     typealias Row = (Int64, Int64)
 

@@ -7,7 +7,8 @@ import Testing
 struct RunProgressTests {
     func attempt(_ id: String, _ number: Int = 1, expected: Int64? = nil) -> ClaimedAttempt {
         ClaimedAttempt(id: 1, runID: UUID(), scenario: Scenario(id: id, name: id, command: "true", timeoutMilliseconds: 1000),
-                       attempt: number, maxAttempts: 2, leaseToken: UUID(), expectedMilliseconds: expected)
+                       attempt: number, maxAttempts: 2, leaseToken: UUID(), expectedMilliseconds: expected,
+                       worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: 1)
     }
 
     @Test("counts settle per scenario, retries are not double-counted, the ETA shrinks as work is done")

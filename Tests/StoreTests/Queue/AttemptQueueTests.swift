@@ -109,6 +109,42 @@ struct AttemptQueueTests {
         }
     }
 
+    @Test("one round records several results and hands out claims, never a retry to the slot that failed it")
+    func round() async throws {
+        try await withTestDatabase { database in
+            let runID = try await plan(database, count: 4, retries: 1)
+            let queue = AttemptQueue(database: database)
+            let slot1 = Claimant(worker: WorkerIdentity(host: "h", pid: 7, slot: 1), port: 1001)
+            let slot2 = Claimant(worker: WorkerIdentity(host: "h", pid: 7, slot: 2), port: 1002)
+            let first = try await queue.round(QueueRound(runID: runID, claimants: [slot1, slot2]))
+            let (a, b) = (try #require(first.claimed[0]), try #require(first.claimed[1]))
+            #expect(a.worker == slot1.worker && a.port == 1001 && b.worker == slot2.worker && b.port == 1002)
+            #expect(Set([a.scenario.id, b.scenario.id]).count == 2)
+            // Slot 1 failed, slot 2 passed; both ask again in the same round.
+            let second = try await queue.round(QueueRound(
+                runID: runID,
+                completions: [(a, AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 2)), (b, passed())],
+                claimants: [slot1, slot2]
+            ))
+            #expect(second.acks.map(\.accepted) == [true, true])
+            #expect(second.acks[0].retryQueued && second.acks[0].settled == nil)
+            #expect(second.acks[1].settled == .passed)
+            #expect(second.claimed.compactMap { $0 }.count == 2)
+            // The retry is claimable from the next round on, and slot 1 alone never gets it.
+            let alone = try await queue.round(QueueRound(runID: runID, claimants: [slot1]))
+            #expect(alone.claimed == [nil])
+            #expect(alone.counts == QueueCounts(queued: 1, running: 2))
+            let both = try await queue.round(QueueRound(runID: runID, claimants: [slot1, slot2]))
+            let retry = try #require(both.claimed.compactMap { $0 }.first { $0.attempt == 2 })
+            #expect(retry.scenario.id == a.scenario.id)
+            #expect(retry.worker == slot2.worker)
+            // The round's record: the worker and port that ran each finished attempt.
+            let report = try await RunStore(database: database).report(runID)
+            let failed = try #require(report.scenarios.first { $0.scenario.id == a.scenario.id }?.attempts.first)
+            #expect(failed.worker == slot1.worker.description)
+        }
+    }
+
     @Test("failing every attempt settles the scenario as failed after retries")
     func exhaustedRetries() async throws {
         try await withTestDatabase { database in

@@ -1,0 +1,188 @@
+import Foundation
+import OrchestrateModel
+import Synchronization
+
+/// Feeds a coordinator's slots from the queue with as few round trips as possible.
+///
+/// - Group commit: the results and claims of all slots that reach the queue at the same moment travel
+///   in one ``QueueRound``; while a round is in flight the next one gathers.
+/// - Claim ahead: while attempts are short (recent ones took under a second), each round also claims
+///   up to one attempt per slot in advance, so a slot that finishes starts its next attempt at once
+///   and its result goes in the next round. Claimed-ahead attempts hold leases like running ones (the
+///   heartbeat covers them) and go back to the queue when the run stops. With long attempts nothing is
+///   claimed ahead, so other hosts sharing the run find the work still queued.
+final class RoundBatcher: Sendable {
+    typealias Perform = @Sendable (QueueRound) async throws -> QueueRoundReply
+    typealias OnAck = @Sendable (ClaimedAttempt, AttemptResult, CompletionAck) -> Void
+
+    /// What a slot asking for work gets.
+    struct Answer: Sendable {
+        var claimed: ClaimedAttempt?
+        /// What is left of the run, when the slot got nothing.
+        var counts: QueueCounts?
+    }
+
+    private struct Waiter: Sendable {
+        /// `nil` for a barrier: resumed once every result handed in before it is recorded.
+        var claimant: Claimant?
+        var continuation: CheckedContinuation<Answer, any Error>
+    }
+
+    private struct Ahead: Sendable {
+        var attempt: ClaimedAttempt
+        /// The slot this retry should not run on, until `avoidUntil`.
+        var avoid: String?
+        var avoidUntil: ContinuousClock.Instant
+    }
+
+    private struct State {
+        var completions: [(claimed: ClaimedAttempt, result: AttemptResult)] = []
+        var waiters: [Waiter] = []
+        var ahead: [Ahead] = []
+        var draining = false
+        /// Moving average of recent attempt durations; `nil` until the first result.
+        var averageMilliseconds: Double?
+        /// A round that failed for good (results were lost): every later request fails with it.
+        var failure: (any Error)?
+    }
+
+    /// Attempts shorter than this on average are claimed ahead.
+    static let claimAheadBelow: Double = 1000
+    static let avoidance: Duration = .seconds(1)
+
+    private let runID: UUID
+    private let workers: Int
+    private let process: WorkerIdentity
+    private let perform: Perform
+    private let onAck: OnAck
+    private let state = Mutex(State())
+
+    init(runID: UUID, workers: Int, process: WorkerIdentity, perform: @escaping Perform, onAck: @escaping OnAck) {
+        self.runID = runID
+        self.workers = workers
+        self.process = process
+        self.perform = perform
+        self.onAck = onAck
+    }
+
+    /// Hands in a result; it is recorded with the next round (its ack arrives through `onAck`).
+    func finish(_ claimed: ClaimedAttempt, result: AttemptResult) {
+        let lead = state.withLock { state -> Bool in
+            state.completions.append((claimed, result))
+            let average = state.averageMilliseconds ?? Double(result.durationMilliseconds)
+            state.averageMilliseconds = average * 0.8 + Double(result.durationMilliseconds) * 0.2
+            return Self.startDraining(&state)
+        }
+        if lead { Task { await self.drain() } }
+    }
+
+    /// The next attempt for `claimant`: one claimed ahead at once, else from the next round.
+    func next(for claimant: Claimant) async throws -> Answer {
+        let ahead = try state.withLock { state -> ClaimedAttempt? in
+            if let failure = state.failure { throw failure }
+            return Self.takeAhead(for: claimant, from: &state)
+        }
+        if let ahead { return Answer(claimed: ahead) }
+        return try await wait(claimant)
+    }
+
+    /// Returns once every result handed in so far is recorded.
+    func flush() async throws {
+        _ = try await wait(nil)
+    }
+
+    /// The lease tokens of attempts claimed ahead (the heartbeat keeps them).
+    var aheadTokens: [UUID] { state.withLock { $0.ahead.map(\.attempt.leaseToken) } }
+
+    /// Takes back the attempts claimed ahead, for the caller to return them to the queue.
+    func takeAhead() -> [ClaimedAttempt] {
+        state.withLock { state in
+            defer { state.ahead.removeAll() }
+            return state.ahead.map(\.attempt)
+        }
+    }
+
+    private func wait(_ claimant: Claimant?) async throws -> Answer {
+        try await withCheckedThrowingContinuation { continuation in
+            let lead = state.withLock { state -> Bool in
+                if let failure = state.failure {
+                    continuation.resume(throwing: failure)
+                    return false
+                }
+                state.waiters.append(Waiter(claimant: claimant, continuation: continuation))
+                return Self.startDraining(&state)
+            }
+            if lead { Task { await self.drain() } }
+        }
+    }
+
+    private static func startDraining(_ state: inout State) -> Bool {
+        guard !state.draining else { return false }
+        state.draining = true
+        return true
+    }
+
+    /// A claimed-ahead attempt for `claimant`, longest expected first, never a retry on the slot it
+    /// avoids while the avoidance lasts.
+    private static func takeAhead(for claimant: Claimant, from state: inout State) -> ClaimedAttempt? {
+        let now = ContinuousClock.now
+        guard let index = state.ahead.firstIndex(where: { $0.avoid != claimant.worker.description || $0.avoidUntil <= now }) else {
+            return nil
+        }
+        var attempt = state.ahead.remove(at: index).attempt
+        attempt.worker = claimant.worker
+        attempt.port = claimant.port
+        return attempt
+    }
+
+    private func drain() async {
+        while let (completions, waiters, aheadWanted) = takeRound() {
+            let claimants = waiters.compactMap(\.claimant)
+            let placeholder = Claimant(worker: process, port: 0)
+            let round = QueueRound(
+                runID: runID, completions: completions,
+                claimants: claimants + Array(repeating: placeholder, count: aheadWanted)
+            )
+            let reply: QueueRoundReply
+            do {
+                reply = try await perform(round)
+            } catch {
+                state.withLock { $0.failure = $0.failure ?? error }
+                for waiter in waiters { waiter.continuation.resume(throwing: error) }
+                continue
+            }
+            for (completion, ack) in zip(completions, reply.acks) { onAck(completion.claimed, completion.result, ack) }
+            let answers = state.withLock { state -> [Answer] in
+                let avoidUntil = ContinuousClock.now + Self.avoidance
+                for attempt in reply.claimed.dropFirst(claimants.count).compactMap({ $0 }) {
+                    state.ahead.append(Ahead(attempt: attempt, avoid: reply.avoiding[attempt.id], avoidUntil: avoidUntil))
+                }
+                var given = reply.claimed.prefix(claimants.count).makeIterator()
+                return waiters.map { waiter in
+                    guard let claimant = waiter.claimant else { return Answer() }
+                    if let attempt = given.next() ?? nil { return Answer(claimed: attempt) }
+                    if let attempt = Self.takeAhead(for: claimant, from: &state) { return Answer(claimed: attempt) }
+                    return Answer(counts: reply.counts)
+                }
+            }
+            for (waiter, answer) in zip(waiters, answers) { waiter.continuation.resume(returning: answer) }
+        }
+    }
+
+    /// What the next round carries; `nil` (and draining ends) when nobody waits and no result is due.
+    private func takeRound() -> (completions: [(claimed: ClaimedAttempt, result: AttemptResult)], waiters: [Waiter], aheadWanted: Int)? {
+        state.withLock { state in
+            guard !state.completions.isEmpty || !state.waiters.isEmpty else {
+                state.draining = false
+                return nil
+            }
+            defer {
+                state.completions.removeAll(keepingCapacity: true)
+                state.waiters.removeAll(keepingCapacity: true)
+            }
+            let short = (state.averageMilliseconds ?? .infinity) < Self.claimAheadBelow
+            let aheadWanted = short ? max(workers - state.ahead.count, 0) : 0
+            return (state.completions, state.waiters, aheadWanted)
+        }
+    }
+}

@@ -1,4 +1,5 @@
 import Coordinator
+import MockServer
 import Store
 
 /// DESIGN.md's exit codes for the errors the commands throw.
@@ -21,6 +22,8 @@ public enum ExitStatus {
             return badInput
         case let error as StoreError:
             return [.badConfiguration, .unknownRun].contains(error.code) ? badInput : infrastructure
+        case let error as MockServerError:
+            return [.cassette, .configuration].contains(error.code) ? badInput : infrastructure
         default:
             return infrastructure
         }

@@ -17,7 +17,7 @@ struct Orchestrate: AsyncParsableCommand {
             Exit codes: 0 all passed (flaky passes are reported), 1 a scenario failed, 2 bad usage or config,
             3 infrastructure (database unreachable, no free port), 130 interrupted (resume with --resume RUN_ID).
             """,
-        subcommands: [Run.self, Scenarios.self, Runs.self, DB.self]
+        subcommands: [Run.self, Scenarios.self, Runs.self, Mock.self, DB.self]
     )
 
     /// As ArgumentParser's, except that bad usage exits 2 (DESIGN.md), not 64.
@@ -207,6 +207,48 @@ struct DB: AsyncParsableCommand {
         try await exiting {
             print(try await DatabaseCommands.perform(action, configPath: common.config, database: common.database, logger: logger))
             return 0
+        }
+    }
+}
+
+struct Mock: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The mock server on its own, outside a run.",
+        subcommands: [Serve.self]
+    )
+
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Serve one mock server on 127.0.0.1 until Ctrl-C.",
+            discussion: """
+                The app addresses http://127.0.0.1:PORT/<host>/<path>: the first path component is the host it meant,
+                forwarded only when it is in mock.hosts of orchestrate.yml (anything else gets 403). In record mode
+                the exchanges are written to --cassette (HAR 1.2) when the server stops; replay answers from it.
+                """
+        )
+
+        @OptionGroup var common: CommonOptions
+
+        @Option(name: .long, help: "The port on 127.0.0.1 (0: any free port, printed at start).")
+        var port = 0
+
+        @Option(name: .long, help: "replay, record, live or mock (default: mock.mode of orchestrate.yml, else replay).")
+        var mode: Mode?
+
+        @Option(name: .long, help: "The HAR cassette to replay from or record into.")
+        var cassette: String?
+
+        func validate() throws {
+            guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535 (got \(port))") }
+        }
+
+        func run() async throws {
+            let logger = common.logger
+            try await exiting {
+                try await MockCommands.serve(
+                    .init(configPath: common.config, port: port, mode: mode, cassette: cassette), logger: logger
+                )
+            }
         }
     }
 }

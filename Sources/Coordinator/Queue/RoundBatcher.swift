@@ -152,15 +152,15 @@ final class RoundBatcher: Sendable {
                 continue
             }
             for (completion, ack) in zip(completions, reply.acks) { onAck(completion.claimed, completion.result, ack) }
+            // What was claimed joins what was claimed ahead before, behind it (it was claimed first, so it is
+            // expected to be as long or longer); the waiters take from the front.
             let answers = state.withLock { state -> [Answer] in
                 let avoidUntil = ContinuousClock.now + Self.avoidance
-                for attempt in reply.claimed.dropFirst(claimants.count).compactMap({ $0 }) {
+                for attempt in reply.claimed.compactMap({ $0 }) {
                     state.ahead.append(Ahead(attempt: attempt, avoid: reply.avoiding[attempt.id], avoidUntil: avoidUntil))
                 }
-                var given = reply.claimed.prefix(claimants.count).makeIterator()
                 return waiters.map { waiter in
                     guard let claimant = waiter.claimant else { return Answer() }
-                    if let attempt = given.next() ?? nil { return Answer(claimed: attempt) }
                     if let attempt = Self.takeAhead(for: claimant, from: &state) { return Answer(claimed: attempt) }
                     return Answer(counts: reply.counts)
                 }

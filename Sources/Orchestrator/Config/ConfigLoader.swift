@@ -99,7 +99,7 @@ public enum ConfigLoader {
 
     private static func mock(_ node: Node, reader: NodeReader) throws(ConfigError) -> OrchestrateConfig.Mock {
         var mock = OrchestrateConfig.Mock()
-        // The mock server's settings beyond mode and recordings are read by the mock server itself.
+        // match, ignore, redact.json and stubs are accepted; the mock server does not use them yet.
         let keys = ["mode", "recordings", "hosts", "match", "ignore", "redact", "stubs"]
         for (key, value) in try reader.mapping(node, what: "mock", keys: keys) {
             switch key {
@@ -110,6 +110,27 @@ public enum ConfigLoader {
                 }
                 mock.mode = mode
             case "recordings": mock.recordings = try reader.string(value, key: "mock.recordings")
+            case "hosts":
+                guard case .mapping(let mapping) = value else {
+                    throw reader.error(at: value, "mock.hosts must be a mapping of host: upstream URL (api.example.test: https://api.example.com)")
+                }
+                for (hostNode, upstreamNode) in mapping {
+                    let host = try reader.string(hostNode, key: "a host in mock.hosts")
+                    guard !host.isEmpty, !host.contains("/"), !host.contains(":") || host.split(separator: ":").count == 2 else {
+                        throw reader.error(at: hostNode, "\"\(host)\" in mock.hosts is not a host name (write it as the app addresses it, like api.example.test)")
+                    }
+                    let upstream = try reader.string(upstreamNode, key: "mock.hosts.\(host)")
+                    guard let url = URLComponents(string: upstream), ["http", "https"].contains(url.scheme ?? ""), url.host?.isEmpty == false else {
+                        throw reader.error(at: upstreamNode, "mock.hosts.\(host) must be an http:// or https:// URL (got \"\(upstream)\")")
+                    }
+                    guard mock.hosts.updateValue(upstream, forKey: host.lowercased()) == nil else {
+                        throw reader.error(at: hostNode, "duplicate host \"\(host)\" in mock.hosts")
+                    }
+                }
+            case "redact":
+                for (redactKey, redactValue) in try reader.mapping(value, what: "mock.redact", keys: ["headers", "json"]) where redactKey == "headers" {
+                    mock.redactHeaders = try reader.strings(redactValue, key: "mock.redact.headers").map { $0.lowercased() }
+                }
             default: break
             }
         }

@@ -46,6 +46,10 @@ public struct OrchestrateConfig: Sendable {
         public var mode: Mode = .replay
         /// Where cassettes live, relative to the config file. Default `Recordings`.
         public var recordings: String = "Recordings"
+        /// Host as the app addresses it → upstream base URL; the only hosts ever forwarded.
+        public var hosts: [String: String] = [:]
+        /// Header names whose values are redacted (added to the defaults: authorization, cookie, set-cookie).
+        public var redactHeaders: [String] = []
     }
 
     public init(directory: String, path: String) {

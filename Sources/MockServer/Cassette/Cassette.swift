@@ -1,0 +1,97 @@
+import Foundation
+
+/// A scenario's recording on disk: a HAR 1.2 file.
+public struct Cassette: Sendable, Equatable {
+    public var path: String
+    public var har: HAR
+
+    public init(path: String, extras: CassetteExtras) {
+        self.path = path
+        self.har = HAR(log: HAR.Log(orchestrate: extras))
+    }
+
+    public var entries: [HAR.Entry] { har.log.entries }
+    public var extras: CassetteExtras { har.log.orchestrate ?? CassetteExtras() }
+
+    /// Reads a cassette; a missing, corrupt or newer-format file is a ``MockServerError`` naming it.
+    public static func load(_ path: String) throws(MockServerError) -> Cassette {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw MockServerError(.cassette, "\(path): no such cassette (record it first: --mode record)")
+        }
+        let har: HAR
+        do {
+            har = try JSONDecoder().decode(HAR.self, from: data)
+        } catch let DecodingError.dataCorrupted(context) {
+            throw MockServerError(.cassette, "\(path): not valid JSON (\(context.debugDescription)\(Self.describe(context.codingPath)))")
+        } catch let DecodingError.keyNotFound(key, context) {
+            throw MockServerError(.cassette, "\(path): not a HAR file: \(Self.describe(context.codingPath + [key]).dropFirst(4)) is missing")
+        } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
+            throw MockServerError(.cassette, "\(path): not a HAR file: wrong type at \(Self.describe(context.codingPath).dropFirst(4))")
+        } catch {
+            throw MockServerError(.cassette, "\(path): unreadable cassette: \(error)")
+        }
+        let format = har.log.orchestrate?.formatVersion ?? CassetteExtras.currentFormat
+        guard format <= CassetteExtras.currentFormat else {
+            throw MockServerError(.cassette, "\(path): cassette format \(format) is newer than this orchestrate understands (\(CassetteExtras.currentFormat)); upgrade orchestrate")
+        }
+        return Cassette(path: path, har: har)
+    }
+
+    init(path: String, har: HAR) {
+        self.path = path
+        self.har = har
+    }
+
+    /// Writes the cassette atomically (a temporary file renamed over the old one), creating folders.
+    public func save() throws(MockServerError) {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        do {
+            let data = try encoder.encode(har)
+            let directory = (path as NSString).deletingLastPathComponent
+            if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+            let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+            guard FileManager.default.createFile(atPath: temporary, contents: data) else {
+                throw MockServerError(.cassette, "\(path): cannot write the cassette")
+            }
+            guard rename(temporary, path) == 0 else {
+                let reason = String(cString: strerror(errno))
+                unlink(temporary)
+                throw MockServerError(.cassette, "\(path): cannot write the cassette: \(reason)")
+            }
+        } catch let error as MockServerError {
+            throw error
+        } catch {
+            throw MockServerError(.cassette, "\(path): cannot write the cassette: \(error)")
+        }
+    }
+
+    private static func describe(_ path: [any CodingKey]) -> String {
+        guard !path.isEmpty else { return "" }
+        return " at " + path.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+    }
+}
+
+/// What goes wrong in the mock server that the user must fix.
+public struct MockServerError: Error, Sendable, CustomStringConvertible {
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        let name: String
+        public var description: String { name }
+        /// A cassette is missing, corrupt or of an unknown format.
+        public static let cassette = Code(name: "cassette")
+        /// The server cannot listen.
+        public static let bind = Code(name: "bind")
+        /// Bad configuration.
+        public static let configuration = Code(name: "configuration")
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}

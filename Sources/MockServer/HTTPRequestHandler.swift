@@ -1,0 +1,91 @@
+import NIOCore
+import NIOHTTP1
+
+/// A whole request as the handler collected it.
+struct ReceivedRequest: Sendable {
+    var method: String
+    var uri: String
+    var headers: [(name: String, value: String)]
+    var body: [UInt8]
+}
+
+/// Collects each request (head, body up to a bound, end), lets the server answer it asynchronously and
+/// writes the response with an exact Content-Length. The pipelining handler in front of it hands over
+/// one request at a time, so pipelined requests are answered in order; malformed requests get a 400
+/// from NIO's error handler and the connection closes, the server keeps serving others.
+final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+    typealias Respond = @Sendable (ReceivedRequest, Bool) async -> MockResponse
+
+    private let maximumBodyBytes: Int
+    private let respond: Respond
+    private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+    private var tooLarge = false
+
+    init(maximumBodyBytes: Int, respond: @escaping Respond) {
+        self.maximumBodyBytes = maximumBodyBytes
+        self.respond = respond
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body.removeAll(keepingCapacity: true)
+            tooLarge = false
+        case .body(var chunk):
+            if body.count + chunk.readableBytes > maximumBodyBytes {
+                tooLarge = true
+            } else if let bytes = chunk.readBytes(length: chunk.readableBytes) {
+                body.append(contentsOf: bytes)
+            }
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            let request = ReceivedRequest(
+                method: head.method.rawValue, uri: head.uri, headers: head.headers.map { (name: $0.name, value: $0.value) }, body: body
+            )
+            let keepAlive = head.isKeepAlive
+            let isHead = head.method == .HEAD
+            let version = head.version
+            let tooLarge = self.tooLarge
+            let respond = self.respond
+            let promise = context.eventLoop.makePromise(of: MockResponse.self)
+            promise.completeWithTask { await respond(request, tooLarge) }
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            promise.futureResult.whenSuccess { response in
+                let (handler, context) = bound.value
+                handler.write(response, version: version, keepAlive: keepAlive, omitBody: isHead, context: context)
+            }
+        }
+    }
+
+    /// A protocol error (NIO's handler already answered 400) or a broken connection: close this one.
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    private func write(_ response: MockResponse, version: HTTPVersion, keepAlive: Bool, omitBody: Bool, context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        for header in response.headers where !HopByHop.contains(header.name) { headers.add(name: header.name, value: header.value) }
+        headers.replaceOrAdd(name: "content-length", value: "\(response.body.count)")
+        if !keepAlive { headers.replaceOrAdd(name: "connection", value: "close") }
+        let head = HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        if !omitBody && !response.body.isEmpty {
+            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: response.body)))), promise: nil)
+        }
+        let done = context.writeAndFlushPromise()
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: done)
+        if !keepAlive {
+            let channel = context.channel
+            done.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+}
+
+private extension ChannelHandlerContext {
+    func writeAndFlushPromise() -> EventLoopPromise<Void> { eventLoop.makePromise() }
+}

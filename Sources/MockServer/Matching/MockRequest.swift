@@ -1,0 +1,60 @@
+import Foundation
+
+/// A request as the mock server received it: `/api.example.com/v1/x?y=1` addresses host
+/// `api.example.com`, path `/v1/x`, query `y=1`.
+public struct MockRequest: Sendable, Equatable {
+    public var method: String
+    /// The first path component of the mock URL: the host the app meant.
+    public var host: String
+    /// The path on that host, starting with `/`.
+    public var path: String
+    /// The query as sent (percent-encoded), without `?`; empty when there is none.
+    public var rawQuery: String
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public init(method: String, host: String, path: String, rawQuery: String, headers: [(name: String, value: String)], body: [UInt8]) {
+        self.method = method
+        self.host = host
+        self.path = path
+        self.rawQuery = rawQuery
+        self.headers = headers
+        self.body = body
+    }
+
+    /// Splits a mock URI (`/host/path?query`); `nil` host when the URI has no first path component.
+    public init(method: String, uri: String, headers: [(name: String, value: String)], body: [UInt8]) {
+        let (pathPart, query) = uri.firstIndex(of: "?").map { (String(uri[..<$0]), String(uri[uri.index(after: $0)...])) } ?? (uri, "")
+        let trimmed = pathPart.drop { $0 == "/" }
+        let host = trimmed.prefix { $0 != "/" }
+        let rest = trimmed.dropFirst(host.count)
+        self.init(method: method.uppercased(), host: String(host).lowercased(), path: rest.isEmpty ? "/" : String(rest),
+                  rawQuery: query, headers: headers, body: body)
+    }
+
+    public static func == (lhs: MockRequest, rhs: MockRequest) -> Bool {
+        lhs.method == rhs.method && lhs.host == rhs.host && lhs.path == rhs.path && lhs.rawQuery == rhs.rawQuery
+            && lhs.body == rhs.body && lhs.headers.map(\.name) == rhs.headers.map(\.name) && lhs.headers.map(\.value) == rhs.headers.map(\.value)
+    }
+
+    /// The first value of a header (names are case-insensitive).
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+
+    /// How the request reads in messages: `GET /api.example.com/v1/x?y=1`.
+    public var summary: String { "\(method) /\(host)\(path)\(rawQuery.isEmpty ? "" : "?\(rawQuery)")" }
+
+    /// Decoded query pairs in order (`a=1&b` → `[("a", "1"), ("b", "")]`).
+    public static func queryItems(_ rawQuery: String) -> [(name: String, value: String)] {
+        guard !rawQuery.isEmpty else { return [] }
+        return rawQuery.split(separator: "&", omittingEmptySubsequences: true).map { pair in
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ text: Substring) -> String {
+                let spaced = text.replacingOccurrences(of: "+", with: " ")
+                return spaced.removingPercentEncoding ?? spaced
+            }
+            return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
+        }
+    }
+}

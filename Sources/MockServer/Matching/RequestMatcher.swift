@@ -1,0 +1,134 @@
+import Foundation
+
+/// Finds the recorded exchange that answers a request in replay.
+///
+/// Requests compare on the configured attributes: the method, the path, the query as a multiset (order
+/// does not matter, ignored parameters left out), the body — JSON bodies canonically (key order and
+/// spacing do not matter). Identical requests are answered by their recordings in recorded order;
+/// past the last one, the last repeats (or the request fails, when configured so).
+public struct RequestMatcher: Sendable {
+    /// One recorded request, reduced to what matching compares.
+    struct Key: Hashable, Sendable {
+        var method: String
+        var host: String
+        var path: String
+        var query: [String]
+        var body: [UInt8]
+    }
+
+    public struct NearMiss: Sendable, Error, CustomStringConvertible {
+        public var request: String
+        /// The closest recorded request and what differs; `nil` when the cassette has nothing for the host.
+        public var closest: String?
+        public var differences: [String]
+        public var exhausted: Bool
+
+        public var description: String {
+            if exhausted {
+                return "every recording of \(request) was already used (mock.repeat is off)"
+            }
+            guard let closest else { return "no recorded exchange for \(request): the cassette has no request to this host" }
+            return "no recorded exchange matches \(request); closest: \(closest), which differs in \(differences.joined(separator: "; "))"
+        }
+    }
+
+    private let configuration: MockConfiguration
+    private let keys: [Key]
+    private let summaries: [String]
+    private let candidates: [Key: [Int]]
+
+    public init(entries: [HAR.Entry], configuration: MockConfiguration) {
+        self.configuration = configuration
+        var keys: [Key] = []
+        var summaries: [String] = []
+        for entry in entries {
+            let url = URLComponents(string: entry.request.url)
+            let host = entry.orchestrate?.host ?? url?.host?.lowercased() ?? ""
+            let path = url?.percentEncodedPath ?? "/"
+            let rawQuery = url?.percentEncodedQuery ?? ""
+            keys.append(Self.key(method: entry.request.method, host: host, path: path.isEmpty ? "/" : path,
+                                 rawQuery: rawQuery, body: entry.requestBody, configuration: configuration))
+            summaries.append("\(entry.request.method) \(entry.request.url)")
+        }
+        var candidates: [Key: [Int]] = [:]
+        for (index, key) in keys.enumerated() { candidates[key, default: []].append(index) }
+        self.keys = keys
+        self.summaries = summaries
+        self.candidates = candidates
+    }
+
+    /// The index of the entry answering `request`, given how often each identical request was already
+    /// answered (`used`, updated).
+    public func match(_ request: MockRequest, used: inout [Int: Int]) -> Result<Int, NearMiss> {
+        let key = Self.key(method: request.method, host: request.host, path: request.path, rawQuery: request.rawQuery,
+                           body: request.body, configuration: configuration)
+        if let indices = candidates[key] {
+            let count = used[indices[0], default: 0]
+            used[indices[0]] = count + 1
+            if count < indices.count { return .success(indices[count]) }
+            if configuration.repeatLast { return .success(indices[indices.count - 1]) }
+            return .failure(NearMiss(request: request.summary, closest: summaries[indices[0]], differences: [], exhausted: true))
+        }
+        return .failure(nearMiss(key, request: request))
+    }
+
+    private func nearMiss(_ key: Key, request: MockRequest) -> NearMiss {
+        var best: (index: Int, differences: [String])?
+        for (index, recorded) in keys.enumerated() where recorded.host == key.host {
+            let differences = Self.differences(key, recorded)
+            if best == nil || differences.count < best!.differences.count { best = (index, differences) }
+        }
+        guard let best else { return NearMiss(request: request.summary, closest: nil, differences: [], exhausted: false) }
+        return NearMiss(request: request.summary, closest: summaries[best.index], differences: best.differences, exhausted: false)
+    }
+
+    private static func differences(_ request: Key, _ recorded: Key) -> [String] {
+        var differences: [String] = []
+        if request.method != recorded.method { differences.append("method: \(request.method) vs \(recorded.method)") }
+        if request.path != recorded.path { differences.append("path: \(request.path) vs \(recorded.path)") }
+        if request.query != recorded.query {
+            let sent = Set(request.query), kept = Set(recorded.query)
+            let extra = request.query.filter { !kept.contains($0) }, missing = recorded.query.filter { !sent.contains($0) }
+            var parts: [String] = []
+            if !extra.isEmpty { parts.append("sent \(extra.joined(separator: "&"))") }
+            if !missing.isEmpty { parts.append("recorded \(missing.joined(separator: "&"))") }
+            differences.append("query: \(parts.joined(separator: ", "))")
+        }
+        if request.body != recorded.body {
+            differences.append("body: \(excerpt(request.body)) vs \(excerpt(recorded.body))")
+        }
+        return differences
+    }
+
+    private static func excerpt(_ body: [UInt8]) -> String {
+        guard !body.isEmpty else { return "(empty)" }
+        let text = String(decoding: body.prefix(120), as: UTF8.self)
+        return body.count > 120 ? "\(text)…" : text
+    }
+
+    static func key(method: String, host: String, path: String, rawQuery: String, body: [UInt8], configuration: MockConfiguration) -> Key {
+        let match = configuration.match
+        let query = match.contains(.query)
+            ? MockRequest.queryItems(rawQuery).filter { !configuration.ignoredQuery.contains($0.name) }.map { "\($0.name)=\($0.value)" }.sorted()
+            : []
+        return Key(
+            method: match.contains(.method) ? method.uppercased() : "",
+            host: host.lowercased(),
+            path: match.contains(.path) ? (path.removingPercentEncoding ?? path) : "",
+            query: query,
+            body: match.contains(.body) ? canonicalBody(body) : []
+        )
+    }
+
+    /// JSON bodies in one canonical form (sorted keys, no spacing); anything else as is.
+    static func canonicalBody(_ body: [UInt8]) -> [UInt8] {
+        guard let first = body.first(where: { ![0x20, 0x09, 0x0a, 0x0d].contains($0) }), first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else {
+            return body
+        }
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]),
+              let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+            return body
+        }
+        return Array(data)
+    }
+}

@@ -1,0 +1,24 @@
+import Foundation
+
+/// The mock server's settings (the `mock:` section of orchestrate.yml).
+public struct MockConfiguration: Sendable {
+    /// The only hosts ever forwarded: host as the app addresses it → upstream base URL
+    /// (`api.clinic.test: https://api.clinic.example`).
+    public var hosts: [String: String] = [:]
+    /// Request attributes that must be equal for a recorded exchange to answer a request.
+    public var match: Set<MatchAttribute> = [.method, .path, .query, .body]
+    /// Query parameters left out of matching (cache busters).
+    public var ignoredQuery: Set<String> = []
+    /// When identical requests outnumber their recordings: repeat the last recording (default) or fail.
+    public var repeatLast = true
+    /// Request and response bodies above this are cut (the exchange says so).
+    public var maximumBodyBytes = 8 << 20
+    /// Headers whose values never reach a cassette or the exchange log.
+    public var redactedHeaders: Set<String> = ["authorization", "cookie", "set-cookie", "proxy-authorization"]
+
+    public init() {}
+
+    public enum MatchAttribute: String, Sendable, Hashable, CaseIterable {
+        case method, path, query, body
+    }
+}

@@ -1,0 +1,298 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import OrchestrateModel
+import Synchronization
+
+/// The mock server of one worker slot: an HTTP/1.1 server on 127.0.0.1 that records, replays, forwards
+/// live or mocks the backends the app under test talks to.
+///
+/// The app addresses `http://127.0.0.1:PORT/<host>/<path>`: the first path component is the host it
+/// meant, looked up in ``MockConfiguration/hosts`` (anything else gets 403: never an open proxy).
+/// One server serves a slot for the whole run; ``begin(_:)`` starts each attempt's session and
+/// ``end()`` closes it (writing the recording in record mode). Every exchange is emitted on
+/// ``exchanges`` for the caller to store; the server itself knows no database.
+public final class MockServer: Sendable {
+    public let configuration: MockConfiguration
+    public let exchanges: AsyncStream<Exchange>
+    private let continuation: AsyncStream<Exchange>.Continuation
+    private let logger: Logger
+    private let client: HTTPClient
+    private let state = Mutex(State())
+    private let channel = Mutex<(any Channel)?>(nil)
+
+    private struct State {
+        var session = MockSession(mode: .replay)
+        var matcher: RequestMatcher?
+        var entries: [HAR.Entry] = []
+        var recording: Cassette?
+        var used: [Int: Int] = [:]
+        var sequence = 0
+    }
+
+    public init(configuration: MockConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        (exchanges, continuation) = AsyncStream.makeStream(of: Exchange.self, bufferingPolicy: .bufferingNewest(100_000))
+        var clientConfiguration = HTTPClient.Configuration()
+        clientConfiguration.decompression = .disabled
+        clientConfiguration.redirectConfiguration = .disallow
+        clientConfiguration.timeout = .init(connect: .seconds(10), read: .seconds(60))
+        client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration)
+    }
+
+    /// The port the server listens on, once started.
+    public var port: Int? { channel.withLock { $0?.localAddress?.port } }
+
+    /// Listens on an already bound and listening socket (a slot's port lease); the server takes a
+    /// duplicate of the descriptor, the caller keeps its own.
+    public func start(adopting descriptor: Int32) async throws {
+        let copy = dup(descriptor)
+        guard copy >= 0 else { throw MockServerError(.bind, "cannot take over the slot's socket: \(String(cString: strerror(errno)))") }
+        let bound = try await bootstrap().withBoundSocket(copy).get()
+        channel.withLock { $0 = bound }
+    }
+
+    /// Listens on 127.0.0.1:`port` (0: any free port).
+    public func start(host: String = "127.0.0.1", port: Int) async throws {
+        do {
+            let bound = try await bootstrap().bind(host: host, port: port).get()
+            channel.withLock { $0 = bound }
+        } catch {
+            throw MockServerError(.bind, "cannot listen on \(host):\(port): \(error)")
+        }
+    }
+
+    private func bootstrap() -> ServerBootstrap {
+        let server = self
+        let maximum = configuration.maximumBodyBytes
+        return ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: true, withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(HTTPRequestHandler(maximumBodyBytes: maximum) { request, tooLarge in
+                        await server.respond(to: request, bodyTooLarge: tooLarge)
+                    })
+                }
+            }
+    }
+
+    /// Stops listening, ends the exchange stream and the upstream client.
+    public func shutdown() async {
+        let bound = channel.withLock { channel -> (any Channel)? in
+            defer { channel = nil }
+            return channel
+        }
+        try? await bound?.close()
+        continuation.finish()
+        try? await client.shutdown()
+    }
+
+    // MARK: Sessions
+
+    /// Starts a session: a new mode, cassette, seed and clock, nothing kept from the previous one.
+    /// Replay reads the cassette now, so that a missing or corrupt one fails the attempt before it starts.
+    public func begin(_ session: MockSession) throws(MockServerError) {
+        var matcher: RequestMatcher?
+        var entries: [HAR.Entry] = []
+        var recording: Cassette?
+        switch session.mode {
+        case .replay:
+            guard let path = session.cassettePath else { throw MockServerError(.cassette, "replay needs a cassette") }
+            entries = try Cassette.load(path).entries
+            matcher = RequestMatcher(entries: entries, configuration: configuration)
+        case .record:
+            guard let path = session.cassettePath else { throw MockServerError(.cassette, "record needs a cassette path") }
+            recording = Cassette(path: path, extras: CassetteExtras(scenarioID: session.scenarioID, seed: session.seed, now: session.now))
+        case .live, .mock, .compare:
+            break
+        }
+        state.withLock { state in
+            state = State(session: session, matcher: matcher, entries: entries, recording: recording)
+        }
+    }
+
+    /// Ends the session; in record mode writes the cassette (atomically) and returns it.
+    @discardableResult
+    public func end() throws(MockServerError) -> Cassette? {
+        let recording = state.withLock { state -> Cassette? in
+            defer { state = State() }
+            return state.recording
+        }
+        try recording?.save()
+        return recording
+    }
+
+    // MARK: Requests
+
+    func respond(to request: ReceivedRequest, bodyTooLarge: Bool) async -> MockResponse {
+        let started = Date()
+        let clock = ContinuousClock.now
+        if request.uri.hasPrefix("/__orchestrate") { return control(request) }
+        let mockRequest = MockRequest(method: request.method, uri: request.uri, headers: request.headers, body: request.body)
+        let session = state.withLock { $0.session }
+        var exchange = Exchange(
+            sequence: 0, mode: session.mode, matched: false, host: mockRequest.host, method: mockRequest.method,
+            url: request.uri, requestHeaders: redacted(mockRequest.headers), requestBody: mockRequest.body, status: nil,
+            responseHeaders: [], responseBody: [], startedAt: started, durationMicroseconds: 0
+        )
+        let response: MockResponse
+        if bodyTooLarge {
+            response = .text(413, "orchestrate: request body larger than mock.maximumBodyBytes (\(configuration.maximumBodyBytes) bytes)")
+            exchange.note = "request body too large"
+        } else if let upstream = configuration.hosts[mockRequest.host] {
+            exchange.url = Self.originalURL(upstream: upstream, request: mockRequest)
+            switch session.mode {
+            case .replay:
+                response = replay(mockRequest, exchange: &exchange)
+            case .record, .live:
+                response = await forward(mockRequest, to: upstream, exchange: &exchange)
+            case .mock, .compare:
+                response = .text(404, "orchestrate: no stub answers \(mockRequest.summary) (mock mode)", headers: [("x-orchestrate-unmatched", "1")])
+                exchange.note = "no stub"
+            }
+        } else {
+            let known = configuration.hosts.keys.sorted()
+            let message = mockRequest.host.isEmpty
+                ? "orchestrate: the first path component must be the host the app meant, as in /api.example.com/v1/items"
+                : "orchestrate: host \"\(mockRequest.host)\" is not in mock.hosts of the configuration"
+                    + (known.isEmpty ? " (no hosts are configured)" : " (configured: \(known.joined(separator: ", ")))")
+                    + "; requests are only forwarded to configured hosts"
+            response = .text(403, message)
+            exchange.note = "host not configured"
+            logger.warning("refused a request to a host that is not configured", metadata: ["mock.host": "\(mockRequest.host)"])
+        }
+        exchange.status = response.status
+        exchange.responseHeaders = redacted(response.headers)
+        exchange.responseBody = response.body
+        exchange.durationMicroseconds = Int64((ContinuousClock.now - clock).wholeMicroseconds)
+        exchange.sequence = state.withLock { state in
+            state.sequence += 1
+            return state.sequence
+        }
+        continuation.yield(exchange)
+        return response
+    }
+
+    private func replay(_ request: MockRequest, exchange: inout Exchange) -> MockResponse {
+        let outcome = state.withLock { state -> Result<HAR.Entry, RequestMatcher.NearMiss>? in
+            guard let matcher = state.matcher else { return nil }
+            return matcher.match(request, used: &state.used).map { state.entries[$0] }
+        }
+        switch outcome {
+        case nil:
+            exchange.note = "no replay session"
+            return .text(500, "orchestrate: the mock server has no replay session")
+        case .failure(let miss)?:
+            exchange.note = miss.description
+            logger.warning("unmatched request in replay", metadata: ["mock.request": "\(request.summary)"])
+            return .text(404, "orchestrate: \(miss)", headers: [("x-orchestrate-unmatched", "1")])
+        case .success(let entry)?:
+            exchange.matched = true
+            let headers = entry.response.headers.filter { !HopByHop.contains($0.name) }.map { (name: $0.name, value: $0.value) }
+            return MockResponse(status: entry.response.status, headers: headers, body: entry.responseBody)
+        }
+    }
+
+    /// Sends the request to the upstream (record, live); in record mode the exchange joins the recording.
+    private func forward(_ request: MockRequest, to upstream: String, exchange: inout Exchange) async -> MockResponse {
+        var outgoing = HTTPClientRequest(url: exchange.url)
+        outgoing.method = HTTPMethod(rawValue: request.method)
+        for header in request.headers where !HopByHop.contains(header.name) { outgoing.headers.add(name: header.name, value: header.value) }
+        if !request.body.isEmpty { outgoing.body = .bytes(ByteBuffer(bytes: request.body)) }
+        let clock = ContinuousClock.now
+        let response: MockResponse
+        do {
+            let upstreamResponse = try await client.execute(outgoing, timeout: .seconds(60))
+            let body = try await upstreamResponse.body.collect(upTo: configuration.maximumBodyBytes)
+            response = MockResponse(
+                status: Int(upstreamResponse.status.code),
+                headers: upstreamResponse.headers.filter { !HopByHop.contains($0.name) }.map { (name: $0.name, value: $0.value) },
+                body: Array(buffer: body)
+            )
+        } catch {
+            exchange.note = "upstream error: \(error)"
+            return .text(502, "orchestrate: \(exchange.url) could not be reached: \(error)")
+        }
+        exchange.matched = true
+        let elapsed = Double((ContinuousClock.now - clock).wholeMicroseconds) / 1000
+        state.withLock { state in
+            guard state.session.mode == .record, state.recording != nil else { return }
+            let sequence = state.recording!.har.log.entries.count + 1
+            state.recording!.har.log.entries.append(recordedEntry(request, url: exchange.url, response: response,
+                                                                  startedAt: exchange.startedAt, milliseconds: elapsed, sequence: sequence))
+        }
+        return response
+    }
+
+    /// A HAR entry for a forwarded exchange, secrets redacted.
+    private func recordedEntry(
+        _ request: MockRequest, url: String, response: MockResponse, startedAt: Date, milliseconds: Double, sequence: Int
+    ) -> HAR.Entry {
+        func names(_ headers: [Exchange.Header]) -> [HAR.NameValue] { headers.map { HAR.NameValue(name: $0.name, value: $0.value) } }
+        let requestBody = HAR.Entry.text(request.body)
+        let responseBody = HAR.Entry.text(response.body)
+        let responseType = response.headers.first { $0.name.lowercased() == "content-type" }?.value ?? ""
+        return HAR.Entry(
+            startedDateTime: Self.timestamp(startedAt),
+            time: milliseconds,
+            request: HAR.Request(
+                method: request.method, url: url,
+                headers: names(redacted(request.headers.filter { !HopByHop.contains($0.name) })),
+                queryString: MockRequest.queryItems(request.rawQuery).map { HAR.NameValue(name: $0.name, value: $0.value) },
+                postData: request.body.isEmpty ? nil : HAR.PostData(
+                    mimeType: request.header("content-type") ?? "", text: requestBody.text, encoding: requestBody.encoding
+                ),
+                bodySize: request.body.count
+            ),
+            response: HAR.Response(
+                status: response.status, statusText: HTTPResponseStatus(statusCode: response.status).reasonPhrase,
+                headers: names(redacted(response.headers)),
+                content: HAR.Content(size: response.body.count, mimeType: responseType, text: responseBody.text, encoding: responseBody.encoding),
+                bodySize: response.body.count
+            ),
+            timings: HAR.Timings(wait: milliseconds),
+            orchestrate: EntryExtras(sequence: sequence, host: request.host)
+        )
+    }
+
+    private static func timestamp(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    private func control(_ request: ReceivedRequest) -> MockResponse {
+        let session = state.withLock { $0.session }
+        let path = request.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.uri
+        switch (request.method, path) {
+        case ("GET", "/__orchestrate/health"):
+            return .json(200, ["status": "ok", "mode": session.mode.rawValue, "scenario": session.scenarioID ?? ""])
+        default:
+            return .text(404, "orchestrate: no control endpoint \(request.method) \(path)")
+        }
+    }
+
+    private func redacted(_ headers: [(name: String, value: String)]) -> [Exchange.Header] {
+        headers.map { header in
+            Exchange.Header(name: header.name, value: configuration.redactedHeaders.contains(header.name.lowercased()) ? "[REDACTED]" : header.value)
+        }
+    }
+
+    /// The URL the app meant: the upstream base with the request's path and query.
+    static func originalURL(upstream: String, request: MockRequest) -> String {
+        let base = upstream.hasSuffix("/") ? String(upstream.dropLast()) : upstream
+        return "\(base)\(request.path)\(request.rawQuery.isEmpty ? "" : "?\(request.rawQuery)")"
+    }
+}
+
+extension Duration {
+    var wholeMicroseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+    }
+}

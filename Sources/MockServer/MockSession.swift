@@ -1,0 +1,49 @@
+import Foundation
+import OrchestrateModel
+
+/// What one attempt's mock server does: its mode and cassette, and the values a replay gives back.
+/// A server starts a new session for every attempt, so nothing carries over.
+public struct MockSession: Sendable, Equatable {
+    public var mode: Mode
+    /// The scenario's cassette: read in replay, written in record; `nil` in live and mock.
+    public var cassettePath: String?
+    public var scenarioID: String?
+    public var seed: UInt32?
+    /// ISO 8601, the frozen clock of the attempt.
+    public var now: String?
+
+    public init(mode: Mode, cassettePath: String? = nil, scenarioID: String? = nil, seed: UInt32? = nil, now: String? = nil) {
+        self.mode = mode
+        self.cassettePath = cassettePath
+        self.scenarioID = scenarioID
+        self.seed = seed
+        self.now = now
+    }
+}
+
+/// A response the server sends.
+struct MockResponse: Sendable {
+    var status: Int
+    var headers: [(name: String, value: String)]
+    var body: [UInt8]
+
+    static func text(_ status: Int, _ message: String, headers: [(name: String, value: String)] = []) -> MockResponse {
+        MockResponse(status: status, headers: [("content-type", "text/plain; charset=utf-8")] + headers, body: Array("\(message)\n".utf8))
+    }
+
+    static func json(_ status: Int, _ object: [String: String]) -> MockResponse {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return MockResponse(status: status, headers: [("content-type", "application/json")], body: Array(data))
+    }
+}
+
+/// Headers that belong to one connection, never recorded or forwarded (RFC 9110 §7.6.1), plus the framing
+/// headers the server sets itself.
+enum HopByHop {
+    static let names: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
+        "proxy-authenticate", "proxy-authorization", "content-length", "host",
+    ]
+
+    static func contains(_ name: String) -> Bool { names.contains(name.lowercased()) }
+}

@@ -55,6 +55,7 @@ let package = Package(
             dependencies: [
                 "OrchestrateModel", "ProcessSupervisor",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -80,6 +81,9 @@ let package = Package(
             dependencies: [
                 "Store", "ProcessSupervisor", "OrchestrateModel",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -102,7 +106,11 @@ let package = Package(
         .testTarget(name: "OrchestratorTests", dependencies: ["Orchestrator", "OrchestrateTesting"], swiftSettings: swiftSettings),
         .testTarget(
             name: "orchestrateTests",
-            dependencies: ["orchestrate", "OrchestrateTesting", "ProcessSupervisor"],
+            dependencies: [
+                "orchestrate", "OrchestrateTesting", "ProcessSupervisor", "Store",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
             swiftSettings: swiftSettings
         ),
     ]

@@ -25,6 +25,7 @@ public final class Coordinator: Sendable {
     private let queue: any AttemptQueueClient
     private let logger: Logger
     private let onEvent: @Sendable (CoordinatorEvent) -> Void
+    private let hooks: (any AttemptHooks)?
     private let state = Mutex(State())
 
     private struct State {
@@ -38,11 +39,13 @@ public final class Coordinator: Sendable {
         configuration: CoordinatorConfiguration,
         queue: any AttemptQueueClient,
         logger: Logger,
+        hooks: (any AttemptHooks)? = nil,
         onEvent: @escaping @Sendable (CoordinatorEvent) -> Void = { _ in }
     ) {
         self.configuration = configuration
         self.queue = queue
         self.logger = logger
+        self.hooks = hooks
         self.onEvent = onEvent
     }
 
@@ -81,6 +84,7 @@ public final class Coordinator: Sendable {
                     try await slots.waitForAll()
                 }
                 // Every result on record, and what was claimed ahead back in the queue.
+                await hooks?.slotsDidStop()
                 try await batcher.flush()
                 for claimed in batcher.takeAhead() { _ = try await retrying("release", { try await self.queue.release(claimed) }) }
                 background.cancelAll()
@@ -115,13 +119,21 @@ public final class Coordinator: Sendable {
             }
             state.withLock { $0.tokens[slot] = claimed.leaseToken }
             onEvent(.attemptStarted(slot: slot, attempt: claimed))
-            let (result, reason) = await runner.run(claimed, slot: resources) { process in
-                let stopNow = state.withLock { state -> Bool in
-                    state.processes[slot] = process
-                    return state.stopping
+            var result: AttemptResult
+            var reason: Termination.Reason?
+            do {
+                try await hooks?.attemptWillStart(claimed, slot: slot, port: port)
+                (result, reason) = await runner.run(claimed, slot: resources) { process in
+                    let stopNow = state.withLock { state -> Bool in
+                        state.processes[slot] = process
+                        return state.stopping
+                    }
+                    if stopNow { process.terminate() }
                 }
-                if stopNow { process.terminate() }
+            } catch {
+                (result, reason) = (AttemptResult(outcome: .infrastructureError, durationMilliseconds: 0, error: "\(error)"), nil)
             }
+            await hooks?.attemptDidEnd(claimed, slot: slot, result: &result)
             state.withLock {
                 $0.processes[slot] = nil
                 $0.tokens[slot] = nil

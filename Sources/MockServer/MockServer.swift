@@ -31,6 +31,8 @@ public final class MockServer: Sendable {
         var recording: Cassette?
         var used: [Int: Int] = [:]
         var sequence = 0
+        /// Replay without a cassette: a scenario that makes no requests needs none; requests are told where it was expected.
+        var missingCassette: String?
     }
 
     public init(configuration: MockConfiguration, logger: Logger) {
@@ -102,10 +104,15 @@ public final class MockServer: Sendable {
         var matcher: RequestMatcher?
         var entries: [HAR.Entry] = []
         var recording: Cassette?
+        var missingCassette: String?
         switch session.mode {
         case .replay:
             guard let path = session.cassettePath else { throw MockServerError(.cassette, "replay needs a cassette") }
-            entries = try Cassette.load(path).entries
+            if FileManager.default.fileExists(atPath: path) {
+                entries = try Cassette.load(path).entries
+            } else {
+                missingCassette = path
+            }
             matcher = RequestMatcher(entries: entries, configuration: configuration)
         case .record:
             guard let path = session.cassettePath else { throw MockServerError(.cassette, "record needs a cassette path") }
@@ -114,7 +121,7 @@ public final class MockServer: Sendable {
             break
         }
         state.withLock { state in
-            state = State(session: session, matcher: matcher, entries: entries, recording: recording)
+            state = State(session: session, matcher: matcher, entries: entries, recording: recording, missingCassette: missingCassette)
         }
     }
 
@@ -140,7 +147,7 @@ public final class MockServer: Sendable {
         var exchange = Exchange(
             sequence: 0, mode: session.mode, matched: false, host: mockRequest.host, method: mockRequest.method,
             url: request.uri, requestHeaders: redacted(mockRequest.headers), requestBody: mockRequest.body, status: nil,
-            responseHeaders: [], responseBody: [], startedAt: started, durationMicroseconds: 0
+            responseHeaders: [], responseBody: [], startedAt: started, durationMicroseconds: 0, attemptID: session.attemptID
         )
         let response: MockResponse
         if bodyTooLarge {
@@ -181,9 +188,14 @@ public final class MockServer: Sendable {
     }
 
     private func replay(_ request: MockRequest, exchange: inout Exchange) -> MockResponse {
-        let outcome = state.withLock { state -> Result<HAR.Entry, RequestMatcher.NearMiss>? in
-            guard let matcher = state.matcher else { return nil }
-            return matcher.match(request, used: &state.used).map { state.entries[$0] }
+        let (outcome, missing) = state.withLock { state -> (Result<HAR.Entry, RequestMatcher.NearMiss>?, String?) in
+            guard let matcher = state.matcher else { return (nil, nil) }
+            return (matcher.match(request, used: &state.used).map { state.entries[$0] }, state.missingCassette)
+        }
+        if let missing {
+            exchange.note = "no cassette"
+            return .text(404, "orchestrate: no cassette at \(missing) to replay \(request.summary) from; record it first (--mode record)",
+                         headers: [("x-orchestrate-unmatched", "1")])
         }
         switch outcome {
         case nil:

@@ -11,13 +11,18 @@ public struct MockSession: Sendable, Equatable {
     public var seed: UInt32?
     /// ISO 8601, the frozen clock of the attempt.
     public var now: String?
+    /// Carried into every exchange of the session, for the caller to file it.
+    public var attemptID: Int64?
 
-    public init(mode: Mode, cassettePath: String? = nil, scenarioID: String? = nil, seed: UInt32? = nil, now: String? = nil) {
+    public init(
+        mode: Mode, cassettePath: String? = nil, scenarioID: String? = nil, seed: UInt32? = nil, now: String? = nil, attemptID: Int64? = nil
+    ) {
         self.mode = mode
         self.cassettePath = cassettePath
         self.scenarioID = scenarioID
         self.seed = seed
         self.now = now
+        self.attemptID = attemptID
     }
 }
 

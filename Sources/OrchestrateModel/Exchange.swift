@@ -32,11 +32,13 @@ public struct Exchange: Sendable, Equatable {
     public var durationMicroseconds: Int64
     /// Why the exchange is unusual: a near miss, a refused host, an upstream error.
     public var note: String?
+    /// The attempt whose session the exchange belongs to (an opaque label for the mock server).
+    public var attemptID: Int64?
 
     public init(
         sequence: Int, mode: Mode, matched: Bool, host: String, method: String, url: String, requestHeaders: [Header],
         requestBody: [UInt8], status: Int?, responseHeaders: [Header], responseBody: [UInt8], startedAt: Date,
-        durationMicroseconds: Int64, note: String? = nil
+        durationMicroseconds: Int64, note: String? = nil, attemptID: Int64? = nil
     ) {
         self.sequence = sequence
         self.mode = mode
@@ -52,5 +54,6 @@ public struct Exchange: Sendable, Equatable {
         self.startedAt = startedAt
         self.durationMicroseconds = durationMicroseconds
         self.note = note
+        self.attemptID = attemptID
     }
 }

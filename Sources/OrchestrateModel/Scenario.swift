@@ -34,3 +34,16 @@ public struct Scenario: Sendable, Codable, Hashable, Identifiable {
         self.line = line
     }
 }
+
+extension Scenario {
+    /// The scenario's random seed (`ORCHESTRATE_SEED`, kept in its cassette): stable across runs, so a
+    /// failure can be reproduced with the same randoms.
+    public var seed: UInt32 {
+        var hash: UInt32 = 0x811c_9dc5
+        for byte in id.utf8 {
+            hash ^= UInt32(byte)
+            hash = hash &* 0x0100_0193
+        }
+        return hash
+    }
+}

@@ -49,6 +49,7 @@ public enum RunOrchestration {
             let workingDirectory: String
             let workers = options.workers ?? config.workers
             let mode = options.mode ?? config.mock.mode
+            guard mode != .compare else { throw UsageError("--mode compare is not available yet; use replay, record, live or mock") }
             if let resume = options.resume {
                 guard let summary = try await runs.summary(resume) else {
                     throw UsageError("no run \(resume.uuidString.lowercased()) in \(selection.endpoint) (see orchestrate runs)")
@@ -80,7 +81,12 @@ public enum RunOrchestration {
             )
             configuration.lease = lease
             let reporter = ProgressReporter(style: style(options.progress), expected: unsettled, workers: workers)
-            let coordinator = Coordinator(configuration: configuration, queue: queue, logger: logger) { reporter.handle($0) }
+            let fleet = MockFleet(
+                configuration: MockCommands.configuration(config.mock), mode: mode,
+                recordings: resolve(config.mock.recordings, against: config.directory), frozenNow: configuration.frozenNow,
+                store: ExchangeStore(database: database), logger: logger
+            )
+            let coordinator = Coordinator(configuration: configuration, queue: queue, logger: logger, hooks: fleet) { reporter.handle($0) }
             let outcome = try await runUntilDoneOrSignalled(coordinator, reporter: reporter, logger: logger)
             reporter.finish()
 

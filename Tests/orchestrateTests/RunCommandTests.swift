@@ -1,5 +1,9 @@
 import Foundation
+import Logging
 import OrchestrateTesting
+import PostgresNIO
+import Store
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -174,6 +178,56 @@ struct RunCommandTests {
             let allB = portsB.values.reduce(into: Set<String>()) { $0.formUnion($1) }
             #expect(allA.count == portsA.count)
             #expect(allA.isDisjoint(with: allB))
+        }
+    }
+}
+
+@Suite("orchestrate run with the mock server", .timeLimit(.minutes(3)))
+struct MockRunTests {
+    @Test("record through each slot's mock server, then replay with the backend gone; exchanges land in PostgreSQL")
+    func recordThenReplay() async throws {
+        try await TemporaryDirectory.with { directory in
+            let upstream = try await TestUpstream.start()
+            // The "app": reaches its backend only through the mock URL, and checks what it got.
+            try directory.write("fetch.py", """
+                import os, sys, urllib.request
+                body = urllib.request.urlopen(os.environ["ORCHESTRATE_MOCK_URL"] + "/api.test/items/" + sys.argv[1] + "?page=1").read().decode()
+                print(body)
+                sys.exit(0 if "/items/" + sys.argv[1] in body else 1)
+                """)
+            try directory.write("orchestrate.yml", """
+                workers: 2
+                suite:
+                  command: "python3 fetch.py {id}"
+                  scenarios: [{ id: one }, { id: two }, { id: three }]
+                mock:
+                  hosts: { api.test: "\(upstream.url)" }
+                """)
+            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let record = try await cli.run(["run", "--mode", "record"])
+            #expect(record.exitCode == 0, "\(record.stdout)\(record.stderr)")
+            #expect(upstream.hits.withLock { $0 } == 3)
+            for id in ["one", "two", "three"] {
+                #expect(FileManager.default.fileExists(atPath: directory.file("Recordings/\(id).har")))
+            }
+            await upstream.stop()
+
+            let replay = try await cli.run(["run", "--mode", "replay"])
+            #expect(replay.exitCode == 0, "\(replay.stdout)\(replay.stderr)")
+            #expect(upstream.hits.withLock { $0 } == 3)
+
+            let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
+            let rows = try await Database.with(try DatabaseEndpoint(url: database), logger: .init(label: "test"), maximumConnections: 1) { database in
+                var rows: [(String, Bool, Int32)] = []
+                let query = try await database.client.query(
+                    "SELECT mode, matched, status FROM exchanges ORDER BY mode, id", logger: Logger(label: "test")
+                )
+                for try await row in query.decode((String, Bool, Int32).self) { rows.append(row) }
+                return rows
+            }
+            #expect(rows.count == 6)
+            #expect(rows.allSatisfy { $0.1 && $0.2 == 200 })
+            #expect(rows.map(\.0).sorted() == ["record", "record", "record", "replay", "replay", "replay"])
         }
     }
 }

@@ -7,7 +7,7 @@ public enum AttemptFolders {
     }
 
     /// A file-name-safe form of a scenario id.
-    static func safeName(_ id: String) -> String {
+    public static func safeName(_ id: String) -> String {
         var bytes = Array(id.utf8.prefix(120))
         for index in bytes.indices {
             switch bytes[index] {

@@ -95,20 +95,10 @@ struct AttemptRunner: Sendable {
             "ORCHESTRATE_SCENARIO_ID": claimed.scenario.id,
             "ORCHESTRATE_ATTEMPT": "\(claimed.attempt)",
             "ORCHESTRATE_WORKER": "\(slot)",
-            "ORCHESTRATE_SEED": "\(Self.seed(for: claimed.scenario.id))",
+            "ORCHESTRATE_SEED": "\(claimed.scenario.seed)",
             "ORCHESTRATE_NOW": configuration.frozenNow,
             "ORCHESTRATE_ARTIFACTS_DIR": artifacts,
         ]
-    }
-
-    /// A scenario's seed: stable across runs, so a failure can be reproduced with the same randoms.
-    static func seed(for scenarioID: String) -> UInt32 {
-        var hash: UInt32 = 0x811c_9dc5
-        for byte in scenarioID.utf8 {
-            hash ^= UInt32(byte)
-            hash = hash &* 0x0100_0193
-        }
-        return hash
     }
 
     /// The captured stream as text PostgreSQL accepts (valid UTF-8, no NUL).

@@ -10,6 +10,7 @@ enum Migrations {
     static let all: [(version: Int, name: String, sql: String)] = [
         (1, "runs, scenarios, attempts, steps, exchanges", Schema.version1),
         (2, "recent passes read from the index alone", Schema.version2),
+        (3, "why an exchange was unusual", Schema.version3),
     ]
 
     static func apply(on database: Database) async throws {

@@ -115,4 +115,9 @@ enum Schema {
         DROP INDEX attempts_passed_history;
         ALTER TABLE attempts SET (autovacuum_vacuum_scale_factor = 0.05, autovacuum_vacuum_insert_scale_factor = 0.05)
         """
+
+    /// A near miss, a refused host, an upstream error: said with the exchange.
+    static let version3 = """
+        ALTER TABLE exchanges ADD COLUMN note text
+        """
 }

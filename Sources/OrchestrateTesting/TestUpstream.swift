@@ -6,20 +6,20 @@ import Synchronization
 
 /// A real HTTP server on 127.0.0.1 standing in for a backend: it answers with what it received
 /// (method, path, query, body, the hit number) as JSON, plus a few headers a backend sends.
-final class TestUpstream: Sendable {
-    let hits = Mutex(0)
+public final class TestUpstream: Sendable {
+    public let hits = Mutex(0)
     private let channel: any Channel
-    let name: String
+    public let name: String
 
     private init(name: String, channel: any Channel) {
         self.name = name
         self.channel = channel
     }
 
-    var port: Int { channel.localAddress!.port! }
-    var url: String { "http://127.0.0.1:\(port)" }
+    public var port: Int { channel.localAddress!.port! }
+    public var url: String { "http://127.0.0.1:\(port)" }
 
-    static func start(name: String = "upstream") async throws -> TestUpstream {
+    public static func start(name: String = "upstream") async throws -> TestUpstream {
         let box = Mutex<TestUpstream?>(nil)
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -35,7 +35,7 @@ final class TestUpstream: Sendable {
         return upstream
     }
 
-    func stop() async {
+    public func stop() async {
         try? await channel.close()
     }
 
@@ -70,7 +70,7 @@ final class TestUpstream: Sendable {
                     "upstream": name, "method": head.method.rawValue, "path": path, "query": query, "body": body, "hit": hit,
                     "authorized": head.headers.first(name: "authorization") == "Bearer s3cret",
                 ]
-                let data = try! JSONSerialization.data(withJSONObject: reply, options: [.sortedKeys])
+                let data = try! JSONSerialization.data(withJSONObject: reply, options: [.sortedKeys, .withoutEscapingSlashes])
                 var headers = HTTPHeaders()
                 headers.add(name: "content-type", value: "application/json")
                 headers.add(name: "content-length", value: "\(data.count)")

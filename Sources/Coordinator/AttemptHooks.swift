@@ -1,0 +1,14 @@
+import OrchestrateModel
+
+/// What a slot does around each attempt besides running its process — the Orchestrator starts and
+/// ends the session of the slot's mock server here (the Coordinator knows no mock server).
+public protocol AttemptHooks: Sendable {
+    /// Before the attempt's process starts; a thrown error makes the attempt an infrastructure error
+    /// saying why, and the process does not start.
+    func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws
+    /// After the attempt ended, before its result is recorded; may turn the result into an
+    /// infrastructure error (a recording that cannot be written, say).
+    func attemptDidEnd(_ attempt: ClaimedAttempt, slot: Int, result: inout AttemptResult) async
+    /// The run is over on this host (drained or stopped).
+    func slotsDidStop() async
+}

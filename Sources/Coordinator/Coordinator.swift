@@ -75,13 +75,18 @@ public final class Coordinator: Sendable {
                     onAck: { claimed, result, ack in self.acknowledged(claimed, result, ack) }
                 )
                 state.withLock { $0.batcher = batcher }
-                try await withThrowingTaskGroup(of: Void.self) { slots in
-                    for (index, port) in ports.enumerated() {
-                        let slot = index + 1
-                        onEvent(.slotReady(slot: slot, port: port.port))
-                        slots.addTask { try await self.runSlot(slot, port: port, batcher: batcher) }
+                do {
+                    try await withThrowingTaskGroup(of: Void.self) { slots in
+                        for (index, port) in ports.enumerated() {
+                            let slot = index + 1
+                            onEvent(.slotReady(slot: slot, port: port.port))
+                            slots.addTask { try await self.runSlot(slot, port: port, batcher: batcher) }
+                        }
+                        try await slots.waitForAll()
                     }
-                    try await slots.waitForAll()
+                } catch {
+                    await hooks?.slotsDidStop()
+                    throw error
                 }
                 // Every result on record, and what was claimed ahead back in the queue.
                 await hooks?.slotsDidStop()

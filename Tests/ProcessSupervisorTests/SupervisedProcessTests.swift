@@ -115,10 +115,12 @@ struct SupervisedProcessTests {
 
     @Test("a process running as another user is possible for root (PostgreSQL refuses root)")
     func otherUser() async throws {
+        // getpwnam's answer lives in a static buffer another test may reuse: copy the ids at once.
         guard geteuid() == 0, let entry = getpwnam("nobody") else { return }
+        let (uid, gid) = (entry.pointee.pw_uid, entry.pointee.pw_gid)
         var command = shell("id -u")
-        command.user = (entry.pointee.pw_uid, entry.pointee.pw_gid)
+        command.user = (uid, gid)
         #expect(try await SupervisedProcess.run(command).reason == .exited(0))
-        #expect(read("out").trimmingCharacters(in: .whitespacesAndNewlines) == "\(entry.pointee.pw_uid)")
+        #expect(read("out").trimmingCharacters(in: .whitespacesAndNewlines) == "\(uid)")
     }
 }

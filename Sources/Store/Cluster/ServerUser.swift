@@ -16,8 +16,12 @@ struct ServerUser: Sendable {
     static var current: ServerUser? {
         guard geteuid() == 0 else { return nil }
         let name = ProcessInfo.processInfo.environment["ORCHESTRATE_PG_USER"] ?? "postgres"
-        guard let entry = getpwnam(name) else { return nil }
-        return ServerUser(name: name, uid: entry.pointee.pw_uid, gid: entry.pointee.pw_gid)
+        // getpwnam_r: the plain getpwnam's static buffer is shared by every thread of the process.
+        var entry = passwd()
+        var found: UnsafeMutablePointer<passwd>?
+        var buffer = [CChar](repeating: 0, count: 4096)
+        guard getpwnam_r(name, &entry, &buffer, buffer.count, &found) == 0, found != nil else { return nil }
+        return ServerUser(name: name, uid: entry.pw_uid, gid: entry.pw_gid)
     }
 
     /// Whether `user` can walk down to `path` (every existing ancestor searchable by it).

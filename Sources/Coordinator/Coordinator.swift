@@ -32,7 +32,6 @@ public final class Coordinator: Sendable {
         var stopping = false
         var processes: [Int: SupervisedProcess] = [:]
         var tokens: [Int: UUID] = [:]
-        var batcher: RoundBatcher?
     }
 
     public init(
@@ -67,14 +66,13 @@ public final class Coordinator: Sendable {
         try await reclaimDeadLocalLeases()
         return try await withTaskCancellationHandler {
             try await withThrowingTaskGroup(of: Void.self) { background in
-                background.addTask { await self.maintainLeases() }
                 let batcher = RoundBatcher(
                     runID: configuration.runID, workers: configuration.workers,
                     process: WorkerIdentity(host: configuration.host, pid: getpid(), slot: 0),
                     perform: { round in try await self.retrying("round", { try await self.queue.round(round) }) },
                     onAck: { claimed, result, ack in self.acknowledged(claimed, result, ack) }
                 )
-                state.withLock { $0.batcher = batcher }
+                background.addTask { await self.maintainLeases(batcher) }
                 do {
                     try await withThrowingTaskGroup(of: Void.self) { slots in
                         for (index, port) in ports.enumerated() {
@@ -167,12 +165,12 @@ public final class Coordinator: Sendable {
     }
 
     /// Heartbeats for this host's leases, and the reaper for everybody's.
-    private func maintainLeases() async {
+    private func maintainLeases(_ batcher: RoundBatcher) async {
         let heartbeatEvery = configuration.lease / 3
         var sinceReap = Duration.zero
         while !Task.isCancelled {
             do { try await Task.sleep(for: heartbeatEvery) } catch { return }
-            let tokens = state.withLock { Array($0.tokens.values) + ($0.batcher?.aheadTokens ?? []) }
+            let tokens = state.withLock { Array($0.tokens.values) } + batcher.aheadTokens
             do {
                 try await queue.heartbeat(tokens: tokens)
                 sinceReap += heartbeatEvery

@@ -207,7 +207,7 @@ public final class MockServer: Sendable {
             return .text(404, "orchestrate: \(miss)", headers: [("x-orchestrate-unmatched", "1")])
         case .success(let entry)?:
             exchange.matched = true
-            let headers = entry.response.headers.filter { !HopByHop.contains($0.name) }.map { (name: $0.name, value: $0.value) }
+            let headers = entry.response.headers.map { (name: $0.name, value: $0.value) }
             return MockResponse(status: entry.response.status, headers: headers, body: entry.responseBody)
         }
     }
@@ -225,7 +225,7 @@ public final class MockServer: Sendable {
             let body = try await upstreamResponse.body.collect(upTo: configuration.maximumBodyBytes)
             response = MockResponse(
                 status: Int(upstreamResponse.status.code),
-                headers: upstreamResponse.headers.filter { !HopByHop.contains($0.name) }.map { (name: $0.name, value: $0.value) },
+                headers: upstreamResponse.headers.map { (name: $0.name, value: $0.value) },
                 body: Array(buffer: body)
             )
         } catch {
@@ -247,7 +247,6 @@ public final class MockServer: Sendable {
     private func recordedEntry(
         _ request: MockRequest, url: String, response: MockResponse, startedAt: Date, milliseconds: Double, sequence: Int
     ) -> HAR.Entry {
-        func names(_ headers: [Exchange.Header]) -> [HAR.NameValue] { headers.map { HAR.NameValue(name: $0.name, value: $0.value) } }
         let requestBody = HAR.Entry.text(request.body)
         let responseBody = HAR.Entry.text(response.body)
         let responseType = response.headers.first { $0.name.lowercased() == "content-type" }?.value ?? ""
@@ -256,7 +255,7 @@ public final class MockServer: Sendable {
             time: milliseconds,
             request: HAR.Request(
                 method: request.method, url: url,
-                headers: names(redacted(request.headers.filter { !HopByHop.contains($0.name) })),
+                headers: redacted(request.headers.filter { !HopByHop.contains($0.name) }),
                 queryString: MockRequest.queryItems(request.rawQuery).map { HAR.NameValue(name: $0.name, value: $0.value) },
                 postData: request.body.isEmpty ? nil : HAR.PostData(
                     mimeType: request.header("content-type") ?? "", text: requestBody.text, encoding: requestBody.encoding
@@ -265,7 +264,7 @@ public final class MockServer: Sendable {
             ),
             response: HAR.Response(
                 status: response.status, statusText: HTTPResponseStatus(statusCode: response.status).reasonPhrase,
-                headers: names(redacted(response.headers)),
+                headers: redacted(response.headers),
                 content: HAR.Content(size: response.body.count, mimeType: responseType, text: responseBody.text, encoding: responseBody.encoding),
                 bodySize: response.body.count
             ),
@@ -299,12 +298,5 @@ public final class MockServer: Sendable {
     static func originalURL(upstream: String, request: MockRequest) -> String {
         let base = upstream.hasSuffix("/") ? String(upstream.dropLast()) : upstream
         return "\(base)\(request.path)\(request.rawQuery.isEmpty ? "" : "?\(request.rawQuery)")"
-    }
-}
-
-extension Duration {
-    var wholeMicroseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
     }
 }

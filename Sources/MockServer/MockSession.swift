@@ -42,8 +42,9 @@ struct MockResponse: Sendable {
     }
 }
 
-/// Headers that belong to one connection, never recorded or forwarded (RFC 9110 §7.6.1), plus the framing
-/// headers the server sets itself.
+/// Headers that belong to one connection (RFC 9110 §7.6.1), plus the framing headers each side sets
+/// itself: never forwarded upstream, never sent to the app as they were received (the response writer
+/// sets its own Content-Length), never part of a recorded request.
 enum HopByHop {
     static let names: Set<String> = [
         "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",

@@ -23,7 +23,7 @@ public enum ExitStatus {
         case let error as StoreError:
             return [.badConfiguration, .unknownRun].contains(error.code) ? badInput : infrastructure
         case let error as MockServerError:
-            return [.cassette, .configuration].contains(error.code) ? badInput : infrastructure
+            return error.code == .cassette ? badInput : infrastructure
         default:
             return infrastructure
         }

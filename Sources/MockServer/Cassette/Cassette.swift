@@ -1,4 +1,5 @@
 import Foundation
+import OrchestrateModel
 
 /// A scenario's recording on disk: a HAR 1.2 file.
 public struct Cassette: Sendable, Equatable {
@@ -47,20 +48,7 @@ public struct Cassette: Sendable, Equatable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         do {
-            let data = try encoder.encode(har)
-            let directory = (path as NSString).deletingLastPathComponent
-            if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
-            let temporary = "\(path).tmp-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-            guard FileManager.default.createFile(atPath: temporary, contents: data) else {
-                throw MockServerError(.cassette, "\(path): cannot write the cassette")
-            }
-            guard rename(temporary, path) == 0 else {
-                let reason = String(cString: strerror(errno))
-                unlink(temporary)
-                throw MockServerError(.cassette, "\(path): cannot write the cassette: \(reason)")
-            }
-        } catch let error as MockServerError {
-            throw error
+            try AtomicFile.write(try encoder.encode(har), to: path)
         } catch {
             throw MockServerError(.cassette, "\(path): cannot write the cassette: \(error)")
         }
@@ -81,8 +69,6 @@ public struct MockServerError: Error, Sendable, CustomStringConvertible {
         public static let cassette = Code(name: "cassette")
         /// The server cannot listen.
         public static let bind = Code(name: "bind")
-        /// Bad configuration.
-        public static let configuration = Code(name: "configuration")
     }
 
     public var code: Code

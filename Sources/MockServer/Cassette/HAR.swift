@@ -1,4 +1,5 @@
 import Foundation
+import OrchestrateModel
 
 /// The HAR 1.2 subset orchestrate writes and reads (http://www.softwareishard.com/blog/har-12-spec/),
 /// with its own extras under `_orchestrate` as the spec allows for custom fields.
@@ -63,15 +64,8 @@ public struct HAR: Codable, Sendable, Equatable {
         public var bodySize: Int
     }
 
-    public struct NameValue: Codable, Sendable, Equatable {
-        public var name: String
-        public var value: String
-
-        public init(name: String, value: String) {
-            self.name = name
-            self.value = value
-        }
-    }
+    /// HAR's `{ name, value }` pairs (headers, query, cookies): the exchange log's header type.
+    public typealias NameValue = Exchange.Header
 
     public struct PostData: Codable, Sendable, Equatable {
         public var mimeType: String

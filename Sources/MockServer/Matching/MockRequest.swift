@@ -2,7 +2,7 @@ import Foundation
 
 /// A request as the mock server received it: `/api.example.com/v1/x?y=1` addresses host
 /// `api.example.com`, path `/v1/x`, query `y=1`.
-public struct MockRequest: Sendable, Equatable {
+public struct MockRequest: Sendable {
     public var method: String
     /// The first path component of the mock URL: the host the app meant.
     public var host: String
@@ -30,11 +30,6 @@ public struct MockRequest: Sendable, Equatable {
         let rest = trimmed.dropFirst(host.count)
         self.init(method: method.uppercased(), host: String(host).lowercased(), path: rest.isEmpty ? "/" : String(rest),
                   rawQuery: query, headers: headers, body: body)
-    }
-
-    public static func == (lhs: MockRequest, rhs: MockRequest) -> Bool {
-        lhs.method == rhs.method && lhs.host == rhs.host && lhs.path == rhs.path && lhs.rawQuery == rhs.rawQuery
-            && lhs.body == rhs.body && lhs.headers.map(\.name) == rhs.headers.map(\.name) && lhs.headers.map(\.value) == rhs.headers.map(\.value)
     }
 
     /// The first value of a header (names are case-insensitive).

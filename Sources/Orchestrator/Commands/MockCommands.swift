@@ -31,7 +31,9 @@ public enum MockCommands {
         }
         let server = MockServer(configuration: configuration(config.mock), logger: logger)
         do {
-            try server.begin(MockSession(mode: mode, cassettePath: options.cassette.map { resolve($0) }))
+            try server.begin(MockSession(
+                mode: mode, cassettePath: options.cassette.map { RunOrchestration.resolve($0, against: FileManager.default.currentDirectoryPath) }
+            ))
             try await server.start(port: options.port)
         } catch {
             await server.shutdown()
@@ -70,9 +72,5 @@ public enum MockCommands {
         configuration.hosts = mock.hosts
         configuration.redactedHeaders.formUnion(mock.redactHeaders)
         return configuration
-    }
-
-    private static func resolve(_ path: String) -> String {
-        path.hasPrefix("/") ? path : "\(FileManager.default.currentDirectoryPath)/\(path)"
     }
 }

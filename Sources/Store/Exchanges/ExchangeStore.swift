@@ -21,7 +21,8 @@ public struct ExchangeStore: Sendable {
     public func copy(_ batch: [(attemptID: Int64, exchange: Exchange)]) async throws {
         guard !batch.isEmpty else { return }
         var buffer = ByteBuffer()
-        for (attemptID, exchange) in batch { Self.appendRow(attemptID, exchange, to: &buffer) }
+        let encoder = JSONEncoder()
+        for (attemptID, exchange) in batch { Self.appendRow(attemptID, exchange, encoder: encoder, to: &buffer) }
         try await database.client.withConnection { connection in
             try await connection.copyFrom(table: "exchanges", columns: Self.columns, logger: database.logger) { writer in
                 try await writer.write(buffer)
@@ -29,34 +30,9 @@ public struct ExchangeStore: Sendable {
         }
     }
 
-    /// The exchanges of one attempt, in order.
-    public func exchanges(attemptID: Int64) async throws -> [Exchange] {
-        let rows = try await database.client.query(
-            """
-            SELECT sequence, mode, matched, host, method, url, request_headers::text, request_body, status,
-                   response_headers::text, response_body, started_at, duration_us, note
-            FROM exchanges WHERE attempt_id = \(attemptID) ORDER BY sequence
-            """,
-            logger: database.logger
-        )
-        var result: [Exchange] = []
-        let decoder = JSONDecoder()
-        for try await row in rows.decode((Int32, String, Bool, String, String, String, String, ByteBuffer?, Int32?, String, ByteBuffer?, Date, Int64?, String?).self) {
-            result.append(Exchange(
-                sequence: Int(row.0), mode: Mode(rawValue: row.1) ?? .live, matched: row.2, host: row.3, method: row.4, url: row.5,
-                requestHeaders: (try? decoder.decode([Exchange.Header].self, from: Data(row.6.utf8))) ?? [],
-                requestBody: row.7.map { Array(buffer: $0) } ?? [], status: row.8.map(Int.init),
-                responseHeaders: (try? decoder.decode([Exchange.Header].self, from: Data(row.9.utf8))) ?? [],
-                responseBody: row.10.map { Array(buffer: $0) } ?? [], startedAt: row.11, durationMicroseconds: row.12 ?? 0, note: row.13
-            ))
-        }
-        return result
-    }
-
     // MARK: COPY text format
 
-    static func appendRow(_ attemptID: Int64, _ exchange: Exchange, to buffer: inout ByteBuffer) {
-        let encoder = JSONEncoder()
+    static func appendRow(_ attemptID: Int64, _ exchange: Exchange, encoder: JSONEncoder, to buffer: inout ByteBuffer) {
         func headers(_ list: [Exchange.Header]) -> String {
             (try? encoder.encode(list)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
         }

@@ -21,6 +21,8 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams.git", from: "6.2.2"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
+        .package(url: "https://github.com/adam-fowler/compress-nio.git", from: "1.5.0"),
     ],
     targets: [
         .executableTarget(
@@ -68,6 +70,8 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -81,6 +85,7 @@ let package = Package(
             dependencies: [
                 "Store", "ProcessSupervisor", "OrchestrateModel",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -95,8 +100,10 @@ let package = Package(
         .testTarget(
             name: "MockServerTests",
             dependencies: [
-                "MockServer", "OrchestrateTesting",
+                "MockServer", "OrchestrateTesting", "OrchestrateModel",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "CompressNIO", package: "compress-nio"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

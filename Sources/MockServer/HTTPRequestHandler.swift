@@ -1,3 +1,8 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import NIOCore
 import NIOHTTP1
 
@@ -68,6 +73,9 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func write(_ response: MockResponse, version: HTTPVersion, keepAlive: Bool, omitBody: Bool, context: ChannelHandlerContext) {
+        if let fault = response.fault {
+            return self.fault(fault, response, version: version, context: context)
+        }
         var headers = HTTPHeaders()
         for header in response.headers where !HopByHop.contains(header.name) { headers.add(name: header.name, value: header.value) }
         headers.replaceOrAdd(name: "content-length", value: "\(response.body.count)")
@@ -82,6 +90,50 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
         if !keepAlive {
             let channel = context.channel
             done.futureResult.whenComplete { _ in channel.close(promise: nil) }
+        }
+    }
+}
+
+extension HTTPRequestHandler {
+    /// Breaks the answer the way the stub asks, as a real client sees it on the wire.
+    private func fault(_ fault: Fault, _ response: MockResponse, version: HTTPVersion, context: ChannelHandlerContext) {
+        let channel = context.channel
+        switch fault {
+        case .reset:
+            // SO_LINGER 0: close sends RST instead of FIN.
+            guard let provider = channel as? any SocketOptionProvider else { return context.close(promise: nil) }
+            provider.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
+        case .closeBeforeBody:
+            var headers = HTTPHeaders(response.headers.filter { !HopByHop.contains($0.name) })
+            headers.replaceOrAdd(name: "content-length", value: "\(max(response.body.count, 1))")
+            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: response.status), headers: headers))))
+                .whenComplete { _ in channel.close(promise: nil) }
+        case .malformed:
+            // Past the HTTP encoder, straight to the socket.
+            guard let encoder = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self) else {
+                context.close(promise: nil)
+                return
+            }
+            let garbage = channel.allocator.buffer(string: "HTTP/1.1 ???\r\nthis is not: http\r\n\u{0}\u{1}\r\n\r\n")
+            encoder.writeAndFlush(NIOAny(garbage)).whenComplete { _ in channel.close(promise: nil) }
+        case .dribble:
+            var headers = HTTPHeaders(response.headers.filter { !HopByHop.contains($0.name) })
+            headers.replaceOrAdd(name: "content-length", value: "\(response.body.count)")
+            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: response.status), headers: headers))), promise: nil)
+            let pieces = 10
+            let size = max(1, (response.body.count + pieces - 1) / pieces)
+            let chunks = stride(from: 0, to: response.body.count, by: size).map { Array(response.body[$0..<min($0 + size, response.body.count)]) }
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            func send(_ index: Int) {
+                let (handler, context) = bound.value
+                guard index < chunks.count else {
+                    context.writeAndFlush(handler.wrapOutboundOut(.end(nil)), promise: nil)
+                    return
+                }
+                context.writeAndFlush(handler.wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: chunks[index])))), promise: nil)
+                context.eventLoop.scheduleTask(in: .milliseconds(100)) { send(index + 1) }
+            }
+            context.eventLoop.scheduleTask(in: .milliseconds(100)) { send(0) }
         }
     }
 }

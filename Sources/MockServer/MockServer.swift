@@ -17,14 +17,16 @@ import Synchronization
 /// ``exchanges`` for the caller to store; the server itself knows no database.
 public final class MockServer: Sendable {
     public let configuration: MockConfiguration
-    public let exchanges: AsyncStream<Exchange>
-    private let continuation: AsyncStream<Exchange>.Continuation
+    /// Exchanges and steps as they happen; the caller drains them (into PostgreSQL).
+    public let events: AsyncStream<MockEvent>
+    private let continuation: AsyncStream<MockEvent>.Continuation
     private let logger: Logger
     private let client: HTTPClient
-    private let state = Mutex(State())
+    private let rewriter: URLRewriter
+    let state: Mutex<State>
     private let channel = Mutex<(any Channel)?>(nil)
 
-    private struct State {
+    struct State {
         var session = MockSession(mode: .replay)
         var matcher: RequestMatcher?
         var entries: [HAR.Entry] = []
@@ -33,12 +35,19 @@ public final class MockServer: Sendable {
         var sequence = 0
         /// Replay without a cassette: a scenario that makes no requests needs none; requests are told where it was expected.
         var missingCassette: String?
+        var stubs: StubBook
+        var steps: [Step] = []
+        var openStep: Int?
+        /// Recorded values: from the cassette in replay, collected in record and live.
+        var randoms: [String: String] = [:]
     }
 
     public init(configuration: MockConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
-        (exchanges, continuation) = AsyncStream.makeStream(of: Exchange.self, bufferingPolicy: .bufferingNewest(100_000))
+        (events, continuation) = AsyncStream.makeStream(of: MockEvent.self, bufferingPolicy: .unbounded)
+        rewriter = URLRewriter(hosts: configuration.rewriteURLs ? configuration.hosts : [:])
+        state = Mutex(State(stubs: StubBook(configured: configuration.stubs)))
         var clientConfiguration = HTTPClient.Configuration()
         clientConfiguration.decompression = .disabled
         clientConfiguration.redirectConfiguration = .disallow
@@ -85,7 +94,7 @@ public final class MockServer: Sendable {
             }
     }
 
-    /// Stops listening, ends the exchange stream and the upstream client.
+    /// Stops listening, ends the event stream and the upstream client.
     public func shutdown() async {
         let bound = channel.withLock { channel -> (any Channel)? in
             defer { channel = nil }
@@ -105,32 +114,49 @@ public final class MockServer: Sendable {
         var entries: [HAR.Entry] = []
         var recording: Cassette?
         var missingCassette: String?
+        var randoms: [String: String] = [:]
         switch session.mode {
-        case .replay:
-            guard let path = session.cassettePath else { throw MockServerError(.cassette, "replay needs a cassette") }
-            if FileManager.default.fileExists(atPath: path) {
-                entries = try Cassette.load(path).entries
-            } else {
-                missingCassette = path
+        case .replay, .hybrid:
+            guard let path = session.cassettePath else {
+                if session.mode == .hybrid { break }
+                throw MockServerError(.cassette, "replay needs a cassette")
             }
-            matcher = RequestMatcher(entries: entries, configuration: configuration)
+            if FileManager.default.fileExists(atPath: path) {
+                let cassette = try Cassette.load(path)
+                entries = cassette.entries
+                randoms = cassette.extras.randoms
+                matcher = RequestMatcher(entries: entries, configuration: configuration)
+            } else if session.mode == .replay {
+                missingCassette = path
+                matcher = RequestMatcher(entries: [], configuration: configuration)
+            }
         case .record:
             guard let path = session.cassettePath else { throw MockServerError(.cassette, "record needs a cassette path") }
             recording = Cassette(path: path, extras: CassetteExtras(scenarioID: session.scenarioID, seed: session.seed, now: session.now))
         case .live, .mock, .compare:
             break
         }
+        let configured = configuration.stubs
         state.withLock { state in
-            state = State(session: session, matcher: matcher, entries: entries, recording: recording, missingCassette: missingCassette)
+            state = State(session: session, matcher: matcher, entries: entries, recording: recording, missingCassette: missingCassette,
+                          stubs: StubBook(configured: configured), randoms: recording == nil ? randoms : [:])
         }
     }
 
     /// Ends the session; in record mode writes the cassette (atomically) and returns it.
     @discardableResult
     public func end() throws(MockServerError) -> Cassette? {
-        let recording = state.withLock { state -> Cassette? in
-            defer { state = State() }
-            return state.recording
+        let configured = configuration.stubs
+        let (recording, open, attemptID) = state.withLock { state -> (Cassette?, Step?, Int64?) in
+            defer { state = State(stubs: StubBook(configured: configured)) }
+            var recording = state.recording
+            recording?.har.log.orchestrate?.randoms = state.randoms
+            return (recording, state.openStep.map { state.steps[$0 - 1] }, state.session.attemptID)
+        }
+        if var open {
+            open.status = "unfinished"
+            open.finishedAt = Date()
+            continuation.yield(.step(open, attemptID: attemptID))
         }
         try recording?.save()
         return recording
@@ -142,28 +168,42 @@ public final class MockServer: Sendable {
         let started = Date()
         let clock = ContinuousClock.now
         if request.uri.hasPrefix("/__orchestrate") { return control(request) }
-        let mockRequest = MockRequest(method: request.method, uri: request.uri, headers: request.headers, body: request.body)
-        let session = state.withLock { $0.session }
+        var mockRequest = MockRequest(method: request.method, uri: request.uri, headers: request.headers, body: request.body)
+        // What is written anywhere and what matching compares: the body with its secrets redacted.
+        let loggedBody = redactedBody(mockRequest.body, headers: mockRequest.headers)
+        let (session, openStep) = state.withLock { ($0.session, $0.openStep) }
         var exchange = Exchange(
             sequence: 0, mode: session.mode, matched: false, host: mockRequest.host, method: mockRequest.method,
-            url: request.uri, requestHeaders: redacted(mockRequest.headers), requestBody: mockRequest.body, status: nil,
-            responseHeaders: [], responseBody: [], startedAt: started, durationMicroseconds: 0, attemptID: session.attemptID
+            url: request.uri, requestHeaders: redacted(mockRequest.headers), requestBody: loggedBody, status: nil,
+            responseHeaders: [], responseBody: [], startedAt: started, durationMicroseconds: 0, attemptID: session.attemptID,
+            stepPosition: openStep
         )
-        let response: MockResponse
+        let upstream = configuration.hosts[mockRequest.host]
+        if let upstream { exchange.url = Self.originalURL(upstream: upstream, request: mockRequest) }
+        let stubsFirst = session.mode == .mock || session.mode == .hybrid
+        var response: MockResponse
         if bodyTooLarge {
             response = .text(413, "orchestrate: request body larger than mock.maximumBodyBytes (\(configuration.maximumBodyBytes) bytes)")
             exchange.note = "request body too large"
-        } else if let upstream = configuration.hosts[mockRequest.host] {
-            exchange.url = Self.originalURL(upstream: upstream, request: mockRequest)
+        } else if let stubbed = state.withLock({ $0.stubs.answer(mockRequest, session: session, runtimeOnly: !stubsFirst) }) {
+            response = stubbed
+            exchange.matched = true
+            exchange.note = "stub"
+        } else if let upstream {
+            let realBody = mockRequest.body
+            mockRequest.body = loggedBody
+            let replays = session.mode == .replay || (session.mode == .hybrid && state.withLock { $0.matcher != nil })
             switch session.mode {
-            case .replay:
+            case _ where replays:
                 response = replay(mockRequest, exchange: &exchange)
-            case .record, .live:
-                response = await forward(mockRequest, to: upstream, exchange: &exchange)
-            case .mock, .compare:
-                response = .text(404, "orchestrate: no stub answers \(mockRequest.summary) (mock mode)", headers: [("x-orchestrate-unmatched", "1")])
-                exchange.note = "no stub"
+            case .record, .live, .hybrid:
+                mockRequest.body = realBody
+                response = await forward(mockRequest, to: upstream, loggedBody: loggedBody, exchange: &exchange)
+            default:
+                response = noStub(mockRequest, exchange: &exchange)
             }
+        } else if stubsFirst {
+            response = noStub(mockRequest, exchange: &exchange)
         } else {
             let known = configuration.hosts.keys.sorted()
             let message = mockRequest.host.isEmpty
@@ -175,16 +215,26 @@ public final class MockServer: Sendable {
             exchange.note = "host not configured"
             logger.warning("refused a request to a host that is not configured", metadata: ["mock.host": "\(mockRequest.host)"])
         }
-        exchange.status = response.status
+        if let delay = response.delay { try? await Task.sleep(for: delay) }
+        exchange.status = response.fault.map { $0 == .dribble ? response.status : nil } ?? response.status
+        if let fault = response.fault { exchange.note = "fault: \(fault.rawValue)" }
         exchange.responseHeaders = redacted(response.headers)
-        exchange.responseBody = response.body
+        exchange.responseBody = redactedBody(response.body, headers: response.headers)
+        if exchange.matched { rewriteURLs(&response, requestHeaders: request.headers) }
         exchange.durationMicroseconds = Int64((ContinuousClock.now - clock).wholeMicroseconds)
         exchange.sequence = state.withLock { state in
             state.sequence += 1
             return state.sequence
         }
-        continuation.yield(exchange)
+        continuation.yield(.exchange(exchange))
         return response
+    }
+
+    private func noStub(_ request: MockRequest, exchange: inout Exchange) -> MockResponse {
+        exchange.note = "no stub"
+        logger.warning("no stub answers a request", metadata: ["mock.request": "\(request.summary)"])
+        return .text(404, "orchestrate: no stub answers \(request.summary) (\(exchange.mode.rawValue) mode; add one to mock.stubs or POST it to /__orchestrate/stubs)",
+                     headers: [("x-orchestrate-unmatched", "1")])
     }
 
     private func replay(_ request: MockRequest, exchange: inout Exchange) -> MockResponse {
@@ -213,10 +263,18 @@ public final class MockServer: Sendable {
     }
 
     /// Sends the request to the upstream (record, live); in record mode the exchange joins the recording.
-    private func forward(_ request: MockRequest, to upstream: String, exchange: inout Exchange) async -> MockResponse {
+    private func forward(_ request: MockRequest, to upstream: String, loggedBody: [UInt8], exchange: inout Exchange) async -> MockResponse {
         var outgoing = HTTPClientRequest(url: exchange.url)
         outgoing.method = HTTPMethod(rawValue: request.method)
-        for header in request.headers where !HopByHop.contains(header.name) { outgoing.headers.add(name: header.name, value: header.value) }
+        for header in request.headers where !HopByHop.contains(header.name) {
+            // Only codings the server can read back for rewriting and redaction.
+            if header.name.lowercased() == "accept-encoding" {
+                let readable = Self.readableCodings(header.value)
+                if !readable.isEmpty { outgoing.headers.add(name: header.name, value: readable) }
+                continue
+            }
+            outgoing.headers.add(name: header.name, value: header.value)
+        }
         if !request.body.isEmpty { outgoing.body = .bytes(ByteBuffer(bytes: request.body)) }
         let clock = ContinuousClock.now
         let response: MockResponse
@@ -234,21 +292,30 @@ public final class MockServer: Sendable {
         }
         exchange.matched = true
         let elapsed = Double((ContinuousClock.now - clock).wholeMicroseconds) / 1000
+        var logged = request
+        logged.body = loggedBody
+        let entry = recordedEntry(logged, url: exchange.url, response: response, startedAt: exchange.startedAt, milliseconds: elapsed)
         state.withLock { state in
             guard state.session.mode == .record, state.recording != nil else { return }
-            let sequence = state.recording!.har.log.entries.count + 1
-            state.recording!.har.log.entries.append(recordedEntry(request, url: exchange.url, response: response,
-                                                                  startedAt: exchange.startedAt, milliseconds: elapsed, sequence: sequence))
+            var entry = entry
+            entry.orchestrate?.sequence = state.recording!.har.log.entries.count + 1
+            state.recording!.har.log.entries.append(entry)
         }
         return response
     }
 
-    /// A HAR entry for a forwarded exchange, secrets redacted.
-    private func recordedEntry(
-        _ request: MockRequest, url: String, response: MockResponse, startedAt: Date, milliseconds: Double, sequence: Int
-    ) -> HAR.Entry {
+    /// The codings of an Accept-Encoding header that the server decodes (gzip, deflate, identity).
+    static func readableCodings(_ value: String) -> String {
+        value.split(separator: ",").filter { part in
+            let coding = part.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+            return ["gzip", "x-gzip", "deflate", "identity"].contains(coding)
+        }.map { $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", ")
+    }
+
+    /// A HAR entry for a forwarded exchange, secrets redacted (the request's body already is).
+    private func recordedEntry(_ request: MockRequest, url: String, response: MockResponse, startedAt: Date, milliseconds: Double) -> HAR.Entry {
         let requestBody = HAR.Entry.text(request.body)
-        let responseBody = HAR.Entry.text(response.body)
+        let responseBody = HAR.Entry.text(redactedBody(response.body, headers: response.headers))
         let responseType = response.headers.first { $0.name.lowercased() == "content-type" }?.value ?? ""
         return HAR.Entry(
             startedDateTime: Self.timestamp(startedAt),
@@ -269,34 +336,62 @@ public final class MockServer: Sendable {
                 bodySize: response.body.count
             ),
             timings: HAR.Timings(wait: milliseconds),
-            orchestrate: EntryExtras(sequence: sequence, host: request.host)
+            orchestrate: EntryExtras(sequence: 0, host: request.host)
         )
     }
 
-    private static func timestamp(_ date: Date) -> String {
+    static func timestamp(_ date: Date) -> String {
         date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 
-    private func control(_ request: ReceivedRequest) -> MockResponse {
-        let session = state.withLock { $0.session }
-        let path = request.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? request.uri
-        switch (request.method, path) {
-        case ("GET", "/__orchestrate/health"):
-            return .json(200, ["status": "ok", "mode": session.mode.rawValue, "scenario": session.scenarioID ?? ""])
-        default:
-            return .text(404, "orchestrate: no control endpoint \(request.method) \(path)")
+    // MARK: Rewriting and redaction
+
+    /// Absolute URLs of configured hosts in the body and the link headers point back at this server.
+    private func rewriteURLs(_ response: inout MockResponse, requestHeaders: [(name: String, value: String)]) {
+        guard !rewriter.isEmpty else { return }
+        let authority = requestHeaders.first { $0.name.lowercased() == "host" }?.value ?? "127.0.0.1:\(port ?? 0)"
+        let base = "http://\(authority)"
+        response.headers = rewriter.rewrite(headers: response.headers, mockBase: base)
+        let coding = ContentCoding.coding(of: response.headers)
+        if let body = ContentCoding.transform(response.body, coding: coding, maximumBytes: configuration.maximumBodyBytes, {
+            rewriter.rewrite($0, mockBase: base)
+        }) {
+            response.body = body
         }
     }
 
-    private func redacted(_ headers: [(name: String, value: String)]) -> [Exchange.Header] {
+    func redacted(_ headers: [(name: String, value: String)]) -> [Exchange.Header] {
         headers.map { header in
-            Exchange.Header(name: header.name, value: configuration.redactedHeaders.contains(header.name.lowercased()) ? "[REDACTED]" : header.value)
+            Exchange.Header(name: header.name, value: configuration.redactedHeaders.contains(header.name.lowercased()) ? Self.redactedValue : header.value)
         }
+    }
+
+    static let redactedValue = "[REDACTED]"
+
+    /// The body with the configured JSON fields (mock.redact.json) replaced, through its content coding.
+    func redactedBody(_ body: [UInt8], headers: [(name: String, value: String)]) -> [UInt8] {
+        guard !configuration.redactedJSON.isEmpty, !body.isEmpty else { return body }
+        let coding = ContentCoding.coding(of: headers)
+        return ContentCoding.transform(body, coding: coding, maximumBytes: configuration.maximumBodyBytes) { decoded in
+            guard var document = try? JSONDecoder().decode(JSONValue.self, from: Data(decoded)) else { return nil }
+            var found = false
+            for path in configuration.redactedJSON {
+                found = path.apply(to: &document) { _ in .string(Self.redactedValue) } || found
+            }
+            guard found else { return nil }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            return (try? encoder.encode(document)).map(Array.init)
+        } ?? body
     }
 
     /// The URL the app meant: the upstream base with the request's path and query.
     static func originalURL(upstream: String, request: MockRequest) -> String {
         let base = upstream.hasSuffix("/") ? String(upstream.dropLast()) : upstream
         return "\(base)\(request.path)\(request.rawQuery.isEmpty ? "" : "?\(request.rawQuery)")"
+    }
+
+    func emit(_ event: MockEvent) {
+        continuation.yield(event)
     }
 }

@@ -31,13 +31,23 @@ struct MockResponse: Sendable {
     var status: Int
     var headers: [(name: String, value: String)]
     var body: [UInt8]
+    /// Waited before the answer goes out.
+    var delay: Duration? = nil
+    var fault: Fault? = nil
 
     static func text(_ status: Int, _ message: String, headers: [(name: String, value: String)] = []) -> MockResponse {
         MockResponse(status: status, headers: [("content-type", "text/plain; charset=utf-8")] + headers, body: Array("\(message)\n".utf8))
     }
 
-    static func json(_ status: Int, _ object: [String: String]) -> MockResponse {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+    static func jsonValue(_ status: Int, _ value: JSONValue) -> MockResponse {
+        encoded(status, value)
+    }
+
+    static func encoded(_ status: Int, _ value: some Encodable) -> MockResponse {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        let data = (try? encoder.encode(value)) ?? Data("{}".utf8)
         return MockResponse(status: status, headers: [("content-type", "application/json")], body: Array(data))
     }
 }

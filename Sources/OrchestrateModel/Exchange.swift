@@ -34,11 +34,13 @@ public struct Exchange: Sendable, Equatable {
     public var note: String?
     /// The attempt whose session the exchange belongs to (an opaque label for the mock server).
     public var attemptID: Int64?
+    /// The step that was open when the request arrived (its position in the attempt).
+    public var stepPosition: Int?
 
     public init(
         sequence: Int, mode: Mode, matched: Bool, host: String, method: String, url: String, requestHeaders: [Header],
         requestBody: [UInt8], status: Int?, responseHeaders: [Header], responseBody: [UInt8], startedAt: Date,
-        durationMicroseconds: Int64, note: String? = nil, attemptID: Int64? = nil
+        durationMicroseconds: Int64, note: String? = nil, attemptID: Int64? = nil, stepPosition: Int? = nil
     ) {
         self.sequence = sequence
         self.mode = mode
@@ -55,5 +57,6 @@ public struct Exchange: Sendable, Equatable {
         self.durationMicroseconds = durationMicroseconds
         self.note = note
         self.attemptID = attemptID
+        self.stepPosition = stepPosition
     }
 }

@@ -47,3 +47,15 @@ extension Scenario {
         return hash
     }
 }
+
+extension Scenario {
+    /// The mode the scenario runs in: a mode tag on the scenario (`record`, `replay`, `live`, `mock`,
+    /// `hybrid`, with or without `@`) wins over the run's mode.
+    public func mode(inRun runMode: Mode) -> Mode {
+        for tag in tags {
+            let name = tag.hasPrefix("@") ? String(tag.dropFirst()) : tag
+            if let mode = Mode(rawValue: name.lowercased()), mode != .compare { return mode }
+        }
+        return runMode
+    }
+}

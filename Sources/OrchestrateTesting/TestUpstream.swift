@@ -1,3 +1,4 @@
+import CompressNIO
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -6,6 +7,10 @@ import Synchronization
 
 /// A real HTTP server on 127.0.0.1 standing in for a backend: it answers with what it received
 /// (method, path, query, body, the hit number) as JSON, plus a few headers a backend sends.
+///
+/// A few paths answer otherwise: `…/missing` 404; `…/login` a token (`{"token": "tok-…", "user": "ann"}`);
+/// `…/links` a body full of absolute URLs (its own, another host's with its own in a query parameter,
+/// JSON-escaped) with Location and Link headers. `?gzip=1` gzips the body, `?chunked=1` sends it chunked.
 public final class TestUpstream: Sendable {
     public let hits = Mutex(0)
     private let channel: any Channel
@@ -66,19 +71,46 @@ public final class TestUpstream: Sendable {
                     return hits
                 } ?? 0
                 let (path, query) = head.uri.firstIndex(of: "?").map { (String(head.uri[..<$0]), String(head.uri[head.uri.index(after: $0)...])) } ?? (head.uri, "")
-                let reply: [String: Any] = [
-                    "upstream": name, "method": head.method.rawValue, "path": path, "query": query, "body": body, "hit": hit,
-                    "authorized": head.headers.first(name: "authorization") == "Bearer s3cret",
-                ]
-                let data = try! JSONSerialization.data(withJSONObject: reply, options: [.sortedKeys, .withoutEscapingSlashes])
+                let own = "http://127.0.0.1:\(context.channel.localAddress?.port ?? 0)"
+                var data: Data
                 var headers = HTTPHeaders()
+                if path.hasSuffix("/links") {
+                    let escaped = own.replacingOccurrences(of: "/", with: "\\/")
+                    data = Data("""
+                        {"self":"\(own)/v1/items/1","next":"\(own)/v1/items?page=2","other":"https://cdn.example/img?src=\(own)/v1/x",\
+                        "escaped":"\(escaped)\\/v1\\/e","text":"see \(own)/help.","lookalike":"\(own)0/v1/no"}
+                        """.utf8)
+                    headers.add(name: "location", value: "\(own)/v1/items/2")
+                    headers.add(name: "link", value: "<\(own)/v1/items?page=3>; rel=\"next\"")
+                } else if path.hasSuffix("/login") {
+                    data = Data(#"{"token":"tok-\#(hit)-SECRET","user":"ann"}"#.utf8)
+                } else {
+                    let reply: [String: Any] = [
+                        "upstream": name, "method": head.method.rawValue, "path": path, "query": query, "body": body, "hit": hit,
+                        "authorized": head.headers.first(name: "authorization") == "Bearer s3cret",
+                        "acceptEncoding": head.headers.first(name: "accept-encoding") ?? "",
+                    ]
+                    data = try! JSONSerialization.data(withJSONObject: reply, options: [.sortedKeys, .withoutEscapingSlashes])
+                }
+                if query.contains("gzip=1") {
+                    var buffer = ByteBuffer(bytes: data)
+                    data = Data(try! buffer.compress(with: .gzip()).readableBytesView)
+                    headers.add(name: "content-encoding", value: "gzip")
+                }
                 headers.add(name: "content-type", value: "application/json")
-                headers.add(name: "content-length", value: "\(data.count)")
+                if query.contains("chunked=1") {
+                    headers.add(name: "transfer-encoding", value: "chunked")
+                } else {
+                    headers.add(name: "content-length", value: "\(data.count)")
+                }
                 headers.add(name: "x-upstream", value: name)
                 headers.add(name: "set-cookie", value: "session=secret-\(hit)")
                 let status: HTTPResponseStatus = path.hasSuffix("/missing") ? .notFound : .ok
                 context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
-                context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: data)))), promise: nil)
+                // In two pieces, so that a chunked body really has chunks.
+                let half = data.count / 2
+                context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: data.prefix(half))))), promise: nil)
+                context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: data.dropFirst(half))))), promise: nil)
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             }
         }

@@ -81,13 +81,24 @@ public enum RunOrchestration {
             )
             configuration.lease = lease
             let reporter = ProgressReporter(style: style(options.progress), expected: unsettled, workers: workers)
+            let networkLog = NetworkLogWriter(
+                store: ExchangeStore(database: database), spoolDirectory: "\(config.directory)/.orchestrate/spool", logger: logger
+            )
+            networkLog.start()
             let fleet = MockFleet(
-                configuration: MockCommands.configuration(config.mock), mode: mode,
+                configuration: config.mock.server, mode: mode,
                 recordings: resolve(config.mock.recordings, against: config.directory), frozenNow: configuration.frozenNow,
-                store: ExchangeStore(database: database), logger: logger
+                log: networkLog, logger: logger
             )
             let coordinator = Coordinator(configuration: configuration, queue: queue, logger: logger, hooks: fleet) { reporter.handle($0) }
-            let outcome = try await runUntilDoneOrSignalled(coordinator, reporter: reporter, logger: logger)
+            let outcome: CoordinatorOutcome
+            do {
+                outcome = try await runUntilDoneOrSignalled(coordinator, reporter: reporter, logger: logger)
+            } catch {
+                await networkLog.close()
+                throw error
+            }
+            await networkLog.close()
             reporter.finish()
 
             try await runs.setState(runID, outcome == .interrupted ? "interrupted" : "finished")

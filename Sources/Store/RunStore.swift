@@ -119,6 +119,36 @@ public struct RunStore: Sendable {
         }
     }
 
+    /// A run of one scenario whose single attempt is running now, for work outside the queue
+    /// (`orchestrate mock serve`): its exchanges need an attempt to belong to. Returns the attempt's id.
+    public func createRunning(_ plan: RunPlan) async throws -> Int64 {
+        try await create(plan)
+        let rows = try await database.client.query(
+            """
+            UPDATE attempts SET state = 'running', started_at = now(), host = \(plan.host)
+            WHERE run_id = \(plan.id) RETURNING id
+            """,
+            logger: database.logger
+        )
+        for try await id in rows.decode(Int64.self) { return id }
+        throw StoreError(.unknownRun, "run \(plan.id.uuidString.lowercased()) has no attempt")
+    }
+
+    /// Ends what ``createRunning(_:)`` started: the attempt passed, the run finished.
+    public func finishRunning(_ runID: UUID, attemptID: Int64) async throws {
+        try await database.client.withTransaction(logger: database.logger) { connection in
+            try await connection.query(
+                """
+                UPDATE attempts SET state = 'finished', outcome = 'passed', finished_at = now(),
+                    duration_ms = (extract(epoch FROM now() - started_at) * 1000)::bigint
+                WHERE id = \(attemptID)
+                """,
+                logger: database.logger
+            )
+            try await connection.query("UPDATE runs SET state = 'finished', finished_at = now() WHERE id = \(runID)", logger: database.logger)
+        }
+    }
+
     /// Expected durations (median of recent passing attempts) for the given scenarios; absent when never seen.
     public func expectedDurations(_ scenarioIDs: [String]) async throws -> [String: Int64] {
         var result: [String: Int64] = [:]

@@ -91,7 +91,7 @@ struct Run: AsyncParsableCommand {
     @Option(name: .long, help: "Worker slots on this host (default: orchestrate.yml's workers, else the core count).")
     var workers: Int?
 
-    @Option(name: .long, help: "replay | record | live | mock (default: orchestrate.yml's mock.mode, else replay).")
+    @Option(name: .long, help: "replay | record | live | mock | hybrid (default: orchestrate.yml's mock.mode, else replay; a scenario's mode tag wins).")
     var mode: Mode?
 
     @Option(name: .long, help: "Re-runs of a failed attempt (default: orchestrate.yml's retries, else 0).")
@@ -121,7 +121,7 @@ struct Run: AsyncParsableCommand {
     func validate() throws {
         if let workers, workers < 1 { throw ValidationError("--workers must be at least 1") }
         if let retries, retries < 0 { throw ValidationError("--retries must be 0 or more") }
-        if mode == .compare { throw ValidationError("--mode compare is not available yet; use replay, record, live or mock") }
+        if mode == .compare { throw ValidationError("--mode compare is not available yet; use replay, record, live, mock or hybrid") }
         if let resume, UUID(uuidString: resume) == nil { throw ValidationError("--resume needs a run id like 6f1c2a9e-… (see orchestrate runs)") }
         if let lease, DurationText.parse(lease) == nil { throw ValidationError("--lease must be a duration like 30s") }
         if resume != nil && !only.isEmpty { throw ValidationError("--resume finishes a run as planned; it cannot be combined with --only") }
@@ -232,11 +232,14 @@ struct Mock: AsyncParsableCommand {
         @Option(name: .long, help: "The port on 127.0.0.1 (0: any free port, printed at start).")
         var port = 0
 
-        @Option(name: .long, help: "replay, record, live or mock (default: mock.mode of orchestrate.yml, else replay).")
+        @Option(name: .long, help: "replay, record, live, mock or hybrid (default: mock.mode of orchestrate.yml, else replay).")
         var mode: Mode?
 
         @Option(name: .long, help: "The HAR cassette to replay from or record into.")
         var cassette: String?
+
+        @Flag(name: .long, inversion: .prefixedNo, help: "Write every exchange and step to the database (as a run of one scenario, mock-serve); --no-log serves without a database.")
+        var log = true
 
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535 (got \(port))") }
@@ -246,7 +249,8 @@ struct Mock: AsyncParsableCommand {
             let logger = common.logger
             try await exiting {
                 try await MockCommands.serve(
-                    .init(configPath: common.config, port: port, mode: mode, cassette: cassette), logger: logger
+                    .init(configPath: common.config, port: port, mode: mode, cassette: cassette, database: common.database, log: log),
+                    logger: logger
                 )
             }
         }

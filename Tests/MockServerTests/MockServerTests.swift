@@ -9,6 +9,10 @@ import OrchestrateTesting
 import Synchronization
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A response as a client saw it.
 struct Seen: Equatable {
     var status: Int
@@ -22,10 +26,11 @@ struct Seen: Equatable {
 
 /// A started mock server and a client for it; both shut down at the end, also on failure.
 func withMockServer<T>(
-    hosts: [String: String], _ body: (MockServer, MockClient) async throws -> T
+    hosts: [String: String], configure: (inout MockConfiguration) throws -> Void = { _ in }, _ body: (MockServer, MockClient) async throws -> T
 ) async throws -> T {
     var configuration = MockConfiguration()
     configuration.hosts = hosts
+    try configure(&configuration)
     let server = MockServer(configuration: configuration, logger: Logger(label: "mock-test"))
     let client = MockClient()
     do {
@@ -42,11 +47,29 @@ func withMockServer<T>(
     }
 }
 
+extension MockServer {
+    /// The next `count` exchanges the server reports (steps are skipped).
+    func nextExchanges(_ count: Int) async -> [Exchange] {
+        var exchanges: [Exchange] = []
+        guard count > 0 else { return [] }
+        for await event in events {
+            if case .exchange(let exchange) = event { exchanges.append(exchange) }
+            if exchanges.count == count { break }
+        }
+        return exchanges
+    }
+}
+
 final class MockClient: @unchecked Sendable {
     let http = HTTPClient(eventLoopGroupProvider: .singleton)
     var base = ""
 
     func send(_ method: HTTPMethod = .GET, _ path: String, body: String? = nil, headers: [(String, String)] = []) async throws -> Seen {
+        let (status, seen, bytes) = try await sendBytes(method, path, body: body, headers: headers)
+        return Seen(status: status, headers: seen, body: String(decoding: bytes, as: UTF8.self))
+    }
+
+    func sendBytes(_ method: HTTPMethod = .GET, _ path: String, body: String? = nil, headers: [(String, String)] = []) async throws -> (Int, [String: String], [UInt8]) {
         var request = HTTPClientRequest(url: base + path)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
@@ -55,7 +78,7 @@ final class MockClient: @unchecked Sendable {
         let bytes = try await response.body.collect(upTo: 1 << 20)
         var seen: [String: String] = [:]
         for header in response.headers { seen[header.name.lowercased()] = header.value }
-        return Seen(status: Int(response.status.code), headers: seen, body: String(buffer: bytes))
+        return (Int(response.status.code), seen, Array(buffer: bytes))
     }
 }
 
@@ -167,11 +190,7 @@ struct MockServerTests {
                 #expect(miss.body.contains("query: sent q=boots, recorded q=shoes"))
                 let body = try await client.send(.POST, "/api.test/orders", body: #"{"id":2}"#)
                 #expect(body.body.contains(#"body: {"id":2} vs {"id":1}"#))
-                var exchanges: [Exchange] = []
-                for await exchange in server.exchanges {
-                    exchanges.append(exchange)
-                    if exchanges.count == 4 { break }
-                }
+                let exchanges = await server.nextExchanges(4)
                 #expect(exchanges.map(\.matched) == [true, true, false, false])
                 #expect(exchanges[2].note?.contains("closest") == true)
                 try server.end()
@@ -219,8 +238,7 @@ struct MockServerTests {
         try await withMockServer(hosts: ["api.test": upstream.url]) { server, client in
             try server.begin(MockSession(mode: .live))
             _ = try await client.send(.GET, "/api.test/me", headers: [("Authorization", "Bearer s3cret"), ("Cookie", "sid=1")])
-            var iterator = server.exchanges.makeAsyncIterator()
-            let exchange = try #require(await iterator.next())
+            let exchange = try #require(await server.nextExchanges(1).first)
             #expect(exchange.requestHeaders.first { $0.name == "Authorization" }?.value == "[REDACTED]")
             #expect(exchange.requestHeaders.first { $0.name == "Cookie" }?.value == "[REDACTED]")
             #expect(exchange.responseHeaders.first { $0.name.lowercased() == "set-cookie" }?.value == "[REDACTED]")
@@ -235,9 +253,9 @@ struct MockServerTests {
         try await withMockServer(hosts: [:]) { server, client in
             try server.begin(MockSession(mode: .live))
             let port = server.port!
-            let bad = try RawSocket.exchange(port: port, send: "GARBAGE\r\n\r\n")
+            let bad = try await RawSocket.exchange(port: port, send: "GARBAGE\r\n\r\n")
             #expect(bad.hasPrefix("HTTP/1.1 400"))
-            let pipelined = try RawSocket.exchange(
+            let pipelined = try await RawSocket.exchange(
                 port: port,
                 send: "GET /__orchestrate/health HTTP/1.1\r\nHost: x\r\n\r\nGET /nowhere/a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
             )
@@ -252,7 +270,21 @@ struct MockServerTests {
 
 /// A plain TCP client for what HTTP clients refuse to send.
 enum RawSocket {
-    static func exchange(port: Int, send text: String) throws -> String {
+    static func exchange(port: Int, send text: String) async throws -> String {
+        String(decoding: try await read(port: port, send: text).bytes, as: UTF8.self)
+    }
+
+    /// Sends `text` and reads until the server closes; `error` is the errno that ended reading (0 at a clean end).
+    /// The blocking socket calls run on a thread of their own, never on the tests' cooperative pool.
+    static func read(port: Int, send text: String) async throws -> (bytes: [UInt8], error: Int32) {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread {
+                continuation.resume(with: Result { try blockingRead(port: port, send: text) })
+            }
+        }
+    }
+
+    private static func blockingRead(port: Int, send text: String) throws -> (bytes: [UInt8], error: Int32) {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(descriptor) }
         var address = sockaddr_in()
@@ -269,10 +301,11 @@ enum RawSocket {
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
-            let count = read(descriptor, &buffer, buffer.count)
-            if count <= 0 { break }
+            let count = Glibc.read(descriptor, &buffer, buffer.count)
+            if count < 0 { return (received, errno) }
+            if count == 0 { break }
             received.append(contentsOf: buffer[0..<count])
         }
-        return String(decoding: received, as: UTF8.self)
+        return (received, 0)
     }
 }

@@ -90,7 +90,7 @@ struct AttemptRunner: Sendable {
             "ORCHESTRATE_MOCK_URL": "http://127.0.0.1:\(port)",
             "ORCHESTRATE_MOCK_PORT": "\(port)",
             "ORCHESTRATE_CONTROL_URL": "http://127.0.0.1:\(port)/__orchestrate",
-            "ORCHESTRATE_MODE": configuration.mode.rawValue,
+            "ORCHESTRATE_MODE": claimed.scenario.mode(inRun: configuration.mode).rawValue,
             "ORCHESTRATE_RUN_ID": claimed.runID.uuidString.lowercased(),
             "ORCHESTRATE_SCENARIO_ID": claimed.scenario.id,
             "ORCHESTRATE_ATTEMPT": "\(claimed.attempt)",

@@ -1,4 +1,5 @@
 import Foundation
+import OrchestrateModel
 
 /// Finds the recorded exchange that answers a request in replay.
 ///
@@ -13,6 +14,7 @@ public struct RequestMatcher: Sendable {
         var host: String
         var path: String
         var query: [String]
+        var headers: [String]
         var body: [UInt8]
     }
 
@@ -46,8 +48,9 @@ public struct RequestMatcher: Sendable {
             let host = entry.orchestrate?.host ?? url?.host?.lowercased() ?? ""
             let path = url?.percentEncodedPath ?? "/"
             let rawQuery = url?.percentEncodedQuery ?? ""
+            let headers = entry.request.headers.map { (name: $0.name, value: $0.value) }
             keys.append(Self.key(method: entry.request.method, host: host, path: path.isEmpty ? "/" : path,
-                                 rawQuery: rawQuery, body: entry.requestBody, configuration: configuration))
+                                 rawQuery: rawQuery, headers: headers, body: entry.requestBody, configuration: configuration))
             summaries.append("\(entry.request.method) \(entry.request.url)")
         }
         var candidates: [Key: [Int]] = [:]
@@ -61,7 +64,7 @@ public struct RequestMatcher: Sendable {
     /// answered (`used`, updated).
     public func match(_ request: MockRequest, used: inout [Int: Int]) -> Result<Int, NearMiss> {
         let key = Self.key(method: request.method, host: request.host, path: request.path, rawQuery: request.rawQuery,
-                           body: request.body, configuration: configuration)
+                           headers: request.headers, body: request.body, configuration: configuration)
         if let indices = candidates[key] {
             let count = used[indices[0], default: 0]
             used[indices[0]] = count + 1
@@ -75,14 +78,14 @@ public struct RequestMatcher: Sendable {
     private func nearMiss(_ key: Key, request: MockRequest) -> NearMiss {
         var best: (index: Int, differences: [String])?
         for (index, recorded) in keys.enumerated() where recorded.host == key.host {
-            let differences = Self.differences(key, recorded)
+            let differences = Self.differences(key, recorded, headers: configuration.matchHeaders)
             if best == nil || differences.count < best!.differences.count { best = (index, differences) }
         }
         guard let best else { return NearMiss(request: request.summary, closest: nil, differences: [], exhausted: false) }
         return NearMiss(request: request.summary, closest: summaries[best.index], differences: best.differences, exhausted: false)
     }
 
-    private static func differences(_ request: Key, _ recorded: Key) -> [String] {
+    private static func differences(_ request: Key, _ recorded: Key, headers: [String]) -> [String] {
         var differences: [String] = []
         if request.method != recorded.method { differences.append("method: \(request.method) vs \(recorded.method)") }
         if request.path != recorded.path { differences.append("path: \(request.path) vs \(recorded.path)") }
@@ -93,6 +96,9 @@ public struct RequestMatcher: Sendable {
             if !extra.isEmpty { parts.append("sent \(extra.joined(separator: "&"))") }
             if !missing.isEmpty { parts.append("recorded \(missing.joined(separator: "&"))") }
             differences.append("query: \(parts.joined(separator: ", "))")
+        }
+        for (index, name) in headers.enumerated() where request.headers[index] != recorded.headers[index] {
+            differences.append("header \(name): \(request.headers[index]) vs \(recorded.headers[index])")
         }
         if request.body != recorded.body {
             differences.append("body: \(excerpt(request.body)) vs \(excerpt(recorded.body))")
@@ -106,7 +112,10 @@ public struct RequestMatcher: Sendable {
         return body.count > 120 ? "\(text)…" : text
     }
 
-    static func key(method: String, host: String, path: String, rawQuery: String, body: [UInt8], configuration: MockConfiguration) -> Key {
+    static func key(
+        method: String, host: String, path: String, rawQuery: String, headers: [(name: String, value: String)], body: [UInt8],
+        configuration: MockConfiguration
+    ) -> Key {
         let match = configuration.match
         let query = match.contains(.query)
             ? MockRequest.queryItems(rawQuery).filter { !configuration.ignoredQuery.contains($0.name) }.map { "\($0.name)=\($0.value)" }.sorted()
@@ -116,19 +125,22 @@ public struct RequestMatcher: Sendable {
             host: host.lowercased(),
             path: match.contains(.path) ? (path.removingPercentEncoding ?? path) : "",
             query: query,
-            body: match.contains(.body) ? canonicalBody(body) : []
+            headers: configuration.matchHeaders.map { name in
+                headers.first { $0.name.lowercased() == name }.map(\.value) ?? "(none)"
+            },
+            body: match.contains(.body) ? canonicalBody(body, ignoring: configuration.ignoredJSON) : []
         )
     }
 
-    /// JSON bodies in one canonical form (sorted keys, no spacing); anything else as is.
-    static func canonicalBody(_ body: [UInt8]) -> [UInt8] {
+    /// JSON bodies in one canonical form (sorted keys, no spacing, ignored fields left out); anything else as is.
+    static func canonicalBody(_ body: [UInt8], ignoring ignored: [JSONPath] = []) -> [UInt8] {
         guard let first = body.first(where: { ![0x20, 0x09, 0x0a, 0x0d].contains($0) }), first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else {
             return body
         }
-        guard let object = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]),
-              let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
-            return body
-        }
-        return Array(data)
+        guard var document = try? JSONDecoder().decode(JSONValue.self, from: Data(body)) else { return body }
+        for path in ignored { path.apply(to: &document) { _ in nil } }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(document)).map(Array.init) ?? body
     }
 }

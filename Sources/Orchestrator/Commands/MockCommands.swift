@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MockServer
 import OrchestrateModel
+import Store
 import UnixSignals
 
 /// `orchestrate mock serve`: one mock server outside a run, until Ctrl-C or SIGTERM.
@@ -12,44 +13,88 @@ public enum MockCommands {
         public var mode: Mode?
         /// The cassette to replay from or record into (record/replay need one).
         public var cassette: String?
+        /// `--database`; with `log` false no database is used.
+        public var database: String?
+        public var log: Bool
 
-        public init(configPath: String, port: Int, mode: Mode?, cassette: String?) {
+        public init(configPath: String, port: Int, mode: Mode?, cassette: String?, database: String? = nil, log: Bool = true) {
             self.configPath = configPath
             self.port = port
             self.mode = mode
             self.cassette = cassette
+            self.database = database
+            self.log = log
         }
     }
 
-    /// Serves until a signal; in record mode the cassette is written when it stops.
+    /// Serves until a signal; in record mode the cassette is written when it stops. Exchanges and steps
+    /// go to the database as a run of one scenario, `mock-serve`, unless `log` is off.
     public static func serve(_ options: ServeOptions, logger: Logger) async throws -> Int32 {
         let config = try RunOrchestration.loadConfig(options.configPath, required: false)
         let mode = options.mode ?? config.mock.mode
-        guard mode != .compare else { throw UsageError("mock serve runs one mode: replay, record, live or mock") }
+        guard mode != .compare else { throw UsageError("mock serve runs one mode: replay, record, live, mock or hybrid") }
         if [.replay, .record].contains(mode) && options.cassette == nil {
             throw UsageError("--mode \(mode.rawValue) needs --cassette FILE (the HAR file to \(mode == .replay ? "replay" : "record into"))")
         }
-        let server = MockServer(configuration: configuration(config.mock), logger: logger)
+        guard options.log else { return try await serve(options, mode: mode, config: config, log: nil, logger: logger) }
+        let selection = try DatabaseSelection.resolve(flag: options.database, configured: config.database, projectDirectory: config.directory)
+        if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
+        return try await Database.with(selection.endpoint, logger: logger) { database in
+            let runs = RunStore(database: database)
+            let plan = RunPlan(
+                host: HostFacts.hostName, gitRevision: nil, workingDirectory: config.directory, configPath: options.configPath, mode: mode,
+                workers: 1, retries: 0,
+                scenarios: [Scenario(id: "mock-serve", name: "orchestrate mock serve", command: "", timeoutMilliseconds: 0)]
+            )
+            let attemptID = try await runs.createRunning(plan)
+            let writer = NetworkLogWriter(
+                store: ExchangeStore(database: database), spoolDirectory: "\(config.directory)/.orchestrate/spool", logger: logger
+            )
+            writer.start()
+            let status: Int32
+            do {
+                status = try await serve(options, mode: mode, config: config, log: (writer, attemptID), logger: logger)
+            } catch {
+                await writer.close()
+                try? await runs.finishRunning(plan.id, attemptID: attemptID)
+                throw error
+            }
+            await writer.close()
+            try await runs.finishRunning(plan.id, attemptID: attemptID)
+            print("exchanges: run \(plan.id.uuidString.lowercased()) (\(writer.written) row(s) written)")
+            return status
+        }
+    }
+
+    private static func serve(
+        _ options: ServeOptions, mode: Mode, config: OrchestrateConfig, log: (writer: NetworkLogWriter, attemptID: Int64)?, logger: Logger
+    ) async throws -> Int32 {
+        let server = MockServer(configuration: config.mock.server, logger: logger)
         do {
             try server.begin(MockSession(
-                mode: mode, cassettePath: options.cassette.map { RunOrchestration.resolve($0, against: FileManager.default.currentDirectoryPath) }
+                mode: mode, cassettePath: options.cassette.map { RunOrchestration.resolve($0, against: FileManager.default.currentDirectoryPath) },
+                attemptID: log?.attemptID
             ))
             try await server.start(port: options.port)
         } catch {
             await server.shutdown()
             throw error
         }
-        let hosts = config.mock.hosts.keys.sorted()
+        let hosts = config.mock.server.hosts.keys.sorted()
         FileHandle.standardOutput.write(Data("""
             mock server on http://127.0.0.1:\(server.port ?? options.port) (mode \(mode.rawValue)\(options.cassette.map { ", cassette \($0)" } ?? ""))
-            hosts: \(hosts.isEmpty ? "none configured (mock.hosts in \(options.configPath))" : hosts.map { "/\($0)/… → \(config.mock.hosts[$0]!)" }.joined(separator: ", "))
+            hosts: \(hosts.isEmpty ? "none configured (mock.hosts in \(options.configPath))" : hosts.map { "/\($0)/… → \(config.mock.server.hosts[$0]!)" }.joined(separator: ", "))
+            stubs: \(config.mock.server.stubs.count); control API: http://127.0.0.1:\(server.port ?? options.port)/__orchestrate/
             Ctrl-C stops it\(mode == .record ? " and writes the cassette" : "")
 
             """.utf8))
         let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
         let drain = Task {
-            for await exchange in server.exchanges {
-                logger.info("\(exchange.method) \(exchange.url) → \(exchange.status.map(String.init) ?? "no response")\(exchange.note.map { " (\($0))" } ?? "")")
+            for await event in server.events {
+                if let log { log.writer.append(event) }
+                if case .exchange(let exchange) = event, logger.logLevel <= .debug {
+                    logger.debug("\(exchange.method) \(exchange.url) → \(exchange.status.map(String.init) ?? "no response")\(exchange.note.map { " (\($0))" } ?? "")")
+                }
             }
         }
         for await _ in signals { break }
@@ -64,13 +109,5 @@ public enum MockCommands {
         _ = await drain.value
         if let saved { print("recorded \(saved.entries.count) exchange(s) into \(saved.path)") }
         return ExitStatus.passed
-    }
-
-    /// The mock section of orchestrate.yml as the server's settings.
-    static func configuration(_ mock: OrchestrateConfig.Mock) -> MockConfiguration {
-        var configuration = MockConfiguration()
-        configuration.hosts = mock.hosts
-        configuration.redactedHeaders.formUnion(mock.redactHeaders)
-        return configuration
     }
 }

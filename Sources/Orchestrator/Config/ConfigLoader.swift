@@ -1,4 +1,5 @@
 import Foundation
+import MockServer
 import OrchestrateModel
 import Yams
 
@@ -41,7 +42,7 @@ public enum ConfigLoader {
             case "reports": config.reports = try reader.string(value, key: key)
             case "lease": config.lease = try reader.duration(value, key: key)
             case "suite": config.suite = try suite(value, reader: reader)
-            case "mock": config.mock = try mock(value, reader: reader)
+            case "mock": config.mock = try mock(value, reader: reader, directory: directory)
             default: break
             }
         }
@@ -97,16 +98,15 @@ public enum ConfigLoader {
         return suite
     }
 
-    private static func mock(_ node: Node, reader: NodeReader) throws(ConfigError) -> OrchestrateConfig.Mock {
+    private static func mock(_ node: Node, reader: NodeReader, directory: String) throws(ConfigError) -> OrchestrateConfig.Mock {
         var mock = OrchestrateConfig.Mock()
-        // match, ignore, redact.json and stubs are accepted; the mock server does not use them yet.
-        let keys = ["mode", "recordings", "hosts", "match", "ignore", "redact", "stubs"]
+        let keys = ["mode", "recordings", "hosts", "match", "ignore", "redact", "rewrite", "repeat", "stubs"]
         for (key, value) in try reader.mapping(node, what: "mock", keys: keys) {
             switch key {
             case "mode":
                 let text = try reader.string(value, key: "mock.mode")
                 guard let mode = Mode(rawValue: text), mode != .compare else {
-                    throw reader.error(at: value, "mock.mode must be one of replay, record, live, mock (got \"\(text)\")")
+                    throw reader.error(at: value, "mock.mode must be one of replay, record, live, mock, hybrid (got \"\(text)\")")
                 }
                 mock.mode = mode
             case "recordings": mock.recordings = try reader.string(value, key: "mock.recordings")
@@ -123,18 +123,72 @@ public enum ConfigLoader {
                     guard let url = URLComponents(string: upstream), ["http", "https"].contains(url.scheme ?? ""), url.host?.isEmpty == false else {
                         throw reader.error(at: upstreamNode, "mock.hosts.\(host) must be an http:// or https:// URL (got \"\(upstream)\")")
                     }
-                    guard mock.hosts.updateValue(upstream, forKey: host.lowercased()) == nil else {
+                    guard mock.server.hosts.updateValue(upstream, forKey: host.lowercased()) == nil else {
                         throw reader.error(at: hostNode, "duplicate host \"\(host)\" in mock.hosts")
                     }
                 }
+            case "match":
+                mock.server.match = []
+                guard case .sequence(let items) = value else { throw reader.error(at: value, "mock.match must be a list such as [method, path, query, body, header:accept-language]") }
+                for item in items {
+                    let text = try reader.string(item, key: "mock.match")
+                    if let attribute = MockConfiguration.MatchAttribute(rawValue: text) {
+                        mock.server.match.insert(attribute)
+                    } else if text.hasPrefix("header:"), text.count > 7 {
+                        mock.server.matchHeaders.append(String(text.dropFirst(7)).lowercased())
+                    } else {
+                        throw reader.error(at: item, "mock.match entries are method, path, query, body or header:NAME (got \"\(text)\")")
+                    }
+                }
+            case "ignore":
+                for (ignoreKey, ignoreValue) in try reader.mapping(value, what: "mock.ignore", keys: ["json", "query"]) {
+                    if ignoreKey == "query" {
+                        mock.server.ignoredQuery = Set(try reader.strings(ignoreValue, key: "mock.ignore.query"))
+                    } else {
+                        mock.server.ignoredJSON = try jsonPaths(ignoreValue, key: "mock.ignore.json", reader: reader)
+                    }
+                }
             case "redact":
-                for (redactKey, redactValue) in try reader.mapping(value, what: "mock.redact", keys: ["headers", "json"]) where redactKey == "headers" {
-                    mock.redactHeaders = try reader.strings(redactValue, key: "mock.redact.headers").map { $0.lowercased() }
+                for (redactKey, redactValue) in try reader.mapping(value, what: "mock.redact", keys: ["headers", "json"]) {
+                    if redactKey == "headers" {
+                        mock.server.redactedHeaders.formUnion(try reader.strings(redactValue, key: "mock.redact.headers").map { $0.lowercased() })
+                    } else {
+                        mock.server.redactedJSON = try jsonPaths(redactValue, key: "mock.redact.json", reader: reader)
+                    }
+                }
+            case "rewrite":
+                mock.server.rewriteURLs = try reader.bool(value, key: "mock.rewrite")
+            case "repeat":
+                let text = try reader.string(value, key: "mock.repeat")
+                guard ["last", "fail"].contains(text) else { throw reader.error(at: value, "mock.repeat must be last or fail (got \"\(text)\")") }
+                mock.server.repeatLast = text == "last"
+            case "stubs":
+                guard case .sequence(let items) = value else { throw reader.error(at: value, "mock.stubs must be a list of stubs") }
+                for (index, item) in items.enumerated() {
+                    do throws(StubError) {
+                        mock.server.stubs.append(try Stub(reader.json(item), directory: directory))
+                    } catch {
+                        throw reader.error(at: item, "mock.stubs[\(index)]\(error.path.isEmpty ? "" : ".\(error.path)"): \(error.message)")
+                    }
                 }
             default: break
             }
         }
         return mock
+    }
+
+    private static func jsonPaths(_ node: Node, key: String, reader: NodeReader) throws(ConfigError) -> [JSONPath] {
+        guard case .sequence(let items) = node else { throw reader.error(at: node, "\(key) must be a list of JSON paths such as $.token") }
+        var paths: [JSONPath] = []
+        for item in items {
+            let text = try reader.string(item, key: key)
+            do throws(StubError) {
+                paths.append(try JSONPath(text))
+            } catch {
+                throw reader.error(at: item, "\(key): \(error)")
+            }
+        }
+        return paths
     }
 }
 
@@ -213,6 +267,32 @@ struct NodeReader {
             result[variable] = scalar.string
         }
         return result
+    }
+
+    func bool(_ node: Node, key: String) throws(ConfigError) -> Bool {
+        guard case .scalar(let scalar) = node, scalar.style == .plain, let value = node.bool else { throw error(at: node, "\(key) must be true or false") }
+        return value
+    }
+
+    /// A YAML value as JSON (plain scalars typed as YAML reads them, quoted ones as strings).
+    func json(_ node: Node) -> JSONValue {
+        switch node {
+        case .scalar(let scalar):
+            guard scalar.style == .plain else { return .string(scalar.string) }
+            if node.null != nil { return .null }
+            if let value = node.bool { return .bool(value) }
+            if let value = node.int { return .integer(Int64(value)) }
+            if let value = node.float { return .number(value) }
+            return .string(scalar.string)
+        case .mapping(let mapping):
+            var members: [String: JSONValue] = [:]
+            for (key, value) in mapping { members[key.string ?? ""] = json(value) }
+            return .object(members)
+        case .sequence(let sequence):
+            return .array(sequence.map(json))
+        case .alias:
+            return .null
+        }
     }
 
     func duration(_ node: Node, key: String) throws(ConfigError) -> Duration {

@@ -1,4 +1,5 @@
 import Foundation
+import MockServer
 import OrchestrateModel
 
 /// orchestrate.yml, with its documented defaults.
@@ -46,10 +47,8 @@ public struct OrchestrateConfig: Sendable {
         public var mode: Mode = .replay
         /// Where cassettes live, relative to the config file. Default `Recordings`.
         public var recordings: String = "Recordings"
-        /// Host as the app addresses it → upstream base URL; the only hosts ever forwarded.
-        public var hosts: [String: String] = [:]
-        /// Header names whose values are redacted (added to the defaults: authorization, cookie, set-cookie).
-        public var redactHeaders: [String] = []
+        /// Hosts, matching, redaction, rewriting and stubs: what every mock server of the run does.
+        public var server = MockConfiguration()
     }
 
     public init(directory: String, path: String) {

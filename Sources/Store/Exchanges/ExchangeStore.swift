@@ -4,7 +4,7 @@ import NIOCore
 import OrchestrateModel
 import PostgresNIO
 
-/// The network log: exchanges of mock servers, written in batches with `COPY … FROM STDIN`.
+/// The network log: exchanges and steps of mock servers, written in batches with `COPY … FROM STDIN`.
 public struct ExchangeStore: Sendable {
     let database: Database
 
@@ -12,37 +12,67 @@ public struct ExchangeStore: Sendable {
         self.database = database
     }
 
-    static let columns = [
+    static let exchangeColumns = [
         "attempt_id", "sequence", "mode", "matched", "host", "method", "url", "request_headers", "request_body",
-        "status", "response_headers", "response_body", "started_at", "duration_us", "note",
+        "status", "response_headers", "response_body", "started_at", "duration_us", "note", "step_position",
     ]
 
-    /// Writes a batch in one COPY (all or nothing).
+    static let stepColumns = ["attempt_id", "position", "keyword", "name", "status", "started_at", "finished_at", "error"]
+
+    /// Writes a batch of exchanges in one COPY (all or nothing).
     public func copy(_ batch: [(attemptID: Int64, exchange: Exchange)]) async throws {
-        guard !batch.isEmpty else { return }
-        var buffer = ByteBuffer()
-        let encoder = JSONEncoder()
-        for (attemptID, exchange) in batch { Self.appendRow(attemptID, exchange, encoder: encoder, to: &buffer) }
-        try await database.client.withConnection { connection in
-            try await connection.copyFrom(table: "exchanges", columns: Self.columns, logger: database.logger) { writer in
-                try await writer.write(buffer)
+        var rows = CopyRows()
+        for (attemptID, exchange) in batch { rows.append(exchange, attemptID: attemptID) }
+        try await write(exchanges: [rows.exchanges], steps: [])
+    }
+
+    /// Writes COPY text of exchanges and steps in one transaction; each part is a sequence of chunks
+    /// (rows may span chunks).
+    func write(exchanges: some Sequence<ByteBuffer>, steps: some Sequence<ByteBuffer>) async throws {
+        try await database.client.withTransaction(logger: database.logger) { connection in
+            for (table, columns, chunks) in [("steps", Self.stepColumns, Array(steps)), ("exchanges", Self.exchangeColumns, Array(exchanges))]
+            where chunks.contains(where: { $0.readableBytes > 0 }) {
+                try await connection.copyFrom(table: table, columns: columns, logger: database.logger) { writer in
+                    for chunk in chunks where chunk.readableBytes > 0 { try await writer.write(chunk) }
+                }
             }
         }
     }
+}
 
-    // MARK: COPY text format
+/// Rows in PostgreSQL's COPY text format, ready to send or to spool to a file.
+struct CopyRows {
+    var exchanges = ByteBuffer()
+    var steps = ByteBuffer()
+    var count = 0
+    private let encoder = JSONEncoder()
 
-    static func appendRow(_ attemptID: Int64, _ exchange: Exchange, encoder: JSONEncoder, to buffer: inout ByteBuffer) {
+    mutating func append(_ exchange: Exchange, attemptID: Int64) {
         func headers(_ list: [Exchange.Header]) -> String {
             (try? encoder.encode(list)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
         }
-        let fields: [String?] = [
+        Self.appendRow([
             "\(attemptID)", "\(exchange.sequence)", exchange.mode.rawValue, exchange.matched ? "t" : "f", exchange.host,
-            exchange.method, exchange.url, headers(exchange.requestHeaders), byteaHex(exchange.requestBody),
-            exchange.status.map(String.init), headers(exchange.responseHeaders), byteaHex(exchange.responseBody),
-            exchange.startedAt.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)),
-            "\(exchange.durationMicroseconds)", exchange.note,
-        ]
+            exchange.method, exchange.url, headers(exchange.requestHeaders), Self.byteaHex(exchange.requestBody),
+            exchange.status.map(String.init), headers(exchange.responseHeaders), Self.byteaHex(exchange.responseBody),
+            Self.timestamp(exchange.startedAt), "\(exchange.durationMicroseconds)", exchange.note, exchange.stepPosition.map(String.init),
+        ], to: &exchanges)
+        count += 1
+    }
+
+    mutating func append(_ step: Step, attemptID: Int64) {
+        Self.appendRow([
+            "\(attemptID)", "\(step.position)", step.keyword, step.name, step.status, Self.timestamp(step.startedAt),
+            step.finishedAt.map(Self.timestamp), step.error,
+        ], to: &steps)
+        count += 1
+    }
+
+    static func timestamp(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    static func appendRow(_ fields: [String?], to buffer: inout ByteBuffer) {
         for (index, field) in fields.enumerated() {
             if index > 0 { buffer.writeInteger(UInt8(ascii: "\t")) }
             guard let field else {

@@ -11,6 +11,7 @@ enum Migrations {
         (1, "runs, scenarios, attempts, steps, exchanges", Schema.version1),
         (2, "recent passes read from the index alone", Schema.version2),
         (3, "why an exchange was unusual", Schema.version3),
+        (4, "exchanges name their step by position", Schema.version4),
     ]
 
     static func apply(on database: Database) async throws {

@@ -120,4 +120,13 @@ enum Schema {
     static let version3 = """
         ALTER TABLE exchanges ADD COLUMN note text
         """
+
+    /// Exchanges and steps reach the database in separate batches, in any order: an exchange names
+    /// the step it happened in by the step's position in the attempt.
+    static let version4 = """
+        ALTER TABLE exchanges DROP COLUMN step_id;
+        ALTER TABLE exchanges ADD COLUMN step_position integer;
+        DROP INDEX steps_attempt;
+        CREATE UNIQUE INDEX steps_attempt_position ON steps (attempt_id, position)
+        """
 }

@@ -1,0 +1,215 @@
+import Foundation
+import Logging
+import NIOCore
+import OrchestrateModel
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Takes exchanges and steps without ever waiting for the database, and writes them in batches (COPY)
+/// from a background loop.
+///
+/// Memory is bounded: past `memoryLimit` rows waiting, and whenever a write fails, rows go to spool
+/// files (COPY text, `<spool>/exchanges-PID.copy` and `steps-PID.copy`) that later writes send first.
+/// A slow or briefly unavailable database therefore slows no request and loses no row; spool files left
+/// by a process that ended before its database came back are taken over by the next writer.
+public final class NetworkLogWriter: Sendable {
+    private let store: ExchangeStore
+    private let spoolDirectory: String
+    private let memoryLimit: Int
+    private let logger: Logger
+    private let state = Mutex(State())
+    private let loop = Mutex<Task<Void, Never>?>(nil)
+    /// Held while spool files are written or moved.
+    private let spoolLock = Mutex(())
+
+    private struct State {
+        var rows = CopyRows()
+        var spooled = 0
+        var written = 0
+        var writing = false
+    }
+
+    public init(store: ExchangeStore, spoolDirectory: String, memoryLimit: Int = 10_000, logger: Logger) {
+        self.store = store
+        self.spoolDirectory = spoolDirectory
+        self.memoryLimit = memoryLimit
+        self.logger = logger
+    }
+
+    private var exchangeSpool: String { "\(spoolDirectory)/exchanges-\(getpid()).copy" }
+    private var stepSpool: String { "\(spoolDirectory)/steps-\(getpid()).copy" }
+
+    /// Rows written to the database so far.
+    public var written: Int { state.withLock { $0.written } }
+    /// Rows waiting in the spool files.
+    public var spooled: Int { state.withLock { $0.spooled } }
+
+    public func append(_ exchange: Exchange, attemptID: Int64) {
+        state.withLock { $0.rows.append(exchange, attemptID: attemptID) }
+        spillIfFull()
+    }
+
+    public func append(_ step: Step, attemptID: Int64) {
+        state.withLock { $0.rows.append(step, attemptID: attemptID) }
+        spillIfFull()
+    }
+
+    /// Starts the background loop (every `interval`, or sooner after a spill); takes over spool files
+    /// of processes that are gone.
+    public func start(interval: Duration = .milliseconds(100)) {
+        adoptOrphanedSpools()
+        let task = Task { [self] in
+            var pause = interval
+            while !Task.isCancelled {
+                try? await Task.sleep(for: pause)
+                // Back off while the database refuses, up to 5 s.
+                pause = await flush() ? interval : min(pause * 2, .seconds(5))
+            }
+        }
+        loop.withLock { $0 = task }
+    }
+
+    /// Ends the loop and writes what is left; rows the database does not take stay spooled.
+    /// Returns the rows left in the spool.
+    @discardableResult
+    public func close() async -> Int {
+        let task = loop.withLock { task -> Task<Void, Never>? in
+            defer { task = nil }
+            return task
+        }
+        task?.cancel()
+        await task?.value
+        for _ in 0..<3 {
+            if await flush() { return 0 }
+            try? await Task.sleep(for: .milliseconds(500))
+        }
+        let left = spooled
+        logger.error("the database did not take the network log; it waits in the spool for the next run",
+                     metadata: ["spool.rows": "\(left)", "spool.directory": "\(spoolDirectory)"])
+        return left
+    }
+
+    /// Writes the spool and what waits in memory now. Returns whether nothing is left to write.
+    @discardableResult
+    public func flush() async -> Bool {
+        let taken = state.withLock { state -> (rows: CopyRows, spooled: Int)? in
+            guard !state.writing, state.rows.count > 0 || state.spooled > 0 else { return nil }
+            state.writing = true
+            defer {
+                state.rows = CopyRows()
+                state.spooled = 0
+            }
+            return (state.rows, state.spooled)
+        }
+        guard let taken else { return state.withLock { !$0.writing && $0.rows.count == 0 && $0.spooled == 0 } }
+        // The spool being sent moves aside, so that rows spilled meanwhile land in a new one.
+        let sending = spoolLock.withLock { _ in
+            [exchangeSpool, stepSpool].map { path -> String in
+                let aside = "\(path).sending"
+                if FileManager.default.fileExists(atPath: path) { rename(path, aside) }
+                return aside
+            }
+        }
+        do {
+            try await store.write(exchanges: try chunks(of: sending[0]) + [taken.rows.exchanges], steps: try chunks(of: sending[1]) + [taken.rows.steps])
+            for path in sending { try? FileManager.default.removeItem(atPath: path) }
+            state.withLock { state in
+                state.written += taken.spooled + taken.rows.count
+                state.writing = false
+            }
+            return true
+        } catch {
+            logger.warning("writing the network log failed; spooling it", metadata: ["error": "\(String(reflecting: error))"])
+            // Back in front of whatever was spilled meanwhile, then the rows taken from memory.
+            spoolLock.withLock { _ in
+                for (aside, path) in zip(sending, [exchangeSpool, stepSpool]) where FileManager.default.fileExists(atPath: aside) {
+                    if let newer = FileManager.default.contents(atPath: path) { try? Self.append(ByteBuffer(bytes: newer), to: aside) }
+                    rename(aside, path)
+                }
+            }
+            state.withLock { $0.spooled += taken.spooled }
+            spool(taken.rows)
+            state.withLock { $0.writing = false }
+            return false
+        }
+    }
+
+    private func spillIfFull() {
+        let full = state.withLock { state -> CopyRows? in
+            guard state.rows.count >= memoryLimit else { return nil }
+            defer { state.rows = CopyRows() }
+            return state.rows
+        }
+        if let full { spool(full) }
+    }
+
+    /// Appends rows to the spool files (the counter follows only once they are on disk).
+    private func spool(_ rows: CopyRows) {
+        guard rows.count > 0 else { return }
+        do {
+            try spoolLock.withLock { _ in
+                try FileManager.default.createDirectory(atPath: spoolDirectory, withIntermediateDirectories: true)
+                try Self.append(rows.exchanges, to: exchangeSpool)
+                try Self.append(rows.steps, to: stepSpool)
+            }
+            state.withLock { $0.spooled += rows.count }
+        } catch {
+            logger.error("cannot spool the network log; keeping it in memory", metadata: ["error": "\(error)"])
+            state.withLock { $0.rows = Self.merged(rows, $0.rows) }
+        }
+    }
+
+    private static func merged(_ first: CopyRows, _ second: CopyRows) -> CopyRows {
+        var result = first
+        var exchanges = second.exchanges, steps = second.steps
+        result.exchanges.writeBuffer(&exchanges)
+        result.steps.writeBuffer(&steps)
+        result.count += second.count
+        return result
+    }
+
+    private static func append(_ buffer: ByteBuffer, to path: String) throws {
+        guard buffer.readableBytes > 0 else { return }
+        if !FileManager.default.fileExists(atPath: path) {
+            FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+        }
+        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(buffer.readableBytesView))
+    }
+
+    /// A spool file in 1 MiB pieces (COPY takes rows split across pieces).
+    private func chunks(of path: String) throws -> [ByteBuffer] {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
+        defer { try? handle.close() }
+        var chunks: [ByteBuffer] = []
+        while let data = try handle.read(upToCount: 1 << 20), !data.isEmpty { chunks.append(ByteBuffer(bytes: data)) }
+        return chunks
+    }
+
+    /// Spool files of ended processes become this one's (their rows are counted from the newlines).
+    private func adoptOrphanedSpools() {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: spoolDirectory)) ?? []
+        for entry in entries where entry.hasSuffix(".copy") || entry.hasSuffix(".copy.sending") {
+            let parts = entry.prefix { $0 != "." }.split(separator: "-")
+            guard parts.count == 2, let pid = Int32(parts[1]), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH,
+                  let data = FileManager.default.contents(atPath: "\(spoolDirectory)/\(entry)") else { continue }
+            let target = parts[0] == "steps" ? stepSpool : exchangeSpool
+            do {
+                try Self.append(ByteBuffer(bytes: data), to: target)
+                try FileManager.default.removeItem(atPath: "\(spoolDirectory)/\(entry)")
+                let rows = data.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+                state.withLock { $0.spooled += rows }
+                logger.info("taking over a spooled network log", metadata: ["spool.file": "\(entry)", "spool.rows": "\(rows)"])
+            } catch {
+                logger.warning("cannot take over a spooled network log", metadata: ["spool.file": "\(entry)", "error": "\(error)"])
+            }
+        }
+    }
+}

@@ -100,7 +100,8 @@ let package = Package(
         .testTarget(
             name: "MockServerTests",
             dependencies: [
-                "MockServer", "OrchestrateTesting", "OrchestrateModel",
+                "MockServer", "OrchestrateTesting", "OrchestrateModel", "Store",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -110,7 +111,7 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "OrchestratorTests", dependencies: ["Orchestrator", "OrchestrateTesting"], swiftSettings: swiftSettings),
+        .testTarget(name: "OrchestratorTests", dependencies: ["Orchestrator", "OrchestrateTesting", "MockServer"], swiftSettings: swiftSettings),
         .testTarget(
             name: "orchestrateTests",
             dependencies: [

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import OrchestrateModel
 import PostgresNIO
 import ProcessSupervisor
 import Store
@@ -83,4 +84,12 @@ public actor TestPostgres {
 public func withTestDatabase<R: Sendable>(_ body: @Sendable (Database) async throws -> R) async throws -> R {
     let endpoint = try await TestPostgres.shared.makeDatabase()
     return try await Database.with(endpoint, logger: TestPostgres.logger, body)
+}
+
+/// A run of one scenario whose attempt is running: what exchanges and steps need to belong to.
+public func makeRunningAttempt(in database: Database, scenario: String = "scenario") async throws -> Int64 {
+    try await RunStore(database: database).createRunning(RunPlan(
+        host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .record, workers: 1, retries: 0,
+        scenarios: [Scenario(id: scenario, name: scenario, command: "true", timeoutMilliseconds: 1000)]
+    ))
 }

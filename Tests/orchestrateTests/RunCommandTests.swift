@@ -184,16 +184,24 @@ struct RunCommandTests {
 
 @Suite("orchestrate run with the mock server", .timeLimit(.minutes(3)))
 struct MockRunTests {
-    @Test("record through each slot's mock server, then replay with the backend gone; exchanges land in PostgreSQL")
+    @Test("record through each slot's mock server, then replay with the backend gone; exchanges land in PostgreSQL under their steps")
     func recordThenReplay() async throws {
         try await TemporaryDirectory.with { directory in
             let upstream = try await TestUpstream.start()
             // The "app": reaches its backend only through the mock URL, and checks what it got.
             try directory.write("fetch.py", """
-                import os, sys, urllib.request
+                import json, os, sys, urllib.request
+                def step(**fields):
+                    request = urllib.request.Request(os.environ["ORCHESTRATE_CONTROL_URL"] + "/steps", data=json.dumps(fields).encode(), method="POST")
+                    urllib.request.urlopen(request).read()
+                step(keyword="Given ", name="the app is open")
+                step(status="passed")
+                step(keyword="When ", name="I open item " + sys.argv[1])
                 body = urllib.request.urlopen(os.environ["ORCHESTRATE_MOCK_URL"] + "/api.test/items/" + sys.argv[1] + "?page=1").read().decode()
                 print(body)
-                sys.exit(0 if "/items/" + sys.argv[1] in body else 1)
+                ok = "/items/" + sys.argv[1] in body
+                step(status="passed" if ok else "failed")
+                sys.exit(0 if ok else 1)
                 """)
             try directory.write("orchestrate.yml", """
                 workers: 2
@@ -228,6 +236,24 @@ struct MockRunTests {
             #expect(rows.count == 6)
             #expect(rows.allSatisfy { $0.1 && $0.2 == 200 })
             #expect(rows.map(\.0).sorted() == ["record", "record", "record", "replay", "replay", "replay"])
+
+            // Each exchange under the step that was open, with the step's timing.
+            let steps = try await Database.with(try DatabaseEndpoint(url: database), logger: .init(label: "test"), maximumConnections: 1) { database in
+                var rows: [(String, String, Int32, Bool)] = []
+                let query = try await database.client.query(
+                    """
+                    SELECT s.name, s.status, count(e.id)::int, bool_and(s.finished_at >= s.started_at)
+                    FROM steps s LEFT JOIN exchanges e ON e.attempt_id = s.attempt_id AND e.step_position = s.position
+                    GROUP BY s.attempt_id, s.position, s.name, s.status ORDER BY s.name
+                    """,
+                    logger: Logger(label: "test")
+                )
+                for try await row in query.decode((String, String, Int32, Bool).self) { rows.append(row) }
+                return rows
+            }
+            #expect(steps.count == 12)
+            #expect(steps.filter { $0.0 == "the app is open" }.allSatisfy { $0.2 == 0 && $0.1 == "passed" })
+            #expect(steps.filter { $0.0.hasPrefix("I open item") }.allSatisfy { $0.2 == 1 && $0.1 == "passed" && $0.3 })
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import MockServer
 import OrchestrateModel
 import Orchestrator
 import Testing
@@ -68,10 +69,57 @@ struct ConfigLoaderTests {
         ("suite:\n  scenarios: { a: b }\n", "orchestrate.yml:2:14: suite.scenarios must be a list"),
         ("mock:\n  mode: sometimes\n", "orchestrate.yml:2:9: mock.mode must be one of replay, record, live, mock"),
         ("workers: [1\n", "orchestrate.yml:2:1: invalid YAML"),
+        ("mock:\n  stubs:\n    - request: { path: /a }\n      response: { status: 1000 }\n",
+         "orchestrate.yml:3:7: mock.stubs[0].response.status: must be an HTTP status code"),
+        ("mock:\n  stubs:\n    - { request: { path: /a }, response: { fault: slow } }\n",
+         "orchestrate.yml:3:7: mock.stubs[0].response.fault: must be one of reset, close-before-body, dribble, malformed"),
+        ("mock:\n  stubs:\n    - { request: { path: /a } }\n", "orchestrate.yml:3:7: mock.stubs[0]: a stub needs exactly one of"),
+        ("mock:\n  stubs:\n    - { request: { path: /a }, response: { file: nowhere.json } }\n",
+         "orchestrate.yml:3:7: mock.stubs[0].response.file: cannot read /project/nowhere.json"),
+        ("mock:\n  match: [method, colour]\n", "orchestrate.yml:2:19: mock.match entries are method, path, query, body or header:NAME"),
+        ("mock:\n  redact: { json: [password] }\n", "orchestrate.yml:2:20: mock.redact.json: password: a JSON path starts with $"),
+        ("mock:\n  rewrite: sometimes\n", "orchestrate.yml:2:12: mock.rewrite must be true or false"),
     ])
     func errors(yaml: String, expected: String) {
         let message = error(yaml)
         #expect(message.hasPrefix(expected), "\(message)")
+    }
+
+    @Test("the mock section: matching, ignored and redacted fields, rewriting, repeat and stubs")
+    func mockSection() throws {
+        let config = try parse("""
+            mock:
+              mode: hybrid
+              hosts: { api.test: "https://api.example.com" }
+              match: [method, path, "header:Accept-Language"]
+              ignore: { json: ["$.requestId"], query: [cacheBuster] }
+              redact: { headers: [x-api-key], json: ["$.password", "$..token"] }
+              rewrite: false
+              repeat: fail
+              stubs:
+                - request: { method: get, path: "/v1/slots/{day}" }
+                  response: { json: { day: "{{request.params.day}}", free: 3, open: true }, template: true, delay: 50ms }
+                - request: { path: /v1/appointments }
+                  collection: { name: appointments, items: [{ id: 1 }] }
+            """)
+        let server = config.mock.server
+        #expect(config.mock.mode == .hybrid)
+        #expect(server.match == [.method, .path] && server.matchHeaders == ["accept-language"])
+        #expect(server.ignoredJSON.map(\.description) == ["$.requestId"] && server.ignoredQuery == ["cacheBuster"])
+        #expect(server.redactedJSON.map(\.description) == ["$.password", "$..token"])
+        #expect(server.redactedHeaders.contains("x-api-key") && server.redactedHeaders.contains("authorization"))
+        #expect(!server.rewriteURLs && !server.repeatLast)
+        #expect(server.stubs.count == 2)
+        #expect(server.stubs[0].method == "GET" && server.stubs[0].responses[0].delay == .milliseconds(50))
+        #expect(server.stubs[0].responses[0].template != nil)
+        #expect(server.stubs[1].collection?.items == [.object(["id": .integer(1)])])
+    }
+
+    @Test("a scenario's mode tag wins over the run's mode")
+    func scenarioMode() {
+        let scenario = Scenario(id: "a", name: "a", command: "x", tags: ["smoke", "@mock"], timeoutMilliseconds: 1)
+        #expect(scenario.mode(inRun: .replay) == .mock)
+        #expect(Scenario(id: "b", name: "b", command: "x", tags: ["smoke"], timeoutMilliseconds: 1).mode(inRun: .record) == .record)
     }
 
     @Test("durations read the way people write them")

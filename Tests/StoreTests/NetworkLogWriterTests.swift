@@ -1,0 +1,93 @@
+import Foundation
+import Logging
+import OrchestrateModel
+import OrchestrateTesting
+import PostgresNIO
+import Store
+import Testing
+
+@Suite("Network log writer", .timeLimit(.minutes(2)))
+struct NetworkLogWriterTests {
+    static func exchange(_ sequence: Int, step: Int? = nil) -> Exchange {
+        Exchange(
+            sequence: sequence, mode: .replay, matched: true, host: "api.test", method: "GET", url: "https://api.test/v1/\(sequence)",
+            requestHeaders: [.init(name: "accept", value: "a\tb")], requestBody: [0, 1, 2, 0x5c], status: 200,
+            responseHeaders: [], responseBody: Array("line\none".utf8), startedAt: Date(), durationMicroseconds: 12, stepPosition: step
+        )
+    }
+
+    static func count(_ table: String, in database: Database) async throws -> Int {
+        let rows = try await database.client.query("SELECT count(*)::int FROM \(unescaped: table)", logger: Logger(label: "test"))
+        for try await count in rows.decode(Int.self) { return count }
+        return -1
+    }
+
+    @Test("a database that is slow (a table lock) slows no append; rows beyond the memory bound are spooled; nothing is lost")
+    func slowDatabase() async throws {
+        try await TemporaryDirectory.with { directory in
+            try await withTestDatabase { database in
+                let attemptID = try await makeRunningAttempt(in: database)
+                let writer = NetworkLogWriter(store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"),
+                                              memoryLimit: 100, logger: Logger(label: "test"))
+                writer.start(interval: .milliseconds(20))
+                // Another session holds the table: every COPY waits.
+                try await database.client.withConnection { blocker in
+                    try await blocker.query("BEGIN", logger: Logger(label: "test"))
+                    try await blocker.query("LOCK TABLE exchanges IN ACCESS EXCLUSIVE MODE", logger: Logger(label: "test"))
+                    let clock = ContinuousClock.now
+                    for sequence in 1...1_000 { writer.append(Self.exchange(sequence), attemptID: attemptID) }
+                    writer.append(Step(position: 1, keyword: "Given ", name: "a step", status: "passed", startedAt: Date(), finishedAt: Date()), attemptID: attemptID)
+                    #expect(ContinuousClock.now - clock < .seconds(2))
+                    #expect(writer.spooled >= 900)
+                    #expect(FileManager.default.fileExists(atPath: directory.file("spool/exchanges-\(getpid()).copy")))
+                    try await Task.sleep(for: .milliseconds(300))
+                    try await blocker.query("COMMIT", logger: Logger(label: "test"))
+                }
+                #expect(await writer.close() == 0)
+                #expect(try await Self.count("exchanges", in: database) == 1_000)
+                #expect(try await Self.count("steps", in: database) == 1)
+                #expect(writer.spooled == 0)
+                let rows = try await database.client.query(
+                    "SELECT request_body, convert_from(response_body, 'UTF8') FROM exchanges WHERE sequence = 7", logger: Logger(label: "test")
+                )
+                for try await (request, response) in rows.decode((ByteBuffer, String).self) {
+                    #expect(Array(buffer: request) == [0, 1, 2, 0x5c] && response == "line\none")
+                }
+            }
+        }
+    }
+
+    @Test("writes that fail are spooled and sent once the database takes them again; a later writer takes over a spool left behind")
+    func unavailableDatabase() async throws {
+        try await TemporaryDirectory.with { directory in
+            try await withTestDatabase { database in
+                let attemptID = try await makeRunningAttempt(in: database)
+                let logger = Logger(label: "test")
+                try await database.client.query("ALTER TABLE exchanges RENAME TO exchanges_away", logger: logger)
+                let writer = NetworkLogWriter(store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"), logger: logger)
+                for sequence in 1...50 { writer.append(Self.exchange(sequence, step: 1), attemptID: attemptID) }
+                #expect(await writer.flush() == false)
+                #expect(writer.spooled == 50)
+                for sequence in 51...60 { writer.append(Self.exchange(sequence, step: 1), attemptID: attemptID) }
+                #expect(await writer.flush() == false)
+                #expect(writer.spooled == 60)
+                try await database.client.query("ALTER TABLE exchanges_away RENAME TO exchanges", logger: logger)
+                #expect(await writer.flush())
+                #expect(try await Self.count("exchanges", in: database) == 60)
+
+                // A spool whose process is gone (pid 999999 does not run) is taken over and written.
+                let orphan = directory.file("spool/exchanges-999999.copy")
+                try await database.client.query("ALTER TABLE exchanges RENAME TO exchanges_away", logger: logger)
+                writer.append(Self.exchange(61), attemptID: attemptID)
+                #expect(await writer.flush() == false)
+                try FileManager.default.moveItem(atPath: directory.file("spool/exchanges-\(getpid()).copy"), toPath: orphan)
+                try await database.client.query("ALTER TABLE exchanges_away RENAME TO exchanges", logger: logger)
+                let successor = NetworkLogWriter(store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"), logger: logger)
+                successor.start(interval: .milliseconds(20))
+                #expect(await successor.close() == 0)
+                #expect(try await Self.count("exchanges", in: database) == 61)
+                #expect(!FileManager.default.fileExists(atPath: orphan))
+            }
+        }
+    }
+}

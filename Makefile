@@ -29,7 +29,8 @@ demo: build
 	@echo; echo "== orchestrate scenarios (expected durations now come from history)"
 	@cd Examples/basic && $(DEBUG_BIN) scenarios
 
-bench: deps
+bench:
+	@./scripts/install-deps.sh bench
 	$(SWIFT) build -c release
 	./Benchmarks/run.sh $(RELEASE_BIN)
 

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # orchestrate's benchmarks. Each figure is a ratio against a peer measured in the same run, on the
 # same machine, so a noisy machine moves both sides. Usage: Benchmarks/run.sh path/to/orchestrate
+# BENCH=cd Benchmarks/run.sh … runs only the sections named (a b c d; default all).
 set -euo pipefail
 BIN=${1:?usage: Benchmarks/run.sh path/to/orchestrate}
 WORK=$(mktemp -d /tmp/orch-bench-XXXXXX)
 chmod 755 "$WORK"
-cleanup() { ( unset ORCHESTRATE_DATABASE_URL; cd "$WORK/dispatch" && "$BIN" db stop >/dev/null 2>&1 ) || true; rm -rf "$WORK"; }
+SERVERS=""  # background servers, ended however the script ends
+cleanup() { for pid in $SERVERS; do kill "$pid" 2>/dev/null || true; done; ( unset ORCHESTRATE_DATABASE_URL; cd "$WORK/dispatch" && "$BIN" db stop >/dev/null 2>&1 ) || true; rm -rf "$WORK"; }
 trap cleanup EXIT
 now() { date +%s.%N; }
 elapsed() { python3 -c "print(f'{$2 - $1:.3f}')"; }
@@ -17,6 +19,11 @@ export ORCHESTRATE_DATABASE_URL
 ORCHESTRATE_DATABASE_URL=$(cd "$WORK/dispatch" && "$BIN" db url)
 ( cd "$WORK/dispatch" && unset ORCHESTRATE_DATABASE_URL && "$BIN" db migrate >/dev/null )
 
+BENCH=${BENCH:-abcd}
+want() { case "$BENCH" in *$1*) return 0;; *) return 1;; esac; }
+dispatch_ratio=-; makespan_ratio=-; mock_ratio=-; on_p99=-; ingest_ratio=-
+
+if want a; then
 echo "== (a) dispatch overhead: 2,000 scenarios of 'true', 8 workers, vs xargs -P 8 running the same commands"
 python3 - "$WORK/dispatch/orchestrate.yml" <<'PY'
 import sys
@@ -38,6 +45,9 @@ done
 dispatch_ratio=$(ratio "$best_orchestrate" "$best_xargs")
 echo "   best: orchestrate ${best_orchestrate}s  xargs ${best_xargs}s  ratio ${dispatch_ratio} (target <= 1.5)"
 
+fi
+
+if want b; then
 echo "== (b) makespan of a skewed sleep suite on 8 workers, second run (history known) vs the lower bound"
 python3 - "$WORK/makespan/orchestrate.yml" <<'PY'
 import sys
@@ -58,5 +68,93 @@ makespan_ratio=$(ratio "$second" "$bound")
 echo "   first run (no history): ${first}s  ratio $(ratio "$first" "$bound")"
 echo "   second run (longest expected first): ${second}s   lower bound ${bound}s   ratio ${makespan_ratio} (target <= 1.10)"
 
+fi
+
+if want c; then
+echo "== (c) the mock server replaying a 1 KB JSON response vs nginx serving the same body (wrk -t2 -c50 -d10s)"
+M="$WORK/mock"
+mkdir -p "$M/www/api.bench.test/v1"
+free_port() { python3 -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])"; }
+python3 - "$M" <<'PY'
+import json, sys
+root = sys.argv[1]
+body = json.dumps({"items": [{"id": i, "name": f"item {i}", "price": i * 3} for i in range(25)]}, separators=(",", ":"))
+body = body[:-2] + " " * (1024 - len(body)) + body[-2:] if len(body) < 1024 else body
+open(f"{root}/www/api.bench.test/v1/item", "w").write(body)
+entry = {
+    "startedDateTime": "2026-01-01T00:00:00.000Z", "time": 1, "cache": {}, "timings": {"send": 0, "wait": 1, "receive": 0},
+    "request": {"method": "GET", "url": "https://api.bench.test/v1/item", "httpVersion": "HTTP/1.1", "cookies": [], "headers": [],
+                "queryString": [], "headersSize": -1, "bodySize": 0},
+    "response": {"status": 200, "statusText": "OK", "httpVersion": "HTTP/1.1", "cookies": [],
+                 "headers": [{"name": "content-type", "value": "application/json"}], "redirectURL": "", "headersSize": -1,
+                 "bodySize": len(body), "content": {"size": len(body), "mimeType": "application/json", "text": body}},
+}
+har = {"log": {"version": "1.2", "creator": {"name": "bench", "version": "1"}, "entries": [entry], "_orchestrate": {"formatVersion": 1, "randoms": {}}}}
+json.dump(har, open(f"{root}/item.har", "w"))
+open(f"{root}/orchestrate.yml", "w").write('mock:\n  hosts: { api.bench.test: "http://127.0.0.1:9" }\n')
+PY
+wait_http() { for _ in $(seq 100); do python3 -c "import urllib.request, sys; urllib.request.urlopen(sys.argv[1]).read()" "$1" 2>/dev/null && return 0; sleep 0.1; done; echo "no answer from $1" >&2; return 1; }
+# wrk's requests/s, p50 and p99 in ms.
+measure() {
+  wrk -t2 -c50 -d2s "$1" >/dev/null 2>&1  # warm-up
+  wrk -t2 -c50 -d10s --latency "$1" | python3 -c '
+import re, sys
+text = sys.stdin.read()
+def ms(value, unit): return float(value) * {"us": 0.001, "ms": 1, "s": 1000}[unit]
+rps = float(re.search(r"Requests/sec:\s+([\d.]+)", text).group(1))
+p = {k: ms(v, u) for k, v, u in re.findall(r"^\s+(50|99)%\s+([\d.]+)(us|ms|s)", text, re.M)}
+errors = re.search(r"Non-2xx or 3xx responses: (\d+)|Socket errors: (.*)", text)
+p50, p99 = p["50"], p["99"]
+print(f"{rps:.0f} {p50:.3f} {p99:.3f}" + (" errors" if errors else ""))'
+}
+NGINX=$(command -v nginx || echo /usr/sbin/nginx)
+nginx_port=$(free_port)
+cat > "$M/nginx.conf" <<CONF
+worker_processes 2;
+pid $M/nginx.pid;
+error_log $M/nginx-error.log;
+daemon off;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  default_type application/json;
+  server { listen 127.0.0.1:$nginx_port; root $M/www; }
+}
+CONF
+"$NGINX" -p "$M" -c "$M/nginx.conf" -e "$M/nginx-error.log" >/dev/null 2>&1 & nginx_pid=$!; SERVERS="$SERVERS $nginx_pid"
+wait_http "http://127.0.0.1:$nginx_port/api.bench.test/v1/item"
+measure "http://127.0.0.1:$nginx_port/api.bench.test/v1/item" >"$M/nginx"; read -r nginx_rps nginx_p50 nginx_p99 _ <"$M/nginx"
+kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true
+echo "   nginx:                      ${nginx_rps} req/s  p50 ${nginx_p50} ms  p99 ${nginx_p99} ms"
+mock_run() {  # $1: extra flag; prints req/s p50 p99, and the serve command's report on stderr
+  local port; port=$(free_port)
+  ( cd "$M" && exec "$BIN" mock serve --port "$port" --mode replay --cassette item.har $1 >"$M/serve.out" 2>"$M/serve.err" ) & local pid=$!; SERVERS="$SERVERS $pid"
+  wait_http "http://127.0.0.1:$port/api.bench.test/v1/item"
+  measure "http://127.0.0.1:$port/api.bench.test/v1/item"
+  kill -INT "$pid"; wait "$pid" || true
+}
+mock_run --no-log >"$M/off"; read -r off_rps off_p50 off_p99 _ <"$M/off"
+echo "   orchestrate, no logging:    ${off_rps} req/s  p50 ${off_p50} ms  p99 ${off_p99} ms   $(ratio "$off_rps" "$nginx_rps")x nginx"
+mock_run "" >"$M/on"; read -r on_rps on_p50 on_p99 _ <"$M/on"
+written=$(grep -o '([0-9]* row' "$M/serve.out" | tr -dc 0-9)
+mock_ratio=$(ratio "$on_rps" "$nginx_rps")
+echo "   orchestrate, logging to PG: ${on_rps} req/s  p50 ${on_p50} ms  p99 ${on_p99} ms   ${mock_ratio}x nginx (target >= 0.5, p99 <= 5 ms); ${written} exchanges written"
+
+fi
+
+if want d; then
+echo "== (d) exchanges into PostgreSQL: orchestrate's writer vs a plain COPY of the same rows"
+count=100000
+"$BIN" bench ingest --count "$count" >"$WORK/ingest"; read -r attempt seconds <"$WORK/ingest"
+ingest_rate=$(python3 -c "print(f'{$count / $seconds:.0f}')")
+columns="attempt_id, sequence, mode, matched, host, method, url, request_headers, request_body, status, response_headers, response_body, started_at, duration_us, note, step_position"
+psql -q "$ORCHESTRATE_DATABASE_URL" -c "\\copy (SELECT $columns FROM exchanges WHERE attempt_id = $attempt) TO '$WORK/rows.copy'"
+start=$(now); psql -q "$ORCHESTRATE_DATABASE_URL" -c "\\copy exchanges ($columns) FROM '$WORK/rows.copy'"; end=$(now)
+copy_rate=$(python3 -c "print(f'{$count / ($end - $start):.0f}')")
+ingest_ratio=$(ratio "$ingest_rate" "$copy_rate")
+echo "   orchestrate: ${count} exchanges in ${seconds}s = ${ingest_rate}/s   psql \\copy: ${copy_rate} rows/s   ratio ${ingest_ratio} (target >= 0.5)"
+fi
+
 echo
-echo "summary: dispatch ${dispatch_ratio}x xargs (<= 1.5), makespan ${makespan_ratio}x lower bound (<= 1.10)"
+echo "summary: dispatch ${dispatch_ratio}x xargs (<= 1.5), makespan ${makespan_ratio}x lower bound (<= 1.10),"
+echo "         mock server ${mock_ratio}x nginx with logging, p99 ${on_p99} ms (>= 0.5, <= 5 ms), ingest ${ingest_ratio}x COPY (>= 0.5)"

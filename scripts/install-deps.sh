@@ -1,11 +1,18 @@
 #!/bin/sh
 # Installs what orchestrate needs on a fresh Debian/Ubuntu machine with the Swift toolchain:
-# PostgreSQL's server programs (for the embedded database and the tests) and python3 (used by tests).
+# PostgreSQL's server programs (for the embedded database and the tests) and python3 (used by tests);
+# with `bench`, also wrk, nginx and psql for the benchmarks.
 set -eu
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=""
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing="$missing postgresql"
 command -v python3 >/dev/null 2>&1 || missing="$missing python3"
+# `install-deps.sh bench`: also the peers the benchmarks measure against.
+if [ "${1:-}" = bench ]; then
+  command -v wrk >/dev/null 2>&1 || missing="$missing wrk"
+  command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$missing nginx"
+  command -v psql >/dev/null 2>&1 || missing="$missing postgresql-client"
+fi
 if [ -n "$missing" ]; then
   echo "installing:$missing"
   as_root apt-get update -qq

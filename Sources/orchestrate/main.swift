@@ -17,7 +17,7 @@ struct Orchestrate: AsyncParsableCommand {
             Exit codes: 0 all passed (flaky passes are reported), 1 a scenario failed, 2 bad usage or config,
             3 infrastructure (database unreachable, no free port), 130 interrupted (resume with --resume RUN_ID).
             """,
-        subcommands: [Run.self, Scenarios.self, Runs.self, Mock.self, DB.self]
+        subcommands: [Run.self, Scenarios.self, Runs.self, Mock.self, DB.self, Bench.self]
     )
 
     /// As ArgumentParser's, except that bad usage exits 2 (DESIGN.md), not 64.
@@ -252,6 +252,33 @@ struct Mock: AsyncParsableCommand {
                     .init(configPath: common.config, port: port, mode: mode, cassette: cassette, database: common.database, log: log),
                     logger: logger
                 )
+            }
+        }
+    }
+}
+
+/// Drivers for `make bench`; not part of the user's surface.
+struct Bench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Benchmark drivers (used by make bench).", shouldDisplay: false, subcommands: [Ingest.self]
+    )
+
+    struct Ingest: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write N exchanges (1 KB JSON responses) through the network-log writer; prints the attempt id and seconds."
+        )
+
+        @OptionGroup var common: CommonOptions
+
+        @Option(name: .long, help: "How many exchanges.")
+        var count = 100_000
+
+        func run() async throws {
+            let logger = common.logger
+            try await exiting {
+                let (attemptID, seconds) = try await BenchCommands.ingest(count: count, database: common.database, logger: logger)
+                print("\(attemptID) \(seconds)")
+                return 0
             }
         }
     }

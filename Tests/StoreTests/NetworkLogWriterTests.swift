@@ -11,10 +11,13 @@ struct NetworkLogWriterTests {
     static func exchange(_ sequence: Int, step: Int? = nil) -> Exchange {
         Exchange(
             sequence: sequence, mode: .replay, matched: true, host: "api.test", method: "GET", url: "https://api.test/v1/\(sequence)",
-            requestHeaders: [.init(name: "accept", value: "a\tb")], requestBody: [0, 1, 2, 0x5c], status: 200,
-            responseHeaders: [], responseBody: Array("line\none".utf8), startedAt: Date(), durationMicroseconds: 12, stepPosition: step
+            requestHeaders: [.init(name: "accept", value: "a\tb"), .init(name: "x-odd", value: #"q"\ü\#u{1}"#)], requestBody: [0, 1, 2, 0x5c],
+            status: 200, responseHeaders: [], responseBody: Array("line\none".utf8), startedAt: Self.moment,
+            durationMicroseconds: 12, stepPosition: step
         )
     }
+
+    static let moment = Date(timeIntervalSince1970: 1_795_000_000.123456)
 
     static func count(_ table: String, in database: Database) async throws -> Int {
         let rows = try await database.client.query("SELECT count(*)::int FROM \(unescaped: table)", logger: Logger(label: "test"))
@@ -48,10 +51,17 @@ struct NetworkLogWriterTests {
                 #expect(try await Self.count("steps", in: database) == 1)
                 #expect(writer.spooled == 0)
                 let rows = try await database.client.query(
-                    "SELECT request_body, convert_from(response_body, 'UTF8') FROM exchanges WHERE sequence = 7", logger: Logger(label: "test")
+                    """
+                    SELECT request_body, convert_from(response_body, 'UTF8'), request_headers->1->>'value', request_headers->0->>'value',
+                           extract(epoch FROM started_at)::float8
+                    FROM exchanges WHERE sequence = 7
+                    """,
+                    logger: Logger(label: "test")
                 )
-                for try await (request, response) in rows.decode((ByteBuffer, String).self) {
+                for try await (request, response, odd, accept, epoch) in rows.decode((ByteBuffer, String, String, String, Double).self) {
                     #expect(Array(buffer: request) == [0, 1, 2, 0x5c] && response == "line\none")
+                    #expect(odd == #"q"\ü\#u{1}"# && accept == "a\tb")
+                    #expect(abs(epoch - Self.moment.timeIntervalSince1970) < 0.000_002)
                 }
             }
         }

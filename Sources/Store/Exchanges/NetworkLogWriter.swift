@@ -32,6 +32,7 @@ public final class NetworkLogWriter: Sendable {
         var spooled = 0
         var written = 0
         var writing = false
+        var stopping = false
     }
 
     public init(store: ExchangeStore, spoolDirectory: String, memoryLimit: Int = 10_000, logger: Logger) {
@@ -65,8 +66,9 @@ public final class NetworkLogWriter: Sendable {
         adoptOrphanedSpools()
         let task = Task { [self] in
             var pause = interval
-            while !Task.isCancelled {
+            while !state.withLock({ $0.stopping }) {
                 try? await Task.sleep(for: pause)
+                if state.withLock({ $0.stopping }) { break }
                 // Back off while the database refuses, up to 5 s.
                 pause = await flush() ? interval : min(pause * 2, .seconds(5))
             }
@@ -82,7 +84,8 @@ public final class NetworkLogWriter: Sendable {
             defer { task = nil }
             return task
         }
-        task?.cancel()
+        // Not cancelled: a write under way finishes rather than failing.
+        state.withLock { $0.stopping = true }
         await task?.value
         for _ in 0..<3 {
             if await flush() { return 0 }

@@ -1,0 +1,44 @@
+import Foundation
+import Logging
+import OrchestrateModel
+import Store
+
+/// Drivers for `make bench` (hidden from help): each measures one of orchestrate's own paths so that
+/// Benchmarks/run.sh can set it against a peer measured in the same run.
+public enum BenchCommands {
+    /// Sends `count` exchanges with a 1 KB JSON response through the network-log writer (encoding, batches,
+    /// COPY) into the database and returns the seconds from the first append until all are written.
+    public static func ingest(count: Int, database url: String?, logger: Logger) async throws -> (attemptID: Int64, seconds: Double) {
+        let selection = try DatabaseSelection.resolve(flag: url, configured: nil, projectDirectory: FileManager.default.currentDirectoryPath)
+        if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
+        return try await Database.with(selection.endpoint, logger: logger) { database in
+            let attemptID = try await RunStore(database: database).createRunning(RunPlan(
+                host: HostFacts.hostName, gitRevision: nil, workingDirectory: FileManager.default.currentDirectoryPath, configPath: nil,
+                mode: .replay, workers: 1, retries: 0,
+                scenarios: [Scenario(id: "bench-ingest", name: "bench ingest", command: "", timeoutMilliseconds: 0)]
+            ))
+            let body = Array(("{\"items\":[" + (0..<20).map { "{\"id\":\($0),\"name\":\"item \($0) of the bench\"}" }.joined(separator: ",") + "]}").utf8)
+            let template = Exchange(
+                sequence: 0, mode: .replay, matched: true, host: "api.bench.test", method: "GET", url: "https://api.bench.test/v1/items",
+                requestHeaders: [.init(name: "accept", value: "application/json"), .init(name: "user-agent", value: "bench")],
+                requestBody: [], status: 200, responseHeaders: [.init(name: "content-type", value: "application/json")],
+                responseBody: body, startedAt: Date(), durationMicroseconds: 150
+            )
+            let writer = NetworkLogWriter(
+                store: ExchangeStore(database: database), spoolDirectory: FileManager.default.currentDirectoryPath + "/.orchestrate/spool",
+                memoryLimit: 50_000, logger: logger
+            )
+            let clock = ContinuousClock.now
+            writer.start(interval: .milliseconds(20))
+            for sequence in 1...count {
+                var exchange = template
+                exchange.sequence = sequence
+                writer.append(exchange, attemptID: attemptID)
+            }
+            let left = await writer.close()
+            guard left == 0 else { throw StoreError(.unreachable, "\(left) exchange(s) were spooled, not written") }
+            let elapsed = ContinuousClock.now - clock
+            return (attemptID, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        }
+    }
+}

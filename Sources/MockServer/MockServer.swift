@@ -13,8 +13,8 @@ import Synchronization
 /// The app addresses `http://127.0.0.1:PORT/<host>/<path>`: the first path component is the host it
 /// meant, looked up in ``MockConfiguration/hosts`` (anything else gets 403: never an open proxy).
 /// One server serves a slot for the whole run; ``begin(_:)`` starts each attempt's session and
-/// ``end()`` closes it (writing the recording in record mode). Every exchange is emitted on
-/// ``exchanges`` for the caller to store; the server itself knows no database.
+/// ``end()`` closes it (writing the recording in record mode). Every exchange and step is emitted on
+/// ``events`` for the caller to store; the server itself knows no database.
 public final class MockServer: Sendable {
     public let configuration: MockConfiguration
     /// Exchanges and steps as they happen; the caller drains them (into PostgreSQL).

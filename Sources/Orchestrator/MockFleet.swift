@@ -77,6 +77,13 @@ final class MockFleet: AttemptHooks {
 }
 
 extension NetworkLogWriter {
+    /// The writer of a project: its spool under `<project>/.orchestrate/spool`.
+    static func forProject(_ directory: String, database: Database, memoryLimit: Int = 10_000, logger: Logger) -> NetworkLogWriter {
+        NetworkLogWriter(
+            store: ExchangeStore(database: database), spoolDirectory: "\(directory)/.orchestrate/spool", memoryLimit: memoryLimit, logger: logger
+        )
+    }
+
     /// Files an event of a mock server under its attempt (events outside an attempt are not kept).
     func append(_ event: MockEvent) {
         switch event {

@@ -81,9 +81,7 @@ public enum RunOrchestration {
             )
             configuration.lease = lease
             let reporter = ProgressReporter(style: style(options.progress), expected: unsettled, workers: workers)
-            let networkLog = NetworkLogWriter(
-                store: ExchangeStore(database: database), spoolDirectory: "\(config.directory)/.orchestrate/spool", logger: logger
-            )
+            let networkLog = NetworkLogWriter.forProject(config.directory, database: database, logger: logger)
             networkLog.start()
             let fleet = MockFleet(
                 configuration: config.mock.server, mode: mode,

@@ -47,9 +47,7 @@ public enum MockCommands {
                 scenarios: [Scenario(id: "mock-serve", name: "orchestrate mock serve", command: "", timeoutMilliseconds: 0)]
             )
             let attemptID = try await runs.createRunning(plan)
-            let writer = NetworkLogWriter(
-                store: ExchangeStore(database: database), spoolDirectory: "\(config.directory)/.orchestrate/spool", logger: logger
-            )
+            let writer = NetworkLogWriter.forProject(config.directory, database: database, logger: logger)
             writer.start()
             let status: Int32
             do {

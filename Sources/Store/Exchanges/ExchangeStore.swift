@@ -19,13 +19,6 @@ public struct ExchangeStore: Sendable {
 
     static let stepColumns = ["attempt_id", "position", "keyword", "name", "status", "started_at", "finished_at", "error"]
 
-    /// Writes a batch of exchanges in one COPY (all or nothing).
-    public func copy(_ batch: [(attemptID: Int64, exchange: Exchange)]) async throws {
-        var rows = CopyRows()
-        for (attemptID, exchange) in batch { rows.append(exchange, attemptID: attemptID) }
-        try await write(exchanges: [rows.exchanges], steps: [])
-    }
-
     /// Writes COPY text of exchanges and steps in one transaction; each part is a sequence of chunks
     /// (rows may span chunks).
     func write(exchanges: some Sequence<ByteBuffer>, steps: some Sequence<ByteBuffer>) async throws {

@@ -12,7 +12,7 @@ struct NetworkLogWriterTests {
         Exchange(
             sequence: sequence, mode: .replay, matched: true, host: "api.test", method: "GET", url: "https://api.test/v1/\(sequence)",
             requestHeaders: [.init(name: "accept", value: "a\tb"), .init(name: "x-odd", value: #"q"\ü\#u{1}"#)], requestBody: [0, 1, 2, 0x5c],
-            status: 200, responseHeaders: [], responseBody: Array("line\none".utf8), startedAt: Self.moment,
+            status: 200, responseHeaders: [], responseBody: Array("line\none \"q\" \\ ü".utf8), startedAt: Self.moment,
             durationMicroseconds: 12, stepPosition: step
         )
     }
@@ -59,7 +59,7 @@ struct NetworkLogWriterTests {
                     logger: Logger(label: "test")
                 )
                 for try await (request, response, odd, accept, epoch) in rows.decode((ByteBuffer, String, String, String, Double).self) {
-                    #expect(Array(buffer: request) == [0, 1, 2, 0x5c] && response == "line\none")
+                    #expect(Array(buffer: request) == [0, 1, 2, 0x5c] && response == "line\none \"q\" \\ ü")
                     #expect(odd == #"q"\ü\#u{1}"# && accept == "a\tb")
                     #expect(abs(epoch - Self.moment.timeIntervalSince1970) < 0.000_002)
                 }

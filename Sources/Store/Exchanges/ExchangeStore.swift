@@ -128,11 +128,27 @@ struct RowWriter {
         }
     }
 
-    /// `\x…` hex input for bytea, its backslash escaped for COPY.
+    /// bytea input, escaped for COPY: bodies that are mostly printable ASCII (JSON, text) in bytea's escape
+    /// form (printable bytes as they are, so the server parses half as much as hex), others as hex.
     mutating func bytea(_ bytes: [UInt8]) {
         separate()
+        var unprintable = 0
+        for byte in bytes where byte < 0x20 || byte > 0x7e { unprintable += 1 }
+        guard unprintable * 8 > bytes.count else {
+            for byte in bytes {
+                switch byte {
+                case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\\\\\")
+                case 0x20...0x7e: buffer.writeInteger(byte)
+                default:
+                    buffer.writeStaticString("\\\\")
+                    buffer.writeInteger(UInt8(ascii: "0") + (byte >> 6))
+                    buffer.writeInteger(UInt8(ascii: "0") + (byte >> 3 & 7))
+                    buffer.writeInteger(UInt8(ascii: "0") + (byte & 7))
+                }
+            }
+            return
+        }
         buffer.writeStaticString("\\\\x")
-        buffer.reserveCapacity(minimumWritableBytes: bytes.count * 2)
         buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: bytes.count * 2) { target in
             for (index, byte) in bytes.enumerated() {
                 target[index * 2] = Self.hexDigits[Int(byte >> 4)]

@@ -88,9 +88,10 @@ extension MockServer {
             body[key]?.stringValue.flatMap { try? Date($0, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }
                 ?? body[key]?.stringValue.flatMap { try? Date($0, strategy: .iso8601) }
         }
-        let status = body["status"]?.stringValue ?? "started"
+        // Without a status: a whole step when it says when it finished, else the start of one.
+        let status = body["status"]?.stringValue ?? (date("finishedAt") == nil ? "started" : "passed")
         let (event, position, attemptID) = state.withLock { state -> (Step?, Int, Int64?) in
-            if status == "started" || (state.openStep == nil && body["name"] != nil && date("finishedAt") == nil && body["status"] == nil) {
+            if status == "started" {
                 // A new step; one still open ends unfinished.
                 var ended: Step?
                 if let open = state.openStep {
@@ -104,7 +105,8 @@ extension MockServer {
                 state.openStep = step.position
                 return (ended, step.position, state.session.attemptID)
             }
-            if let open = state.openStep {
+            // Ends the open step, unless it is a whole step of its own (named, with its end).
+            if let open = state.openStep, body["name"] == nil || date("finishedAt") == nil {
                 state.steps[open - 1].status = status
                 state.steps[open - 1].finishedAt = date("finishedAt") ?? now
                 state.steps[open - 1].error = body["error"]?.stringValue

@@ -29,7 +29,8 @@ public final class MockServer: Sendable {
     struct State {
         var session = MockSession(mode: .replay)
         var matcher: RequestMatcher?
-        var entries: [HAR.Entry] = []
+        /// The cassette's responses, decoded once per session (replay serves them many times).
+        var replies: [MockResponse] = []
         var recording: Cassette?
         var used: [Int: Int] = [:]
         var sequence = 0
@@ -111,7 +112,7 @@ public final class MockServer: Sendable {
     /// Replay reads the cassette now, so that a missing or corrupt one fails the attempt before it starts.
     public func begin(_ session: MockSession) throws(MockServerError) {
         var matcher: RequestMatcher?
-        var entries: [HAR.Entry] = []
+        var replies: [MockResponse] = []
         var recording: Cassette?
         var missingCassette: String?
         var randoms: [String: String] = [:]
@@ -123,9 +124,12 @@ public final class MockServer: Sendable {
             }
             if FileManager.default.fileExists(atPath: path) {
                 let cassette = try Cassette.load(path)
-                entries = cassette.entries
+                replies = cassette.entries.map { entry in
+                    MockResponse(status: entry.response.status, headers: entry.response.headers.map { (name: $0.name, value: $0.value) },
+                                 body: entry.responseBody)
+                }
                 randoms = cassette.extras.randoms
-                matcher = RequestMatcher(entries: entries, configuration: configuration)
+                matcher = RequestMatcher(entries: cassette.entries, configuration: configuration)
             } else if session.mode == .replay {
                 missingCassette = path
                 matcher = RequestMatcher(entries: [], configuration: configuration)
@@ -138,7 +142,7 @@ public final class MockServer: Sendable {
         }
         let configured = configuration.stubs
         state.withLock { state in
-            state = State(session: session, matcher: matcher, entries: entries, recording: recording, missingCassette: missingCassette,
+            state = State(session: session, matcher: matcher, replies: replies, recording: recording, missingCassette: missingCassette,
                           stubs: StubBook(configured: configured), randoms: recording == nil ? randoms : [:])
         }
     }
@@ -168,7 +172,7 @@ public final class MockServer: Sendable {
         let started = Date()
         let clock = ContinuousClock.now
         if request.uri.hasPrefix("/__orchestrate") { return control(request) }
-        var mockRequest = MockRequest(method: request.method, uri: request.uri, headers: request.headers, body: request.body)
+        let mockRequest = MockRequest(method: request.method, uri: request.uri, headers: request.headers, body: request.body)
         // What is written anywhere and what matching compares: the body with its secrets redacted.
         let loggedBody = redactedBody(mockRequest.body, headers: mockRequest.headers)
         let (session, openStep) = state.withLock { ($0.session, $0.openStep) }
@@ -190,14 +194,14 @@ public final class MockServer: Sendable {
             exchange.matched = true
             exchange.note = "stub"
         } else if let upstream {
-            let realBody = mockRequest.body
-            mockRequest.body = loggedBody
             let replays = session.mode == .replay || (session.mode == .hybrid && state.withLock { $0.matcher != nil })
             switch session.mode {
             case _ where replays:
-                response = replay(mockRequest, exchange: &exchange)
+                // Recordings hold redacted bodies: matching compares the redacted form.
+                var redactedRequest = mockRequest
+                redactedRequest.body = loggedBody
+                response = replay(redactedRequest, exchange: &exchange)
             case .record, .live, .hybrid:
-                mockRequest.body = realBody
                 response = await forward(mockRequest, to: upstream, loggedBody: loggedBody, exchange: &exchange)
             default:
                 response = noStub(mockRequest, exchange: &exchange)
@@ -238,9 +242,9 @@ public final class MockServer: Sendable {
     }
 
     private func replay(_ request: MockRequest, exchange: inout Exchange) -> MockResponse {
-        let (outcome, missing) = state.withLock { state -> (Result<HAR.Entry, RequestMatcher.NearMiss>?, String?) in
+        let (outcome, missing) = state.withLock { state -> (Result<MockResponse, RequestMatcher.NearMiss>?, String?) in
             guard let matcher = state.matcher else { return (nil, nil) }
-            return (matcher.match(request, used: &state.used).map { state.entries[$0] }, state.missingCassette)
+            return (matcher.match(request, used: &state.used).map { state.replies[$0] }, state.missingCassette)
         }
         if let missing {
             exchange.note = "no cassette"
@@ -255,10 +259,9 @@ public final class MockServer: Sendable {
             exchange.note = miss.description
             logger.warning("unmatched request in replay", metadata: ["mock.request": "\(request.summary)"])
             return .text(404, "orchestrate: \(miss)", headers: [("x-orchestrate-unmatched", "1")])
-        case .success(let entry)?:
+        case .success(let reply)?:
             exchange.matched = true
-            let headers = entry.response.headers.map { (name: $0.name, value: $0.value) }
-            return MockResponse(status: entry.response.status, headers: headers, body: entry.responseBody)
+            return reply
         }
     }
 

@@ -33,8 +33,15 @@ public struct Stub: Sendable {
         public var items: [JSONValue]
     }
 
-    /// Whether the stub answers the request; the path parameters it captured.
-    func matches(_ request: MockRequest) -> [String: String]? {
+    /// What a match captured: the path parameters, and for a collection the id of the item addressed
+    /// (`nil` at the collection's own path).
+    struct Match {
+        var parameters: [String: String]
+        var itemID: String?
+    }
+
+    /// Whether the stub answers the request, and what it captured.
+    func matches(_ request: MockRequest) -> Match? {
         if let method, method != request.method { return nil }
         if let host, host != request.host { return nil }
         if !query.isEmpty {
@@ -42,10 +49,9 @@ public struct Stub: Sendable {
             for (name, value) in query where sent[name] != value { return nil }
         }
         for (name, value) in headers where request.header(name) != value { return nil }
-        if collection != nil {
-            return path.match(request.path) ?? path.match(request.path, extraSegment: "id")
-        }
-        return path.match(request.path)
+        if let parameters = path.match(request.path) { return Match(parameters: parameters) }
+        guard collection != nil, let (parameters, id) = path.matchWithItem(request.path) else { return nil }
+        return Match(parameters: parameters, itemID: id)
     }
 }
 
@@ -96,15 +102,20 @@ public struct PathPattern: Sendable, CustomStringConvertible {
         }
     }
 
-    /// The captured parameters when `path` matches; with `extraSegment`, the path must have one more
-    /// segment, captured under that name.
-    func match(_ path: String, extraSegment: String? = nil) -> [String: String]? {
+    /// The captured parameters when `path` matches.
+    func match(_ path: String) -> [String: String]? {
+        match(segments: path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) })
+    }
+
+    /// The captured parameters and the last segment, when `path` is the pattern and one segment more.
+    func matchWithItem(_ path: String) -> (parameters: [String: String], item: String)? {
         var parts = path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
+        guard let item = parts.popLast(), let captured = match(segments: parts) else { return nil }
+        return (captured, item)
+    }
+
+    private func match(segments parts: [String]) -> [String: String]? {
         var captured: [String: String] = [:]
-        if let extraSegment {
-            guard let last = parts.popLast() else { return nil }
-            captured[extraSegment] = last
-        }
         var index = 0
         for segment in segments {
             switch segment {

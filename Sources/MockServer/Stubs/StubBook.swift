@@ -47,16 +47,16 @@ struct StubBook: Sendable {
         let candidates = added.map { (key: $0.serial, stub: $0.stub) }
             + (runtimeOnly ? [] : configured.enumerated().map { (key: -1 - $0.offset, stub: $0.element) })
         for (key, stub) in candidates {
-            guard let params = stub.matches(request) else { continue }
+            guard let match = stub.matches(request) else { continue }
             let call = calls[key, default: 0] + 1
             calls[key] = call
             if let collection = stub.collection {
-                return answerCollection(collection, id: params["id"].flatMap { stub.path.match(request.path) == nil ? $0 : nil }, request: request)
+                return answerCollection(collection, id: match.itemID, request: request)
             }
             let response = stub.responses[min(call, stub.responses.count) - 1]
             var body = response.body
             if let template = response.template {
-                body = Array(template.render(TemplateContext.values(request, params: params, session: session, call: call)).utf8)
+                body = Array(template.render(TemplateContext.values(request, params: match.parameters, session: session, call: call)).utf8)
             }
             return MockResponse(status: response.status, headers: response.headers, body: body, delay: response.delay, fault: response.fault)
         }

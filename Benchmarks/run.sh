@@ -143,13 +143,15 @@ echo "   orchestrate, logging to PG: ${on_rps} req/s  p50 ${on_p50} ms  p99 ${on
 fi
 
 if want d; then
-echo "== (d) exchanges into PostgreSQL: orchestrate's writer vs a plain COPY of the same rows"
+echo "== (d) exchanges into PostgreSQL: orchestrate's writer (bodies stored once) vs a plain COPY of the same exchanges, bodies inline"
 count=100000
 "$BIN" bench ingest --count "$count" >"$WORK/ingest"; read -r attempt seconds <"$WORK/ingest"
 ingest_rate=$(python3 -c "print(f'{$count / $seconds:.0f}')")
 columns="attempt_id, sequence, mode, matched, host, method, url, request_headers, request_body, status, response_headers, response_body, started_at, duration_us, note, step_position"
-psql -q "$ORCHESTRATE_DATABASE_URL" -c "\\copy (SELECT $columns FROM exchanges WHERE attempt_id = $attempt) TO '$WORK/rows.copy'"
-start=$(now); psql -q "$ORCHESTRATE_DATABASE_URL" -c "\\copy exchanges ($columns) FROM '$WORK/rows.copy'"; end=$(now)
+# The peer: the same exchanges, bodies inline, as a plain COPY into a table of that shape.
+psql -q "$ORCHESTRATE_DATABASE_URL" -c "CREATE TABLE plain_exchanges AS SELECT $columns FROM exchange_log WITH NO DATA; CREATE INDEX ON plain_exchanges (attempt_id, sequence)"
+psql -q "$ORCHESTRATE_DATABASE_URL" -c "\\copy (SELECT $columns FROM exchange_log WHERE attempt_id = $attempt) TO '$WORK/rows.copy'"
+start=$(now); psql -q "$ORCHESTRATE_DATABASE_URL" -c "\\copy plain_exchanges ($columns) FROM '$WORK/rows.copy'"; end=$(now)
 copy_rate=$(python3 -c "print(f'{$count / ($end - $start):.0f}')")
 ingest_ratio=$(ratio "$ingest_rate" "$copy_rate")
 echo "   orchestrate: ${count} exchanges in ${seconds}s = ${ingest_rate}/s   psql \\copy: ${copy_rate} rows/s   ratio ${ingest_ratio} (target >= 0.5)"

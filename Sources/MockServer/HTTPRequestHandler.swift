@@ -15,8 +15,8 @@ struct ReceivedRequest: Sendable {
 }
 
 /// Collects each request (head, body up to a bound, end), lets the server answer it asynchronously and
-/// writes the response with an exact Content-Length. The pipelining handler in front of it hands over
-/// one request at a time, so pipelined requests are answered in order; malformed requests get a 400
+/// writes the response with an exact Content-Length. Pipelined requests are answered concurrently and
+/// written in the order they came; malformed requests get a 400
 /// from NIO's error handler and the connection closes, the server keeps serving others.
 final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
@@ -28,6 +28,15 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var tooLarge = false
+    /// Pipelining: requests are numbered as they arrive and answered in that order; an answer ready
+    /// before those ahead of it waits here. Past `maximumPending` unanswered requests, reading stops.
+    private var received = 0
+    private var answered = 0
+    private var waiting: [Int: (response: MockResponse, version: HTTPVersion, keepAlive: Bool, omitBody: Bool)] = [:]
+    private var closing = false
+    /// A dribbled body is under way: answers after it wait for its end.
+    private var dribbling = false
+    private static let maximumPending = 16
 
     init(maximumBodyBytes: Int, respond: @escaping Respond) {
         self.maximumBodyBytes = maximumBodyBytes
@@ -57,14 +66,30 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             let version = head.version
             let tooLarge = self.tooLarge
             let respond = self.respond
+            let number = received
+            received += 1
+            if received - answered >= Self.maximumPending { try? context.channel.syncOptions?.setOption(.autoRead, value: false) }
             let promise = context.eventLoop.makePromise(of: MockResponse.self)
             promise.completeWithTask { await respond(request, tooLarge) }
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             promise.futureResult.whenSuccess { response in
                 let (handler, context) = bound.value
-                handler.write(response, version: version, keepAlive: keepAlive, omitBody: isHead, context: context)
+                handler.waiting[number] = (response, version, keepAlive, isHead)
+                handler.writeAnswersInOrder(context: context)
             }
         }
+    }
+
+    private func writeAnswersInOrder(context: ChannelHandlerContext) {
+        while !dribbling, let next = waiting.removeValue(forKey: answered) {
+            answered += 1
+            // After a response that closes the connection, nothing more is sent.
+            guard !closing else { continue }
+            closing = !next.keepAlive || [.reset, .closeBeforeBody, .malformed].contains(next.response.fault)
+            dribbling = next.response.fault == .dribble
+            write(next.response, version: next.version, keepAlive: next.keepAlive, omitBody: next.omitBody, context: context)
+        }
+        if received - answered < Self.maximumPending, !closing { try? context.channel.syncOptions?.setOption(.autoRead, value: true) }
     }
 
     /// A protocol error (NIO's handler already answered 400) or a broken connection: close this one.
@@ -128,6 +153,8 @@ extension HTTPRequestHandler {
                 let (handler, context) = bound.value
                 guard index < chunks.count else {
                     context.writeAndFlush(handler.wrapOutboundOut(.end(nil)), promise: nil)
+                    handler.dribbling = false
+                    handler.writeAnswersInOrder(context: context)
                     return
                 }
                 context.writeAndFlush(handler.wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: chunks[index])))), promise: nil)

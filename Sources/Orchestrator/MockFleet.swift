@@ -78,9 +78,9 @@ final class MockFleet: AttemptHooks {
 
 extension NetworkLogWriter {
     /// The writer of a project: its spool under `<project>/.orchestrate/spool`.
-    static func forProject(_ directory: String, database: Database, memoryLimit: Int = 10_000, logger: Logger) -> NetworkLogWriter {
+    static func forProject(_ directory: String, database: Database, logger: Logger) -> NetworkLogWriter {
         NetworkLogWriter(
-            store: ExchangeStore(database: database), spoolDirectory: "\(directory)/.orchestrate/spool", memoryLimit: memoryLimit, logger: logger
+            store: ExchangeStore(database: database), spoolDirectory: "\(directory)/.orchestrate/spool", logger: logger
         )
     }
 

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOCore
+import NIOPosix
 import PostgresNIO
 
 /// A connection pool to the orchestrate database, with the schema migrated.
@@ -43,7 +44,9 @@ public final class Database: Sendable {
         // being used a moment before its run loop is scheduled, which is harmless).
         var logger = logger
         if logger.logLevel > .debug { logger.logLevel = .error }
-        let client = PostgresClient(configuration: configuration(endpoint, maximumConnections: maximumConnections), backgroundLogger: logger)
+        let client = PostgresClient(
+            configuration: configuration(endpoint, maximumConnections: maximumConnections), eventLoopGroup: eventLoops, backgroundLogger: logger
+        )
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
@@ -53,6 +56,14 @@ public final class Database: Sendable {
             return try await body(database)
         }
     }
+
+    /// The database's own event loop, apart from NIO's shared ones that serve the mock servers'
+    /// connections: sending a batch of network log rows holds up no request.
+    static let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
+    /// Runs the network log's writer on the database's event loop instead of the cooperative pool, where
+    /// a busy mock server queues its requests: each await of a batch write would wait behind them.
+    static let executor = EventLoopTaskExecutor(eventLoops.next())
 
     static func configuration(_ endpoint: DatabaseEndpoint, maximumConnections: Int) -> PostgresClient.Configuration {
         var configuration: PostgresClient.Configuration
@@ -112,5 +123,19 @@ public final class Database: Sendable {
             return "\(error.code)"
         }
         return "\(error)"
+    }
+}
+
+/// A task executor that runs jobs on one NIO event loop.
+final class EventLoopTaskExecutor: TaskExecutor {
+    private let loop: any EventLoop
+
+    init(_ loop: any EventLoop) {
+        self.loop = loop
+    }
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }

@@ -79,7 +79,7 @@ struct RedactionTests {
                 let rows = try await database.client.query(
                     """
                     SELECT request_headers::text || response_headers::text || encode(request_body, 'escape') || encode(response_body, 'escape')
-                        || coalesce(note, '') FROM exchanges
+                        || coalesce(note, '') FROM exchange_log
                     """,
                     logger: logger
                 )

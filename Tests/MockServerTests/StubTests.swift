@@ -67,6 +67,28 @@ struct StubTests {
         }
     }
 
+    @Test("pipelined requests are answered in the order they came, also when the first one is slow, and after a dribbled body")
+    func pipelinedInOrder() async throws {
+        try await withMockServer(hosts: [:], configure: { configuration in
+            configuration.stubs = [
+                try stub(#"{"request": {"path": "/slow"}, "response": {"body": "late", "delay": "300ms"}}"#),
+                try stub(#"{"request": {"path": "/fast"}, "response": {"body": "quick"}}"#),
+                try stub(#"{"request": {"path": "/drip"}, "response": {"body": "0123456789", "fault": "dribble"}}"#),
+            ]
+        }) { server, _ in
+            try server.begin(MockSession(mode: .mock))
+            let request = { (path: String, last: Bool) in "GET /api.test/\(path) HTTP/1.1\r\nHost: x\r\n\(last ? "Connection: close\r\n" : "")\r\n" }
+            let text = try await RawSocket.exchange(
+                port: server.port!,
+                send: request("slow", false) + request("fast", false) + request("drip", false) + request("fast", true)
+            )
+            // Each body ends its response: the next status line follows it directly.
+            let bodies = text.components(separatedBy: "HTTP/1.1 200 OK").dropFirst().map { $0.components(separatedBy: "\r\n\r\n").last ?? "" }
+            #expect(bodies == ["late", "quick", "0123456789", "quick"])
+            try server.end()
+        }
+    }
+
     @Test("a collection keeps state: create, read, update, delete by id, and set through the control API")
     func collection() async throws {
         try await withMockServer(hosts: [:], configure: { configuration in

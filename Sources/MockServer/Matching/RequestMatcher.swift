@@ -123,7 +123,7 @@ public struct RequestMatcher: Sendable {
         return Key(
             method: match.contains(.method) ? method.uppercased() : "",
             host: host.lowercased(),
-            path: match.contains(.path) ? (path.removingPercentEncoding ?? path) : "",
+            path: match.contains(.path) ? path.percentDecoded : "",
             query: query,
             headers: configuration.matchHeaders.map { name in
                 headers.first { $0.name.lowercased() == name }.map(\.value) ?? "(none)"

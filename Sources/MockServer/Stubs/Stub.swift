@@ -98,18 +98,18 @@ public struct PathPattern: Sendable, CustomStringConvertible {
             if part == "*" { return .any }
             if part == "**" { return .rest }
             if part.hasPrefix("{") && part.hasSuffix("}") && part.count > 2 { return .parameter(String(part.dropFirst().dropLast())) }
-            return .literal(String(part).removingPercentEncoding ?? String(part))
+            return .literal(part.percentDecoded)
         }
     }
 
     /// The captured parameters when `path` matches.
     func match(_ path: String) -> [String: String]? {
-        match(segments: path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) })
+        match(segments: path.split(separator: "/").map(\.percentDecoded))
     }
 
     /// The captured parameters and the last segment, when `path` is the pattern and one segment more.
     func matchWithItem(_ path: String) -> (parameters: [String: String], item: String)? {
-        var parts = path.split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
+        var parts = path.split(separator: "/").map(\.percentDecoded)
         guard let item = parts.popLast(), let captured = match(segments: parts) else { return nil }
         return (captured, item)
     }

@@ -24,7 +24,7 @@ public enum BenchCommands {
                 requestBody: [], status: 200, responseHeaders: [.init(name: "content-type", value: "application/json")],
                 responseBody: body, startedAt: Date(), durationMicroseconds: 150
             )
-            let writer = NetworkLogWriter.forProject(FileManager.default.currentDirectoryPath, database: database, memoryLimit: 50_000, logger: logger)
+            let writer = NetworkLogWriter.forProject(FileManager.default.currentDirectoryPath, database: database, logger: logger)
             let clock = ContinuousClock.now
             writer.start(interval: .milliseconds(20))
             for sequence in 1...count {

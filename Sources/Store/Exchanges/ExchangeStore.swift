@@ -1,10 +1,11 @@
+import Crypto
 import Foundation
 import Logging
 import NIOCore
 import OrchestrateModel
 import PostgresNIO
 
-/// The network log: exchanges and steps of mock servers, written in batches with `COPY … FROM STDIN`.
+/// The network log: exchanges, their steps and bodies, written in batches with `COPY … FROM STDIN`.
 public struct ExchangeStore: Sendable {
     let database: Database
 
@@ -12,38 +13,76 @@ public struct ExchangeStore: Sendable {
         self.database = database
     }
 
-    static let exchangeColumns = [
-        "attempt_id", "sequence", "mode", "matched", "host", "method", "url", "request_headers", "request_body",
-        "status", "response_headers", "response_body", "started_at", "duration_us", "note", "step_position",
-    ]
-
-    static let stepColumns = ["attempt_id", "position", "keyword", "name", "status", "started_at", "finished_at", "error"]
-
-    /// Writes COPY text of exchanges and steps in one transaction; each part is a sequence of chunks
-    /// (rows may span chunks).
-    func write(exchanges: some Sequence<ByteBuffer>, steps: some Sequence<ByteBuffer>) async throws {
-        try await database.client.withTransaction(logger: database.logger) { connection in
+    /// Writes COPY text for each table in one transaction; each table's text is a sequence of chunks
+    /// (rows may span chunks). Bodies go through a temporary table, as another writer may have
+    /// stored the same body already.
+    func write(_ tables: [(table: LogTable, chunks: [ByteBuffer])]) async throws {
+        let logger = database.logger
+        try await database.client.withTransaction(logger: logger) { connection in
             // Not worth a flush to disk per batch: a crash of the server may lose its last moments of log.
-            try await connection.query("SET LOCAL synchronous_commit = off", logger: database.logger)
-            for (table, columns, chunks) in [("steps", Self.stepColumns, Array(steps)), ("exchanges", Self.exchangeColumns, Array(exchanges))]
-            where chunks.contains(where: { $0.readableBytes > 0 }) {
-                try await connection.copyFrom(table: table, columns: columns, logger: database.logger) { writer in
+            try await connection.query("SET LOCAL synchronous_commit = off", logger: logger)
+            for (table, chunks) in tables where chunks.contains(where: { $0.readableBytes > 0 }) {
+                let target = table == .bodies ? "incoming_bodies" : table.rawValue
+                if table == .bodies {
+                    try await connection.query("SET LOCAL client_min_messages = warning", logger: logger)
+                    try await connection.query(
+                        "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_bodies (digest bytea, content bytea) ON COMMIT DELETE ROWS",
+                        logger: logger
+                    )
+                }
+                try await connection.copyFrom(table: target, columns: table.columns, logger: logger) { writer in
                     for chunk in chunks where chunk.readableBytes > 0 { try await writer.write(chunk) }
+                }
+                if table == .bodies {
+                    try await connection.query(
+                        "INSERT INTO bodies (digest, content) SELECT digest, content FROM incoming_bodies ON CONFLICT DO NOTHING",
+                        logger: logger
+                    )
                 }
             }
         }
     }
 }
 
-/// Rows in PostgreSQL's COPY text format, ready to send or to spool to a file. Written byte by byte:
-/// this runs for every exchange a mock server answers.
-struct CopyRows {
-    var exchanges = ByteBuffer()
-    var steps = ByteBuffer()
-    var count = 0
+/// The tables of the network log, in the order a batch writes them.
+enum LogTable: String, CaseIterable, Sendable {
+    case bodies, steps, exchanges
 
-    mutating func append(_ exchange: Exchange, attemptID: Int64) {
-        var row = RowWriter(buffer: exchanges)
+    var columns: [String] {
+        switch self {
+        case .bodies: ["digest", "content"]
+        case .steps: ["attempt_id", "position", "keyword", "name", "status", "started_at", "finished_at", "error"]
+        case .exchanges: [
+            "attempt_id", "sequence", "mode", "matched", "host", "method", "url", "request_headers", "request_body_digest",
+            "status", "response_headers", "response_body_digest", "started_at", "duration_us", "note", "step_position",
+        ]
+        }
+    }
+}
+
+/// Rows in PostgreSQL's COPY text format, ready to send or to spool to a file, one buffer per table.
+/// Written byte by byte: this runs for every exchange a mock server answers.
+struct CopyRows {
+    private var buffers = [ByteBuffer](repeating: ByteBuffer(), count: LogTable.allCases.count)
+    /// Steps and exchanges (the rows callers count; bodies go with their exchanges).
+    private(set) var count = 0
+
+    /// The COPY text held, in bytes.
+    var bytes: Int { buffers.reduce(0) { $0 + $1.readableBytes } }
+
+    subscript(table: LogTable) -> ByteBuffer {
+        buffers[Self.index(table)]
+    }
+
+    private static func index(_ table: LogTable) -> Int {
+        LogTable.allCases.firstIndex(of: table)!
+    }
+
+    /// The exchange, and the bodies it names that `catalog` has not seen yet.
+    mutating func append(_ exchange: Exchange, attemptID: Int64, catalog: inout BodyCatalog) {
+        let requestDigest = body(exchange.requestBody, catalog: &catalog)
+        let responseDigest = body(exchange.responseBody, catalog: &catalog)
+        var row = RowWriter(taking: &buffers[Self.index(.exchanges)])
         row.integer(attemptID)
         row.integer(Int64(exchange.sequence))
         row.text(exchange.mode.rawValue)
@@ -52,20 +91,33 @@ struct CopyRows {
         row.text(exchange.method)
         row.text(exchange.url)
         row.headers(exchange.requestHeaders)
-        row.bytea(exchange.requestBody)
+        row.bytea(requestDigest)
         row.integer(exchange.status.map(Int64.init))
         row.headers(exchange.responseHeaders)
-        row.bytea(exchange.responseBody)
+        row.bytea(responseDigest)
         row.timestamp(exchange.startedAt)
         row.integer(exchange.durationMicroseconds)
         row.text(exchange.note)
         row.integer(exchange.stepPosition.map(Int64.init))
-        exchanges = row.finish()
+        buffers[Self.index(.exchanges)] = row.finish()
         count += 1
     }
 
+    /// The body's digest (nil for an empty body); a body new to the catalog gets its row.
+    private mutating func body(_ body: [UInt8], catalog: inout BodyCatalog) -> [UInt8]? {
+        guard !body.isEmpty else { return nil }
+        let (digest, isNew) = catalog.digest(of: body)
+        if isNew {
+            var row = RowWriter(taking: &buffers[Self.index(.bodies)])
+            row.bytea(digest)
+            row.bytea(body)
+            buffers[Self.index(.bodies)] = row.finish()
+        }
+        return digest
+    }
+
     mutating func append(_ step: Step, attemptID: Int64) {
-        var row = RowWriter(buffer: steps)
+        var row = RowWriter(taking: &buffers[Self.index(.steps)])
         row.integer(attemptID)
         row.integer(Int64(step.position))
         row.text(step.keyword)
@@ -74,8 +126,47 @@ struct CopyRows {
         row.timestamp(step.startedAt)
         row.timestamp(step.finishedAt)
         row.text(step.error)
-        steps = row.finish()
+        buffers[Self.index(.steps)] = row.finish()
         count += 1
+    }
+
+    /// `other`'s rows after these.
+    mutating func append(contentsOf other: CopyRows) {
+        for index in buffers.indices {
+            var more = other.buffers[index]
+            buffers[index].writeBuffer(&more)
+        }
+        count += other.count
+    }
+}
+
+/// The bodies a writer has already put on their way to the database (in a batch or a spool file),
+/// so that each distinct body is written once, however often it is served.
+///
+/// A body is named by the SHA-256 of its bytes. Hashing is skipped for an array seen recently: the
+/// catalog keeps such arrays alive, so the same storage address means the same bytes (a replayed
+/// response is one array, served over and over).
+struct BodyCatalog {
+    private var sent: Set<[UInt8]> = []
+    private var recent: [UnsafeRawPointer: (body: [UInt8], digest: [UInt8])] = [:]
+    private let limit: Int
+
+    init(limit: Int = 100_000) {
+        self.limit = limit
+    }
+
+    /// The body's digest, and whether the catalog saw it for the first time.
+    mutating func digest(of body: [UInt8]) -> (digest: [UInt8], isNew: Bool) {
+        let address = body.withUnsafeBytes { $0.baseAddress }
+        if let address, let known = recent[address], known.body.count == body.count {
+            return (known.digest, false)
+        }
+        let digest = Array(SHA256.hash(data: body))
+        if recent.count >= 1024 { recent.removeAll(keepingCapacity: true) }
+        if let address { recent[address] = (body, digest) }
+        // Forgetting only costs a body written again (the insert skips bodies already there).
+        if sent.count >= limit { sent.removeAll(keepingCapacity: true) }
+        return (digest, sent.insert(digest).inserted)
     }
 }
 
@@ -85,8 +176,11 @@ struct RowWriter {
     private var buffer: ByteBuffer
     private var first = true
 
-    init(buffer: ByteBuffer) {
-        self.buffer = buffer
+    /// Takes the buffer over, leaving an empty one behind until `finish()` hands it back: a buffer
+    /// referenced twice would be copied whole on the row's first write.
+    init(taking buffer: inout ByteBuffer) {
+        self.buffer = ByteBuffer()
+        swap(&self.buffer, &buffer)
     }
 
     mutating func finish() -> ByteBuffer {
@@ -106,59 +200,92 @@ struct RowWriter {
     mutating func integer(_ value: Int64?) {
         separate()
         guard let value else { return null() }
-        buffer.writeString(String(value))
+        if value < 0 { buffer.writeInteger(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        var width = 1
+        var scale: UInt64 = 10
+        while width < 20, magnitude >= scale {
+            width += 1
+            scale = scale.multipliedReportingOverflow(by: 10).partialValue
+        }
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: width) { target in
+            for index in stride(from: width - 1, through: 0, by: -1) {
+                target[index] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            }
+            return width
+        }
     }
 
     mutating func text(_ value: String?) {
         separate()
-        guard let value else { return null() }
-        escaped(value.utf8)
-    }
-
-    private mutating func escaped(_ bytes: some Sequence<UInt8>) {
-        for byte in bytes {
-            switch byte {
-            case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\")
-            case UInt8(ascii: "\t"): buffer.writeStaticString("\\t")
-            case UInt8(ascii: "\n"): buffer.writeStaticString("\\n")
-            case UInt8(ascii: "\r"): buffer.writeStaticString("\\r")
-            case 0: break
-            default: buffer.writeInteger(byte)
+        guard var value else { return null() }
+        value.withUTF8 { bytes in
+            // Worst case: every byte escaped into two.
+            fill(bytes, worstCase: 2) { byte, target, at in
+                switch byte {
+                case UInt8(ascii: "\\"): return put("\\\\", target, at)
+                case UInt8(ascii: "\t"): return put("\\t", target, at)
+                case UInt8(ascii: "\n"): return put("\\n", target, at)
+                case UInt8(ascii: "\r"): return put("\\r", target, at)
+                case 0: return at
+                default:
+                    target[at] = byte
+                    return at + 1
+                }
             }
         }
     }
 
     /// bytea input, escaped for COPY: bodies that are mostly printable ASCII (JSON, text) in bytea's escape
     /// form (printable bytes as they are, so the server parses half as much as hex), others as hex.
-    mutating func bytea(_ bytes: [UInt8]) {
+    mutating func bytea(_ bytes: [UInt8]?) {
         separate()
-        var unprintable = 0
-        for byte in bytes where byte < 0x20 || byte > 0x7e { unprintable += 1 }
-        guard unprintable * 8 > bytes.count else {
-            for byte in bytes {
-                switch byte {
-                case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\\\\\")
-                case 0x20...0x7e: buffer.writeInteger(byte)
-                default:
-                    buffer.writeStaticString("\\\\")
-                    buffer.writeInteger(UInt8(ascii: "0") + (byte >> 6))
-                    buffer.writeInteger(UInt8(ascii: "0") + (byte >> 3 & 7))
-                    buffer.writeInteger(UInt8(ascii: "0") + (byte & 7))
+        guard let bytes else { return null() }
+        bytes.withUnsafeBufferPointer { bytes in
+            var unprintable = 0
+            for byte in bytes where byte < 0x20 || byte > 0x7e { unprintable += 1 }
+            guard unprintable * 8 > bytes.count else {
+                // `\\ooo` (five bytes) for an unprintable byte, `\\\\` for a backslash.
+                fill(bytes, worstCase: 5) { byte, target, at in
+                    switch byte {
+                    case UInt8(ascii: "\\"): return put("\\\\\\\\", target, at)
+                    case 0x20...0x7e:
+                        target[at] = byte
+                        return at + 1
+                    default:
+                        target[at] = UInt8(ascii: "\\")
+                        target[at + 1] = UInt8(ascii: "\\")
+                        target[at + 2] = UInt8(ascii: "0") + (byte >> 6)
+                        target[at + 3] = UInt8(ascii: "0") + (byte >> 3 & 7)
+                        target[at + 4] = UInt8(ascii: "0") + (byte & 7)
+                        return at + 5
+                    }
                 }
+                return
             }
-            return
-        }
-        buffer.writeStaticString("\\\\x")
-        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: bytes.count * 2) { target in
-            for (index, byte) in bytes.enumerated() {
-                target[index * 2] = Self.hexDigits[Int(byte >> 4)]
-                target[index * 2 + 1] = Self.hexDigits[Int(byte & 0x0f)]
+            buffer.writeStaticString("\\\\x")
+            fill(bytes, worstCase: 2) { byte, target, at in
+                target[at] = hexDigit(byte >> 4)
+                target[at + 1] = hexDigit(byte & 0x0f)
+                return at + 2
             }
-            return bytes.count * 2
         }
     }
 
-    private static let hexDigits: [UInt8] = Array("0123456789abcdef".utf8)
+    /// Writes `bytes` through `encode` (byte, target, offset → next offset) straight into the buffer,
+    /// reserving `worstCase` output bytes per input byte.
+    private mutating func fill(
+        _ bytes: UnsafeBufferPointer<UInt8>, worstCase: Int,
+        _ encode: (UInt8, UnsafeMutableRawBufferPointer, Int) -> Int
+    ) {
+        guard !bytes.isEmpty else { return }
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: bytes.count * worstCase) { target in
+            var at = 0
+            for byte in bytes { at = encode(byte, target, at) }
+            return at
+        }
+    }
 
     /// Headers as a JSON array of {"name", "value"} objects.
     mutating func headers(_ headers: [Exchange.Header]) {
@@ -178,15 +305,22 @@ struct RowWriter {
     /// A JSON string, then escaped for COPY (a JSON backslash becomes two).
     private mutating func jsonString(_ text: String) {
         buffer.writeInteger(UInt8(ascii: "\""))
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): buffer.writeStaticString("\\\\\"")
-            case UInt8(ascii: "\\"): buffer.writeStaticString("\\\\\\\\")
-            case 0..<0x20:
-                buffer.writeStaticString("\\\\u00")
-                buffer.writeInteger(Self.hexDigits[Int(byte >> 4)])
-                buffer.writeInteger(Self.hexDigits[Int(byte & 0x0f)])
-            default: buffer.writeInteger(byte)
+        var text = text
+        text.withUTF8 { bytes in
+            // `\\u00XX` (seven bytes) for a control character.
+            fill(bytes, worstCase: 7) { byte, target, at in
+                switch byte {
+                case UInt8(ascii: "\""): return put("\\\\\"", target, at)
+                case UInt8(ascii: "\\"): return put("\\\\\\\\", target, at)
+                case 0..<0x20:
+                    let next = put("\\\\u00", target, at)
+                    target[next] = hexDigit(byte >> 4)
+                    target[next + 1] = hexDigit(byte & 0x0f)
+                    return next + 2
+                default:
+                    target[at] = byte
+                    return at + 1
+                }
             }
         }
         buffer.writeInteger(UInt8(ascii: "\""))
@@ -233,11 +367,25 @@ struct RowWriter {
 
     private mutating func digits(_ value: Int64, _ width: Int) {
         var value = value
-        var text = [UInt8](repeating: UInt8(ascii: "0"), count: width)
-        for index in stride(from: width - 1, through: 0, by: -1) {
-            text[index] = UInt8(ascii: "0") + UInt8(value % 10)
-            value /= 10
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: width) { target in
+            for index in stride(from: width - 1, through: 0, by: -1) {
+                target[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                value /= 10
+            }
+            return width
         }
-        buffer.writeBytes(text)
     }
+
+}
+
+/// Copies a short literal into `target` at `offset`; returns the offset after it.
+private func put(_ literal: StaticString, _ target: UnsafeMutableRawBufferPointer, _ offset: Int) -> Int {
+    let count = literal.utf8CodeUnitCount
+    UnsafeMutableRawBufferPointer(rebasing: target[offset..<offset + count])
+        .copyMemory(from: UnsafeRawBufferPointer(start: literal.utf8Start, count: count))
+    return offset + count
+}
+
+private func hexDigit(_ nibble: UInt8) -> UInt8 {
+    nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") - 10 + nibble
 }

@@ -13,8 +13,9 @@ import Darwin
 /// Takes exchanges and steps without ever waiting for the database, and writes them in batches (COPY)
 /// from a background loop.
 ///
-/// Memory is bounded: past `memoryLimit` rows waiting, and whenever a write fails, rows go to spool
-/// files (COPY text, `<spool>/exchanges-PID.copy` and `steps-PID.copy`) that later writes send first.
+/// Memory is bounded: past `memoryLimit` bytes of rows waiting, and whenever a write fails, rows go to spool
+/// files (COPY text, `<spool>/<table>-PID.copy` for bodies, steps and exchanges) that later writes send
+/// first. Each distinct body is written once per writer (``BodyCatalog``).
 /// A slow or briefly unavailable database therefore slows no request and loses no row; spool files left
 /// by a process that ended before its database came back are taken over by the next writer.
 public final class NetworkLogWriter: Sendable {
@@ -29,21 +30,21 @@ public final class NetworkLogWriter: Sendable {
 
     private struct State {
         var rows = CopyRows()
+        var catalog = BodyCatalog()
         var spooled = 0
         var written = 0
         var writing = false
         var stopping = false
     }
 
-    public init(store: ExchangeStore, spoolDirectory: String, memoryLimit: Int = 10_000, logger: Logger) {
+    public init(store: ExchangeStore, spoolDirectory: String, memoryLimit: Int = 64 << 20, logger: Logger) {
         self.store = store
         self.spoolDirectory = spoolDirectory
         self.memoryLimit = memoryLimit
         self.logger = logger
     }
 
-    private var exchangeSpool: String { "\(spoolDirectory)/exchanges-\(getpid()).copy" }
-    private var stepSpool: String { "\(spoolDirectory)/steps-\(getpid()).copy" }
+    private func spoolPath(_ table: LogTable) -> String { "\(spoolDirectory)/\(table.rawValue)-\(getpid()).copy" }
 
     /// Rows written to the database so far.
     public var written: Int { state.withLock { $0.written } }
@@ -51,7 +52,7 @@ public final class NetworkLogWriter: Sendable {
     public var spooled: Int { state.withLock { $0.spooled } }
 
     public func append(_ exchange: Exchange, attemptID: Int64) {
-        state.withLock { $0.rows.append(exchange, attemptID: attemptID) }
+        state.withLock { $0.rows.append(exchange, attemptID: attemptID, catalog: &$0.catalog) }
         spillIfFull()
     }
 
@@ -64,7 +65,7 @@ public final class NetworkLogWriter: Sendable {
     /// of processes that are gone.
     public func start(interval: Duration = .milliseconds(100)) {
         adoptOrphanedSpools()
-        let task = Task { [self] in
+        let task = Task(executorPreference: Database.executor) { [self] in
             var pause = interval
             while !state.withLock({ $0.stopping }) {
                 try? await Task.sleep(for: pause)
@@ -112,14 +113,17 @@ public final class NetworkLogWriter: Sendable {
         guard let taken else { return state.withLock { !$0.writing && $0.rows.count == 0 && $0.spooled == 0 } }
         // The spool being sent moves aside, so that rows spilled meanwhile land in a new one.
         let sending = spoolLock.withLock { _ in
-            [exchangeSpool, stepSpool].map { path -> String in
+            LogTable.allCases.map { table -> String in
+                let path = spoolPath(table)
                 let aside = "\(path).sending"
                 if FileManager.default.fileExists(atPath: path) { rename(path, aside) }
                 return aside
             }
         }
         do {
-            try await store.write(exchanges: try chunks(of: sending[0]) + [taken.rows.exchanges], steps: try chunks(of: sending[1]) + [taken.rows.steps])
+            try await store.write(try zip(LogTable.allCases, sending).map { table, aside in
+                (table, try chunks(of: aside) + [taken.rows[table]])
+            })
             for path in sending { try? FileManager.default.removeItem(atPath: path) }
             state.withLock { state in
                 state.written += taken.spooled + taken.rows.count
@@ -130,7 +134,7 @@ public final class NetworkLogWriter: Sendable {
             logger.warning("writing the network log failed; spooling it", metadata: ["error": "\(String(reflecting: error))"])
             // Back in front of whatever was spilled meanwhile, then the rows taken from memory.
             spoolLock.withLock { _ in
-                for (aside, path) in zip(sending, [exchangeSpool, stepSpool]) where FileManager.default.fileExists(atPath: aside) {
+                for (aside, path) in zip(sending, LogTable.allCases.map(spoolPath)) where FileManager.default.fileExists(atPath: aside) {
                     if let newer = FileManager.default.contents(atPath: path) { try? Self.append(ByteBuffer(bytes: newer), to: aside) }
                     rename(aside, path)
                 }
@@ -144,7 +148,7 @@ public final class NetworkLogWriter: Sendable {
 
     private func spillIfFull() {
         let full = state.withLock { state -> CopyRows? in
-            guard state.rows.count >= memoryLimit else { return nil }
+            guard state.rows.bytes >= memoryLimit else { return nil }
             defer { state.rows = CopyRows() }
             return state.rows
         }
@@ -157,23 +161,17 @@ public final class NetworkLogWriter: Sendable {
         do {
             try spoolLock.withLock { _ in
                 try FileManager.default.createDirectory(atPath: spoolDirectory, withIntermediateDirectories: true)
-                try Self.append(rows.exchanges, to: exchangeSpool)
-                try Self.append(rows.steps, to: stepSpool)
+                for table in LogTable.allCases { try Self.append(rows[table], to: spoolPath(table)) }
             }
             state.withLock { $0.spooled += rows.count }
         } catch {
             logger.error("cannot spool the network log; keeping it in memory", metadata: ["error": "\(error)"])
-            state.withLock { $0.rows = Self.merged(rows, $0.rows) }
+            state.withLock { state in
+                var merged = rows
+                merged.append(contentsOf: state.rows)
+                state.rows = merged
+            }
         }
-    }
-
-    private static func merged(_ first: CopyRows, _ second: CopyRows) -> CopyRows {
-        var result = first
-        var exchanges = second.exchanges, steps = second.steps
-        result.exchanges.writeBuffer(&exchanges)
-        result.steps.writeBuffer(&steps)
-        result.count += second.count
-        return result
     }
 
     private static func append(_ buffer: ByteBuffer, to path: String) throws {
@@ -203,11 +201,11 @@ public final class NetworkLogWriter: Sendable {
             let parts = entry.prefix { $0 != "." }.split(separator: "-")
             guard parts.count == 2, let pid = Int32(parts[1]), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH,
                   let data = FileManager.default.contents(atPath: "\(spoolDirectory)/\(entry)") else { continue }
-            let target = parts[0] == "steps" ? stepSpool : exchangeSpool
+            guard let table = LogTable(rawValue: String(parts[0])) else { continue }
             do {
-                try Self.append(ByteBuffer(bytes: data), to: target)
+                try Self.append(ByteBuffer(bytes: data), to: spoolPath(table))
                 try FileManager.default.removeItem(atPath: "\(spoolDirectory)/\(entry)")
-                let rows = data.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+                let rows = table == .bodies ? 0 : data.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
                 state.withLock { $0.spooled += rows }
                 logger.info("taking over a spooled network log", metadata: ["spool.file": "\(entry)", "spool.rows": "\(rows)"])
             } catch {

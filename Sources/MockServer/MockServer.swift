@@ -26,11 +26,18 @@ public final class MockServer: Sendable {
     let state: Mutex<State>
     private let channel = Mutex<(any Channel)?>(nil)
 
+    struct ReplyKey: Hashable {
+        var index: Int
+        var base: String
+    }
+
     struct State {
         var session = MockSession(mode: .replay)
         var matcher: RequestMatcher?
         /// The cassette's responses, decoded once per session (replay serves them many times).
         var replies: [MockResponse] = []
+        /// Replies with their URLs rewritten, by reply and mock base URL.
+        var rewrittenReplies: [ReplyKey: MockResponse] = [:]
         var recording: Cassette?
         var used: [Int: Int] = [:]
         var sequence = 0
@@ -186,6 +193,8 @@ public final class MockServer: Sendable {
         if let upstream { exchange.url = Self.originalURL(upstream: upstream, request: mockRequest) }
         let stubsFirst = session.mode == .mock || session.mode == .hybrid
         var response: MockResponse
+        /// The cassette entry replayed, if any.
+        var replyIndex: Int?
         if bodyTooLarge {
             response = .text(413, "orchestrate: request body larger than mock.maximumBodyBytes (\(configuration.maximumBodyBytes) bytes)")
             exchange.note = "request body too large"
@@ -200,7 +209,7 @@ public final class MockServer: Sendable {
                 // Recordings hold redacted bodies: matching compares the redacted form.
                 var redactedRequest = mockRequest
                 redactedRequest.body = loggedBody
-                response = replay(redactedRequest, exchange: &exchange)
+                (response, replyIndex) = replay(redactedRequest, exchange: &exchange)
             case .record, .live, .hybrid:
                 response = await forward(mockRequest, to: upstream, loggedBody: loggedBody, exchange: &exchange)
             default:
@@ -224,7 +233,11 @@ public final class MockServer: Sendable {
         if let fault = response.fault { exchange.note = "fault: \(fault.rawValue)" }
         exchange.responseHeaders = redacted(response.headers)
         exchange.responseBody = redactedBody(response.body, headers: response.headers)
-        if exchange.matched { rewriteURLs(&response, requestHeaders: request.headers) }
+        if exchange.matched, let replyIndex {
+            response = rewrittenReply(replyIndex, response, requestHeaders: request.headers)
+        } else if exchange.matched {
+            rewriteURLs(&response, requestHeaders: request.headers)
+        }
         exchange.durationMicroseconds = Int64((ContinuousClock.now - clock).wholeMicroseconds)
         exchange.sequence = state.withLock { state in
             state.sequence += 1
@@ -241,27 +254,28 @@ public final class MockServer: Sendable {
                      headers: [("x-orchestrate-unmatched", "1")])
     }
 
-    private func replay(_ request: MockRequest, exchange: inout Exchange) -> MockResponse {
-        let (outcome, missing) = state.withLock { state -> (Result<MockResponse, RequestMatcher.NearMiss>?, String?) in
+    /// The recorded response that answers the request, and its index in the cassette.
+    private func replay(_ request: MockRequest, exchange: inout Exchange) -> (MockResponse, Int?) {
+        let (outcome, missing) = state.withLock { state -> (Result<(Int, MockResponse), RequestMatcher.NearMiss>?, String?) in
             guard let matcher = state.matcher else { return (nil, nil) }
-            return (matcher.match(request, used: &state.used).map { state.replies[$0] }, state.missingCassette)
+            return (matcher.match(request, used: &state.used).map { ($0, state.replies[$0]) }, state.missingCassette)
         }
         if let missing {
             exchange.note = "no cassette"
-            return .text(404, "orchestrate: no cassette at \(missing) to replay \(request.summary) from; record it first (--mode record)",
-                         headers: [("x-orchestrate-unmatched", "1")])
+            return (.text(404, "orchestrate: no cassette at \(missing) to replay \(request.summary) from; record it first (--mode record)",
+                          headers: [("x-orchestrate-unmatched", "1")]), nil)
         }
         switch outcome {
         case nil:
             exchange.note = "no replay session"
-            return .text(500, "orchestrate: the mock server has no replay session")
+            return (.text(500, "orchestrate: the mock server has no replay session"), nil)
         case .failure(let miss)?:
             exchange.note = miss.description
             logger.warning("unmatched request in replay", metadata: ["mock.request": "\(request.summary)"])
-            return .text(404, "orchestrate: \(miss)", headers: [("x-orchestrate-unmatched", "1")])
-        case .success(let reply)?:
+            return (.text(404, "orchestrate: \(miss)", headers: [("x-orchestrate-unmatched", "1")]), nil)
+        case .success(let (index, reply))?:
             exchange.matched = true
-            return reply
+            return (reply, index)
         }
     }
 
@@ -349,11 +363,26 @@ public final class MockServer: Sendable {
 
     // MARK: Rewriting and redaction
 
+    /// A replayed response with its URLs rewritten, once per session and mock base URL.
+    private func rewrittenReply(_ index: Int, _ reply: MockResponse, requestHeaders: [(name: String, value: String)]) -> MockResponse {
+        guard !rewriter.isEmpty else { return reply }
+        let key = ReplyKey(index: index, base: mockBase(requestHeaders))
+        if let known = state.withLock({ $0.rewrittenReplies[key] }) { return known }
+        var rewritten = reply
+        rewriteURLs(&rewritten, requestHeaders: requestHeaders)
+        state.withLock { $0.rewrittenReplies[key] = rewritten }
+        return rewritten
+    }
+
+    /// This server's URL as the app addresses it (its Host header).
+    private func mockBase(_ requestHeaders: [(name: String, value: String)]) -> String {
+        "http://" + (requestHeaders.first { $0.name.lowercased() == "host" }?.value ?? "127.0.0.1:\(port ?? 0)")
+    }
+
     /// Absolute URLs of configured hosts in the body and the link headers point back at this server.
     private func rewriteURLs(_ response: inout MockResponse, requestHeaders: [(name: String, value: String)]) {
         guard !rewriter.isEmpty else { return }
-        let authority = requestHeaders.first { $0.name.lowercased() == "host" }?.value ?? "127.0.0.1:\(port ?? 0)"
-        let base = "http://\(authority)"
+        let base = mockBase(requestHeaders)
         response.headers = rewriter.rewrite(headers: response.headers, mockBase: base)
         let coding = ContentCoding.coding(of: response.headers)
         if let body = ContentCoding.transform(response.body, coding: coding, maximumBytes: configuration.maximumBodyBytes, {

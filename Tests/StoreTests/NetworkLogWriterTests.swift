@@ -31,7 +31,7 @@ struct NetworkLogWriterTests {
             try await withTestDatabase { database in
                 let attemptID = try await makeRunningAttempt(in: database)
                 let writer = NetworkLogWriter(store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"),
-                                              memoryLimit: 20_000, logger: Logger(label: "test"))
+                                              memoryLimit: 10_000, logger: Logger(label: "test"))
                 writer.start(interval: .milliseconds(20))
                 // Another session holds the table: every COPY waits.
                 try await database.client.withConnection { blocker in
@@ -50,8 +50,8 @@ struct NetworkLogWriterTests {
                 #expect(try await Self.count("exchanges", in: database) == 1_000)
                 #expect(try await Self.count("steps", in: database) == 1)
                 #expect(writer.spooled == 0)
-                // 1,000 exchanges, two distinct bodies: each stored once.
-                #expect(try await Self.count("bodies", in: database) == 2)
+                // 1,000 exchanges with two distinct bodies and one header list: each stored once.
+                #expect(try await Self.count("payloads", in: database) == 3)
                 let rows = try await database.client.query(
                     """
                     SELECT request_body, convert_from(response_body, 'UTF8'), request_headers->1->>'value', request_headers->0->>'value',
@@ -86,8 +86,8 @@ struct NetworkLogWriterTests {
                 try await database.client.query("ALTER TABLE exchanges_away RENAME TO exchanges", logger: logger)
                 #expect(await writer.flush())
                 #expect(try await Self.count("exchanges", in: database) == 60)
-                // The bodies waited in the spool with their exchanges.
-                #expect(try await Self.count("bodies", in: database) == 2)
+                // The payloads waited in the spool with their exchanges.
+                #expect(try await Self.count("payloads", in: database) == 3)
 
                 // A spool whose process is gone (pid 999999 does not run) is taken over and written.
                 let orphan = directory.file("spool/exchanges-999999.copy")

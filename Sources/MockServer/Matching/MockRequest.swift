@@ -28,7 +28,10 @@ public struct MockRequest: Sendable {
         let trimmed = pathPart.drop { $0 == "/" }
         let host = trimmed.prefix { $0 != "/" }
         let rest = trimmed.dropFirst(host.count)
-        self.init(method: method.uppercased(), host: String(host).lowercased(), path: rest.isEmpty ? "/" : String(rest),
+        // Already upper (lower) case, as nearly every request is: no conversion.
+        let upperMethod = method.utf8.contains { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) } ? method.uppercased() : method
+        let lowerHost = host.utf8.contains { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || $0 >= 0x80 } ? host.lowercased() : String(host)
+        self.init(method: upperMethod, host: lowerHost, path: rest.isEmpty ? "/" : String(rest),
                   rawQuery: query, headers: headers, body: body)
     }
 

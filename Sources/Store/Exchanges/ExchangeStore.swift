@@ -5,7 +5,7 @@ import NIOCore
 import OrchestrateModel
 import PostgresNIO
 
-/// The network log: exchanges, their steps and bodies, written in batches with `COPY … FROM STDIN`.
+/// The network log: exchanges, their steps and payloads, written in batches with `COPY … FROM STDIN`.
 public struct ExchangeStore: Sendable {
     let database: Database
 
@@ -14,28 +14,28 @@ public struct ExchangeStore: Sendable {
     }
 
     /// Writes COPY text for each table in one transaction; each table's text is a sequence of chunks
-    /// (rows may span chunks). Bodies go through a temporary table, as another writer may have
-    /// stored the same body already.
+    /// (rows may span chunks). Payloads go through a temporary table, as another writer may have
+    /// stored the same payload already.
     func write(_ tables: [(table: LogTable, chunks: [ByteBuffer])]) async throws {
         let logger = database.logger
         try await database.client.withTransaction(logger: logger) { connection in
             // Not worth a flush to disk per batch: a crash of the server may lose its last moments of log.
             try await connection.query("SET LOCAL synchronous_commit = off", logger: logger)
             for (table, chunks) in tables where chunks.contains(where: { $0.readableBytes > 0 }) {
-                let target = table == .bodies ? "incoming_bodies" : table.rawValue
-                if table == .bodies {
+                let target = table == .payloads ? "incoming_payloads" : table.rawValue
+                if table == .payloads {
                     try await connection.query("SET LOCAL client_min_messages = warning", logger: logger)
                     try await connection.query(
-                        "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_bodies (digest bytea, content bytea) ON COMMIT DELETE ROWS",
+                        "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_payloads (digest bytea, content bytea) ON COMMIT DELETE ROWS",
                         logger: logger
                     )
                 }
                 try await connection.copyFrom(table: target, columns: table.columns, logger: logger) { writer in
                     for chunk in chunks where chunk.readableBytes > 0 { try await writer.write(chunk) }
                 }
-                if table == .bodies {
+                if table == .payloads {
                     try await connection.query(
-                        "INSERT INTO bodies (digest, content) SELECT digest, content FROM incoming_bodies ON CONFLICT DO NOTHING",
+                        "INSERT INTO payloads (digest, content) SELECT digest, content FROM incoming_payloads ON CONFLICT DO NOTHING",
                         logger: logger
                     )
                 }
@@ -46,15 +46,15 @@ public struct ExchangeStore: Sendable {
 
 /// The tables of the network log, in the order a batch writes them.
 enum LogTable: String, CaseIterable, Sendable {
-    case bodies, steps, exchanges
+    case payloads, steps, exchanges
 
     var columns: [String] {
         switch self {
-        case .bodies: ["digest", "content"]
+        case .payloads: ["digest", "content"]
         case .steps: ["attempt_id", "position", "keyword", "name", "status", "started_at", "finished_at", "error"]
         case .exchanges: [
-            "attempt_id", "sequence", "mode", "matched", "host", "method", "url", "request_headers", "request_body_digest",
-            "status", "response_headers", "response_body_digest", "started_at", "duration_us", "note", "step_position",
+            "attempt_id", "sequence", "mode", "matched", "host", "method", "url", "request_headers_digest", "request_body_digest",
+            "status", "response_headers_digest", "response_body_digest", "started_at", "duration_us", "note", "step_position",
         ]
         }
     }
@@ -64,7 +64,7 @@ enum LogTable: String, CaseIterable, Sendable {
 /// Written byte by byte: this runs for every exchange a mock server answers.
 struct CopyRows {
     private var buffers = [ByteBuffer](repeating: ByteBuffer(), count: LogTable.allCases.count)
-    /// Steps and exchanges (the rows callers count; bodies go with their exchanges).
+    /// Steps and exchanges (the rows callers count; payloads go with their exchanges).
     private(set) var count = 0
 
     /// The COPY text held, in bytes.
@@ -78,10 +78,12 @@ struct CopyRows {
         LogTable.allCases.firstIndex(of: table)!
     }
 
-    /// The exchange, and the bodies it names that `catalog` has not seen yet.
-    mutating func append(_ exchange: Exchange, attemptID: Int64, catalog: inout BodyCatalog) {
-        let requestDigest = body(exchange.requestBody, catalog: &catalog)
-        let responseDigest = body(exchange.responseBody, catalog: &catalog)
+    /// The exchange, and the payloads (bodies, header lists) it names that `catalog` has not seen yet.
+    mutating func append(_ exchange: Exchange, attemptID: Int64, catalog: inout PayloadCatalog) {
+        let requestHeaders = payload(HeaderList.json(exchange.requestHeaders), catalog: &catalog)
+        let requestBody = payload(exchange.requestBody, catalog: &catalog)
+        let responseHeaders = payload(HeaderList.json(exchange.responseHeaders), catalog: &catalog)
+        let responseBody = payload(exchange.responseBody, catalog: &catalog)
         var row = RowWriter(taking: &buffers[Self.index(.exchanges)])
         row.integer(attemptID)
         row.integer(Int64(exchange.sequence))
@@ -90,11 +92,11 @@ struct CopyRows {
         row.text(exchange.host)
         row.text(exchange.method)
         row.text(exchange.url)
-        row.headers(exchange.requestHeaders)
-        row.bytea(requestDigest)
+        row.bytea(requestHeaders)
+        row.bytea(requestBody)
         row.integer(exchange.status.map(Int64.init))
-        row.headers(exchange.responseHeaders)
-        row.bytea(responseDigest)
+        row.bytea(responseHeaders)
+        row.bytea(responseBody)
         row.timestamp(exchange.startedAt)
         row.integer(exchange.durationMicroseconds)
         row.text(exchange.note)
@@ -103,15 +105,15 @@ struct CopyRows {
         count += 1
     }
 
-    /// The body's digest (nil for an empty body); a body new to the catalog gets its row.
-    private mutating func body(_ body: [UInt8], catalog: inout BodyCatalog) -> [UInt8]? {
-        guard !body.isEmpty else { return nil }
-        let (digest, isNew) = catalog.digest(of: body)
+    /// The payload's digest (nil when empty); a payload new to the catalog gets its row.
+    private mutating func payload(_ content: [UInt8], catalog: inout PayloadCatalog) -> [UInt8]? {
+        guard !content.isEmpty else { return nil }
+        let (digest, isNew) = catalog.digest(of: content)
         if isNew {
-            var row = RowWriter(taking: &buffers[Self.index(.bodies)])
+            var row = RowWriter(taking: &buffers[Self.index(.payloads)])
             row.bytea(digest)
-            row.bytea(body)
-            buffers[Self.index(.bodies)] = row.finish()
+            row.bytea(content)
+            buffers[Self.index(.payloads)] = row.finish()
         }
         return digest
     }
@@ -140,31 +142,42 @@ struct CopyRows {
     }
 }
 
-/// The bodies a writer has already put on their way to the database (in a batch or a spool file),
-/// so that each distinct body is written once, however often it is served.
+/// The payloads a writer has already put on their way to the database (in a batch or a spool file),
+/// so that each distinct body or header list is written once, however often it is served.
 ///
-/// A body is named by the SHA-256 of its bytes. Hashing is skipped for an array seen recently: the
-/// catalog keeps such arrays alive, so the same storage address means the same bytes (a replayed
-/// response is one array, served over and over).
-struct BodyCatalog {
+/// A payload is named by the SHA-256 of its bytes. Hashing is skipped for a small payload seen before
+/// (looked up by content) and for a larger array seen recently: the catalog keeps such arrays alive, so
+/// the same storage address means the same bytes (a replayed response body is one array, served over
+/// and over).
+struct PayloadCatalog {
     private var sent: Set<[UInt8]> = []
+    /// Arrays seen recently, by storage address.
     private var recent: [UnsafeRawPointer: (body: [UInt8], digest: [UInt8])] = [:]
+    /// Small payloads seen (header lists, short bodies), by content: a lookup instead of a hash.
+    private var small: [[UInt8]: [UInt8]] = [:]
     private let limit: Int
 
     init(limit: Int = 100_000) {
         self.limit = limit
     }
 
-    /// The body's digest, and whether the catalog saw it for the first time.
-    mutating func digest(of body: [UInt8]) -> (digest: [UInt8], isNew: Bool) {
-        let address = body.withUnsafeBytes { $0.baseAddress }
-        if let address, let known = recent[address], known.body.count == body.count {
+    /// The payload's digest, and whether the catalog saw it for the first time.
+    mutating func digest(of payload: [UInt8]) -> (digest: [UInt8], isNew: Bool) {
+        let address = payload.withUnsafeBytes { $0.baseAddress }
+        if let address, let known = recent[address], known.body.count == payload.count {
             return (known.digest, false)
         }
-        let digest = Array(SHA256.hash(data: body))
-        if recent.count >= 1024 { recent.removeAll(keepingCapacity: true) }
-        if let address { recent[address] = (body, digest) }
-        // Forgetting only costs a body written again (the insert skips bodies already there).
+        let isSmall = payload.count <= 512
+        if isSmall, let known = small[payload] { return (known, false) }
+        let digest = Array(SHA256.hash(data: payload))
+        if isSmall {
+            if small.count >= 4096 { small.removeAll(keepingCapacity: true) }
+            small[payload] = digest
+        } else {
+            if recent.count >= 1024 { recent.removeAll(keepingCapacity: true) }
+            if let address { recent[address] = (payload, digest) }
+        }
+        // Forgetting only costs a payload written again (the insert skips those already there).
         if sent.count >= limit { sent.removeAll(keepingCapacity: true) }
         return (digest, sent.insert(digest).inserted)
     }
@@ -287,45 +300,6 @@ struct RowWriter {
         }
     }
 
-    /// Headers as a JSON array of {"name", "value"} objects.
-    mutating func headers(_ headers: [Exchange.Header]) {
-        separate()
-        buffer.writeInteger(UInt8(ascii: "["))
-        for (index, header) in headers.enumerated() {
-            if index > 0 { buffer.writeInteger(UInt8(ascii: ",")) }
-            buffer.writeStaticString("{\"name\":")
-            jsonString(header.name)
-            buffer.writeStaticString(",\"value\":")
-            jsonString(header.value)
-            buffer.writeInteger(UInt8(ascii: "}"))
-        }
-        buffer.writeInteger(UInt8(ascii: "]"))
-    }
-
-    /// A JSON string, then escaped for COPY (a JSON backslash becomes two).
-    private mutating func jsonString(_ text: String) {
-        buffer.writeInteger(UInt8(ascii: "\""))
-        var text = text
-        text.withUTF8 { bytes in
-            // `\\u00XX` (seven bytes) for a control character.
-            fill(bytes, worstCase: 7) { byte, target, at in
-                switch byte {
-                case UInt8(ascii: "\""): return put("\\\\\"", target, at)
-                case UInt8(ascii: "\\"): return put("\\\\\\\\", target, at)
-                case 0..<0x20:
-                    let next = put("\\\\u00", target, at)
-                    target[next] = hexDigit(byte >> 4)
-                    target[next + 1] = hexDigit(byte & 0x0f)
-                    return next + 2
-                default:
-                    target[at] = byte
-                    return at + 1
-                }
-            }
-        }
-        buffer.writeInteger(UInt8(ascii: "\""))
-    }
-
     /// `2026-11-22 10:57:28.123456+00`, computed, not formatted by Foundation (which is slow).
     mutating func timestamp(_ date: Date?) {
         separate()
@@ -376,6 +350,43 @@ struct RowWriter {
         }
     }
 
+}
+
+/// A header list as stored: a JSON array of {"name", "value"} objects, as compact as `jsonb` reads it.
+enum HeaderList {
+    static func json(_ headers: [Exchange.Header]) -> [UInt8] {
+        guard !headers.isEmpty else { return [] }
+        var json: [UInt8] = [UInt8(ascii: "[")]
+        json.reserveCapacity(headers.reduce(2) { $0 + $1.name.utf8.count + $1.value.utf8.count + 24 })
+        for (index, header) in headers.enumerated() {
+            if index > 0 { json.append(UInt8(ascii: ",")) }
+            json.append(contentsOf: #"{"name":"#.utf8)
+            string(header.name, into: &json)
+            json.append(contentsOf: #","value":"#.utf8)
+            string(header.value, into: &json)
+            json.append(UInt8(ascii: "}"))
+        }
+        json.append(UInt8(ascii: "]"))
+        return json
+    }
+
+    private static func string(_ text: String, into json: inout [UInt8]) {
+        json.append(UInt8(ascii: "\""))
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"):
+                json.append(UInt8(ascii: "\\"))
+                json.append(byte)
+            case 0..<0x20:
+                json.append(contentsOf: "\\u00".utf8)
+                json.append(hexDigit(byte >> 4))
+                json.append(hexDigit(byte & 0x0f))
+            default:
+                json.append(byte)
+            }
+        }
+        json.append(UInt8(ascii: "\""))
+    }
 }
 
 /// Copies a short literal into `target` at `offset`; returns the offset after it.

@@ -14,8 +14,8 @@ import Darwin
 /// from a background loop.
 ///
 /// Memory is bounded: past `memoryLimit` bytes of rows waiting, and whenever a write fails, rows go to spool
-/// files (COPY text, `<spool>/<table>-PID.copy` for bodies, steps and exchanges) that later writes send
-/// first. Each distinct body is written once per writer (``BodyCatalog``).
+/// files (COPY text, `<spool>/<table>-PID.copy` for payloads, steps and exchanges) that later writes send
+/// first. Each distinct body or header list is written once per writer (``PayloadCatalog``).
 /// A slow or briefly unavailable database therefore slows no request and loses no row; spool files left
 /// by a process that ended before its database came back are taken over by the next writer.
 public final class NetworkLogWriter: Sendable {
@@ -30,7 +30,7 @@ public final class NetworkLogWriter: Sendable {
 
     private struct State {
         var rows = CopyRows()
-        var catalog = BodyCatalog()
+        var catalog = PayloadCatalog()
         var spooled = 0
         var written = 0
         var writing = false
@@ -205,7 +205,7 @@ public final class NetworkLogWriter: Sendable {
             do {
                 try Self.append(ByteBuffer(bytes: data), to: spoolPath(table))
                 try FileManager.default.removeItem(atPath: "\(spoolDirectory)/\(entry)")
-                let rows = table == .bodies ? 0 : data.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
+                let rows = table == .payloads ? 0 : data.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
                 state.withLock { $0.spooled += rows }
                 logger.info("taking over a spooled network log", metadata: ["spool.file": "\(entry)", "spool.rows": "\(rows)"])
             } catch {

@@ -12,7 +12,7 @@ enum Migrations {
         (2, "recent passes read from the index alone", Schema.version2),
         (3, "why an exchange was unusual", Schema.version3),
         (4, "exchanges name their step by position", Schema.version4),
-        (5, "bodies stored once, by digest", Schema.version5),
+        (5, "bodies and header lists stored once, by digest", Schema.version5),
     ]
 
     static func apply(on database: Database) async throws {

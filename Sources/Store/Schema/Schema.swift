@@ -130,33 +130,46 @@ enum Schema {
         CREATE UNIQUE INDEX steps_attempt_position ON steps (attempt_id, position)
         """
 
-    /// Bodies are stored once, by SHA-256 of their (redacted) bytes: a replayed response is the same
-    /// body thousands of times. Exchanges name their bodies by digest (NULL for an empty body);
-    /// `exchange_log` reads them back joined. The foreign key from exchanges to attempts goes: checking
-    /// it cost PostgreSQL half of its work per logged exchange (one lookup per row), and the writer only
-    /// logs exchanges of attempts it was given (deleting attempts deletes their exchanges explicitly).
+    /// Payloads (bodies and header lists) are stored once, by SHA-256 of their (redacted) bytes: a replayed
+    /// response is the same body and headers thousands of times, and an app sends the same headers with
+    /// most requests. Exchanges name them by digest (NULL when empty); `exchange_log` reads them back
+    /// joined, headers as jsonb. The foreign key from exchanges to attempts goes: checking it cost
+    /// PostgreSQL half of its work per logged exchange (one lookup per row), and the writer only logs
+    /// exchanges of attempts it was given (deleting attempts deletes their exchanges explicitly).
     static let version5 = """
         ALTER TABLE exchanges DROP CONSTRAINT exchanges_attempt_id_fkey;
-        CREATE TABLE bodies (
+        CREATE TABLE payloads (
             digest bytea PRIMARY KEY,
             content bytea NOT NULL
         );
-        INSERT INTO bodies (digest, content)
-            SELECT DISTINCT sha256(body), body
-            FROM (SELECT request_body AS body FROM exchanges UNION ALL SELECT response_body FROM exchanges) AS all_bodies
-            WHERE length(body) > 0;
-        ALTER TABLE exchanges ADD COLUMN request_body_digest bytea, ADD COLUMN response_body_digest bytea;
+        ALTER TABLE exchanges
+            ADD COLUMN request_headers_digest bytea, ADD COLUMN request_body_digest bytea,
+            ADD COLUMN response_headers_digest bytea, ADD COLUMN response_body_digest bytea;
         UPDATE exchanges SET
+            request_headers_digest = CASE WHEN request_headers <> '[]' THEN sha256(convert_to(request_headers::text, 'UTF8')) END,
             request_body_digest = CASE WHEN length(request_body) > 0 THEN sha256(request_body) END,
-            response_body_digest = CASE WHEN length(response_body) > 0 THEN sha256(response_body) END
-            WHERE length(request_body) > 0 OR length(response_body) > 0;
-        ALTER TABLE exchanges DROP COLUMN request_body, DROP COLUMN response_body;
+            response_headers_digest = CASE WHEN response_headers <> '[]' THEN sha256(convert_to(response_headers::text, 'UTF8')) END,
+            response_body_digest = CASE WHEN length(response_body) > 0 THEN sha256(response_body) END;
+        INSERT INTO payloads (digest, content)
+            SELECT DISTINCT ON (digest) digest, content FROM (
+                SELECT request_headers_digest AS digest, convert_to(request_headers::text, 'UTF8') AS content FROM exchanges
+                UNION ALL SELECT request_body_digest, request_body FROM exchanges
+                UNION ALL SELECT response_headers_digest, convert_to(response_headers::text, 'UTF8') FROM exchanges
+                UNION ALL SELECT response_body_digest, response_body FROM exchanges
+            ) AS all_payloads
+            WHERE digest IS NOT NULL;
+        ALTER TABLE exchanges DROP COLUMN request_headers, DROP COLUMN request_body,
+            DROP COLUMN response_headers, DROP COLUMN response_body;
         CREATE VIEW exchange_log AS
             SELECT exchanges.*,
-                   coalesce(request_bodies.content, ''::bytea) AS request_body,
-                   coalesce(response_bodies.content, ''::bytea) AS response_body
+                   coalesce(convert_from(request_headers.content, 'UTF8')::jsonb, '[]') AS request_headers,
+                   coalesce(request_body.content, ''::bytea) AS request_body,
+                   coalesce(convert_from(response_headers.content, 'UTF8')::jsonb, '[]') AS response_headers,
+                   coalesce(response_body.content, ''::bytea) AS response_body
             FROM exchanges
-            LEFT JOIN bodies AS request_bodies ON request_bodies.digest = exchanges.request_body_digest
-            LEFT JOIN bodies AS response_bodies ON response_bodies.digest = exchanges.response_body_digest
+            LEFT JOIN payloads AS request_headers ON request_headers.digest = exchanges.request_headers_digest
+            LEFT JOIN payloads AS request_body ON request_body.digest = exchanges.request_body_digest
+            LEFT JOIN payloads AS response_headers ON response_headers.digest = exchanges.response_headers_digest
+            LEFT JOIN payloads AS response_body ON response_body.digest = exchanges.response_body_digest
         """
 }

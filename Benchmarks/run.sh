@@ -143,7 +143,7 @@ echo "   orchestrate, logging to PG: ${on_rps} req/s  p50 ${on_p50} ms  p99 ${on
 fi
 
 if want d; then
-echo "== (d) exchanges into PostgreSQL: orchestrate's writer (bodies stored once) vs a plain COPY of the same exchanges, bodies inline"
+echo "== (d) exchanges into PostgreSQL: orchestrate's writer (bodies and header lists stored once) vs a plain COPY of the same exchanges, all inline"
 count=100000
 "$BIN" bench ingest --count "$count" >"$WORK/ingest"; read -r attempt seconds <"$WORK/ingest"
 ingest_rate=$(python3 -c "print(f'{$count / $seconds:.0f}')")

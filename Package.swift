@@ -37,7 +37,7 @@ let package = Package(
         .target(
             name: "Orchestrator",
             dependencies: [
-                "Coordinator", "Store", "Reports", "MockServer", "OrchestrateModel", "ProcessSupervisor",
+                "Coordinator", "Store", "Reports", "MockServer", "OrchestrateModel", "ProcessSupervisor", "Gherkin",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -83,6 +83,7 @@ let package = Package(
         .target(name: "ProcessSupervisor", dependencies: ["CSupervisor"], swiftSettings: swiftSettings),
         .target(name: "CSupervisor"),
         .target(name: "OrchestrateModel", swiftSettings: swiftSettings),
+        .target(name: "Gherkin", swiftSettings: swiftSettings),
         .target(
             name: "OrchestrateTesting",
             dependencies: [
@@ -100,6 +101,7 @@ let package = Package(
         .testTarget(name: "StoreTests", dependencies: ["Store", "OrchestrateTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "CoordinatorTests", dependencies: ["Coordinator", "Store", "Orchestrator", "OrchestrateTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "ReportsTests", dependencies: ["Reports"], swiftSettings: swiftSettings),
+        .testTarget(name: "GherkinTests", dependencies: ["Gherkin"], swiftSettings: swiftSettings),
         .testTarget(
             name: "MockServerTests",
             dependencies: [

@@ -1,5 +1,6 @@
 import Coordinator
 import Foundation
+import Gherkin
 import Logging
 import OrchestrateModel
 import Reports
@@ -15,6 +16,8 @@ public struct RunOptions: Sendable {
     public var mode: Mode?
     public var retries: Int?
     public var only: [String] = []
+    /// A Cucumber tag expression (`@smoke and not @wip`) that selects scenarios by their tags.
+    public var tags: String?
     public var junitPath: String?
     public var reportsDirectory: String?
     public var database: String?
@@ -59,7 +62,7 @@ public enum RunOrchestration {
                 try await runs.setState(runID, "running")
                 FileHandle.standardError.write(Data("resuming run \(runID.uuidString.lowercased()): \(summary.pending) scenario(s) left\n".utf8))
             } else {
-                let scenarios = try select(config.scenarios(), only: options.only, config: config)
+                let scenarios = try select(config.scenarios(), only: options.only, tags: options.tags, config: config)
                 let plan = RunPlan(
                     host: HostFacts.hostName, gitRevision: await HostFacts.gitRevision(in: config.directory),
                     workingDirectory: config.directory, configPath: options.configPath, mode: mode, workers: workers,
@@ -135,17 +138,32 @@ public enum RunOrchestration {
         return try ConfigLoader.load(path: path)
     }
 
-    static func select(_ scenarios: [Scenario], only: [String], config: OrchestrateConfig) throws -> [Scenario] {
-        guard !only.isEmpty else {
-            guard !scenarios.isEmpty else { throw ConfigError(file: config.path, "no scenarios: add some under suite.scenarios") }
-            return scenarios
+    /// The scenarios `--only` (ids) and `--tags` (a tag expression) select, in the config's order.
+    static func select(_ scenarios: [Scenario], only: [String], tags: String?, config: OrchestrateConfig) throws -> [Scenario] {
+        guard !scenarios.isEmpty else { throw ConfigError(file: config.path, "no scenarios: add some under suite.scenarios") }
+        var selected = scenarios
+        if !only.isEmpty {
+            let known = Set(scenarios.map(\.id))
+            if let unknown = only.first(where: { !known.contains($0) }) {
+                throw UsageError("--only \(unknown): no such scenario in \(config.path) (see orchestrate scenarios)")
+            }
+            let wanted = Set(only)
+            selected = selected.filter { wanted.contains($0.id) }
         }
-        let known = Set(scenarios.map(\.id))
-        if let unknown = only.first(where: { !known.contains($0) }) {
-            throw UsageError("--only \(unknown): no such scenario in \(config.path) (see orchestrate scenarios)")
+        if let tags {
+            let expression: TagExpression
+            do {
+                expression = try TagExpression(tags)
+            } catch {
+                throw UsageError("--tags: \(error)")
+            }
+            // Tags are written with their @ in expressions, as in feature files.
+            selected = selected.filter { scenario in expression.matches(scenario.tags.map { "@\($0)" }) }
+            guard !selected.isEmpty else {
+                throw UsageError("--tags \(tags): no scenario in \(config.path) has matching tags (see orchestrate scenarios)")
+            }
         }
-        let wanted = Set(only)
-        return scenarios.filter { wanted.contains($0.id) }
+        return selected
     }
 
     static func resolve(_ path: String, against directory: String) -> String {

@@ -100,6 +100,9 @@ struct Run: AsyncParsableCommand {
     @Option(name: .long, parsing: .upToNextOption, help: "Run only these scenario ids.")
     var only: [String] = []
 
+    @Option(name: .long, help: "Run only scenarios whose tags match a Cucumber tag expression, e.g. \"@smoke and not (@wip or @slow)\".")
+    var tags: String?
+
     @Option(name: .long, help: "Also write the JUnit XML here.")
     var junit: String?
 
@@ -124,7 +127,9 @@ struct Run: AsyncParsableCommand {
         if mode == .compare { throw ValidationError("--mode compare is not available yet; use replay, record, live, mock or hybrid") }
         if let resume, UUID(uuidString: resume) == nil { throw ValidationError("--resume needs a run id like 6f1c2a9e-… (see orchestrate runs)") }
         if let lease, DurationText.parse(lease) == nil { throw ValidationError("--lease must be a duration like 30s") }
-        if resume != nil && !only.isEmpty { throw ValidationError("--resume finishes a run as planned; it cannot be combined with --only") }
+        if resume != nil && (!only.isEmpty || tags != nil) {
+            throw ValidationError("--resume finishes a run as planned; it cannot be combined with --only or --tags")
+        }
     }
 
     func run() async throws {
@@ -134,6 +139,7 @@ struct Run: AsyncParsableCommand {
         options.mode = mode
         options.retries = retries
         options.only = only
+        options.tags = tags
         options.junitPath = junit
         options.reportsDirectory = reports
         options.database = common.database
@@ -154,13 +160,18 @@ struct Scenarios: AsyncParsableCommand {
     @Option(name: .long, parsing: .upToNextOption, help: "Only these scenario ids.")
     var only: [String] = []
 
+    @Option(name: .long, help: "Only scenarios whose tags match a Cucumber tag expression, e.g. \"@smoke and not @wip\".")
+    var tags: String?
+
     @Option(name: .long, help: "table | json")
     var format: OutputFormat = .table
 
     func run() async throws {
         let logger = common.logger
         try await exiting {
-            print(try await ListingCommands.scenarios(configPath: common.config, only: only, database: common.database, format: format, logger: logger))
+            print(try await ListingCommands.scenarios(
+                configPath: common.config, only: only, tags: tags, database: common.database, format: format, logger: logger
+            ))
             return 0
         }
     }

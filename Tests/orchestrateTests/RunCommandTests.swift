@@ -130,6 +130,42 @@ struct RunCommandTests {
         }
     }
 
+    @Test("--tags selects scenarios by a tag expression in scenarios and run; a bad expression exits 2 and starts nothing")
+    func tagSelection() async throws {
+        try await TemporaryDirectory.with { directory in
+            try directory.write("orchestrate.yml", """
+                workers: 2
+                suite:
+                  scenarios:
+                    - { id: login, command: "touch ran-login", tags: [smoke] }
+                    - { id: checkout, command: "touch ran-checkout", tags: ["@smoke", wip] }
+                    - { id: search, command: "touch ran-search", tags: [slow] }
+                    - { id: profile, command: "touch ran-profile" }
+                """)
+            let cli = try await cli(directory)
+            let listed = try await cli.run(["scenarios", "--tags", "@smoke and not (@wip or @slow)", "--format", "json"])
+            #expect(listed.exitCode == 0, "\(listed.stderr)")
+            let ids = try #require(try json(listed.stdout) as? [[String: Any]]).compactMap { $0["id"] as? String }
+            #expect(ids == ["login"])
+            let notSmoke = try await cli.run(["scenarios", "--tags", "not @smoke", "--format", "json"])
+            #expect(Set(try #require(try json(notSmoke.stdout) as? [[String: Any]]).compactMap { $0["id"] as? String }) == ["search", "profile"])
+
+            let bad = try await cli.run(["run", "--tags", "@smoke and or @wip"])
+            #expect(bad.exitCode == 2)
+            #expect(bad.stderr.contains(#"Tag expression "@smoke and or @wip" could not be parsed because of syntax error: Expected operand."#), "\(bad.stderr)")
+            let none = try await cli.run(["run", "--tags", "@nightly"])
+            #expect(none.exitCode == 2 && none.stderr.contains("no scenario"), "\(none.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: directory.file("ran-login")))
+
+            let run = try await cli.run(["run", "--tags", "@smoke or @slow", "--only", "login", "search", "profile"])
+            #expect(run.exitCode == 0, "\(run.stdout)\(run.stderr)")
+            #expect(FileManager.default.fileExists(atPath: directory.file("ran-login")))
+            #expect(FileManager.default.fileExists(atPath: directory.file("ran-search")))
+            #expect(!FileManager.default.fileExists(atPath: directory.file("ran-checkout")))
+            #expect(!FileManager.default.fileExists(atPath: directory.file("ran-profile")))
+        }
+    }
+
     @Test("an unreachable database is an infrastructure failure (exit 3)")
     func unreachableDatabase() async throws {
         try await TemporaryDirectory.with { directory in

@@ -53,9 +53,11 @@ public enum ListingCommands {
     }
 
     /// What would run, in the order the planner would start it (longest expected first, unknown first).
-    public static func scenarios(configPath: String, only: [String], database: String?, format: OutputFormat, logger: Logger) async throws -> String {
+    public static func scenarios(
+        configPath: String, only: [String], tags: String?, database: String?, format: OutputFormat, logger: Logger
+    ) async throws -> String {
         let config = try ConfigLoader.load(path: configPath)
-        let scenarios = try RunOrchestration.select(config.scenarios(), only: only, config: config)
+        let scenarios = try RunOrchestration.select(config.scenarios(), only: only, tags: tags, config: config)
         var expected: [String: Int64] = [:]
         do {
             let selection = try DatabaseSelection.resolve(flag: database, configured: config.database, projectDirectory: config.directory)

@@ -42,7 +42,7 @@ struct NetworkLogWriterTests {
                     writer.append(Step(position: 1, keyword: "Given ", name: "a step", status: "passed", startedAt: Date(), finishedAt: Date()), attemptID: attemptID)
                     #expect(ContinuousClock.now - clock < .seconds(2))
                     #expect(writer.spooled >= 900)
-                    #expect(FileManager.default.fileExists(atPath: directory.file("spool/exchanges-\(getpid()).copy")))
+                    #expect(FileManager.default.fileExists(atPath: directory.file("spool/exchanges-v5-\(getpid()).copy")))
                     try await Task.sleep(for: .milliseconds(300))
                     try await blocker.query("COMMIT", logger: Logger(label: "test"))
                 }
@@ -89,18 +89,22 @@ struct NetworkLogWriterTests {
                 // The payloads waited in the spool with their exchanges.
                 #expect(try await Self.count("payloads", in: database) == 3)
 
-                // A spool whose process is gone (pid 999999 does not run) is taken over and written.
-                let orphan = directory.file("spool/exchanges-999999.copy")
+                // A spool whose process is gone (pid 999999 does not run) is taken over and written; one in an
+                // older layout is left alone (its columns are not the table's any more).
+                let orphan = directory.file("spool/exchanges-v5-999999.copy")
+                let older = directory.file("spool/exchanges-999998.copy")
+                try "1\t1\treplay\n".write(toFile: older, atomically: true, encoding: .utf8)
                 try await database.client.query("ALTER TABLE exchanges RENAME TO exchanges_away", logger: logger)
                 writer.append(Self.exchange(61), attemptID: attemptID)
                 #expect(await writer.flush() == false)
-                try FileManager.default.moveItem(atPath: directory.file("spool/exchanges-\(getpid()).copy"), toPath: orphan)
+                try FileManager.default.moveItem(atPath: directory.file("spool/exchanges-v5-\(getpid()).copy"), toPath: orphan)
                 try await database.client.query("ALTER TABLE exchanges_away RENAME TO exchanges", logger: logger)
                 let successor = NetworkLogWriter(store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"), logger: logger)
                 successor.start(interval: .milliseconds(20))
                 #expect(await successor.close() == 0)
                 #expect(try await Self.count("exchanges", in: database) == 61)
                 #expect(!FileManager.default.fileExists(atPath: orphan))
+                #expect(FileManager.default.fileExists(atPath: older))
             }
         }
     }

@@ -44,7 +44,13 @@ public final class NetworkLogWriter: Sendable {
         self.logger = logger
     }
 
-    private func spoolPath(_ table: LogTable) -> String { "\(spoolDirectory)/\(table.rawValue)-\(getpid()).copy" }
+    /// Spool files carry the layout of their rows (the schema version that defined it): a spool written
+    /// by an older orchestrate is never sent into tables whose columns changed since.
+    private static let layout = "v5"
+
+    private func spoolPath(_ table: LogTable) -> String {
+        "\(spoolDirectory)/\(table.rawValue)-\(Self.layout)-\(getpid()).copy"
+    }
 
     /// Rows written to the database so far.
     public var written: Int { state.withLock { $0.written } }
@@ -199,9 +205,13 @@ public final class NetworkLogWriter: Sendable {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: spoolDirectory)) ?? []
         for entry in entries where entry.hasSuffix(".copy") || entry.hasSuffix(".copy.sending") {
             let parts = entry.prefix { $0 != "." }.split(separator: "-")
-            guard parts.count == 2, let pid = Int32(parts[1]), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH,
-                  let data = FileManager.default.contents(atPath: "\(spoolDirectory)/\(entry)") else { continue }
-            guard let table = LogTable(rawValue: String(parts[0])) else { continue }
+            guard let pid = parts.last.flatMap({ Int32($0) }), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            guard parts.count == 3, parts[1] == Self.layout, let table = LogTable(rawValue: String(parts[0])) else {
+                logger.warning("a spooled network log from another orchestrate version is left as it is",
+                               metadata: ["spool.file": "\(spoolDirectory)/\(entry)"])
+                continue
+            }
+            guard let data = FileManager.default.contents(atPath: "\(spoolDirectory)/\(entry)") else { continue }
             do {
                 try Self.append(ByteBuffer(bytes: data), to: spoolPath(table))
                 try FileManager.default.removeItem(atPath: "\(spoolDirectory)/\(entry)")

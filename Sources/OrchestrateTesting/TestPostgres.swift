@@ -28,7 +28,7 @@ public actor TestPostgres {
         let cluster = try await cluster()
         counter += 1
         let name = "t\(getpid())_\(counter)_\(UInt32.random(in: 0...UInt32.max))"
-        try await Database.with(cluster.endpoint, logger: Self.logger, maximumConnections: 1, migrate: false) { database in
+        _ = try await Database.with(cluster.endpoint, logger: Self.logger, maximumConnections: 1, migrate: false) { database in
             try await database.client.query("CREATE DATABASE \(unescaped: name)")
         }
         var endpoint = cluster.endpoint

@@ -183,7 +183,7 @@ public final class NetworkLogWriter: Sendable {
     private static func append(_ buffer: ByteBuffer, to path: String) throws {
         guard buffer.readableBytes > 0 else { return }
         if !FileManager.default.fileExists(atPath: path) {
-            FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+            _ = FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
         }
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? handle.close() }

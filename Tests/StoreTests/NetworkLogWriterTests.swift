@@ -31,7 +31,7 @@ struct NetworkLogWriterTests {
             try await withTestDatabase { database in
                 let attemptID = try await makeRunningAttempt(in: database)
                 let writer = NetworkLogWriter(store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"),
-                                              memoryLimit: 10_000, logger: Logger(label: "test"))
+                                              memoryLimit: 4_000, logger: Logger(label: "test"))
                 writer.start(interval: .milliseconds(20))
                 // Another session holds the table: every COPY waits.
                 try await database.client.withConnection { blocker in

@@ -193,7 +193,7 @@ public final class MockServer: Sendable {
         if let upstream { exchange.url = Self.originalURL(upstream: upstream, request: mockRequest) }
         let stubsFirst = session.mode == .mock || session.mode == .hybrid
         var response: MockResponse
-        /// The cassette entry replayed, if any.
+        // The cassette entry replayed, if any.
         var replyIndex: Int?
         if bodyTooLarge {
             response = .text(413, "orchestrate: request body larger than mock.maximumBodyBytes (\(configuration.maximumBodyBytes) bytes)")

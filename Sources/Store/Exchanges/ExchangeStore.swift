@@ -61,7 +61,8 @@ enum LogTable: String, CaseIterable, Sendable {
 }
 
 /// Rows in PostgreSQL's COPY text format, ready to send or to spool to a file, one buffer per table.
-/// Written byte by byte: this runs for every exchange a mock server answers.
+/// Encoded straight into the buffers (no Foundation formatting, no intermediate strings): this runs for
+/// every exchange a mock server answers.
 struct CopyRows {
     private var buffers = [ByteBuffer](repeating: ByteBuffer(), count: LogTable.allCases.count)
     /// Steps and exchanges (the rows callers count; payloads go with their exchanges).

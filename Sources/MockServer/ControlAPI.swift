@@ -124,14 +124,9 @@ extension MockServer {
 
     private func random(key: String, proposed: String) -> MockResponse {
         let (value, recorded) = state.withLock { state -> (String, Bool) in
-            switch state.session.mode {
-            case .replay, .hybrid where state.matcher != nil:
-                if let recorded = state.randoms[key] { return (recorded, true) }
-                return (proposed, false)
-            default:
-                state.randoms[key] = proposed
-                return (proposed, false)
-            }
+            if state.replays, let recorded = state.randoms[key] { return (recorded, true) }
+            if !state.replays { state.randoms[key] = proposed }
+            return (proposed, false)
         }
         return .jsonValue(200, .object(["key": .string(key), "value": .string(value), "replayed": .bool(recorded)]))
     }

@@ -36,6 +36,7 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var closing = false
     /// A dribbled body is under way: answers after it wait for its end.
     private var dribbling = false
+    private var readingPaused = false
     private static let maximumPending = 16
 
     init(maximumBodyBytes: Int, respond: @escaping Respond) {
@@ -68,7 +69,10 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             let respond = self.respond
             let number = received
             received += 1
-            if received - answered >= Self.maximumPending { try? context.channel.syncOptions?.setOption(.autoRead, value: false) }
+            if received - answered >= Self.maximumPending, !readingPaused {
+                readingPaused = true
+                try? context.channel.syncOptions?.setOption(.autoRead, value: false)
+            }
             let promise = context.eventLoop.makePromise(of: MockResponse.self)
             promise.completeWithTask { await respond(request, tooLarge) }
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -85,11 +89,14 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             answered += 1
             // After a response that closes the connection, nothing more is sent.
             guard !closing else { continue }
-            closing = !next.keepAlive || [.reset, .closeBeforeBody, .malformed].contains(next.response.fault)
+            closing = !next.keepAlive || next.response.fault?.closesConnection == true
             dribbling = next.response.fault == .dribble
             write(next.response, version: next.version, keepAlive: next.keepAlive, omitBody: next.omitBody, context: context)
         }
-        if received - answered < Self.maximumPending, !closing { try? context.channel.syncOptions?.setOption(.autoRead, value: true) }
+        if readingPaused, received - answered < Self.maximumPending, !closing {
+            readingPaused = false
+            try? context.channel.syncOptions?.setOption(.autoRead, value: true)
+        }
     }
 
     /// A protocol error (NIO's handler already answered 400) or a broken connection: close this one.
@@ -149,7 +156,7 @@ extension HTTPRequestHandler {
             let size = max(1, (response.body.count + pieces - 1) / pieces)
             let chunks = stride(from: 0, to: response.body.count, by: size).map { Array(response.body[$0..<min($0 + size, response.body.count)]) }
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-            func send(_ index: Int) {
+            @Sendable func send(_ index: Int) {
                 let (handler, context) = bound.value
                 guard index < chunks.count else {
                     context.writeAndFlush(handler.wrapOutboundOut(.end(nil)), promise: nil)

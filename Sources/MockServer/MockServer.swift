@@ -48,6 +48,9 @@ public final class MockServer: Sendable {
         var openStep: Int?
         /// Recorded values: from the cassette in replay, collected in record and live.
         var randoms: [String: String] = [:]
+
+        /// Whether recordings answer: in replay, and in hybrid when the session has a cassette.
+        var replays: Bool { session.mode == .replay || (session.mode == .hybrid && matcher != nil) }
     }
 
     public init(configuration: MockConfiguration, logger: Logger) {
@@ -182,7 +185,7 @@ public final class MockServer: Sendable {
         let mockRequest = MockRequest(method: request.method, uri: request.uri, headers: request.headers, body: request.body)
         // What is written anywhere and what matching compares: the body with its secrets redacted.
         let loggedBody = redactedBody(mockRequest.body, headers: mockRequest.headers)
-        let (session, openStep) = state.withLock { ($0.session, $0.openStep) }
+        let (session, openStep, replays) = state.withLock { ($0.session, $0.openStep, $0.replays) }
         var exchange = Exchange(
             sequence: 0, mode: session.mode, matched: false, host: mockRequest.host, method: mockRequest.method,
             url: request.uri, requestHeaders: redacted(mockRequest.headers), requestBody: loggedBody, status: nil,
@@ -203,7 +206,6 @@ public final class MockServer: Sendable {
             exchange.matched = true
             exchange.note = "stub"
         } else if let upstream {
-            let replays = session.mode == .replay || (session.mode == .hybrid && state.withLock { $0.matcher != nil })
             switch session.mode {
             case _ where replays:
                 // Recordings hold redacted bodies: matching compares the redacted form.

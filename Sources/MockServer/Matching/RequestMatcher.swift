@@ -45,11 +45,11 @@ public struct RequestMatcher: Sendable {
         var summaries: [String] = []
         for entry in entries {
             let url = URLComponents(string: entry.request.url)
-            let host = entry.orchestrate?.host ?? url?.host?.lowercased() ?? ""
+            let host = (entry.orchestrate?.host ?? url?.host ?? "").lowercased()
             let path = url?.percentEncodedPath ?? "/"
             let rawQuery = url?.percentEncodedQuery ?? ""
             let headers = entry.request.headers.map { (name: $0.name, value: $0.value) }
-            keys.append(Self.key(method: entry.request.method, host: host, path: path.isEmpty ? "/" : path,
+            keys.append(Self.key(method: entry.request.method.uppercased(), host: host, path: path.isEmpty ? "/" : path,
                                  rawQuery: rawQuery, headers: headers, body: entry.requestBody, configuration: configuration))
             summaries.append("\(entry.request.method) \(entry.request.url)")
         }
@@ -112,6 +112,7 @@ public struct RequestMatcher: Sendable {
         return body.count > 120 ? "\(text)…" : text
     }
 
+    /// The key of a request whose method is upper case and host lower case (a ``MockRequest`` is).
     static func key(
         method: String, host: String, path: String, rawQuery: String, headers: [(name: String, value: String)], body: [UInt8],
         configuration: MockConfiguration
@@ -121,8 +122,8 @@ public struct RequestMatcher: Sendable {
             ? MockRequest.queryItems(rawQuery).filter { !configuration.ignoredQuery.contains($0.name) }.map { "\($0.name)=\($0.value)" }.sorted()
             : []
         return Key(
-            method: match.contains(.method) ? method.uppercased() : "",
-            host: host.lowercased(),
+            method: match.contains(.method) ? method : "",
+            host: host,
             path: match.contains(.path) ? path.percentDecoded : "",
             query: query,
             headers: configuration.matchHeaders.map { name in

@@ -78,6 +78,9 @@ public enum Fault: String, Sendable, CaseIterable {
     case dribble
     /// Bytes that are not HTTP, then the connection closes.
     case malformed
+
+    /// Whether the connection ends with the fault (nothing more is answered on it).
+    var closesConnection: Bool { self != .dribble }
 }
 
 /// A path with `{name}` parameters (one segment each), `*` (any one segment) and a trailing `**` (the rest).

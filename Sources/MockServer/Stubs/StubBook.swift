@@ -44,23 +44,31 @@ struct StubBook: Sendable {
     /// The answer of the first stub that matches, `nil` when none does. `runtimeOnly`: only stubs added
     /// through the control API answer (record, replay and live modes).
     mutating func answer(_ request: MockRequest, session: MockSession, runtimeOnly: Bool) -> MockResponse? {
-        let candidates = added.map { (key: $0.serial, stub: $0.stub) }
-            + (runtimeOnly ? [] : configured.enumerated().map { (key: -1 - $0.offset, stub: $0.element) })
-        for (key, stub) in candidates {
-            guard let match = stub.matches(request) else { continue }
-            let call = calls[key, default: 0] + 1
-            calls[key] = call
-            if let collection = stub.collection {
-                return answerCollection(collection, id: match.itemID, request: request)
-            }
-            let response = stub.responses[min(call, stub.responses.count) - 1]
-            var body = response.body
-            if let template = response.template {
-                body = Array(template.render(TemplateContext.values(request, params: match.parameters, session: session, call: call)).utf8)
-            }
-            return MockResponse(status: response.status, headers: response.headers, body: body, delay: response.delay, fault: response.fault)
+        for (serial, stub) in added {
+            if let response = answer(request, with: stub, key: serial, session: session) { return response }
+        }
+        guard !runtimeOnly else { return nil }
+        for (offset, stub) in configured.enumerated() {
+            if let response = answer(request, with: stub, key: -1 - offset, session: session) { return response }
         }
         return nil
+    }
+
+    /// The stub's answer when it matches; `key` counts its calls (serials for added stubs, negative
+    /// positions for configured ones).
+    private mutating func answer(_ request: MockRequest, with stub: Stub, key: Int, session: MockSession) -> MockResponse? {
+        guard let match = stub.matches(request) else { return nil }
+        let call = calls[key, default: 0] + 1
+        calls[key] = call
+        if let collection = stub.collection {
+            return answerCollection(collection, id: match.itemID, request: request)
+        }
+        let response = stub.responses[min(call, stub.responses.count) - 1]
+        var body = response.body
+        if let template = response.template {
+            body = Array(template.render(TemplateContext.values(request, params: match.parameters, session: session, call: call)).utf8)
+        }
+        return MockResponse(status: response.status, headers: response.headers, body: body, delay: response.delay, fault: response.fault)
     }
 
     // MARK: Collections

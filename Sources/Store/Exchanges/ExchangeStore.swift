@@ -22,23 +22,25 @@ public struct ExchangeStore: Sendable {
             // Not worth a flush to disk per batch: a crash of the server may lose its last moments of log.
             try await connection.query("SET LOCAL synchronous_commit = off", logger: logger)
             for (table, chunks) in tables where chunks.contains(where: { $0.readableBytes > 0 }) {
-                let target = table == .payloads ? "incoming_payloads" : table.rawValue
-                if table == .payloads {
-                    try await connection.query("SET LOCAL client_min_messages = warning", logger: logger)
-                    try await connection.query(
-                        "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_payloads (digest bytea, content bytea) ON COMMIT DELETE ROWS",
-                        logger: logger
-                    )
+                func copy(into target: String) async throws {
+                    try await connection.copyFrom(table: target, columns: table.columns, logger: logger) { writer in
+                        for chunk in chunks where chunk.readableBytes > 0 { try await writer.write(chunk) }
+                    }
                 }
-                try await connection.copyFrom(table: target, columns: table.columns, logger: logger) { writer in
-                    for chunk in chunks where chunk.readableBytes > 0 { try await writer.write(chunk) }
+                guard table == .payloads else {
+                    try await copy(into: table.rawValue)
+                    continue
                 }
-                if table == .payloads {
-                    try await connection.query(
-                        "INSERT INTO payloads (digest, content) SELECT digest, content FROM incoming_payloads ON CONFLICT DO NOTHING",
-                        logger: logger
-                    )
-                }
+                try await connection.query("SET LOCAL client_min_messages = warning", logger: logger)
+                try await connection.query(
+                    "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_payloads (digest bytea, content bytea) ON COMMIT DELETE ROWS",
+                    logger: logger
+                )
+                try await copy(into: "incoming_payloads")
+                try await connection.query(
+                    "INSERT INTO payloads (digest, content) SELECT digest, content FROM incoming_payloads ON CONFLICT DO NOTHING",
+                    logger: logger
+                )
             }
         }
     }
@@ -64,19 +66,21 @@ enum LogTable: String, CaseIterable, Sendable {
 /// Encoded straight into the buffers (no Foundation formatting, no intermediate strings): this runs for
 /// every exchange a mock server answers.
 struct CopyRows {
-    private var buffers = [ByteBuffer](repeating: ByteBuffer(), count: LogTable.allCases.count)
+    private var payloads = ByteBuffer()
+    private var steps = ByteBuffer()
+    private var exchanges = ByteBuffer()
     /// Steps and exchanges (the rows callers count; payloads go with their exchanges).
     private(set) var count = 0
 
     /// The COPY text held, in bytes.
-    var bytes: Int { buffers.reduce(0) { $0 + $1.readableBytes } }
+    var bytes: Int { payloads.readableBytes + steps.readableBytes + exchanges.readableBytes }
 
     subscript(table: LogTable) -> ByteBuffer {
-        buffers[Self.index(table)]
-    }
-
-    private static func index(_ table: LogTable) -> Int {
-        LogTable.allCases.firstIndex(of: table)!
+        switch table {
+        case .payloads: payloads
+        case .steps: steps
+        case .exchanges: exchanges
+        }
     }
 
     /// The exchange, and the payloads (bodies, header lists) it names that `catalog` has not seen yet.
@@ -85,24 +89,24 @@ struct CopyRows {
         let requestBody = payload(exchange.requestBody, catalog: &catalog)
         let responseHeaders = payload(HeaderList.json(exchange.responseHeaders), catalog: &catalog)
         let responseBody = payload(exchange.responseBody, catalog: &catalog)
-        var row = RowWriter(taking: &buffers[Self.index(.exchanges)])
-        row.integer(attemptID)
-        row.integer(Int64(exchange.sequence))
-        row.text(exchange.mode.rawValue)
-        row.text(exchange.matched ? "t" : "f")
-        row.text(exchange.host)
-        row.text(exchange.method)
-        row.text(exchange.url)
-        row.bytea(requestHeaders)
-        row.bytea(requestBody)
-        row.integer(exchange.status.map(Int64.init))
-        row.bytea(responseHeaders)
-        row.bytea(responseBody)
-        row.timestamp(exchange.startedAt)
-        row.integer(exchange.durationMicroseconds)
-        row.text(exchange.note)
-        row.integer(exchange.stepPosition.map(Int64.init))
-        buffers[Self.index(.exchanges)] = row.finish()
+        RowWriter.append(to: &exchanges) { row in
+            row.integer(attemptID)
+            row.integer(Int64(exchange.sequence))
+            row.text(exchange.mode.rawValue)
+            row.text(exchange.matched ? "t" : "f")
+            row.text(exchange.host)
+            row.text(exchange.method)
+            row.text(exchange.url)
+            row.bytea(requestHeaders)
+            row.bytea(requestBody)
+            row.integer(exchange.status.map(Int64.init))
+            row.bytea(responseHeaders)
+            row.bytea(responseBody)
+            row.timestamp(exchange.startedAt)
+            row.integer(exchange.durationMicroseconds)
+            row.text(exchange.note)
+            row.integer(exchange.stepPosition.map(Int64.init))
+        }
         count += 1
     }
 
@@ -111,34 +115,34 @@ struct CopyRows {
         guard !content.isEmpty else { return nil }
         let (digest, isNew) = catalog.digest(of: content)
         if isNew {
-            var row = RowWriter(taking: &buffers[Self.index(.payloads)])
-            row.bytea(digest)
-            row.bytea(content)
-            buffers[Self.index(.payloads)] = row.finish()
+            RowWriter.append(to: &payloads) { row in
+                row.bytea(digest)
+                row.bytea(content)
+            }
         }
         return digest
     }
 
     mutating func append(_ step: Step, attemptID: Int64) {
-        var row = RowWriter(taking: &buffers[Self.index(.steps)])
-        row.integer(attemptID)
-        row.integer(Int64(step.position))
-        row.text(step.keyword)
-        row.text(step.name)
-        row.text(step.status)
-        row.timestamp(step.startedAt)
-        row.timestamp(step.finishedAt)
-        row.text(step.error)
-        buffers[Self.index(.steps)] = row.finish()
+        RowWriter.append(to: &steps) { row in
+            row.integer(attemptID)
+            row.integer(Int64(step.position))
+            row.text(step.keyword)
+            row.text(step.name)
+            row.text(step.status)
+            row.timestamp(step.startedAt)
+            row.timestamp(step.finishedAt)
+            row.text(step.error)
+        }
         count += 1
     }
 
     /// `other`'s rows after these.
     mutating func append(contentsOf other: CopyRows) {
-        for index in buffers.indices {
-            var more = other.buffers[index]
-            buffers[index].writeBuffer(&more)
-        }
+        var (morePayloads, moreSteps, moreExchanges) = (other.payloads, other.steps, other.exchanges)
+        payloads.writeBuffer(&morePayloads)
+        steps.writeBuffer(&moreSteps)
+        exchanges.writeBuffer(&moreExchanges)
         count += other.count
     }
 }
@@ -190,16 +194,18 @@ struct RowWriter {
     private var buffer: ByteBuffer
     private var first = true
 
-    /// Takes the buffer over, leaving an empty one behind until `finish()` hands it back: a buffer
-    /// referenced twice would be copied whole on the row's first write.
-    init(taking buffer: inout ByteBuffer) {
-        self.buffer = ByteBuffer()
-        swap(&self.buffer, &buffer)
+    private init() {
+        buffer = ByteBuffer()
     }
 
-    mutating func finish() -> ByteBuffer {
-        buffer.writeInteger(UInt8(ascii: "\n"))
-        return buffer
+    /// Appends one row, its fields written by `fields`. The row writer holds the buffer meanwhile (and
+    /// the caller an empty one): a buffer referenced twice would be copied whole on the row's first write.
+    static func append(to buffer: inout ByteBuffer, _ fields: (inout RowWriter) -> Void) {
+        var row = RowWriter()
+        swap(&row.buffer, &buffer)
+        fields(&row)
+        row.buffer.writeInteger(UInt8(ascii: "\n"))
+        swap(&row.buffer, &buffer)
     }
 
     private mutating func separate() {

@@ -58,17 +58,26 @@ public final class NetworkLogWriter: Sendable {
     public var spooled: Int { state.withLock { $0.spooled } }
 
     public func append(_ exchange: Exchange, attemptID: Int64) {
-        state.withLock { $0.rows.append(exchange, attemptID: attemptID, catalog: &$0.catalog) }
-        spillIfFull()
+        append { $0.rows.append(exchange, attemptID: attemptID, catalog: &$0.catalog) }
     }
 
     public func append(_ step: Step, attemptID: Int64) {
-        state.withLock { $0.rows.append(step, attemptID: attemptID) }
-        spillIfFull()
+        append { $0.rows.append(step, attemptID: attemptID) }
     }
 
-    /// Starts the background loop (every `interval`, or sooner after a spill); takes over spool files
-    /// of processes that are gone.
+    /// Adds rows; past the memory bound, what waits in memory goes to the spool.
+    private func append(_ add: (inout State) -> Void) {
+        let full = state.withLock { state -> CopyRows? in
+            add(&state)
+            guard state.rows.bytes >= memoryLimit else { return nil }
+            defer { state.rows = CopyRows() }
+            return state.rows
+        }
+        if let full { spool(full) }
+    }
+
+    /// Starts the background loop (a batch every `interval`); takes over spool files of processes that
+    /// are gone.
     public func start(interval: Duration = .milliseconds(100)) {
         adoptOrphanedSpools()
         let task = Task(executorPreference: Database.executor) { [self] in
@@ -150,15 +159,6 @@ public final class NetworkLogWriter: Sendable {
             state.withLock { $0.writing = false }
             return false
         }
-    }
-
-    private func spillIfFull() {
-        let full = state.withLock { state -> CopyRows? in
-            guard state.rows.bytes >= memoryLimit else { return nil }
-            defer { state.rows = CopyRows() }
-            return state.rows
-        }
-        if let full { spool(full) }
     }
 
     /// Appends rows to the spool files (the counter follows only once they are on disk).

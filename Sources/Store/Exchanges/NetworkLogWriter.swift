@@ -14,7 +14,7 @@ import Darwin
 /// from a background loop.
 ///
 /// Memory is bounded: past `memoryLimit` bytes of rows waiting, and whenever a write fails, rows go to spool
-/// files (COPY text, `<spool>/<table>-PID.copy` for payloads, steps and exchanges) that later writes send
+/// files (COPY text, `<spool>/<table>-v5-PID.copy` for payloads, steps and exchanges) that later writes send
 /// first. Each distinct body or header list is written once per writer (``PayloadCatalog``).
 /// A slow or briefly unavailable database therefore slows no request and loses no row; spool files left
 /// by a process that ended before its database came back are taken over by the next writer.
@@ -54,7 +54,7 @@ public final class NetworkLogWriter: Sendable {
 
     /// Rows written to the database so far.
     public var written: Int { state.withLock { $0.written } }
-    /// Rows waiting in the spool files.
+    /// Rows in the spool files, including those a write under way is sending.
     public var spooled: Int { state.withLock { $0.spooled } }
 
     public func append(_ exchange: Exchange, attemptID: Int64) {
@@ -119,10 +119,7 @@ public final class NetworkLogWriter: Sendable {
         let taken = state.withLock { state -> (rows: CopyRows, spooled: Int)? in
             guard !state.writing, state.rows.count > 0 || state.spooled > 0 else { return nil }
             state.writing = true
-            defer {
-                state.rows = CopyRows()
-                state.spooled = 0
-            }
+            defer { state.rows = CopyRows() }
             return (state.rows, state.spooled)
         }
         guard let taken else { return state.withLock { !$0.writing && $0.rows.count == 0 && $0.spooled == 0 } }
@@ -142,6 +139,8 @@ public final class NetworkLogWriter: Sendable {
             for path in sending { try? FileManager.default.removeItem(atPath: path) }
             state.withLock { state in
                 state.written += taken.spooled + taken.rows.count
+                // Rows spilled while this write was under way stay counted: they are in the new spool file.
+                state.spooled -= taken.spooled
                 state.writing = false
             }
             return true
@@ -154,7 +153,6 @@ public final class NetworkLogWriter: Sendable {
                     rename(aside, path)
                 }
             }
-            state.withLock { $0.spooled += taken.spooled }
             spool(taken.rows)
             state.withLock { $0.writing = false }
             return false

@@ -1,6 +1,6 @@
 import Coordinator
 import Foundation
-import Gherkin
+import struct Gherkin.TagExpression
 import Logging
 import OrchestrateModel
 import Reports

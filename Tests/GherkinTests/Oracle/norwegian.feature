@@ -1,0 +1,6 @@
+# language: no
+Egenskap: Norsk
+  Scenario: enkel
+    Gitt at noe finnes
+    Når noe skjer
+    Så ser jeg det

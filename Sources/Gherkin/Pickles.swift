@@ -11,6 +11,14 @@ public struct Pickle: Sendable, Encodable {
     public var name: String
     public var language: String
     public var steps: [PickleStep]
+    /// The scenario's name as written (an outline's with its `<placeholders>`), and for an example row its
+    /// cells as `header=value`: what stays the same when scenarios or rows move. Not part of the message.
+    public var writtenName: String
+    public var example: [String]
+    /// The line of the Scenario (or Outline) keyword.
+    public var scenarioLine: Int
+
+    private enum CodingKeys: String, CodingKey { case id, uri, location, astNodeIds, tags, name, language, steps }
 }
 
 public struct PickleTag: Sendable, Encodable {
@@ -99,7 +107,8 @@ private struct PickleCompiler {
                 }
             }
             pickles.append(Pickle(id: id(), uri: uri, location: scenario.location, astNodeIds: [scenario.id],
-                                  tags: Self.pickleTags(tags + scenario.tags), name: scenario.name, language: language, steps: steps))
+                                  tags: Self.pickleTags(tags + scenario.tags), name: scenario.name, language: language, steps: steps,
+                                  writtenName: scenario.name, example: [], scenarioLine: scenario.location.line))
             return
         }
         for examples in scenario.examples {
@@ -121,7 +130,9 @@ private struct PickleCompiler {
                 }
                 pickles.append(Pickle(id: id(), uri: uri, location: row.location, astNodeIds: [scenario.id, row.id],
                                       tags: Self.pickleTags(tags + scenario.tags + examples.tags),
-                                      name: Self.interpolate(scenario.name, variables, values), language: language, steps: steps))
+                                      name: Self.interpolate(scenario.name, variables, values), language: language, steps: steps,
+                                      writtenName: scenario.name, example: zip(variables, values).map { "\($0)=\($1)" },
+                                      scenarioLine: scenario.location.line))
             }
         }
     }

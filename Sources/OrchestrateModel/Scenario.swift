@@ -13,6 +13,9 @@ public struct Scenario: Sendable, Codable, Hashable, Identifiable {
     /// Where the scenario is defined (file and 1-based line), for messages and `{uri}`/`{line}`.
     public var uri: String?
     public var line: Int?
+    /// For an example row of a Scenario Outline, the outline's own line (`file:line` of the outline selects
+    /// all its rows).
+    public var definitionLine: Int?
 
     public init(
         id: String,
@@ -22,7 +25,8 @@ public struct Scenario: Sendable, Codable, Hashable, Identifiable {
         timeoutMilliseconds: Int64,
         environment: [String: String] = [:],
         uri: String? = nil,
-        line: Int? = nil
+        line: Int? = nil,
+        definitionLine: Int? = nil
     ) {
         self.id = id
         self.name = name
@@ -32,6 +36,7 @@ public struct Scenario: Sendable, Codable, Hashable, Identifiable {
         self.environment = environment
         self.uri = uri
         self.line = line
+        self.definitionLine = definitionLine
     }
 }
 

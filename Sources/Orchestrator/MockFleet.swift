@@ -33,14 +33,23 @@ final class MockFleet: AttemptHooks {
     }
 
     /// The cassette of a scenario: `<recordings>/<scenario id>.har`.
-    func cassette(for scenarioID: String) -> String {
-        "\(recordings)/\(AttemptFolders.safeName(scenarioID)).har"
+    /// `<recordings>/<feature path>/<scenario name [example row]>.har` for a pickle (DESIGN.md), otherwise
+    /// `<recordings>/<scenario id>.har`; every component made file-name safe.
+    func cassette(for scenario: Scenario) -> String {
+        let prefix = scenario.uri.map { "\($0): " }
+        if let uri = scenario.uri, uri.hasSuffix(".feature"), let prefix, scenario.id.hasPrefix(prefix) {
+            let folders = uri.dropLast(".feature".count).split(separator: "/").filter { $0 != "." && $0 != ".." }
+            let name = scenario.id.dropFirst(prefix.count)
+            return ([recordings] + folders.map { AttemptFolders.safeName(String($0)) } + [AttemptFolders.safeName(String(name)) + ".har"])
+                .joined(separator: "/")
+        }
+        return "\(recordings)/\(AttemptFolders.safeName(scenario.id)).har"
     }
 
     func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws {
         let server = try await server(slot: slot, port: port)
         try server.begin(MockSession(
-            mode: attempt.scenario.mode(inRun: mode), cassettePath: cassette(for: attempt.scenario.id), scenarioID: attempt.scenario.id,
+            mode: attempt.scenario.mode(inRun: mode), cassettePath: cassette(for: attempt.scenario), scenarioID: attempt.scenario.id,
             seed: attempt.scenario.seed, now: frozenNow, attemptID: attempt.id
         ))
     }

@@ -143,11 +143,14 @@ public enum RunOrchestration {
         guard !scenarios.isEmpty else { throw ConfigError(file: config.path, "no scenarios: add some under suite.scenarios") }
         var selected = scenarios
         if !only.isEmpty {
-            let known = Set(scenarios.map(\.id))
-            if let unknown = only.first(where: { !known.contains($0) }) {
-                throw UsageError("--only \(unknown): no such scenario in \(config.path) (see orchestrate scenarios)")
+            var wanted = Set<String>()
+            for selector in only {
+                let matching = scenarios.filter { Self.matches($0, selector) }
+                if matching.isEmpty {
+                    throw UsageError("--only \(selector): no such scenario id or feature FILE[:LINE] in \(config.path) (see orchestrate scenarios)")
+                }
+                wanted.formUnion(matching.map(\.id))
             }
-            let wanted = Set(only)
             selected = selected.filter { wanted.contains($0.id) }
         }
         if let tags {
@@ -164,6 +167,22 @@ public enum RunOrchestration {
             }
         }
         return selected
+    }
+
+    /// `--only` takes a scenario id, or as Cucumber does a feature file with optional lines (`a.feature:12:30`):
+    /// a line selects the scenario on it, an outline's line all its example rows, a row's line that row.
+    static func matches(_ scenario: Scenario, _ selector: String) -> Bool {
+        if scenario.id == selector { return true }
+        guard let uri = scenario.uri, uri.hasSuffix(".feature") else { return false }
+        var parts = selector.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        var lines: [Int] = []
+        while parts.count > 1, let line = Int(parts[parts.count - 1]) {
+            lines.insert(line, at: 0)
+            parts.removeLast()
+        }
+        let path = parts.joined(separator: ":")
+        guard URL(fileURLWithPath: path).standardized.path == URL(fileURLWithPath: uri).standardized.path else { return false }
+        return lines.isEmpty || lines.contains { $0 == scenario.line || $0 == scenario.definitionLine }
     }
 
     static func resolve(_ path: String, against directory: String) -> String {

@@ -152,9 +152,9 @@ public struct RunStore: Sendable {
     /// Expected durations (median of recent passing attempts) for the given scenarios; absent when never seen.
     public func expectedDurations(_ scenarioIDs: [String]) async throws -> [String: Int64] {
         var result: [String: Int64] = [:]
-        let query = PostgresQuery(unsafeSQL: RunStore.expectedSQL("SELECT unnest($1::text[])"), binds: try {
+        let query = PostgresQuery(unsafeSQL: RunStore.expectedSQL("SELECT unnest($1::text[])"), binds: {
             var binds = PostgresBindings()
-            try binds.append(scenarioIDs)
+            binds.append(scenarioIDs)
             return binds
         }())
         for try await (id, expected) in try await database.client.query(query, logger: database.logger).decode((String, Int64).self) {

@@ -17,7 +17,7 @@ struct Orchestrate: AsyncParsableCommand {
             Exit codes: 0 all passed (flaky passes are reported), 1 a scenario failed, 2 bad usage or config,
             3 infrastructure (database unreachable, no free port), 130 interrupted (resume with --resume RUN_ID).
             """,
-        subcommands: [Run.self, Scenarios.self, Runs.self, Mock.self, DB.self, Bench.self]
+        subcommands: [Run.self, Scenarios.self, Runs.self, Mock.self, GherkinGroup.self, DB.self, Bench.self]
     )
 
     /// As ArgumentParser's, except that bad usage exits 2 (DESIGN.md), not 64.
@@ -97,7 +97,7 @@ struct Run: AsyncParsableCommand {
     @Option(name: .long, help: "Re-runs of a failed attempt (default: orchestrate.yml's retries, else 0).")
     var retries: Int?
 
-    @Option(name: .long, parsing: .upToNextOption, help: "Run only these scenario ids.")
+    @Option(name: .long, parsing: .upToNextOption, help: "Run only these scenarios: ids, or feature files with optional lines (Features/chat.feature:12:30).")
     var only: [String] = []
 
     @Option(name: .long, help: "Run only scenarios whose tags match a Cucumber tag expression, e.g. \"@smoke and not (@wip or @slow)\".")
@@ -157,7 +157,7 @@ struct Scenarios: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Option(name: .long, parsing: .upToNextOption, help: "Only these scenario ids.")
+    @Option(name: .long, parsing: .upToNextOption, help: "Only these scenarios: ids, or feature files with optional lines (Features/chat.feature:12).")
     var only: [String] = []
 
     @Option(name: .long, help: "Only scenarios whose tags match a Cucumber tag expression, e.g. \"@smoke and not @wip\".")
@@ -264,6 +264,35 @@ struct Mock: AsyncParsableCommand {
                     logger: logger
                 )
             }
+        }
+    }
+}
+
+struct GherkinGroup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gherkin",
+        abstract: "Feature files as orchestrate (and Cucumber) read them.",
+        subcommands: [Pickles.self]
+    )
+
+    struct Pickles: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the pickles of feature files as Cucumber Messages NDJSON.",
+            discussion: """
+                One `{"pickle": …}` envelope per line for every scenario and every example row: backgrounds prepended,
+                outline placeholders filled, tags inherited, as Cucumber compiles them. A file that does not parse
+                gives `{"parseError": …}` envelopes instead (several per file, each with line and column), the same
+                errors as `file:line:column: message` lines on stderr, and exit status 2.
+                """
+        )
+
+        @Argument(help: "Feature files.")
+        var files: [String]
+
+        func run() throws {
+            let status = GherkinCommands.pickles(files: files, output: { print($0) },
+                                                 errors: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
+            if status != 0 { throw ExitCode(status) }
         }
     }
 }

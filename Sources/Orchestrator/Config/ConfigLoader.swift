@@ -52,14 +52,21 @@ public enum ConfigLoader {
     private static func suite(_ node: Node, reader: NodeReader) throws(ConfigError) -> OrchestrateConfig.Suite {
         var suite = OrchestrateConfig.Suite()
         var scenariosNode: Node?
-        for (key, value) in try reader.mapping(node, what: "suite", keys: ["command", "timeout", "env", "scenarios"]) {
+        for (key, value) in try reader.mapping(node, what: "suite", keys: ["command", "timeout", "env", "scenarios", "gherkin"]) {
             switch key {
             case "command": suite.command = try reader.string(value, key: "suite.command")
             case "timeout": suite.timeout = try reader.duration(value, key: "suite.timeout")
             case "env": suite.environment = try reader.environment(value, key: "suite.env")
             case "scenarios": scenariosNode = value
+            case "gherkin":
+                suite.gherkin = try reader.strings(value, key: "suite.gherkin")
+                suite.gherkinLine = value.mark?.line ?? 0
+                if suite.gherkin.isEmpty { throw reader.error(at: value, "suite.gherkin must name at least one pattern, e.g. [\"Features/**/*.feature\"]") }
             default: break
             }
+        }
+        if !suite.gherkin.isEmpty && suite.command == nil {
+            throw reader.error(at: node, "suite.gherkin needs suite.command, the template every pickle runs with ({uri} {line} {name} {id})")
         }
         guard let scenariosNode else { return suite }
         guard case .sequence(let sequence) = scenariosNode else {

@@ -29,6 +29,10 @@ public struct OrchestrateConfig: Sendable {
         /// Added to every scenario's environment.
         public var environment: [String: String] = [:]
         public var scenarios: [Entry] = []
+        /// Glob patterns of feature files (`Features/**/*.feature`): every pickle becomes a scenario.
+        public var gherkin: [String] = []
+        /// Where `gherkin` is in the config file.
+        public var gherkinLine = 0
 
         public struct Entry: Sendable {
             public var id: String
@@ -56,19 +60,31 @@ public struct OrchestrateConfig: Sendable {
         self.path = path
     }
 
-    /// The scenarios as they run, templates filled in, in config order.
-    public func scenarios() -> [Scenario] {
-        suite.scenarios.map { entry in
+    /// The scenarios as they run, templates filled in: the listed ones in config order, then every pickle of the
+    /// feature files `suite.gherkin` names (files in path order, pickles in file order).
+    public func scenarios() throws -> [Scenario] {
+        var scenarios = suite.scenarios.map { entry in
             let name = entry.name ?? entry.id
             let command = entry.command ?? CommandTemplate.fill(suite.command ?? "", id: entry.id, name: name, uri: path, line: entry.line)
-            var environment = suite.environment
-            for (key, value) in entry.environment { environment[key] = value }
             return Scenario(
                 id: entry.id, name: name, command: command, tags: entry.tags,
                 timeoutMilliseconds: (entry.timeout ?? suite.timeout).wholeMilliseconds,
-                environment: environment, uri: path, line: entry.line
+                environment: suite.environment.merging(entry.environment) { $1 }, uri: path, line: entry.line
             )
         }
+        guard !suite.gherkin.isEmpty else { return scenarios }
+        var seen = Set(scenarios.map(\.id))
+        for pickle in try FeatureDiscovery.pickles(patterns: suite.gherkin, in: directory, config: path, line: suite.gherkinLine) {
+            let id = FeatureDiscovery.uniqueID(pickle.stableID, seen: &seen)
+            let environment = suite.environment.merging(["ORCHESTRATE_GHERKIN_URI": pickle.uri, "ORCHESTRATE_GHERKIN_LINE": "\(pickle.line)"]) { $1 }
+            scenarios.append(Scenario(
+                id: id, name: pickle.name,
+                command: CommandTemplate.fill(suite.command ?? "", id: id, name: pickle.name, uri: pickle.uri, line: pickle.line),
+                tags: pickle.tags, timeoutMilliseconds: suite.timeout.wholeMilliseconds,
+                environment: environment, uri: pickle.uri, line: pickle.line, definitionLine: pickle.scenarioLine
+            ))
+        }
+        return scenarios
     }
 }
 

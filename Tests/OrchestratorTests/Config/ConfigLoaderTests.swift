@@ -42,7 +42,7 @@ struct ConfigLoaderTests {
         #expect(config.workers == 3)
         #expect(config.retries == 2)
         #expect(config.lease == .seconds(10))
-        let scenarios = config.scenarios()
+        let scenarios = try config.scenarios()
         #expect(scenarios.map(\.id) == ["login", "checkout"])
         #expect(scenarios[0].command == "./run-one login login 10")
         #expect(scenarios[0].tags == ["smoke", "fast"])

@@ -1,0 +1,118 @@
+import Foundation
+import Gherkin
+
+/// `suite.gherkin`: feature files found by glob patterns, compiled into pickles.
+enum FeatureDiscovery {
+    /// A pickle as a scenario needs it.
+    struct Found {
+        /// Feature path, scenario name as written and the example row's cells: stable when scenarios, rows or
+        /// files are reordered, so history follows the scenario.
+        var stableID: String
+        var name: String
+        /// Without their `@`, as the config writes them.
+        var tags: [String]
+        var uri: String
+        var line: Int
+        var scenarioLine: Int
+
+        init(_ pickle: Pickle) {
+            stableID = "\(pickle.uri): \(pickle.writtenName)"
+            if !pickle.example.isEmpty { stableID += " [\(pickle.example.joined(separator: ", "))]" }
+            name = pickle.name
+            tags = pickle.tags.map { String($0.name.dropFirst()) }
+            uri = pickle.uri
+            line = pickle.location.line
+            scenarioLine = pickle.scenarioLine
+        }
+    }
+
+    /// The pickles of every file the patterns match, files in path order. A pattern that matches nothing and a
+    /// file that does not parse are errors naming the config line or file:line:column.
+    static func pickles(patterns: [String], in directory: String, config: String, line: Int) throws -> [Found] {
+        var files: [String] = []
+        for pattern in patterns {
+            let matched = self.files(matching: pattern, in: directory)
+            if matched.isEmpty {
+                throw ConfigError(file: config, line: line, "suite.gherkin: \"\(pattern)\" matches no feature file under \(directory)")
+            }
+            files += matched.filter { !files.contains($0) }
+        }
+        var found: [Found] = []
+        for file in files {
+            let path = URL(fileURLWithPath: directory).appendingPathComponent(file).path
+            guard let data = FileManager.default.contents(atPath: path), let source = String(data: data, encoding: .utf8) else {
+                throw ConfigError(file: file, "cannot read this feature file as UTF-8")
+            }
+            do {
+                found += try GherkinParser.parse(source).pickles(uri: file).map(Found.init)
+            } catch {
+                // One error per file is what a config error carries; `orchestrate gherkin pickles` lists them all.
+                let first = error.errors[0]
+                let more = error.errors.count > 1 ? " (and \(error.errors.count - 1) more: orchestrate gherkin pickles \(file))" : ""
+                throw ConfigError(file: file, line: first.location.line, column: first.location.column ?? 0, first.message + more)
+            }
+        }
+        return found
+    }
+
+    /// `id`, or `id (2)`, `id (3)`… when it is taken (two scenarios of one file with the same name).
+    static func uniqueID(_ id: String, seen: inout Set<String>) -> String {
+        var candidate = id
+        var number = 2
+        while seen.contains(candidate) {
+            candidate = "\(id) (\(number))"
+            number += 1
+        }
+        seen.insert(candidate)
+        return candidate
+    }
+
+    /// Paths relative to `directory` matching a glob: `*` and `?` within a path component, `**` for any number
+    /// of folders. Sorted; hidden folders are skipped unless named.
+    static func files(matching pattern: String, in directory: String) -> [String] {
+        let parts = pattern.split(separator: "/").map(String.init).filter { $0 != "." }
+        var results: [String] = []
+        func walk(_ relative: String, _ remaining: ArraySlice<String>) {
+            guard let part = remaining.first else {
+                var isDirectory: ObjCBool = false
+                let path = URL(fileURLWithPath: directory).appendingPathComponent(relative).path
+                if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue { results.append(relative) }
+                return
+            }
+            let folder = relative.isEmpty ? directory : URL(fileURLWithPath: directory).appendingPathComponent(relative).path
+            let entries = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+            func join(_ name: String) -> String { relative.isEmpty ? name : relative + "/" + name }
+            if part == "**" {
+                walk(relative, remaining.dropFirst())
+                for entry in entries where !entry.hasPrefix(".") {
+                    var isDirectory: ObjCBool = false
+                    if FileManager.default.fileExists(atPath: folder + "/" + entry, isDirectory: &isDirectory), isDirectory.boolValue {
+                        walk(join(entry), remaining)
+                    }
+                }
+            } else if !part.contains("*") && !part.contains("?") {
+                if FileManager.default.fileExists(atPath: folder + "/" + part) { walk(join(part), remaining.dropFirst()) }
+            } else {
+                for entry in entries where (!entry.hasPrefix(".") || part.hasPrefix(".")) && matches(Array(entry), Array(part)[...]) {
+                    walk(join(entry), remaining.dropFirst())
+                }
+            }
+        }
+        walk(pattern.hasPrefix("/") ? "/" : "", parts[...])
+        var unique: [String] = []
+        for result in results.sorted() where !unique.contains(result) { unique.append(result) }
+        return unique
+    }
+
+    private static func matches(_ name: [Character], _ pattern: ArraySlice<Character>) -> Bool {
+        guard let first = pattern.first else { return name.isEmpty }
+        switch first {
+        case "*":
+            return (0...name.count).contains { matches(Array(name[$0...]), pattern.dropFirst()) }
+        case "?":
+            return !name.isEmpty && matches(Array(name.dropFirst()), pattern.dropFirst())
+        default:
+            return name.first == first && matches(Array(name.dropFirst()), pattern.dropFirst())
+        }
+    }
+}

@@ -157,6 +157,9 @@ public final class MockServer: Sendable {
         }
     }
 
+    /// Steps the test reported through the control API in this session so far.
+    public var reportedSteps: Int { state.withLock { $0.steps.count } }
+
     /// Ends the session; in record mode writes the cassette (atomically) and returns it.
     @discardableResult
     public func end() throws(MockServerError) -> Cassette? {

@@ -14,6 +14,8 @@ final class MockFleet: AttemptHooks {
     private let mode: Mode
     private let recordings: String
     private let frozenNow: String
+    /// Where attempts' folders are (step reports are read from their artifacts).
+    private let attempts: String
     private let log: NetworkLogWriter
     private let logger: Logger
     private let state = Mutex(State())
@@ -21,13 +23,15 @@ final class MockFleet: AttemptHooks {
     private struct State {
         var servers: [Int: MockServer] = [:]
         var drains: [Task<Void, Never>] = []
+        var started: [Int: Date] = [:]
     }
 
-    init(configuration: MockConfiguration, mode: Mode, recordings: String, frozenNow: String, log: NetworkLogWriter, logger: Logger) {
+    init(configuration: MockConfiguration, mode: Mode, recordings: String, frozenNow: String, attempts: String, log: NetworkLogWriter, logger: Logger) {
         self.configuration = configuration
         self.mode = mode
         self.recordings = recordings
         self.frozenNow = frozenNow
+        self.attempts = attempts
         self.log = log
         self.logger = logger
     }
@@ -48,6 +52,7 @@ final class MockFleet: AttemptHooks {
 
     func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws {
         let server = try await server(slot: slot, port: port)
+        state.withLock { $0.started[slot] = Date() }
         try server.begin(MockSession(
             mode: attempt.scenario.mode(inRun: mode), cassettePath: cassette(for: attempt.scenario), scenarioID: attempt.scenario.id,
             seed: attempt.scenario.seed, now: frozenNow, attemptID: attempt.id
@@ -56,12 +61,18 @@ final class MockFleet: AttemptHooks {
 
     func attemptDidEnd(_ attempt: ClaimedAttempt, slot: Int, result: inout AttemptResult) async {
         guard let server = state.withLock({ $0.servers[slot] }) else { return }
+        let reported = server.reportedSteps
         do {
             try server.end()
         } catch {
             result.outcome = .infrastructureError
             result.error = "\(error)"
         }
+        // A test that did not report steps through the control API may have written Cucumber reports.
+        guard reported == 0 else { return }
+        let artifacts = AttemptFolders.path(attemptsDirectory: attempts, runID: attempt.runID, scenarioID: attempt.scenario.id, attempt: attempt.attempt)
+        let started = state.withLock { $0.started[slot] } ?? Date()
+        for step in StepReports.steps(in: artifacts, attemptStart: started) { log.append(step, attemptID: attempt.id) }
     }
 
     func slotsDidStop() async {

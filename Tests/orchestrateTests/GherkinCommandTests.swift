@@ -1,6 +1,9 @@
 import Foundation
-import Testing
+import Logging
 import OrchestrateTesting
+import PostgresNIO
+import Store
+import Testing
 
 @Suite("Gherkin suites from the command line")
 struct GherkinCommandTests {
@@ -129,6 +132,98 @@ struct GherkinCommandTests {
             try directory.write("orchestrate.yml", "suite:\n  gherkin: [\"Features/*.feature\"]\n")
             let template = try await cli.run(["scenarios"])
             #expect(template.exitCode == 2 && template.stderr.contains("suite.gherkin needs suite.command"), "\(template.stderr)")
+        }
+    }
+
+    @Test("steps a scenario writes as Cucumber Messages NDJSON or Cucumber JSON land in PostgreSQL with their timings, exchanges under them")
+    func stepReports() async throws {
+        try await TemporaryDirectory.with { directory in
+            try directory.write("Features/reports.feature", """
+                Feature: Reports
+                  Scenario: messages
+                    Given the app is open
+                    When I load the slots
+                    Then I see them
+
+                  Scenario: cucumber json
+                    Given a step
+                    Then a failing step
+                """)
+            // A runner that reports as Cucumber does: timestamps around each step; the "When" step calls the backend.
+            try directory.write("runner.py", """
+                import json, os, sys, time, urllib.request
+                out = os.environ["ORCHESTRATE_ARTIFACTS_DIR"]
+                def ts():
+                    t = time.time_ns()
+                    return {"seconds": t // 1_000_000_000, "nanos": t % 1_000_000_000}
+                if sys.argv[1] == "messages":
+                    events = [
+                        {"gherkinDocument": {"feature": {"children": [{"scenario": {"steps": [
+                            {"id": "g1", "keyword": "Given ", "text": "the app is open"},
+                            {"id": "g2", "keyword": "When ", "text": "I load the slots"},
+                            {"id": "g3", "keyword": "Then ", "text": "I see them"}]}}]}}},
+                        {"pickle": {"id": "p", "steps": [{"id": "s1", "text": "the app is open", "astNodeIds": ["g1"]},
+                            {"id": "s2", "text": "I load the slots", "astNodeIds": ["g2"]}, {"id": "s3", "text": "I see them", "astNodeIds": ["g3"]}]}},
+                        {"testCase": {"id": "tc", "pickleId": "p", "testSteps": [{"id": "h", "hookId": "hook"},
+                            {"id": "t1", "pickleStepId": "s1"}, {"id": "t2", "pickleStepId": "s2"}, {"id": "t3", "pickleStepId": "s3"}]}},
+                    ]
+                    for step in ["h", "t1", "t2", "t3"]:
+                        events.append({"testStepStarted": {"testCaseStartedId": "run", "testStepId": step, "timestamp": ts()}})
+                        time.sleep(0.05)
+                        if step == "t2":
+                            urllib.request.urlopen(os.environ["ORCHESTRATE_MOCK_URL"] + "/api.test/slots").read()
+                            time.sleep(0.05)
+                        events.append({"testStepFinished": {"testCaseStartedId": "run", "testStepId": step, "timestamp": ts(),
+                            "testStepResult": {"status": "PASSED", "duration": {"seconds": 0, "nanos": 50000000}}}})
+                    with open(os.path.join(out, "cucumber.ndjson"), "w") as f:
+                        f.write("\\n".join(json.dumps(e) for e in events) + "\\n")
+                else:
+                    report = [{"name": "Reports", "elements": [{"name": "cucumber json", "steps": [
+                        {"keyword": "Given ", "name": "a step", "result": {"status": "passed", "duration": 20000000}},
+                        {"keyword": "Then ", "name": "a failing step", "result": {"status": "failed", "duration": 30000000, "error_message": "expected 2, got 3"}}]}]}]
+                    with open(os.path.join(out, "cucumber.json"), "w") as f:
+                        json.dump(report, f)
+                """)
+            try directory.write("orchestrate.yml", """
+                workers: 2
+                suite:
+                  command: "python3 runner.py {name}"
+                  gherkin: ["Features/*.feature"]
+                mock:
+                  mode: mock
+                  hosts: { api.test: "http://127.0.0.1:9" }
+                  stubs:
+                    - request: { host: api.test, path: /slots }
+                      response: { status: 200, json: { slots: [mon] } }
+                """)
+            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let run = try await cli.run(["run", "--progress", "none"])
+            #expect(run.exitCode == 0, "\(run.stdout)\(run.stderr)")
+
+            let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
+            let steps = try await Database.with(try DatabaseEndpoint(url: database), logger: .init(label: "test"), maximumConnections: 1) { database in
+                var rows: [(String, String, String, Int32, Double, String?, Int32)] = []
+                let query = try await database.client.query(
+                    """
+                    SELECT sc.name, s.keyword, s.name, s.position, extract(epoch FROM s.finished_at - s.started_at)::float8, s.error,
+                           (SELECT count(*)::int FROM exchange_log e WHERE e.attempt_id = s.attempt_id AND e.step = s.position)
+                    FROM steps s JOIN attempts a ON a.id = s.attempt_id JOIN scenarios sc ON sc.id = a.scenario_id
+                    ORDER BY sc.name, s.position
+                    """,
+                    logger: Logger(label: "test")
+                )
+                for try await row in query.decode((String, String, String, Int32, Double, String?, Int32).self) { rows.append(row) }
+                return rows
+            }
+            #expect(steps.map { "\($0.0)|\($0.1)\($0.2)|\($0.3)|\($0.6)" } == [
+                "cucumber json|Given a step|1|0",
+                "cucumber json|Then a failing step|2|0",
+                "messages|Given the app is open|1|0",
+                "messages|When I load the slots|2|1",
+                "messages|Then I see them|3|0",
+            ])
+            #expect(steps.allSatisfy { $0.4 >= 0.019 }, "every step has its duration: \(steps.map(\.4))")
+            #expect(steps[1].5 == "expected 2, got 3")
         }
     }
 }

@@ -13,6 +13,7 @@ enum Migrations {
         (3, "why an exchange was unusual", Schema.version3),
         (4, "exchanges name their step by position", Schema.version4),
         (5, "bodies and header lists stored once, by digest", Schema.version5),
+        (6, "exchanges fall in the step whose time span holds them", Schema.version6),
     ]
 
     static func apply(on database: Database) async throws {

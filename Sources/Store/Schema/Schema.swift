@@ -172,4 +172,26 @@ enum Schema {
             LEFT JOIN payloads AS response_headers ON response_headers.digest = exchanges.response_headers_digest
             LEFT JOIN payloads AS response_body ON response_body.digest = exchanges.response_body_digest
         """
+
+    /// `exchange_log.step`: the step an exchange happened in — the one open when it arrived (named by the
+    /// control API), else, for steps a test reported afterwards in Cucumber reports, the latest step whose time
+    /// span holds the exchange's start.
+    static let version6 = """
+        CREATE OR REPLACE VIEW exchange_log AS
+            SELECT exchanges.*,
+                   coalesce(convert_from(request_headers.content, 'UTF8')::jsonb, '[]') AS request_headers,
+                   coalesce(request_body.content, ''::bytea) AS request_body,
+                   coalesce(convert_from(response_headers.content, 'UTF8')::jsonb, '[]') AS response_headers,
+                   coalesce(response_body.content, ''::bytea) AS response_body,
+                   coalesce(exchanges.step_position, (
+                       SELECT steps.position FROM steps
+                       WHERE steps.attempt_id = exchanges.attempt_id AND steps.started_at <= exchanges.started_at
+                         AND exchanges.started_at <= coalesce(steps.finished_at, 'infinity')
+                       ORDER BY steps.position DESC LIMIT 1)) AS step
+            FROM exchanges
+            LEFT JOIN payloads AS request_headers ON request_headers.digest = exchanges.request_headers_digest
+            LEFT JOIN payloads AS request_body ON request_body.digest = exchanges.request_body_digest
+            LEFT JOIN payloads AS response_headers ON response_headers.digest = exchanges.response_headers_digest
+            LEFT JOIN payloads AS response_body ON response_body.digest = exchanges.response_body_digest
+        """
 }

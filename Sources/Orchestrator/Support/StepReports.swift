@@ -1,0 +1,111 @@
+import Foundation
+import OrchestrateModel
+
+/// Steps a scenario reported in files of its artifacts folder, for test runners that do not call the control
+/// API: Cucumber Messages NDJSON (`testStepStarted`/`testStepFinished`, with the pickles and Gherkin documents
+/// that name the steps) and Cucumber JSON reports (`[{"elements": [{"steps": [...]}]}]`).
+enum StepReports {
+    /// Files larger than this are not read (a report of one scenario is small).
+    static let largestFile = 64 << 20
+
+    /// The steps of every report in `folder` (top level, `*.ndjson` and `*.json`, in name order), numbered from 1.
+    /// Steps of a Cucumber JSON report have durations but no start times unless the scenario has
+    /// `start_timestamp`: they are laid end to end from `attemptStart`.
+    static func steps(in folder: String, attemptStart: Date) -> [Step] {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+        var steps: [Step] = []
+        for name in names where name.hasSuffix(".ndjson") || name.hasSuffix(".json") {
+            let path = "\(folder)/\(name)"
+            guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size <= largestFile,
+                  let data = FileManager.default.contents(atPath: path) else { continue }
+            steps += name.hasSuffix(".ndjson") ? messages(data) : cucumberJSON(data, attemptStart: attemptStart)
+        }
+        for index in steps.indices { steps[index].position = index + 1 }
+        return steps
+    }
+
+    /// Cucumber Messages: a step starts with `testStepStarted` and ends with `testStepFinished`; its text comes from
+    /// the pickle step and its keyword from the Gherkin step the pickle step was compiled from. Hooks are left out.
+    static func messages(_ data: Data) -> [Step] {
+        var keywords: [String: String] = [:]  // Gherkin step id → keyword
+        var pickleSteps: [String: (text: String, astNodeID: String?)] = [:]
+        var testSteps: [String: String] = [:]  // test step id → pickle step id
+        var started: [String: Step] = [:]  // testCaseStartedId/testStepId → step
+        var order: [String] = []
+        for line in data.split(separator: UInt8(ascii: "\n")) {
+            guard let envelope = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else { continue }
+            if let document = envelope["gherkinDocument"] as? [String: Any] {
+                collectKeywords(document, into: &keywords)
+            } else if let pickle = envelope["pickle"] as? [String: Any] {
+                for step in pickle["steps"] as? [[String: Any]] ?? [] {
+                    guard let id = step["id"] as? String else { continue }
+                    pickleSteps[id] = (step["text"] as? String ?? "", (step["astNodeIds"] as? [String])?.first)
+                }
+            } else if let testCase = envelope["testCase"] as? [String: Any] {
+                for step in testCase["testSteps"] as? [[String: Any]] ?? [] {
+                    if let id = step["id"] as? String, let pickleStep = step["pickleStepId"] as? String { testSteps[id] = pickleStep }
+                }
+            } else if let event = envelope["testStepStarted"] as? [String: Any] {
+                guard let stepID = event["testStepId"] as? String, let pickleStepID = testSteps[stepID],
+                      let at = timestamp(event["timestamp"]) else { continue }
+                let key = "\(event["testCaseStartedId"] as? String ?? "")/\(stepID)"
+                let pickleStep = pickleSteps[pickleStepID]
+                started[key] = Step(position: 0, keyword: pickleStep?.astNodeID.flatMap { keywords[$0] } ?? "",
+                                    name: pickleStep?.text ?? "", status: "started", startedAt: at)
+                order.append(key)
+            } else if let event = envelope["testStepFinished"] as? [String: Any] {
+                let key = "\(event["testCaseStartedId"] as? String ?? "")/\(event["testStepId"] as? String ?? "")"
+                guard var step = started[key] else { continue }
+                let result = event["testStepResult"] as? [String: Any] ?? [:]
+                step.status = (result["status"] as? String ?? "unknown").lowercased()
+                step.finishedAt = timestamp(event["timestamp"])
+                step.error = result["message"] as? String
+                started[key] = step
+            }
+        }
+        return order.compactMap { started[$0] }
+    }
+
+    private static func collectKeywords(_ node: Any, into keywords: inout [String: String]) {
+        if let object = node as? [String: Any] {
+            if let id = object["id"] as? String, let keyword = object["keyword"] as? String, object["text"] != nil { keywords[id] = keyword }
+            for value in object.values { collectKeywords(value, into: &keywords) }
+        } else if let array = node as? [Any] {
+            for value in array { collectKeywords(value, into: &keywords) }
+        }
+    }
+
+    /// `{"seconds": 1700000000, "nanos": 5000000}`
+    private static func timestamp(_ value: Any?) -> Date? {
+        guard let object = value as? [String: Any], let seconds = (object["seconds"] as? NSNumber)?.doubleValue else { return nil }
+        return Date(timeIntervalSince1970: seconds + ((object["nanos"] as? NSNumber)?.doubleValue ?? 0) / 1e9)
+    }
+
+    /// A Cucumber JSON report: features → elements (scenarios and backgrounds) → steps with `result.duration` in
+    /// nanoseconds. Hooks (`before`/`after`) are left out.
+    static func cucumberJSON(_ data: Data, attemptStart: Date) -> [Step] {
+        guard let features = (try? JSONSerialization.jsonObject(with: data)) as? [[String: Any]] else { return [] }
+        var steps: [Step] = []
+        var clock = attemptStart
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        for feature in features {
+            for element in feature["elements"] as? [[String: Any]] ?? [] {
+                if let text = element["start_timestamp"] as? String,
+                   let start = formatter.date(from: text) ?? ISO8601DateFormatter().date(from: text) {
+                    clock = start
+                }
+                for step in element["steps"] as? [[String: Any]] ?? [] {
+                    let result = step["result"] as? [String: Any] ?? [:]
+                    let nanoseconds = (result["duration"] as? NSNumber)?.doubleValue ?? 0
+                    let finished = clock.addingTimeInterval(nanoseconds / 1e9)
+                    steps.append(Step(position: 0, keyword: step["keyword"] as? String ?? "", name: step["name"] as? String ?? "",
+                                      status: (result["status"] as? String ?? "unknown").lowercased(), startedAt: clock,
+                                      finishedAt: finished, error: result["error_message"] as? String))
+                    clock = finished
+                }
+            }
+        }
+        return steps
+    }
+}

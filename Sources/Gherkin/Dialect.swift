@@ -14,22 +14,22 @@ public struct Dialect: Sendable, Equatable {
     public let and: [String]
     public let but: [String]
 
-    /// Step keywords, longest first, so that a keyword that starts another (`Soit ` and `Soit que `) does
-    /// not win over it.
-    var stepKeywords: [String] {
-        (given + when + then + and + but).enumerated()
-            .sorted { $0.element.unicodeScalars.count > $1.element.unicodeScalars.count || ($0.element.unicodeScalars.count == $1.element.unicodeScalars.count && $0.offset < $1.offset) }
-            .map(\.element)
-    }
-
-    /// What a step keyword says about its step: a keyword of one kind only (`Given `) is that kind; one
-    /// shared by several (`* `) is unknown.
-    func keywordType(of keyword: String) -> KeywordType {
-        var kinds: [KeywordType] = []
-        for (list, kind) in [(given, KeywordType.context), (when, .action), (then, .outcome), (and, .conjunction), (but, .conjunction)] {
-            kinds += list.filter { $0 == keyword }.map { _ in kind }
-        }
-        return kinds.count == 1 ? kinds[0] : .unknown
+    /// Step keywords with their kind, longest first, so that a keyword that starts another (`Soit ` and
+    /// `Soit que `) does not win over it. A keyword of one kind only (`Given `) is that kind; one shared by
+    /// several (`* `) is unknown.
+    var stepKeywords: [(keyword: String, type: KeywordType)] {
+        let lists = [(given, KeywordType.context), (when, .action), (then, .outcome), (and, .conjunction), (but, .conjunction)]
+        var kinds: [String: [KeywordType]] = [:]
+        for (list, kind) in lists { for keyword in list { kinds[keyword, default: []].append(kind) } }
+        let all = lists.flatMap(\.0)
+        // Longest first; equal lengths keep the language's order (a stable sort by index).
+        return all.indices
+            .sorted { (all[$0].unicodeScalars.count, $1) > (all[$1].unicodeScalars.count, $0) }
+            .map { index in
+                let keyword = all[index]
+                let types = kinds[keyword]!
+                return (keyword, types.count == 1 ? types[0] : .unknown)
+            }
     }
 }
 

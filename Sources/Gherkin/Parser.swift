@@ -235,23 +235,30 @@ private struct TreeBuilder {
         case .rule:
             guard case .node(let header)? = node.single(.ruleHeader), let line = header.token(.ruleLine) else { return .node(node) }
             let tags = tags(header)
-            var children: [Rule.Child] = []
-            if case .background(let background)? = node.single(.background) { children.append(.background(background)) }
-            for case .scenario(let scenario) in node.all(.scenarioDefinition) { children.append(.scenario(scenario)) }
+            let (background, scenarios) = backgroundAndScenarios(node)
+            let children = (background.map { [Rule.Child.background($0)] } ?? []) + scenarios.map(Rule.Child.scenario)
             return .rule(Rule(id: id(), location: line.location, tags: tags, keyword: line.keyword ?? "", name: line.text,
                               description: header.description, children: children))
         case .feature:
             guard case .node(let header)? = node.single(.featureHeader), let line = header.token(.featureLine) else { return .node(node) }
             let tags = tags(header)
-            var children: [Feature.Child] = []
-            if case .background(let background)? = node.single(.background) { children.append(.background(background)) }
-            for case .scenario(let scenario) in node.all(.scenarioDefinition) { children.append(.scenario(scenario)) }
+            let (background, scenarios) = backgroundAndScenarios(node)
+            var children = (background.map { [Feature.Child.background($0)] } ?? []) + scenarios.map(Feature.Child.scenario)
             for case .rule(let rule) in node.all(.rule) { children.append(.rule(rule)) }
             return .feature(Feature(location: line.location, tags: tags, language: line.language, keyword: line.keyword ?? "",
                                     name: line.text, description: header.description, children: children))
         default:
             return .node(node)
         }
+    }
+
+    /// A feature's or rule's background and scenarios.
+    func backgroundAndScenarios(_ node: Node) -> (Background?, [Scenario]) {
+        var background: Background?
+        if case .background(let found)? = node.single(.background) { background = found }
+        var scenarios: [Scenario] = []
+        for case .scenario(let scenario) in node.all(.scenarioDefinition) { scenarios.append(scenario) }
+        return (background, scenarios)
     }
 
     func steps(_ node: Node) -> [Step] {

@@ -56,14 +56,12 @@ struct TokenMatcher {
             } catch {
                 throw Failure(message: "A tag may not contain whitespace", location: Location(line: line.number, column: error.column))
             }
-        case .featureLine: return titleLine(line, dialect.feature, token)
-        case .ruleLine: return titleLine(line, dialect.rule, token)
-        case .backgroundLine: return titleLine(line, dialect.background, token)
-        case .scenarioLine: return titleLine(line, dialect.scenario, token) ?? titleLine(line, dialect.scenarioOutline, token)
-        case .examplesLine: return titleLine(line, dialect.examples, token)
+        case .featureLine, .ruleLine, .backgroundLine, .scenarioLine, .examplesLine:
+            guard let keyword = titleKeywords(type).first(where: { line.starts(with: $0 + ":") }) else { return nil }
+            return token(line.rest(after: keyword.unicodeScalars.count + 1), keyword: keyword)
         case .stepLine:
-            guard let keyword = stepKeywords.first(where: line.starts(with:)) else { return nil }
-            return token(line.rest(after: keyword.unicodeScalars.count), keyword: keyword, keywordType: dialect.keywordType(of: keyword))
+            guard let step = stepKeywords.first(where: { line.starts(with: $0.keyword) }) else { return nil }
+            return token(line.rest(after: step.keyword.unicodeScalars.count), keyword: step.keyword, keywordType: step.type)
         case .docStringSeparator:
             if let open = docStringSeparator {
                 guard line.starts(with: open) else { return nil }
@@ -98,9 +96,16 @@ struct TokenMatcher {
         }
     }
 
-    private func titleLine(_ line: Line, _ keywords: [String], _ token: (String, String?, KeywordType?, Int?, [(column: Int, text: String)]) -> Token) -> Token? {
-        guard let keyword = keywords.first(where: { line.starts(with: $0 + ":") }) else { return nil }
-        return token(line.rest(after: keyword.unicodeScalars.count + 1), keyword, nil, nil, [])
+    /// The keywords of a title line (`Feature:`, `Scenario Outline:`…), in the order they are tried.
+    private func titleKeywords(_ type: TokenType) -> [String] {
+        switch type {
+        case .featureLine: dialect.feature
+        case .ruleLine: dialect.rule
+        case .backgroundLine: dialect.background
+        case .scenarioLine: dialect.scenario + dialect.scenarioOutline
+        case .examplesLine: dialect.examples
+        default: []
+        }
     }
 
     /// `# language: fr` (any spacing) names a language: letters, `-` and `_`.

@@ -40,11 +40,9 @@ final class MockFleet: AttemptHooks {
     /// `<recordings>/<feature path>/<scenario name [example row]>.har` for a pickle (DESIGN.md), otherwise
     /// `<recordings>/<scenario id>.har`; every component made file-name safe.
     func cassette(for scenario: Scenario) -> String {
-        let prefix = scenario.uri.map { "\($0): " }
-        if let uri = scenario.uri, uri.hasSuffix(".feature"), let prefix, scenario.id.hasPrefix(prefix) {
+        if let uri = scenario.uri, let name = FeatureDiscovery.name(inID: scenario.id, uri: uri) {
             let folders = uri.dropLast(".feature".count).split(separator: "/").filter { $0 != "." && $0 != ".." }
-            let name = scenario.id.dropFirst(prefix.count)
-            return ([recordings] + folders.map { AttemptFolders.safeName(String($0)) } + [AttemptFolders.safeName(String(name)) + ".har"])
+            return ([recordings] + folders.map { AttemptFolders.safeName(String($0)) } + [AttemptFolders.safeName(name) + ".har"])
                 .joined(separator: "/")
         }
         return "\(recordings)/\(AttemptFolders.safeName(scenario.id)).har"

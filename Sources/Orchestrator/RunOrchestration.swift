@@ -146,7 +146,8 @@ public enum RunOrchestration {
         if !only.isEmpty {
             var wanted = Set<String>()
             for selector in only {
-                let matching = scenarios.filter { Self.matches($0, selector) }
+                let place = FeaturePlace(selector)
+                let matching = scenarios.filter { $0.id == selector || place.holds($0) }
                 if matching.isEmpty {
                     throw UsageError("--only \(selector): no such scenario id or feature FILE[:LINE] in \(config.path) (see orchestrate scenarios)")
                 }
@@ -168,22 +169,6 @@ public enum RunOrchestration {
             }
         }
         return selected
-    }
-
-    /// `--only` takes a scenario id, or as Cucumber does a feature file with optional lines (`a.feature:12:30`):
-    /// a line selects the scenario on it, an outline's line all its example rows, a row's line that row.
-    static func matches(_ scenario: Scenario, _ selector: String) -> Bool {
-        if scenario.id == selector { return true }
-        guard let uri = scenario.uri, uri.hasSuffix(".feature") else { return false }
-        var parts = selector.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
-        var lines: [Int] = []
-        while parts.count > 1, let line = Int(parts[parts.count - 1]) {
-            lines.insert(line, at: 0)
-            parts.removeLast()
-        }
-        let path = parts.joined(separator: ":")
-        guard URL(fileURLWithPath: path).standardized.path == URL(fileURLWithPath: uri).standardized.path else { return false }
-        return lines.isEmpty || lines.contains { $0 == scenario.line || $0 == scenario.definitionLine }
     }
 
     static func resolve(_ path: String, against directory: String) -> String {
@@ -247,4 +232,27 @@ private final class CoordinatorService: Service, Sendable {
 public struct UsageError: Error, CustomStringConvertible, Sendable {
     public let description: String
     public init(_ description: String) { self.description = description }
+}
+
+/// `--only` takes a scenario id, or as Cucumber does a feature file with optional lines (`a.feature:12:30`):
+/// a line selects the scenario on it, an outline's line all its example rows, a row's line that row.
+struct FeaturePlace {
+    let path: String
+    let lines: [Int]
+
+    init(_ selector: String) {
+        var parts = selector.split(separator: ":", omittingEmptySubsequences: false).map(String.init)
+        var lines: [Int] = []
+        while parts.count > 1, let line = Int(parts[parts.count - 1]) {
+            lines.insert(line, at: 0)
+            parts.removeLast()
+        }
+        self.path = URL(fileURLWithPath: parts.joined(separator: ":")).standardized.path
+        self.lines = lines
+    }
+
+    func holds(_ scenario: Scenario) -> Bool {
+        guard let uri = scenario.uri, uri.hasSuffix(".feature"), URL(fileURLWithPath: uri).standardized.path == path else { return false }
+        return lines.isEmpty || lines.contains { $0 == scenario.line || $0 == scenario.definitionLine }
+    }
 }

@@ -12,13 +12,10 @@ enum Conformance {
             .appendingPathComponent("../shared/conformance/gherkin").standardizedFileURL
     }()
 
-    static func features(_ folder: String) -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent(folder).path)) ?? []
-        return names.filter { $0.hasSuffix(".feature") }.sorted()
-    }
+    static func features(_ folder: String) -> [String] { features(in: directory.appendingPathComponent(folder)) }
 
-    static func read(_ folder: String, _ name: String) throws -> String {
-        try String(contentsOf: directory.appendingPathComponent(folder).appendingPathComponent(name), encoding: .utf8)
+    static func features(in folder: URL) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []).filter { $0.hasSuffix(".feature") }.sorted()
     }
 
     /// An NDJSON document as JSON values, without what Cucumber generates (ids) or names per machine (uri).
@@ -56,34 +53,31 @@ struct ConformanceTests {
 
     @Test("every good file compiles to Cucumber's pickles", arguments: Conformance.features("good"))
     func good(name: String) throws {
-        let source = try Conformance.read("good", name)
-        let ours = try Conformance.normalized(Conformance.ndjson(Envelope.of(source: source, uri: "good/" + name)))
-        let expected = try Conformance.normalized(Conformance.read("good", name + ".pickles.ndjson"))
-        #expect(ours.count == expected.count)
-        for (mine, theirs) in zip(ours, expected) { #expect(mine == theirs) }
+        let folder = Conformance.directory.appendingPathComponent("good")
+        try Self.compare(folder.appendingPathComponent(name), with: folder.appendingPathComponent(name + ".pickles.ndjson"))
     }
 
     @Test("every bad file yields Cucumber's errors, lines and columns", arguments: Conformance.features("bad"))
     func bad(name: String) throws {
-        let source = try Conformance.read("bad", name)
-        let ours = try Conformance.normalized(Conformance.ndjson(Envelope.of(source: source, uri: "bad/" + name)))
-        let expected = try Conformance.normalized(Conformance.read("bad", name + ".errors.ndjson"))
-        #expect(ours.count == expected.count)
-        for (mine, theirs) in zip(ours, expected) { #expect(mine == theirs) }
+        let folder = Conformance.directory.appendingPathComponent("bad")
+        try Self.compare(folder.appendingPathComponent(name), with: folder.appendingPathComponent(name + ".errors.ndjson"))
     }
 
     /// Feature files of our own (Tests/GherkinTests/Oracle) with what the official parser (PyPI gherkin-official)
     /// printed for them; scripts/gherkin-oracle.sh regenerates the expectations.
     static let oracle = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Oracle")
-    static var oracleFeatures: [String] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: oracle.path)) ?? []).filter { $0.hasSuffix(".feature") }.sorted()
-    }
+    static var oracleFeatures: [String] { Conformance.features(in: oracle) }
 
     @Test("our own feature files compile as the official parser compiles them", arguments: oracleFeatures)
     func oracle(name: String) throws {
-        let source = try String(contentsOf: Self.oracle.appendingPathComponent(name), encoding: .utf8)
-        let ours = try Conformance.normalized(Conformance.ndjson(Envelope.of(source: source, uri: name)))
-        let expected = try Conformance.normalized(String(contentsOf: Self.oracle.appendingPathComponent(name + ".ndjson"), encoding: .utf8))
+        try Self.compare(Self.oracle.appendingPathComponent(name), with: Self.oracle.appendingPathComponent(name + ".ndjson"))
+    }
+
+    /// Our envelopes for a feature file against the expected NDJSON, envelope by envelope, without ids and uri.
+    static func compare(_ feature: URL, with expectation: URL) throws {
+        let source = try String(contentsOf: feature, encoding: .utf8)
+        let ours = try Conformance.normalized(Conformance.ndjson(Envelope.of(source: source, uri: feature.lastPathComponent)))
+        let expected = try Conformance.normalized(String(contentsOf: expectation, encoding: .utf8))
         #expect(ours.count == expected.count)
         for (mine, theirs) in zip(ours, expected) { #expect(mine == theirs) }
     }

@@ -16,8 +16,9 @@ enum FeatureDiscovery {
         var scenarioLine: Int
 
         init(_ pickle: Pickle) {
-            stableID = "\(pickle.uri): \(pickle.writtenName)"
-            if !pickle.example.isEmpty { stableID += " [\(pickle.example.joined(separator: ", "))]" }
+            var scenario = pickle.writtenName
+            if !pickle.example.isEmpty { scenario += " [\(pickle.example.joined(separator: ", "))]" }
+            stableID = FeatureDiscovery.id(uri: pickle.uri, name: scenario)
             name = pickle.name
             tags = pickle.tags.map { String($0.name.dropFirst()) }
             uri = pickle.uri
@@ -26,16 +27,27 @@ enum FeatureDiscovery {
         }
     }
 
+    /// `<feature path>: <scenario>`: a pickle's id.
+    static func id(uri: String, name: String) -> String { "\(uri): \(name)" }
+
+    /// The scenario part of a pickle's id (what follows `<feature path>: `), nil for other scenarios.
+    static func name(inID id: String, uri: String?) -> String? {
+        guard let uri, uri.hasSuffix(".feature") else { return nil }
+        let prefix = Self.id(uri: uri, name: "")
+        return id.hasPrefix(prefix) ? String(id.dropFirst(prefix.count)) : nil
+    }
+
     /// The pickles of every file the patterns match, files in path order. A pattern that matches nothing and a
     /// file that does not parse are errors naming the config line or file:line:column.
     static func pickles(patterns: [String], in directory: String, config: String, line: Int) throws -> [Found] {
         var files: [String] = []
+        var seen = Set<String>()
         for pattern in patterns {
             let matched = self.files(matching: pattern, in: directory)
             if matched.isEmpty {
                 throw ConfigError(file: config, line: line, "suite.gherkin: \"\(pattern)\" matches no feature file under \(directory)")
             }
-            files += matched.filter { !files.contains($0) }
+            files += matched.filter { seen.insert($0).inserted }
         }
         var found: [Found] = []
         for file in files {
@@ -99,9 +111,7 @@ enum FeatureDiscovery {
             }
         }
         walk(pattern.hasPrefix("/") ? "/" : "", parts[...])
-        var unique: [String] = []
-        for result in results.sorted() where !unique.contains(result) { unique.append(result) }
-        return unique
+        return Set(results).sorted()
     }
 
     private static func matches(_ name: [Character], _ pattern: ArraySlice<Character>) -> Bool {

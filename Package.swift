@@ -9,9 +9,10 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "orchestrate",
-    platforms: [.macOS(.v15)],
+    platforms: [.macOS(.v15), .iOS(.v17)],
     products: [
         .executable(name: "orchestrate", targets: ["orchestrate"]),
+        .library(name: "OrchestrateKit", targets: ["OrchestrateKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
@@ -84,6 +85,7 @@ let package = Package(
         .target(name: "CSupervisor"),
         .target(name: "OrchestrateModel", swiftSettings: swiftSettings),
         .target(name: "Gherkin", swiftSettings: swiftSettings),
+        .target(name: "OrchestrateKit", swiftSettings: swiftSettings),
         .target(
             name: "OrchestrateTesting",
             dependencies: [
@@ -97,10 +99,29 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The example of Examples/clinic: a backend, an "app" that reaches it only through OrchestrateKit,
+        // and the scenario executable whose step definitions drive the app.
+        .executableTarget(
+            name: "clinic-backend",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Examples/clinic/Sources/ClinicBackend", swiftSettings: swiftSettings
+        ),
+        .target(name: "ClinicApp", dependencies: ["OrchestrateKit"], path: "Examples/clinic/Sources/ClinicApp", swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "clinic-scenarios", dependencies: ["ClinicApp", "OrchestrateKit"], path: "Examples/clinic/Sources/ClinicScenarios",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(name: "ProcessSupervisorTests", dependencies: ["ProcessSupervisor"], swiftSettings: swiftSettings),
         .testTarget(name: "StoreTests", dependencies: ["Store", "OrchestrateTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "CoordinatorTests", dependencies: ["Coordinator", "Store", "Orchestrator", "OrchestrateTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "ReportsTests", dependencies: ["Reports"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "OrchestrateKitTests", dependencies: ["OrchestrateKit", "OrchestrateTesting", "MockServer", "OrchestrateModel", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
         .testTarget(name: "GherkinTests", dependencies: ["Gherkin"], exclude: ["Oracle"], swiftSettings: swiftSettings),
         .testTarget(
             name: "MockServerTests",

@@ -4,8 +4,9 @@ import OrchestrateModel
 /// ends the session of the slot's mock server here (the Coordinator knows no mock server).
 public protocol AttemptHooks: Sendable {
     /// Before the attempt's process starts; a thrown error makes the attempt an infrastructure error
-    /// saying why, and the process does not start.
-    func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws
+    /// saying why, and the process does not start. Returns the contract values that are the session's
+    /// own (a replayed cassette's frozen clock and seed), which replace the run's in the environment.
+    func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws -> [String: String]
     /// After the attempt ended, before its result is recorded; may turn the result into an
     /// infrastructure error (a recording that cannot be written, say).
     func attemptDidEnd(_ attempt: ClaimedAttempt, slot: Int, result: inout AttemptResult) async

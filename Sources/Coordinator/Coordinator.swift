@@ -125,8 +125,8 @@ public final class Coordinator: Sendable {
             var result: AttemptResult
             var reason: Termination.Reason?
             do {
-                try await hooks?.attemptWillStart(claimed, slot: slot, port: port)
-                (result, reason) = await runner.run(claimed, slot: resources) { process in
+                let session = try await hooks?.attemptWillStart(claimed, slot: slot, port: port) ?? [:]
+                (result, reason) = await runner.run(claimed, slot: resources, session: session) { process in
                     let stopNow = state.withLock { state -> Bool in
                         state.processes[slot] = process
                         return state.stopping

@@ -120,7 +120,11 @@ public final class MockServer: Sendable {
 
     /// Starts a session: a new mode, cassette, seed and clock, nothing kept from the previous one.
     /// Replay reads the cassette now, so that a missing or corrupt one fails the attempt before it starts.
-    public func begin(_ session: MockSession) throws(MockServerError) {
+    /// Returns the session as it runs: in replay with the recording's frozen clock and seed, so that the
+    /// test computes the same requests it made when it was recorded.
+    @discardableResult
+    public func begin(_ session: MockSession) throws(MockServerError) -> MockSession {
+        var session = session
         var matcher: RequestMatcher?
         var replies: [MockResponse] = []
         var recording: Cassette?
@@ -139,6 +143,8 @@ public final class MockServer: Sendable {
                                  body: entry.responseBody)
                 }
                 randoms = cassette.extras.randoms
+                session.now = cassette.extras.now ?? session.now
+                session.seed = cassette.extras.seed ?? session.seed
                 matcher = RequestMatcher(entries: cassette.entries, configuration: configuration)
             } else if session.mode == .replay {
                 missingCassette = path
@@ -155,6 +161,7 @@ public final class MockServer: Sendable {
             state = State(session: session, matcher: matcher, replies: replies, recording: recording, missingCassette: missingCassette,
                           stubs: StubBook(configured: configured), randoms: recording == nil ? randoms : [:])
         }
+        return session
     }
 
     /// Steps the test reported through the control API in this session so far.

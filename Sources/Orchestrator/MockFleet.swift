@@ -48,13 +48,17 @@ final class MockFleet: AttemptHooks {
         return "\(recordings)/\(AttemptFolders.safeName(scenario.id)).har"
     }
 
-    func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws {
+    /// Starts the slot's session; a replayed cassette's clock and seed go to the scenario's environment.
+    func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws -> [String: String] {
         let server = try await server(slot: slot, port: port)
         state.withLock { $0.started[slot] = Date() }
-        try server.begin(MockSession(
+        let session = try server.begin(MockSession(
             mode: attempt.scenario.mode(inRun: mode), cassettePath: cassette(for: attempt.scenario), scenarioID: attempt.scenario.id,
             seed: attempt.scenario.seed, now: frozenNow, attemptID: attempt.id
         ))
+        var contract = ["ORCHESTRATE_SEED": "\(session.seed ?? attempt.scenario.seed)"]
+        contract["ORCHESTRATE_NOW"] = session.now
+        return contract
     }
 
     func attemptDidEnd(_ attempt: ClaimedAttempt, slot: Int, result: inout AttemptResult) async {

@@ -17,7 +17,7 @@ struct Orchestrate: AsyncParsableCommand {
             Exit codes: 0 all passed (flaky passes are reported), 1 a scenario failed, 2 bad usage or config,
             3 infrastructure (database unreachable, no free port), 130 interrupted (resume with --resume RUN_ID).
             """,
-        subcommands: [Run.self, Scenarios.self, Runs.self, Mock.self, GherkinGroup.self, DB.self, Bench.self]
+        subcommands: [Run.self, Scenarios.self, Runs.self, History.self, Mock.self, GherkinGroup.self, DB.self, Bench.self]
     )
 
     /// As ArgumentParser's, except that bad usage exits 2 (DESIGN.md), not 64.
@@ -177,12 +177,9 @@ struct Scenarios: AsyncParsableCommand {
     }
 }
 
-struct Runs: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List recent runs and their counts.")
-
-    @OptionGroup var common: CommonOptions
-
-    @Option(name: .long, help: "How many runs.")
+/// `--limit` and `--format` of the commands that list history.
+struct ListingOptions: ParsableArguments {
+    @Option(name: .long, help: "How many to list, newest first.")
     var limit = 20
 
     @Option(name: .long, help: "table | json")
@@ -191,11 +188,45 @@ struct Runs: AsyncParsableCommand {
     func validate() throws {
         if limit < 1 { throw ValidationError("--limit must be at least 1") }
     }
+}
+
+struct Runs: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List recent runs and their counts.")
+
+    @OptionGroup var common: CommonOptions
+
+    @OptionGroup var listing: ListingOptions
 
     func run() async throws {
         let logger = common.logger
         try await exiting {
-            print(try await ListingCommands.runs(configPath: common.config, limit: limit, database: common.database, format: format, logger: logger))
+            print(try await ListingCommands.runs(
+                configPath: common.config, limit: listing.limit, database: common.database, format: listing.format, logger: logger
+            ))
+            return 0
+        }
+    }
+}
+
+struct History: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "One scenario's attempts over time, and the steps of the newest with the exchanges each made.",
+        discussion: "SCENARIO is a scenario id, or a part of exactly one id that has history (\"bot offers\")."
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Argument(help: "The scenario id, or a part of one.")
+    var scenario: String
+
+    @OptionGroup var listing: ListingOptions
+
+    func run() async throws {
+        let logger = common.logger
+        try await exiting {
+            print(try await ListingCommands.history(
+                configPath: common.config, scenario: scenario, limit: listing.limit, database: common.database, format: listing.format, logger: logger
+            ))
             return 0
         }
     }

@@ -13,13 +13,14 @@ struct AttemptRunner: Sendable {
     }
 
     /// Runs the attempt to its end. Never throws: what goes wrong around the command is an
-    /// `infrastructure-error` outcome. `onLaunch` hands out the process so it can be ended early.
+    /// `infrastructure-error` outcome. `onLaunch` hands out the process so it can be ended early;
+    /// `session` holds contract values of the attempt's mock session that replace the run's.
     ///
     /// The attempt's folder is its artifacts folder (`ORCHESTRATE_ARTIFACTS_DIR`, with `stdout.log` and
     /// `stderr.log` when the command wrote anything). HOME and TMPDIR belong to the slot and are emptied
     /// before every attempt, so nothing carries over from one attempt to the next.
     func run(
-        _ claimed: ClaimedAttempt, slot: SlotResources, onLaunch: (SupervisedProcess) -> Void
+        _ claimed: ClaimedAttempt, slot: SlotResources, session: [String: String] = [:], onLaunch: (SupervisedProcess) -> Void
     ) async -> (AttemptResult, Termination.Reason?) {
         let clock = ContinuousClock()
         let start = clock.now
@@ -34,7 +35,8 @@ struct AttemptRunner: Sendable {
         }
         var environment = configuration.baseEnvironment
         for (key, value) in claimed.scenario.environment { environment[key] = value }
-        for (key, value) in contract(for: claimed, slot: slot.number, port: slot.port, artifacts: artifacts) {
+        let contract = contract(for: claimed, slot: slot.number, port: slot.port, artifacts: artifacts).merging(session) { $1 }
+        for (key, value) in contract {
             environment[key] = value
             environment["TEST_RUNNER_\(key)"] = value
         }

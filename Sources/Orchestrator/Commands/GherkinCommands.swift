@@ -7,8 +7,6 @@ public enum GherkinCommands {
     /// `file:line:column: message` line on `errors`). Returns the exit status: 0, or 2 when a file does not parse
     /// or cannot be read.
     public static func pickles(files: [String], output: (String) -> Void, errors: (String) -> Void) -> Int32 {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         var status: Int32 = 0
         for file in files {
             guard let data = FileManager.default.contents(atPath: file), let source = String(data: data, encoding: .utf8) else {
@@ -23,9 +21,18 @@ public enum GherkinCommands {
                     status = ExitStatus.badInput
                 }
                 // Encoding plain strings and numbers cannot fail.
-                output(String(decoding: (try? encoder.encode(envelope)) ?? Data(), as: UTF8.self))
+                output(String(decoding: (try? Envelope.encoder.encode(envelope)) ?? Data(), as: UTF8.self))
             }
         }
         return status
+    }
+}
+
+extension Envelope {
+    /// How messages are written: keys sorted, slashes as they are.
+    static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
     }
 }

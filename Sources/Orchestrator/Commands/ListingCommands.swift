@@ -112,3 +112,54 @@ public enum ListingCommands {
         }
     }
 }
+
+extension ListingCommands {
+    /// One scenario's attempts over time, newest first, and the steps of the newest with the exchanges each made.
+    /// `scenario` is an id, or a part of exactly one id that has history.
+    public static func history(
+        configPath: String, scenario: String, limit: Int, database: String?, format: OutputFormat, logger: Logger
+    ) async throws -> String {
+        let config = try RunOrchestration.loadConfig(configPath, required: false)
+        let selection = try DatabaseSelection.resolve(flag: database, configured: config.database, projectDirectory: config.directory)
+        if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
+        let (id, attempts) = try await Database.with(selection.endpoint, logger: logger, maximumConnections: 2) { database in
+            let store = RunStore(database: database)
+            var attempts = try await store.history(scenarioID: scenario, limit: limit)
+            guard attempts.isEmpty else { return (scenario, attempts) }
+            let candidates = try await store.scenarioIDs(containing: scenario)
+            guard candidates.count == 1 else {
+                throw UsageError(candidates.isEmpty
+                    ? "no scenario with history matches \"\(scenario)\" (orchestrate scenarios lists the ids)"
+                    : "\"\(scenario)\" matches \(candidates.count) scenarios: \(candidates.map { "\"\($0)\"" }.joined(separator: ", ")); say which")
+            }
+            attempts = try await store.history(scenarioID: candidates[0], limit: limit)
+            return (candidates[0], attempts)
+        }
+        switch format {
+        case .json:
+            return try OutputFormat.json(attempts)
+        case .table:
+            var table = TextTable(header: ["RUN", "STARTED", "MODE", "ATTEMPT", "OUTCOME", "TIME", "STEPS", "EXCHANGES", "REVISION"])
+            let dates = ISO8601DateFormatter()
+            for attempt in attempts {
+                table.rows.append([
+                    attempt.runID.uuidString.lowercased(), attempt.startedAt.map(dates.string) ?? "-", attempt.mode, "\(attempt.attempt)",
+                    attempt.outcome ?? "-", attempt.durationMs.map { String(format: "%.2fs", Double($0) / 1000) } ?? "-", "\(attempt.steps.count)",
+                    "\(attempt.exchanges)" + (attempt.unmatchedExchanges > 0 ? " (\(attempt.unmatchedExchanges) unmatched)" : ""),
+                    String((attempt.gitRevision ?? "-").prefix(12)),
+                ])
+            }
+            var text = "\(id)\n" + table.render()
+            if let latest = attempts.first, !latest.steps.isEmpty {
+                var steps = TextTable(header: ["STATUS", "STEP", "TIME", "EXCHANGES"])
+                for step in latest.steps {
+                    steps.rows.append([
+                        step.status, "\(step.keyword)\(step.name)", step.durationMs.map { "\($0) ms" } ?? "-", "\(step.exchanges)",
+                    ])
+                }
+                text += "\n\nsteps of the newest attempt:\n" + steps.render()
+            }
+            return text
+        }
+    }
+}

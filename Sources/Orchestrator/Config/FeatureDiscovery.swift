@@ -14,6 +14,9 @@ enum FeatureDiscovery {
         var uri: String
         var line: Int
         var scenarioLine: Int
+        /// The Cucumber Messages pickle as JSON, handed to the scenario as ORCHESTRATE_PICKLE (OrchestrateKit's
+        /// runner executes it).
+        var json: String
 
         init(_ pickle: Pickle) {
             var scenario = pickle.writtenName
@@ -24,6 +27,7 @@ enum FeatureDiscovery {
             uri = pickle.uri
             line = pickle.location.line
             scenarioLine = pickle.scenarioLine
+            json = String(decoding: (try? Envelope.encoder.encode(pickle)) ?? Data(), as: UTF8.self)
         }
     }
 

@@ -76,7 +76,9 @@ public struct OrchestrateConfig: Sendable {
         var seen = Set(scenarios.map(\.id))
         for pickle in try FeatureDiscovery.pickles(patterns: suite.gherkin, in: directory, config: path, line: suite.gherkinLine) {
             let id = FeatureDiscovery.uniqueID(pickle.stableID, seen: &seen)
-            let environment = suite.environment.merging(["ORCHESTRATE_GHERKIN_URI": pickle.uri, "ORCHESTRATE_GHERKIN_LINE": "\(pickle.line)"]) { $1 }
+            let environment = suite.environment.merging([
+                "ORCHESTRATE_GHERKIN_URI": pickle.uri, "ORCHESTRATE_GHERKIN_LINE": "\(pickle.line)", "ORCHESTRATE_PICKLE": pickle.json,
+            ]) { $1 }
             scenarios.append(Scenario(
                 id: id, name: pickle.name,
                 command: CommandTemplate.fill(suite.command ?? "", id: id, name: pickle.name, uri: pickle.uri, line: pickle.line),

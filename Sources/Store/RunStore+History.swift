@@ -1,0 +1,91 @@
+import Foundation
+import PostgresNIO
+
+/// One finished attempt of a scenario, with its steps: `orchestrate history`.
+public struct AttemptHistory: Sendable, Encodable {
+    public var runID: UUID
+    public var attempt: Int
+    /// How the mock server answered (the exchanges' mode, else the run's).
+    public var mode: String
+    public var gitRevision: String?
+    public var startedAt: Date?
+    public var durationMs: Int64?
+    public var outcome: String?
+    public var exitCode: Int?
+    public var error: String?
+    public var exchanges: Int
+    public var unmatchedExchanges: Int
+    public var steps: [StepHistory]
+}
+
+public struct StepHistory: Sendable, Encodable {
+    public var position: Int
+    public var keyword: String
+    public var name: String
+    public var status: String
+    public var startedAt: Date
+    public var durationMs: Int64?
+    public var error: String?
+    /// Exchanges that happened during the step.
+    public var exchanges: Int
+}
+
+extension RunStore {
+    /// Ids of scenarios with history that contain `text` (case-insensitive), at most `limit`.
+    public func scenarioIDs(containing text: String, limit: Int = 10) async throws -> [String] {
+        let pattern = "%" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+            .replacingOccurrences(of: "_", with: "\\_") + "%"
+        let rows = try await database.client.query(
+            "SELECT DISTINCT scenario_id FROM run_scenarios WHERE scenario_id ILIKE \(pattern) ORDER BY scenario_id LIMIT \(limit)",
+            logger: database.logger
+        )
+        var ids: [String] = []
+        for try await id in rows.decode(String.self) { ids.append(id) }
+        return ids
+    }
+
+    /// A scenario's finished attempts, newest first, each with its steps and how many exchanges each step made.
+    public func history(scenarioID: String, limit: Int) async throws -> [AttemptHistory] {
+        let rows = try await database.client.query(
+            """
+            SELECT a.id, a.run_id, a.attempt, coalesce((SELECT e.mode FROM exchanges e WHERE e.attempt_id = a.id LIMIT 1), r.mode),
+                   r.git_revision, a.started_at, a.duration_ms, a.outcome, a.exit_code, a.error,
+                   (SELECT count(*) FROM exchanges e WHERE e.attempt_id = a.id)::int,
+                   (SELECT count(*) FROM exchanges e WHERE e.attempt_id = a.id AND NOT e.matched)::int
+            FROM attempts a JOIN runs r ON r.id = a.run_id
+            WHERE a.scenario_id = \(scenarioID) AND a.state = 'finished'
+            ORDER BY a.finished_at DESC, a.id DESC
+            LIMIT \(limit)
+            """,
+            logger: database.logger
+        )
+        var ids: [Int64] = []
+        var attempts: [AttemptHistory] = []
+        for try await row in rows.decode((Int64, UUID, Int, String, String?, Date?, Int64?, String?, Int?, String?, Int, Int).self) {
+            ids.append(row.0)
+            attempts.append(AttemptHistory(
+                runID: row.1, attempt: row.2, mode: row.3, gitRevision: row.4, startedAt: row.5, durationMs: row.6, outcome: row.7,
+                exitCode: row.8, error: row.9, exchanges: row.10, unmatchedExchanges: row.11, steps: []
+            ))
+        }
+        guard !ids.isEmpty else { return [] }
+        let stepRows = try await database.client.query(
+            """
+            SELECT s.attempt_id, s.position, s.keyword, s.name, s.status, s.started_at,
+                   (extract(epoch FROM s.finished_at - s.started_at) * 1000)::bigint, s.error,
+                   (SELECT count(*) FROM exchange_log x WHERE x.attempt_id = s.attempt_id AND x.step = s.position)::int
+            FROM steps s WHERE s.attempt_id = ANY(\(ids))
+            ORDER BY s.attempt_id, s.position
+            """,
+            logger: database.logger
+        )
+        let index = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
+        for try await row in stepRows.decode((Int64, Int, String, String, String, Date, Int64?, String?, Int).self) {
+            guard let at = index[row.0] else { continue }
+            attempts[at].steps.append(StepHistory(
+                position: row.1, keyword: row.2, name: row.3, status: row.4, startedAt: row.5, durationMs: row.6, error: row.7, exchanges: row.8
+            ))
+        }
+        return attempts
+    }
+}

@@ -81,6 +81,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(name: "Reports", dependencies: ["OrchestrateModel"], swiftSettings: swiftSettings),
+        .target(name: "Analysis", dependencies: ["OrchestrateModel"], swiftSettings: swiftSettings),
         .target(name: "ProcessSupervisor", dependencies: ["CSupervisor"], swiftSettings: swiftSettings),
         .target(name: "CSupervisor"),
         .target(name: "OrchestrateModel", swiftSettings: swiftSettings),
@@ -119,6 +120,7 @@ let package = Package(
         .testTarget(name: "ProcessSupervisorTests", dependencies: ["ProcessSupervisor"], swiftSettings: swiftSettings),
         .testTarget(name: "StoreTests", dependencies: ["Store", "OrchestrateTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "CoordinatorTests", dependencies: ["Coordinator", "Store", "Orchestrator", "OrchestrateTesting"], swiftSettings: swiftSettings),
+        .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "OrchestrateModel"], swiftSettings: swiftSettings),
         .testTarget(name: "ReportsTests", dependencies: ["Reports"], swiftSettings: swiftSettings),
         .testTarget(
             name: "OrchestrateKitTests", dependencies: ["OrchestrateKit", "OrchestrateTesting", "MockServer", "OrchestrateModel", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),

@@ -1,0 +1,130 @@
+import Foundation
+import OrchestrateModel
+
+/// What changed on the network between a recording and a live attempt: requests that are new or missing, status
+/// changes, JSON field changes with their paths and values, header changes that matter, latency outliers — each
+/// tied to the step of the live attempt (or, for a missing request, of the recording) where it happened.
+public struct NetworkDiff: Sendable {
+    /// Response headers whose change is evidence; the rest (Date, Server, ETag, lengths…) change on every answer.
+    public var headers: Set<String> = ["content-type", "content-encoding", "location", "cache-control", "retry-after", "www-authenticate"]
+    /// A live answer this many times slower than recorded, and at least `latencyMinimumMilliseconds` slower, is an outlier.
+    public var latencyFactor = 3.0
+    public var latencyMinimumMilliseconds = 250.0
+
+    public init() {}
+
+    /// The differences, in the live attempt's order (missing requests last, in the recording's order).
+    /// - Parameters:
+    ///   - recorded: the cassette's exchanges, in recorded order.
+    ///   - live: the live attempt's exchanges, in order.
+    ///   - noise: keys (``NetworkDifference/key``) of differences seen between passing runs, which are not evidence.
+    public func differences(recorded: [Exchange], live: [Exchange], noise: Set<String> = []) -> [NetworkDifference] {
+        // The nth request with the same method, host, path and query pairs with the nth recorded one.
+        var pending: [String: [Int]] = [:]
+        for (index, exchange) in recorded.enumerated() { pending[Self.requestKey(exchange), default: []].append(index) }
+        var found: [NetworkDifference] = []
+        for exchange in live {
+            let key = Self.requestKey(exchange)
+            guard let index = pending[key]?.first else {
+                found.append(NetworkDifference(.newRequest, exchange, live: exchange.status.map(String.init)))
+                continue
+            }
+            pending[key]?.removeFirst()
+            found += compare(recorded[index], exchange)
+        }
+        for index in pending.values.joined().sorted() {
+            found.append(NetworkDifference(.missingRequest, recorded[index], recorded: recorded[index].status.map(String.init)))
+        }
+        return found.filter { !noise.contains($0.key) }
+    }
+
+    private func compare(_ recorded: Exchange, _ live: Exchange) -> [NetworkDifference] {
+        var found: [NetworkDifference] = []
+        if recorded.status != live.status {
+            found.append(NetworkDifference(.status, live, recorded: recorded.status.map(String.init) ?? "none", live: live.status.map(String.init) ?? "none"))
+        }
+        for name in headers.sorted() {
+            let before = recorded.responseHeaders.first { $0.name.lowercased() == name }?.value
+            let after = live.responseHeaders.first { $0.name.lowercased() == name }?.value
+            if before != after { found.append(NetworkDifference(.header, live, path: name, recorded: before ?? "absent", live: after ?? "absent")) }
+        }
+        if recorded.responseBody != live.responseBody {
+            if let before = Self.json(recorded.responseBody), let after = Self.json(live.responseBody) {
+                found += JSONDiff.changes(before, after).map {
+                    NetworkDifference(.body, live, path: $0.path, recorded: JSONDiff.render($0.before), live: JSONDiff.render($0.after))
+                }
+            } else {
+                found.append(NetworkDifference(.body, live, recorded: "\(recorded.responseBody.count) bytes", live: "\(live.responseBody.count) bytes"))
+            }
+        }
+        let before = Double(recorded.durationMicroseconds) / 1000
+        let after = Double(live.durationMicroseconds) / 1000
+        if after >= before * latencyFactor, after - before >= latencyMinimumMilliseconds {
+            found.append(NetworkDifference(.latency, live, recorded: "\(Int(before.rounded())) ms", live: "\(Int(after.rounded())) ms"))
+        }
+        return found
+    }
+
+    /// Method, host, path and query with its items sorted: what makes two requests "the same request".
+    static func requestKey(_ exchange: Exchange) -> String {
+        "\(exchange.method) \(target(exchange))"
+    }
+
+    /// `api.example.com/v1/x?a=1&b=2` (query items sorted) of an exchange's original URL or mock path.
+    static func target(_ exchange: Exchange) -> String {
+        guard let components = URLComponents(string: exchange.url), let host = components.host else { return exchange.url }
+        let query = (components.percentEncodedQuery ?? "").split(separator: "&").sorted().joined(separator: "&")
+        return host + components.percentEncodedPath + (query.isEmpty ? "" : "?" + query)
+    }
+
+    static func json(_ body: [UInt8]) -> JSONValue? {
+        guard let first = body.first(where: { ![0x20, 0x0a, 0x0d, 0x09].contains($0) }), first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else { return nil }
+        return try? JSONDecoder().decode(JSONValue.self, from: Data(body))
+    }
+}
+
+/// One difference between a recording and a live attempt.
+public struct NetworkDifference: Sendable, Equatable, Codable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Codable {
+        case newRequest = "new-request", missingRequest = "missing-request", status, header, body, latency
+    }
+
+    public var kind: Kind
+    /// `POST api.clinic.test/v1/chat/messages`.
+    public var request: String
+    /// The JSON path of a body change, the header's name.
+    public var path: String?
+    public var recorded: String?
+    public var live: String?
+    /// Where it happened: the step's position in the live attempt (the recording's, for a missing request).
+    public var step: Int?
+
+    init(_ kind: Kind, _ exchange: Exchange, path: String? = nil, recorded: String? = nil, live: String? = nil) {
+        self.kind = kind
+        request = "\(exchange.method) \(NetworkDiff.target(exchange))"
+        self.path = path
+        self.recorded = recorded
+        self.live = live
+        step = exchange.stepPosition
+    }
+
+    /// What identifies the difference across runs (values left out): noise is matched by it.
+    public var key: String { "\(kind.rawValue) \(request)\(path.map { " \($0)" } ?? "")" }
+
+    /// `POST api.clinic.test/v1/chat/messages $.options[0].label: "OK" → "SURE"`.
+    public var description: String {
+        switch kind {
+        case .newRequest: "\(request): new request (live answered \(live ?? "nothing"))"
+        case .missingRequest: "\(request): recorded, not made live"
+        case .status: "\(request): status \(recorded ?? "") → \(live ?? "")"
+        case .header: "\(request) header \(path ?? ""): \(recorded ?? "") → \(live ?? "")"
+        case .body: "\(request) \(path ?? "body"): \(recorded ?? "") → \(live ?? "")"
+        case .latency: "\(request): \(recorded ?? "") → \(live ?? "") (slower)"
+        }
+    }
+
+    /// The keys of differences between passing runs: those fields change by themselves (ids, timestamps).
+    public static func noise(_ passingRuns: [[NetworkDifference]]) -> Set<String> {
+        Set(passingRuns.joined().map(\.key))
+    }
+}

@@ -1,0 +1,50 @@
+import OrchestrateModel
+
+/// The verdict of one scenario in one run, with the sentence that explains it.
+public struct VerdictRule: Sendable {
+    /// Outcomes in one mode, oldest first (`true` passed).
+    public struct Outcomes: Sendable, Equatable {
+        public var thisRun: [Bool]
+        /// Earlier runs on the same git revision.
+        public var history: [Bool]
+
+        public init(thisRun: [Bool], history: [Bool] = []) {
+            self.thisRun = thisRun
+            self.history = history
+        }
+
+        /// Passed and failed both, on the same revision.
+        var isMixed: Bool {
+            let all = history + thisRun
+            return all.contains(true) && all.contains(false)
+        }
+
+        /// The run's result in this mode: its last attempt.
+        var passed: Bool? { thisRun.last }
+    }
+
+    public static func judge(replay: Outcomes?, live: Outcomes?) -> (verdict: Verdict, reason: String) {
+        for (mode, outcomes) in [("replay", replay), ("live", live)] {
+            guard let outcomes, outcomes.isMixed else { continue }
+            let run = outcomes.thisRun
+            if run.contains(true) && run.contains(false) {
+                return (.nondeterministic, "\(mode): \(Self.sequence(run)) in this run, with nothing else changed")
+            }
+            let passes = (outcomes.history + run).filter { $0 }.count
+            return (.nondeterministic, "\(mode): passed \(passes) of \(outcomes.history.count + run.count) times on this revision")
+        }
+        switch (replay?.passed, live?.passed) {
+        case (true?, true?): return (.stable, "passes in replay and live")
+        case (false?, false?): return (.failing, "fails in replay and live: a genuine failure")
+        case (true?, false?): return (.drift, "passes in replay, fails live: the backend or its content changed")
+        case (false?, true?): return (.staleRecording, "fails in replay, passes live: re-record it")
+        case (let one?, nil), (nil, let one?): return one ? (.stable, "passes") : (.failing, "fails")
+        case (nil, nil): return (.failing, "did not run")
+        }
+    }
+
+    /// `failed, passed` for the reason text.
+    static func sequence(_ outcomes: [Bool]) -> String {
+        outcomes.map { $0 ? "passed" : "failed" }.joined(separator: ", then ")
+    }
+}

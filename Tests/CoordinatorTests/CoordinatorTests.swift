@@ -38,10 +38,12 @@ struct CoordinatorTests {
         try await TemporaryDirectory.with { directory in
             try await withTestDatabase { database in
                 let runID = try await plan(database, [scenario("a", "echo a >> runs"), scenario("b", "echo b >> runs"), scenario("c", "echo c >> runs")])
-                let queue = AttemptQueue(database: database, lease: .milliseconds(300))
-                // A worker on another host claims one attempt and is never heard of again.
-                let lost = try #require(try await queue.claim(runID: runID, worker: WorkerIdentity(host: "gone", pid: 42, slot: 1), port: 1))
-                let coordinator = Coordinator(configuration: configuration(runID, directory, lease: .milliseconds(300)), queue: queue,
+                // A worker on another host claims one attempt (a short lease) and is never heard of again.
+                let lost = try #require(try await AttemptQueue(database: database, lease: .milliseconds(300))
+                    .claim(runID: runID, worker: WorkerIdentity(host: "gone", pid: 42, slot: 1), port: 1))
+                // The live coordinator's own leases are long enough that a busy machine never lets them lapse.
+                let queue = AttemptQueue(database: database, lease: .seconds(2))
+                let coordinator = Coordinator(configuration: configuration(runID, directory, lease: .seconds(2)), queue: queue,
                                               logger: Logger(label: "test"))
                 #expect(try await coordinator.run() == .drained)
                 let runs = directory.read("runs").split(separator: "\n").map(String.init).sorted()

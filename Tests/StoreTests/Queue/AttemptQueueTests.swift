@@ -78,10 +78,11 @@ struct AttemptQueueTests {
     func heartbeat() async throws {
         try await withTestDatabase { database in
             let runID = try await plan(database, count: 1)
-            let queue = AttemptQueue(database: database, lease: .milliseconds(300))
+            // Four beats 400 ms apart outlast the 1 s lease; the slack leaves room for a busy machine.
+            let queue = AttemptQueue(database: database, lease: .seconds(1))
             let claimed = try #require(try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: 1))
             for _ in 0..<4 {
-                try await Task.sleep(for: .milliseconds(150))
+                try await Task.sleep(for: .milliseconds(400))
                 try await queue.heartbeat(tokens: [claimed.leaseToken])
                 #expect(try await queue.reapExpired(runID: runID) == 0)
             }

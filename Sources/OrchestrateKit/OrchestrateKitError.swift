@@ -9,6 +9,8 @@ public struct OrchestrateKitError: Error, CustomStringConvertible, Sendable {
         public static let expression = Code(name: "expression")
         public static let pickle = Code(name: "pickle")
         public static let argument = Code(name: "argument")
+        /// Several step definitions match one step.
+        public static let ambiguous = Code(name: "ambiguous")
     }
 
     public var code: Code

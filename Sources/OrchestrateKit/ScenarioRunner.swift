@@ -56,7 +56,7 @@ public struct ScenarioRunner<World>: Sendable {
                     status = .undefined
                     message = "no step definition matches \"\(step.text)\"; add one: \(Self.snippet(for: step))"
                 }
-            } catch let error as OrchestrateKitError where error.code == .expression {
+            } catch let error as OrchestrateKitError where error.code == .ambiguous {
                 status = .ambiguous
                 message = error.message
             } catch {
@@ -123,11 +123,7 @@ public struct ScenarioRunner<World>: Sendable {
         expression = expression.replacingOccurrences(of: #"(?<![\w.])-?\d+\.\d+(?![\w.])"#, with: "{float}", options: .regularExpression)
         expression = expression.replacingOccurrences(of: #"(?<![\w.])-?\d+(?![\w.])"#, with: "{int}", options: .regularExpression)
         expression = expression.replacingOccurrences(of: "(", with: "\\\\(").replacingOccurrences(of: "/", with: "\\\\/")
-        let verb = switch step.type {
-        case "Action": "when"
-        case "Outcome": "then"
-        default: "given"
-        }
+        let verb = step.keyword == "* " ? "given" : step.keyword.trimmingCharacters(in: .whitespaces).lowercased()
         return "steps.\(verb)(\"\(expression.replacingOccurrences(of: "\"", with: "\\\""))\") { world, match in … }"
     }
 }

@@ -82,7 +82,7 @@ public struct Steps<World>: Sendable {
         }
         guard found.count <= 1 else {
             let places = found.map { "\"\($0.0.expression.source)\" (\($0.0.file):\($0.0.line))" }.joined(separator: ", ")
-            throw OrchestrateKitError(.expression, "\"\(text)\" matches \(found.count) step definitions: \(places)")
+            throw OrchestrateKitError(.ambiguous, "\"\(text)\" matches \(found.count) step definitions: \(places)")
         }
         return found.first
     }

@@ -93,3 +93,14 @@ public func makeRunningAttempt(in database: Database, scenario: String = "scenar
         scenarios: [Scenario(id: scenario, name: scenario, command: "true", timeoutMilliseconds: 1000)]
     ))
 }
+
+/// The rows of one query (its text made of constants only) on the database at `url`, as a test reads what a
+/// run left there.
+public func queryRows<each T: PostgresDecodable & Sendable>(_ url: String, _ sql: String, as: (repeat each T).Type) async throws -> [(repeat each T)] {
+    try await Database.with(try DatabaseEndpoint(url: url), logger: Logger(label: "test"), maximumConnections: 1) { database in
+        var rows: [(repeat each T)] = []
+        let query = try await database.client.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "test"))
+        for try await row in query.decode((repeat each T).self) { rows.append(row) }
+        return rows
+    }
+}

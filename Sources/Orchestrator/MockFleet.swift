@@ -36,7 +36,7 @@ final class MockFleet: AttemptHooks {
         self.logger = logger
     }
 
-    /// The cassette of a scenario: `<recordings>/<scenario id>.har`.
+    /// The cassette of a scenario:
     /// `<recordings>/<feature path>/<scenario name [example row]>.har` for a pickle (DESIGN.md), otherwise
     /// `<recordings>/<scenario id>.har`; every component made file-name safe.
     func cassette(for scenario: Scenario) -> String {

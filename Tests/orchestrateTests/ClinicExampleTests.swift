@@ -1,8 +1,5 @@
 import Foundation
-import Logging
 import OrchestrateTesting
-import PostgresNIO
-import Store
 import Testing
 
 /// Examples/clinic as `make demo` runs it: recorded once against the real backend, then replayed.
@@ -21,7 +18,7 @@ struct ClinicExampleTests {
 
         init(log: String) throws {
             self.log = log
-            FileManager.default.createFile(atPath: log, contents: nil)
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
             process.executableURL = URL(fileURLWithPath: "\(ClinicExampleTests.binaries)/clinic-backend")
             process.arguments = ["--port", "0"]
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
@@ -44,16 +41,6 @@ struct ClinicExampleTests {
         func stop() {
             if process.isRunning { process.terminate() }
             process.waitUntilExit()
-        }
-    }
-
-    /// The rows of a query (its text made of constants only) on the database at `url`.
-    static func rows<each T: PostgresDecodable & Sendable>(_ url: String, _ sql: String, as: (repeat each T).Type) async throws -> [(repeat each T)] {
-        try await Database.with(try DatabaseEndpoint(url: url), logger: Logger(label: "test"), maximumConnections: 1) { database in
-            var rows: [(repeat each T)] = []
-            let query = try await database.client.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "test"))
-            for try await row in query.decode((repeat each T).self) { rows.append(row) }
-            return rows
         }
     }
 
@@ -90,13 +77,13 @@ struct ClinicExampleTests {
 
             let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
             let lastRun = "(SELECT id FROM runs ORDER BY created_at DESC LIMIT 1)"
-            let steps = try await Self.rows(database, """
+            let steps = try await queryRows(database, """
                 SELECT s.keyword || s.name, s.status, extract(epoch FROM s.finished_at - s.started_at)::float8,
                        (SELECT count(*)::int FROM exchange_log e WHERE e.attempt_id = s.attempt_id AND e.step = s.position)
                 FROM steps s JOIN attempts a ON a.id = s.attempt_id WHERE a.run_id = \(lastRun)
                 ORDER BY a.scenario_id, s.position
                 """, as: (String, String, Double, Int32).self)
-            let exchanges = try await Self.rows(database, """
+            let exchanges = try await queryRows(database, """
                 SELECT e.mode, e.matched, e.status FROM exchanges e JOIN attempts a ON a.id = e.attempt_id WHERE a.run_id = \(lastRun)
                 """, as: (String, Bool, Int32?).self)
             // 8 scenarios, 25 steps, every one passed, timed and attributed.
@@ -138,7 +125,7 @@ struct ClinicExampleTests {
             }
             // The attempts' own output is what the scenario saw.
             let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
-            let seen = try await Self.rows(database, "SELECT stdout FROM attempts ORDER BY id", as: String.self)
+            let seen = try await queryRows(database, "SELECT stdout FROM attempts ORDER BY id", as: String.self)
                 .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
             #expect(seen.count == 3)
             #expect(seen[1] == seen[0], "replay sees the recording's clock and seed")

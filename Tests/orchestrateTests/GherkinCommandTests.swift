@@ -201,20 +201,12 @@ struct GherkinCommandTests {
             #expect(run.exitCode == 0, "\(run.stdout)\(run.stderr)")
 
             let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
-            let steps = try await Database.with(try DatabaseEndpoint(url: database), logger: .init(label: "test"), maximumConnections: 1) { database in
-                var rows: [(String, String, String, Int32, Double, String?, Int32)] = []
-                let query = try await database.client.query(
-                    """
-                    SELECT sc.name, s.keyword, s.name, s.position, extract(epoch FROM s.finished_at - s.started_at)::float8, s.error,
-                           (SELECT count(*)::int FROM exchange_log e WHERE e.attempt_id = s.attempt_id AND e.step = s.position)
-                    FROM steps s JOIN attempts a ON a.id = s.attempt_id JOIN scenarios sc ON sc.id = a.scenario_id
-                    ORDER BY sc.name, s.position
-                    """,
-                    logger: Logger(label: "test")
-                )
-                for try await row in query.decode((String, String, String, Int32, Double, String?, Int32).self) { rows.append(row) }
-                return rows
-            }
+            let steps = try await queryRows(database, """
+                SELECT sc.name, s.keyword, s.name, s.position, extract(epoch FROM s.finished_at - s.started_at)::float8, s.error,
+                       (SELECT count(*)::int FROM exchange_log e WHERE e.attempt_id = s.attempt_id AND e.step = s.position)
+                FROM steps s JOIN attempts a ON a.id = s.attempt_id JOIN scenarios sc ON sc.id = a.scenario_id
+                ORDER BY sc.name, s.position
+                """, as: (String, String, String, Int32, Double, String?, Int32).self)
             #expect(steps.map { "\($0.0)|\($0.1)\($0.2)|\($0.3)|\($0.6)" } == [
                 "cucumber json|Given a step|1|0",
                 "cucumber json|Then a failing step|2|0",

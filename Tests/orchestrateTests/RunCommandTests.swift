@@ -261,32 +261,17 @@ struct MockRunTests {
             #expect(upstream.hits.withLock { $0 } == 3)
 
             let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
-            let rows = try await Database.with(try DatabaseEndpoint(url: database), logger: .init(label: "test"), maximumConnections: 1) { database in
-                var rows: [(String, Bool, Int32)] = []
-                let query = try await database.client.query(
-                    "SELECT mode, matched, status FROM exchanges ORDER BY mode, id", logger: Logger(label: "test")
-                )
-                for try await row in query.decode((String, Bool, Int32).self) { rows.append(row) }
-                return rows
-            }
+            let rows = try await queryRows(database, "SELECT mode, matched, status FROM exchanges ORDER BY mode, id", as: (String, Bool, Int32).self)
             #expect(rows.count == 6)
             #expect(rows.allSatisfy { $0.1 && $0.2 == 200 })
             #expect(rows.map(\.0).sorted() == ["record", "record", "record", "replay", "replay", "replay"])
 
             // Each exchange under the step that was open, with the step's timing.
-            let steps = try await Database.with(try DatabaseEndpoint(url: database), logger: .init(label: "test"), maximumConnections: 1) { database in
-                var rows: [(String, String, Int32, Bool)] = []
-                let query = try await database.client.query(
-                    """
-                    SELECT s.name, s.status, count(e.id)::int, bool_and(s.finished_at >= s.started_at)
-                    FROM steps s LEFT JOIN exchanges e ON e.attempt_id = s.attempt_id AND e.step_position = s.position
-                    GROUP BY s.attempt_id, s.position, s.name, s.status ORDER BY s.name
-                    """,
-                    logger: Logger(label: "test")
-                )
-                for try await row in query.decode((String, String, Int32, Bool).self) { rows.append(row) }
-                return rows
-            }
+            let steps = try await queryRows(database, """
+                SELECT s.name, s.status, count(e.id)::int, bool_and(s.finished_at >= s.started_at)
+                FROM steps s LEFT JOIN exchanges e ON e.attempt_id = s.attempt_id AND e.step_position = s.position
+                GROUP BY s.attempt_id, s.position, s.name, s.status ORDER BY s.name
+                """, as: (String, String, Int32, Bool).self)
             #expect(steps.count == 12)
             #expect(steps.filter { $0.0 == "the app is open" }.allSatisfy { $0.2 == 0 && $0.1 == "passed" })
             #expect(steps.filter { $0.0.hasPrefix("I open item") }.allSatisfy { $0.2 == 1 && $0.1 == "passed" && $0.3 })

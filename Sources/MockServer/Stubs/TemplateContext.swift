@@ -31,21 +31,6 @@ enum TemplateContext {
     }()
 
     private struct JSONStringContent: MustacheContentType {
-        func escapeText(_ text: String) -> String {
-            var escaped = ""
-            escaped.reserveCapacity(text.utf8.count)
-            for scalar in text.unicodeScalars {
-                switch scalar {
-                case "\"": escaped += "\\\""
-                case "\\": escaped += "\\\\"
-                case "\n": escaped += "\\n"
-                case "\r": escaped += "\\r"
-                case "\t": escaped += "\\t"
-                case _ where scalar.value < 0x20: escaped += String(format: "\\u%04x", scalar.value)
-                default: escaped.unicodeScalars.append(scalar)
-                }
-            }
-            return escaped
-        }
+        func escapeText(_ text: String) -> String { JSONValue.escaped(text) }
     }
 }

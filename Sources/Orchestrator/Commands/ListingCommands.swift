@@ -60,10 +60,8 @@ public enum ListingCommands {
         let scenarios = try RunOrchestration.select(config.scenarios(), only: only, tags: tags, config: config)
         var expected: [String: Int64] = [:]
         do {
-            let selection = try DatabaseSelection.resolve(flag: database, configured: config.database, projectDirectory: config.directory)
-            if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
-            expected = try await Database.with(selection.endpoint, logger: logger, maximumConnections: 2) { database in
-                try await RunStore(database: database).expectedDurations(scenarios.map(\.id))
+            expected = try await withStore(config, database: database, logger: logger) { store in
+                try await store.expectedDurations(scenarios.map(\.id))
             }
         } catch {
             FileHandle.standardError.write(Data("warning: no history (\(error)); expected durations unknown\n".utf8))
@@ -87,14 +85,21 @@ public enum ListingCommands {
         }
     }
 
+    /// The project's history store (the embedded cluster started when it is the one selected).
+    private static func withStore<T: Sendable>(
+        _ config: OrchestrateConfig, database: String?, logger: Logger, _ body: @Sendable (RunStore) async throws -> T
+    ) async throws -> T {
+        let selection = try DatabaseSelection.resolve(flag: database, configured: config.database, projectDirectory: config.directory)
+        if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
+        return try await Database.with(selection.endpoint, logger: logger, maximumConnections: 2) { database in
+            try await body(RunStore(database: database))
+        }
+    }
+
     /// Recent runs with their counts, newest first.
     public static func runs(configPath: String, limit: Int, database: String?, format: OutputFormat, logger: Logger) async throws -> String {
         let config = try RunOrchestration.loadConfig(configPath, required: false)
-        let selection = try DatabaseSelection.resolve(flag: database, configured: config.database, projectDirectory: config.directory)
-        if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
-        let runs = try await Database.with(selection.endpoint, logger: logger, maximumConnections: 2) { database in
-            try await RunStore(database: database).recent(limit: limit)
-        }
+        let runs = try await withStore(config, database: database, logger: logger) { store in try await store.recent(limit: limit) }
         switch format {
         case .json:
             return try OutputFormat.json(runs.map(RunLine.init))
@@ -120,10 +125,7 @@ extension ListingCommands {
         configPath: String, scenario: String, limit: Int, database: String?, format: OutputFormat, logger: Logger
     ) async throws -> String {
         let config = try RunOrchestration.loadConfig(configPath, required: false)
-        let selection = try DatabaseSelection.resolve(flag: database, configured: config.database, projectDirectory: config.directory)
-        if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
-        let (id, attempts) = try await Database.with(selection.endpoint, logger: logger, maximumConnections: 2) { database in
-            let store = RunStore(database: database)
+        let (id, attempts) = try await withStore(config, database: database, logger: logger) { store in
             var attempts = try await store.history(scenarioID: scenario, limit: limit)
             guard attempts.isEmpty else { return (scenario, attempts) }
             let candidates = try await store.scenarioIDs(containing: scenario)

@@ -15,7 +15,8 @@ deps:
 build: deps
 	$(SWIFT) build
 
-test: deps
+test:
+	@./scripts/install-deps.sh test
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
 

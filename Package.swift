@@ -38,7 +38,7 @@ let package = Package(
         .target(
             name: "Orchestrator",
             dependencies: [
-                "Coordinator", "Store", "Reports", "MockServer", "OrchestrateModel", "ProcessSupervisor", "Gherkin",
+                "Coordinator", "Store", "Analysis", "Reports", "MockServer", "OrchestrateModel", "ProcessSupervisor", "Gherkin",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # orchestrate's benchmarks. Each figure is a ratio against a peer measured in the same run, on the
 # same machine, so a noisy machine moves both sides. Usage: Benchmarks/run.sh path/to/orchestrate
-# BENCH=cd Benchmarks/run.sh … runs only the sections named (a b c d; default all).
+# BENCH=cd Benchmarks/run.sh … runs only the sections named (a b c d e; default all).
 set -euo pipefail
 BIN=${1:?usage: Benchmarks/run.sh path/to/orchestrate}
 WORK=$(mktemp -d /tmp/orch-bench-XXXXXX)
 chmod 755 "$WORK"
 SERVERS=""  # background servers, ended however the script ends
-cleanup() { for pid in $SERVERS; do kill "$pid" 2>/dev/null || true; done; ( unset ORCHESTRATE_DATABASE_URL; cd "$WORK/dispatch" && "$BIN" db stop >/dev/null 2>&1 ) || true; rm -rf "$WORK"; }
+cleanup() {
+  for pid in $SERVERS; do kill "$pid" 2>/dev/null || true; done
+  for project in dispatch history; do ( unset ORCHESTRATE_DATABASE_URL; cd "$WORK/$project" && "$BIN" db stop >/dev/null 2>&1 ) || true; done
+  rm -rf "$WORK"
+}
 trap cleanup EXIT
 now() { date +%s.%N; }
 elapsed() { python3 -c "print(f'{$2 - $1:.3f}')"; }
@@ -19,9 +23,9 @@ export ORCHESTRATE_DATABASE_URL
 ORCHESTRATE_DATABASE_URL=$(cd "$WORK/dispatch" && "$BIN" db url)
 ( cd "$WORK/dispatch" && unset ORCHESTRATE_DATABASE_URL && "$BIN" db migrate >/dev/null )
 
-BENCH=${BENCH:-abcd}
+BENCH=${BENCH:-abcde}
 want() { case "$BENCH" in *$1*) return 0;; *) return 1;; esac; }
-dispatch_ratio=-; makespan_ratio=-; mock_ratio=-; on_p99=-; ingest_ratio=-
+dispatch_ratio=-; makespan_ratio=-; mock_ratio=-; on_p99=-; ingest_ratio=-; slowest_query=-
 
 if want a; then
 echo "== (a) dispatch overhead: 2,000 scenarios of 'true', 8 workers, vs xargs -P 8 running the same commands"
@@ -157,6 +161,41 @@ ingest_ratio=$(ratio "$ingest_rate" "$copy_rate")
 echo "   orchestrate: ${count} exchanges in ${seconds}s = ${ingest_rate}/s   psql \\copy: ${copy_rate} rows/s   ratio ${ingest_ratio} (target >= 0.5)"
 fi
 
+if want e; then
+echo "== (e) history queries on a database of 1,000,000 attempts (2,000 scenarios x 500 runs over 180 days, 3M steps, 2M exchanges)"
+H="$WORK/history"
+mkdir -p "$H"
+HISTORY_URL=$(cd "$H" && unset ORCHESTRATE_DATABASE_URL && "$BIN" db url)
+( cd "$H" && unset ORCHESTRATE_DATABASE_URL && "$BIN" db migrate >/dev/null )
+generated=$("$BIN" bench history --scenarios 2000 --runs 500 --days 180 --database "$HISTORY_URL")
+echo "   generated in ${generated}s: $(psql -Atq "$HISTORY_URL" -c "SELECT count(*) FROM attempts") attempts"
+run=$("$BIN" runs --limit 1 --format json --database "$HISTORY_URL" | python3 -c "import json, sys; print(json.load(sys.stdin)[0]['id'][:8])")
+scenario="Features/area10.feature: scenario 50"
+# Best of 3 wall times of the whole command (process start, connection, query, output), in ms.
+best_ms() {
+  local best=""
+  for _ in 1 2 3; do
+    local start end ms
+    start=$(now); "$BIN" "$@" --database "$HISTORY_URL" >/dev/null; end=$(now)
+    ms=$(python3 -c "print(round(($end - $start) * 1000))")
+    if [ -z "$best" ] || [ "$ms" -lt "$best" ]; then best=$ms; fi
+  done
+  echo "$best"
+}
+floor=$(best_ms runs --limit 1)
+echo "   floor: orchestrate runs --limit 1 ${floor} ms (process start, connection, one small query)"
+slowest_query=0
+for command in "flaky" "flaky|--since|90d" "history|$scenario" "logs|$run|$scenario" "logs|$run|$scenario|--har"; do
+  IFS='|' read -r -a args <<<"$command"
+  ms=$(best_ms "${args[@]}")
+  if [ "${args[1]:-}" != "--since" ] && [ "$ms" -gt "$slowest_query" ]; then slowest_query=$ms; fi
+  printf '   %-60s %5s ms  (%sx the floor)\n' "orchestrate ${args[*]}" "$ms" "$(ratio "$ms" "$floor")"
+done
+echo "   slowest of flaky (14d), history, logs: ${slowest_query} ms (target < 300 ms)"
+( cd "$H" && unset ORCHESTRATE_DATABASE_URL && "$BIN" db stop >/dev/null 2>&1 ) || true
+fi
+
 echo
 echo "summary: dispatch ${dispatch_ratio}x xargs (<= 1.5), makespan ${makespan_ratio}x lower bound (<= 1.10),"
-echo "         mock server ${mock_ratio}x nginx with logging, p99 ${on_p99} ms (>= 0.5, <= 5 ms), ingest ${ingest_ratio}x COPY (>= 0.5)"
+echo "         mock server ${mock_ratio}x nginx with logging, p99 ${on_p99} ms (>= 0.5, <= 5 ms), ingest ${ingest_ratio}x COPY (>= 0.5),"
+echo "         history queries on 1M attempts: slowest ${slowest_query} ms (< 300 ms)"

@@ -1,12 +1,17 @@
 #!/bin/sh
 # Installs what orchestrate needs on a fresh Debian/Ubuntu machine with the Swift toolchain:
 # PostgreSQL's server programs (for the embedded database and the tests) and python3 (used by tests);
-# with `bench`, also wrk, nginx and psql for the benchmarks.
+# with `test`, also headless Chromium and the PyPI packages haralyzer and junitparser, which the tests open the
+# HTML report, HAR files and JUnit XML with; with `bench`, also wrk, nginx and psql for the benchmarks.
 set -eu
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=""
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing="$missing postgresql"
 command -v python3 >/dev/null 2>&1 || missing="$missing python3"
+if [ "${1:-}" = test ]; then
+  command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing="$missing chromium"
+  python3 -m pip --version >/dev/null 2>&1 || missing="$missing python3-pip"
+fi
 # `install-deps.sh bench`: also the peers the benchmarks measure against.
 if [ "${1:-}" = bench ]; then
   command -v wrk >/dev/null 2>&1 || missing="$missing wrk"
@@ -17,6 +22,10 @@ if [ -n "$missing" ]; then
   echo "installing:$missing"
   as_root apt-get update -qq
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq $missing >/dev/null
+fi
+if [ "${1:-}" = test ] && ! python3 -c "import haralyzer, junitparser" >/dev/null 2>&1; then
+  echo "installing: haralyzer junitparser (PyPI)"
+  python3 -m pip install -q haralyzer junitparser 2>/dev/null || python3 -m pip install -q --break-system-packages haralyzer junitparser
 fi
 # initdb and postgres refuse to run as root: as root, orchestrate runs them as the 'postgres' user.
 if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then

@@ -70,11 +70,12 @@ public struct NetworkDiff: Sendable {
         "\(exchange.method) \(target(exchange))"
     }
 
-    /// `api.example.com/v1/x?a=1&b=2` (query items sorted) of an exchange's original URL or mock path.
+    /// `api.example.com/v1/x?a=1&b=2` (query items sorted): the host as the app addressed it, the original URL's path
+    /// and query (or the mock path of a host not configured).
     static func target(_ exchange: Exchange) -> String {
         guard let components = URLComponents(string: exchange.url), let host = components.host else { return exchange.url }
         let query = (components.percentEncodedQuery ?? "").split(separator: "&").sorted().joined(separator: "&")
-        return host + components.percentEncodedPath + (query.isEmpty ? "" : "?" + query)
+        return (exchange.host.isEmpty ? host : exchange.host) + components.percentEncodedPath + (query.isEmpty ? "" : "?" + query)
     }
 
     static func json(_ body: [UInt8]) -> JSONValue? {
@@ -83,48 +84,9 @@ public struct NetworkDiff: Sendable {
     }
 }
 
-/// One difference between a recording and a live attempt.
-public struct NetworkDifference: Sendable, Equatable, Codable, CustomStringConvertible {
-    public enum Kind: String, Sendable, Codable {
-        case newRequest = "new-request", missingRequest = "missing-request", status, header, body, latency
-    }
-
-    public var kind: Kind
-    /// `POST api.clinic.test/v1/chat/messages`.
-    public var request: String
-    /// The JSON path of a body change, the header's name.
-    public var path: String?
-    public var recorded: String?
-    public var live: String?
-    /// Where it happened: the step's position in the live attempt (the recording's, for a missing request).
-    public var step: Int?
-
+extension NetworkDifference {
     init(_ kind: Kind, _ exchange: Exchange, path: String? = nil, recorded: String? = nil, live: String? = nil) {
-        self.kind = kind
-        request = "\(exchange.method) \(NetworkDiff.target(exchange))"
-        self.path = path
-        self.recorded = recorded
-        self.live = live
-        step = exchange.stepPosition
-    }
-
-    /// What identifies the difference across runs (values left out): noise is matched by it.
-    public var key: String { "\(kind.rawValue) \(request)\(path.map { " \($0)" } ?? "")" }
-
-    /// `POST api.clinic.test/v1/chat/messages $.options[0].label: "OK" → "SURE"`.
-    public var description: String {
-        switch kind {
-        case .newRequest: "\(request): new request (live answered \(live ?? "nothing"))"
-        case .missingRequest: "\(request): recorded, not made live"
-        case .status: "\(request): status \(recorded ?? "") → \(live ?? "")"
-        case .header: "\(request) header \(path ?? ""): \(recorded ?? "") → \(live ?? "")"
-        case .body: "\(request) \(path ?? "body"): \(recorded ?? "") → \(live ?? "")"
-        case .latency: "\(request): \(recorded ?? "") → \(live ?? "") (slower)"
-        }
-    }
-
-    /// The keys of differences between passing runs: those fields change by themselves (ids, timestamps).
-    public static func noise(_ passingRuns: [[NetworkDifference]]) -> Set<String> {
-        Set(passingRuns.joined().map(\.key))
+        self.init(kind: kind, request: "\(exchange.method) \(NetworkDiff.target(exchange))", path: path, recorded: recorded, live: live,
+                  step: exchange.stepPosition)
     }
 }

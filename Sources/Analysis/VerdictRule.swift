@@ -13,10 +13,12 @@ public struct VerdictRule: Sendable {
             self.history = history
         }
 
-        /// Passed and failed both, on the same revision.
+        /// Passed and failed in this run (retries), or flipped back and forth on the same revision. A single change
+        /// (passes until the backend changed, fails since) is a change, not nondeterminism: it takes two flips.
         var isMixed: Bool {
+            if thisRun.contains(true) && thisRun.contains(false) { return true }
             let all = history + thisRun
-            return all.contains(true) && all.contains(false)
+            return zip(all, all.dropFirst()).filter { $0 != $1 }.count >= 2
         }
 
         /// The run's result in this mode: its last attempt.

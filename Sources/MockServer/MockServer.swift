@@ -323,7 +323,7 @@ public final class MockServer: Sendable {
         let elapsed = Double((ContinuousClock.now - clock).wholeMicroseconds) / 1000
         var logged = request
         logged.body = loggedBody
-        let entry = recordedEntry(logged, url: exchange.url, response: response, startedAt: exchange.startedAt, milliseconds: elapsed)
+        let entry = recordedEntry(logged, exchange: exchange, response: response, milliseconds: elapsed)
         state.withLock { state in
             guard state.session.mode == .record, state.recording != nil else { return }
             var entry = entry
@@ -342,35 +342,19 @@ public final class MockServer: Sendable {
     }
 
     /// A HAR entry for a forwarded exchange, secrets redacted (the request's body already is).
-    private func recordedEntry(_ request: MockRequest, url: String, response: MockResponse, startedAt: Date, milliseconds: Double) -> HAR.Entry {
-        let requestBody = HAR.Entry.text(request.body)
-        let responseBody = HAR.Entry.text(redactedBody(response.body, headers: response.headers))
-        let responseType = response.headers.first { $0.name.lowercased() == "content-type" }?.value ?? ""
+    private func recordedEntry(_ request: MockRequest, exchange: Exchange, response: MockResponse, milliseconds: Double) -> HAR.Entry {
+        var recorded = exchange
+        recorded.requestHeaders = redacted(request.headers.filter { !HopByHop.contains($0.name) })
+        recorded.requestBody = request.body
+        recorded.status = response.status
+        recorded.responseHeaders = redacted(response.headers)
+        recorded.responseBody = redactedBody(response.body, headers: response.headers)
+        recorded.durationMicroseconds = Int64((milliseconds * 1000).rounded())
         return HAR.Entry(
-            startedDateTime: Self.timestamp(startedAt),
-            time: milliseconds,
-            request: HAR.Request(
-                method: request.method, url: url,
-                headers: redacted(request.headers.filter { !HopByHop.contains($0.name) }),
-                queryString: MockRequest.queryItems(request.rawQuery).map { HAR.NameValue(name: $0.name, value: $0.value) },
-                postData: request.body.isEmpty ? nil : HAR.PostData(
-                    mimeType: request.header("content-type") ?? "", text: requestBody.text, encoding: requestBody.encoding
-                ),
-                bodySize: request.body.count
-            ),
-            response: HAR.Response(
-                status: response.status, statusText: HTTPResponseStatus(statusCode: response.status).reasonPhrase,
-                headers: redacted(response.headers),
-                content: HAR.Content(size: response.body.count, mimeType: responseType, text: responseBody.text, encoding: responseBody.encoding),
-                bodySize: response.body.count
-            ),
-            timings: HAR.Timings(wait: milliseconds),
-            orchestrate: EntryExtras(sequence: 0, host: request.host)
+            recorded,
+            queryString: MockRequest.queryItems(request.rawQuery).map { HAR.NameValue(name: $0.name, value: $0.value) },
+            statusText: HTTPResponseStatus(statusCode: response.status).reasonPhrase
         )
-    }
-
-    static func timestamp(_ date: Date) -> String {
-        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 
     // MARK: Rewriting and redaction

@@ -3,9 +3,13 @@ import struct Foundation.UUID
 
 /// One finished (or still open) attempt, as stored.
 public struct AttemptRecord: Sendable, Codable, Hashable {
+    /// The attempt's row id (what its exchanges and steps belong to).
+    public var id: Int64
     public var runID: UUID
     public var scenarioID: String
     public var attempt: Int
+    /// The lane of a compare run (replay or live); `nil` for the run's mode.
+    public var lane: Mode?
     public var state: String
     public var outcome: Outcome?
     public var exitCode: Int?
@@ -19,13 +23,15 @@ public struct AttemptRecord: Sendable, Codable, Hashable {
     public var error: String?
 
     public init(
-        runID: UUID, scenarioID: String, attempt: Int, state: String, outcome: Outcome?, exitCode: Int?,
+        id: Int64, runID: UUID, scenarioID: String, attempt: Int, lane: Mode? = nil, state: String, outcome: Outcome?, exitCode: Int?,
         signal: Int?, worker: String?, startedAt: Date?, finishedAt: Date?, durationMilliseconds: Int64?,
         stdout: String, stderr: String, error: String?
     ) {
+        self.id = id
         self.runID = runID
         self.scenarioID = scenarioID
         self.attempt = attempt
+        self.lane = lane
         self.state = state
         self.outcome = outcome
         self.exitCode = exitCode

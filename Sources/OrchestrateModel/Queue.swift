@@ -46,6 +46,8 @@ public struct ClaimedAttempt: Sendable, Hashable {
     public var scenario: Scenario
     /// 1 for the first run, 2 for the first retry…
     public var attempt: Int
+    /// The mode of the attempt's lane in a compare run (replay or live); `nil` for the run's mode.
+    public var lane: Mode?
     public var maxAttempts: Int
     /// The fence: a completion counts only with the token of the current lease.
     public var leaseToken: UUID
@@ -55,19 +57,23 @@ public struct ClaimedAttempt: Sendable, Hashable {
     public var port: Int
 
     public init(
-        id: Int64, runID: UUID, scenario: Scenario, attempt: Int, maxAttempts: Int, leaseToken: UUID, expectedMilliseconds: Int64?,
-        worker: WorkerIdentity, port: Int
+        id: Int64, runID: UUID, scenario: Scenario, attempt: Int, lane: Mode? = nil, maxAttempts: Int, leaseToken: UUID,
+        expectedMilliseconds: Int64?, worker: WorkerIdentity, port: Int
     ) {
         self.id = id
         self.runID = runID
         self.scenario = scenario
         self.attempt = attempt
+        self.lane = lane
         self.maxAttempts = maxAttempts
         self.leaseToken = leaseToken
         self.expectedMilliseconds = expectedMilliseconds
         self.worker = worker
         self.port = port
     }
+
+    /// The mode the attempt runs in: its lane's, else the scenario's in a run of `runMode`.
+    public func mode(inRun runMode: Mode) -> Mode { lane ?? scenario.mode(inRun: runMode) }
 }
 
 /// A slot asking the queue for work.

@@ -7,11 +7,33 @@ public struct RunReport: Sendable, Codable {
         public var scenario: Scenario
         public var result: ScenarioResult
         public var attempts: [AttemptRecord]
+        /// Why it ended so (set when the run is judged), the sentence that says it, and the network differences
+        /// that explain it.
+        public var verdict: Verdict?
+        public var verdictReason: String?
+        public var evidence: [NetworkDifference]
+        /// It was quarantined when the run started: a failure is reported, not fatal (unless --strict).
+        public var quarantined: Bool
 
-        public init(scenario: Scenario, result: ScenarioResult, attempts: [AttemptRecord]) {
+        public init(
+            scenario: Scenario, result: ScenarioResult, attempts: [AttemptRecord], verdict: Verdict? = nil, verdictReason: String? = nil,
+            evidence: [NetworkDifference] = [], quarantined: Bool = false
+        ) {
             self.scenario = scenario
             self.result = result
             self.attempts = attempts
+            self.verdict = verdict
+            self.verdictReason = verdictReason
+            self.evidence = evidence
+            self.quarantined = quarantined
+        }
+
+        /// Whether it makes the run fail: a failure, or a verdict that needs action (failing, drift, stale
+        /// recording) — unless quarantined, which only `strict` overrides.
+        public func failsRun(strict: Bool) -> Bool {
+            let bad = result == .failed || result == .pending || [.failing, .drift, .staleRecording].contains(verdict)
+                || (strict && (result == .flaky || verdict == .nondeterministic))
+            return bad && (!quarantined || strict)
         }
 
         public var totalMilliseconds: Int64 { attempts.reduce(0) { $0 + ($1.durationMilliseconds ?? 0) } }
@@ -23,12 +45,14 @@ public struct RunReport: Sendable, Codable {
     public var finishedAt: Date?
     public var host: String
     public var gitRevision: String?
+    public var mode: Mode
     public var scenarios: [ScenarioEntry]
 
     public init(
-        runID: UUID, state: String, startedAt: Date, finishedAt: Date?, host: String, gitRevision: String?,
+        runID: UUID, state: String, startedAt: Date, finishedAt: Date?, host: String, gitRevision: String?, mode: Mode = .replay,
         scenarios: [ScenarioEntry]
     ) {
+        self.mode = mode
         self.runID = runID
         self.state = state
         self.startedAt = startedAt

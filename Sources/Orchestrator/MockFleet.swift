@@ -40,6 +40,10 @@ final class MockFleet: AttemptHooks {
     /// `<recordings>/<feature path>/<scenario name [example row]>.har` for a pickle (DESIGN.md), otherwise
     /// `<recordings>/<scenario id>.har`; every component made file-name safe.
     func cassette(for scenario: Scenario) -> String {
+        Self.cassette(for: scenario, recordings: recordings)
+    }
+
+    static func cassette(for scenario: Scenario, recordings: String) -> String {
         if let uri = scenario.uri, let name = FeatureDiscovery.name(inID: scenario.id, uri: uri) {
             let folders = uri.dropLast(".feature".count).split(separator: "/").filter { $0 != "." && $0 != ".." }
             return ([recordings] + folders.map { AttemptFolders.safeName(String($0)) } + [AttemptFolders.safeName(name) + ".har"])
@@ -52,11 +56,14 @@ final class MockFleet: AttemptHooks {
     func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws -> [String: String] {
         let server = try await server(slot: slot, port: port)
         state.withLock { $0.started[slot] = Date() }
+        let cassettePath = cassette(for: attempt.scenario)
+        // A compare run's live lane gets the seed its replay lane gets from the cassette.
+        let seed = attempt.lane == .live ? (try? Cassette.load(cassettePath).extras.seed) ?? attempt.scenario.seed : attempt.scenario.seed
         let session = try server.begin(MockSession(
-            mode: attempt.scenario.mode(inRun: mode), cassettePath: cassette(for: attempt.scenario), scenarioID: attempt.scenario.id,
-            seed: attempt.scenario.seed, now: frozenNow, attemptID: attempt.id
+            mode: attempt.mode(inRun: mode), cassettePath: cassettePath, scenarioID: attempt.scenario.id,
+            seed: seed, now: frozenNow, attemptID: attempt.id
         ))
-        var contract = ["ORCHESTRATE_SEED": "\(session.seed ?? attempt.scenario.seed)"]
+        var contract = ["ORCHESTRATE_SEED": "\(session.seed ?? seed)"]
         contract["ORCHESTRATE_NOW"] = session.now
         return contract
     }
@@ -72,7 +79,7 @@ final class MockFleet: AttemptHooks {
         }
         // A test that did not report steps through the control API may have written Cucumber reports.
         guard reported == 0 else { return }
-        let artifacts = AttemptFolders.path(attemptsDirectory: attempts, runID: attempt.runID, scenarioID: attempt.scenario.id, attempt: attempt.attempt)
+        let artifacts = AttemptFolders.path(attemptsDirectory: attempts, of: attempt)
         let started = state.withLock { $0.started[slot] } ?? Date()
         for step in StepReports.steps(in: artifacts, attemptStart: started) { log.append(step, attemptID: attempt.id) }
     }

@@ -1,3 +1,4 @@
+import Analysis
 import Coordinator
 import Foundation
 import struct Gherkin.TagExpression
@@ -52,7 +53,6 @@ public enum RunOrchestration {
             let workingDirectory: String
             let workers = options.workers ?? config.workers
             let mode = options.mode ?? config.mock.mode
-            guard mode != .compare else { throw UsageError("--mode compare is not available yet; use replay, record, live or mock") }
             if let resume = options.resume {
                 guard let summary = try await runs.summary(resume) else {
                     throw UsageError("no run \(resume.uuidString.lowercased()) in \(selection.endpoint) (see orchestrate runs)")
@@ -104,18 +104,34 @@ public enum RunOrchestration {
             reporter.finish()
 
             try await runs.setState(runID, outcome == .interrupted ? "interrupted" : "finished")
-            let final = try await runs.report(runID)
+            var final = try await runs.report(runID)
+            let recordings = resolve(config.mock.recordings, against: config.directory)
+            if outcome != .interrupted {
+                _ = try await RunJudge(runs: runs, cassette: { MockFleet.cassette(for: $0, recordings: recordings) }).judge(final)
+                if let threshold = config.quarantine.threshold { try await quarantine(final, threshold: threshold, window: config.quarantine.window, runs: runs) }
+                final = try await runs.report(runID)
+            }
             let reportsDirectory = resolve(options.reportsDirectory ?? config.reports, against: config.directory)
-            var written = ["\(reportsDirectory)/\(runID.uuidString.lowercased())/junit.xml"]
-            if let junit = options.junitPath { written.append(resolve(junit, against: FileManager.default.currentDirectoryPath)) }
-            let xml = JUnitReport.render(final)
-            for path in written { try AtomicFile.write(xml, to: path) }
-            print(RunSummaryText.render(final, attemptsDirectory: configuration.attemptsDirectory, junit: written.last!))
+            let files = try await RunReportFiles(runs: runs, directory: "\(reportsDirectory)/\(runID.uuidString.lowercased())").write(
+                final, extraJUnit: options.junitPath.map { resolve($0, against: FileManager.default.currentDirectoryPath) }
+            )
+            print(RunSummaryText.render(final, attemptsDirectory: configuration.attemptsDirectory, files: files))
             if outcome == .interrupted { return 130 }
-            if final.count(.failed) > 0 || final.count(.pending) > 0 { return 1 }
-            if options.strict && final.count(.flaky) > 0 { return 1 }
-            return 0
+            return final.scenarios.contains { $0.failsRun(strict: options.strict) } ? 1 : 0
         }
+    }
+
+    /// Automatic quarantine: the run's scenarios whose flakiness score over the window reached the threshold go in,
+    /// automatic entries below it come out (said on stderr). It applies from the next run on.
+    private static func quarantine(_ report: RunReport, threshold: Double, window: Duration, runs: RunStore) async throws {
+        let since = Date().addingTimeInterval(-Double(window.wholeMilliseconds) / 1000)
+        let lines = try await runs.flakiness(
+            since: since, scenarioIDs: report.scenarios.map(\.scenario.id), limit: report.scenarios.count,
+            priorFlips: FlakinessScore.priorFlips, priorTransitions: FlakinessScore.priorTransitions
+        )
+        let (added, released) = try await runs.updateAutomaticQuarantine(scores: lines.map { ($0.scenarioId, $0.score) }, threshold: threshold)
+        for id in added { FileHandle.standardError.write(Data("quarantined \(id): flakiness score reached \(threshold) (orchestrate flaky)\n".utf8)) }
+        for id in released { FileHandle.standardError.write(Data("released \(id) from quarantine: flakiness score below \(threshold)\n".utf8)) }
     }
 
     /// Runs the coordinator as a service: SIGINT/SIGTERM stop launching and end the running attempts.

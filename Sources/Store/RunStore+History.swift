@@ -31,12 +31,17 @@ public struct StepHistory: Sendable, Encodable {
 }
 
 extension RunStore {
-    /// Ids of scenarios with history that contain `text` (case-insensitive), at most `limit`.
+    /// The scenario whose id is `text`, else the ids of scenarios with history that contain it (case-insensitive), at most `limit`.
     public func scenarioIDs(containing text: String, limit: Int = 10) async throws -> [String] {
         let pattern = "%" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
             .replacingOccurrences(of: "_", with: "\\_") + "%"
         let rows = try await database.client.query(
-            "SELECT DISTINCT scenario_id FROM run_scenarios WHERE scenario_id ILIKE \(pattern) ORDER BY scenario_id LIMIT \(limit)",
+            """
+            SELECT id FROM scenarios WHERE id = \(text)
+            UNION ALL
+            (SELECT id FROM scenarios WHERE id ILIKE \(pattern) AND NOT EXISTS (SELECT 1 FROM scenarios WHERE id = \(text))
+             ORDER BY id LIMIT \(limit))
+            """,
             logger: database.logger
         )
         var ids: [String] = []
@@ -44,11 +49,22 @@ extension RunStore {
         return ids
     }
 
+    /// Run ids that start with `prefix` (lowercase hex), at most 10.
+    public func runIDs(startingWith prefix: String) async throws -> [UUID] {
+        let rows = try await database.client.query(
+            "SELECT id FROM runs WHERE id::text LIKE \(prefix.replacingOccurrences(of: "%", with: "").replacingOccurrences(of: "_", with: "") + "%") ORDER BY created_at DESC LIMIT 10",
+            logger: database.logger
+        )
+        var ids: [UUID] = []
+        for try await id in rows.decode(UUID.self) { ids.append(id) }
+        return ids
+    }
+
     /// A scenario's finished attempts, newest first, each with its steps and how many exchanges each step made.
     public func history(scenarioID: String, limit: Int) async throws -> [AttemptHistory] {
         let rows = try await database.client.query(
             """
-            SELECT a.id, a.run_id, a.attempt, coalesce((SELECT e.mode FROM exchanges e WHERE e.attempt_id = a.id LIMIT 1), r.mode),
+            SELECT a.id, a.run_id, a.attempt, coalesce(a.mode, (SELECT e.mode FROM exchanges e WHERE e.attempt_id = a.id LIMIT 1), r.mode),
                    r.git_revision, a.started_at, a.duration_ms, a.outcome, a.exit_code, a.error,
                    (SELECT count(*) FROM exchanges e WHERE e.attempt_id = a.id)::int,
                    (SELECT count(*) FROM exchanges e WHERE e.attempt_id = a.id AND NOT e.matched)::int

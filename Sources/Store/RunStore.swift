@@ -76,6 +76,7 @@ public struct RunStore: Sendable {
                 tags: scenario.tags, timeout_ms: scenario.timeoutMilliseconds, env: scenario.environment, position: index)
         }
         let json = String(decoding: try JSONEncoder().encode(rows), as: UTF8.self)
+        let lanes = plan.mode == .compare ? [Mode.replay.rawValue, Mode.live.rawValue] : [""]
         let logger = database.logger
         try await database.client.withTransaction(logger: logger) { connection in
             try await connection.query(
@@ -102,17 +103,22 @@ public struct RunStore: Sendable {
                     SELECT * FROM jsonb_to_recordset(\(json)::jsonb)
                         AS x(id text, command text, timeout_ms bigint, env jsonb, tags jsonb, position integer)
                 ), expected AS (\(unescaped: RunStore.expectedSQL("SELECT id FROM x")))
-                INSERT INTO run_scenarios (run_id, scenario_id, position, command, timeout_ms, env, tags, expected_ms, max_attempts)
+                INSERT INTO run_scenarios (run_id, scenario_id, position, command, timeout_ms, env, tags, expected_ms, max_attempts,
+                                           lane_count, quarantined)
                 SELECT \(plan.id), x.id, x.position, x.command, x.timeout_ms, x.env, ARRAY(SELECT jsonb_array_elements_text(x.tags)),
-                       expected.ms, \(plan.retries + 1)
+                       expected.ms, \(plan.retries + 1), cardinality(\(lanes)::text[]),
+                       EXISTS (SELECT 1 FROM quarantine q WHERE q.scenario_id = x.id)
                 FROM x LEFT JOIN expected ON expected.scenario_id = x.id
                 """,
                 logger: logger
             )
+            // A compare run's lanes: the replay and the live attempt of a scenario are claimed one after the other.
             try await connection.query(
                 """
-                INSERT INTO attempts (run_id, scenario_id, attempt, expected_ms)
-                SELECT run_id, scenario_id, 1, expected_ms FROM run_scenarios WHERE run_id = \(plan.id) ORDER BY position
+                INSERT INTO attempts (run_id, scenario_id, attempt, mode, expected_ms)
+                SELECT rs.run_id, rs.scenario_id, 1, nullif(lane.mode, ''), rs.expected_ms
+                FROM run_scenarios rs, unnest(\(lanes)::text[]) WITH ORDINALITY AS lane(mode, n)
+                WHERE rs.run_id = \(plan.id) ORDER BY rs.position, lane.n
                 """,
                 logger: logger
             )
@@ -223,14 +229,12 @@ public struct RunStore: Sendable {
         let rows = try await database.client.query(
             """
             SELECT r.id, r.state, r.created_at, r.finished_at, r.host, r.git_revision, r.working_directory, r.mode,
-                   r.workers, r.retries, r.scenario_count,
-                   count(*) FILTER (WHERE rs.result = 'passed'), count(*) FILTER (WHERE rs.result = 'flaky'),
-                   count(*) FILTER (WHERE rs.result = 'failed'), count(*) FILTER (WHERE rs.result IS NULL)
-            FROM runs r LEFT JOIN run_scenarios rs ON rs.run_id = r.id
-            WHERE \(runID)::uuid IS NULL OR r.id = \(runID)
-            GROUP BY r.id
+                   r.workers, r.retries, r.scenario_count, c.passed, c.flaky, c.failed, c.pending
+            FROM (SELECT * FROM runs WHERE \(runID)::uuid IS NULL OR id = \(runID) ORDER BY created_at DESC LIMIT \(limit)) r,
+            LATERAL (SELECT count(*) FILTER (WHERE rs.result = 'passed') AS passed, count(*) FILTER (WHERE rs.result = 'flaky') AS flaky,
+                            count(*) FILTER (WHERE rs.result = 'failed') AS failed, count(*) FILTER (WHERE rs.result IS NULL) AS pending
+                     FROM run_scenarios rs WHERE rs.run_id = r.id) c
             ORDER BY r.created_at DESC
-            LIMIT \(limit)
             """,
             logger: database.logger
         )
@@ -245,48 +249,57 @@ public struct RunStore: Sendable {
         return result
     }
 
+    /// A run's attempts (of one scenario, when given), by scenario, lane and number.
+    func attemptRecords(_ runID: UUID, scenarioID: String? = nil) async throws -> [AttemptRecord] {
+        let rows = try await database.client.query(
+            """
+            SELECT scenario_id, attempt, state, outcome, exit_code, signal, worker, started_at, finished_at, duration_ms,
+                   stdout, stderr, error, id, mode
+            FROM attempts WHERE run_id = \(runID) AND (\(scenarioID)::text IS NULL OR scenario_id = \(scenarioID))
+            ORDER BY scenario_id, mode NULLS FIRST, attempt
+            """,
+            logger: database.logger
+        )
+        var records: [AttemptRecord] = []
+        for try await row in rows.decode((String, Int, String, String?, Int?, Int?, String?, Date?, Date?, Int64?, String, String, String?, Int64, String?).self) {
+            records.append(AttemptRecord(
+                id: row.13, runID: runID, scenarioID: row.0, attempt: row.1, lane: row.14.flatMap(Mode.init(rawValue:)), state: row.2,
+                outcome: row.3.flatMap(Outcome.init(rawValue:)), exitCode: row.4, signal: row.5, worker: row.6, startedAt: row.7,
+                finishedAt: row.8, durationMilliseconds: row.9, stdout: row.10, stderr: row.11, error: row.12
+            ))
+        }
+        return records
+    }
+
     /// The run with every scenario and attempt, in plan order.
     public func report(_ runID: UUID) async throws -> RunReport {
         guard let summary = try await summary(runID) else {
             throw StoreError(.unknownRun, "no run \(runID) in the database")
         }
-        var attempts: [String: [AttemptRecord]] = [:]
-        let attemptRows = try await database.client.query(
-            """
-            SELECT scenario_id, attempt, state, outcome, exit_code, signal, worker, started_at, finished_at, duration_ms,
-                   stdout, stderr, error
-            FROM attempts WHERE run_id = \(runID) ORDER BY scenario_id, attempt
-            """,
-            logger: database.logger
-        )
-        for try await row in attemptRows.decode((String, Int, String, String?, Int?, Int?, String?, Date?, Date?, Int64?, String, String, String?).self) {
-            attempts[row.0, default: []].append(AttemptRecord(
-                runID: runID, scenarioID: row.0, attempt: row.1, state: row.2, outcome: row.3.flatMap(Outcome.init(rawValue:)),
-                exitCode: row.4, signal: row.5, worker: row.6, startedAt: row.7, finishedAt: row.8,
-                durationMilliseconds: row.9, stdout: row.10, stderr: row.11, error: row.12
-            ))
-        }
+        let attempts = Dictionary(grouping: try await attemptRecords(runID), by: \.scenarioID)
         var entries: [RunReport.ScenarioEntry] = []
         let scenarioRows = try await database.client.query(
             """
-            SELECT rs.scenario_id, s.name, rs.command, rs.tags, rs.timeout_ms, rs.env::text, s.uri, s.line, rs.result
+            SELECT rs.scenario_id, s.name, rs.command, rs.tags, rs.timeout_ms, rs.env::text, s.uri, s.line, rs.result,
+                   rs.verdict, rs.verdict_reason, rs.evidence::text, rs.quarantined
             FROM run_scenarios rs JOIN scenarios s ON s.id = rs.scenario_id
             WHERE rs.run_id = \(runID) ORDER BY rs.position
             """,
             logger: database.logger
         )
-        for try await row in scenarioRows.decode((String, String, String, [String], Int64, String, String?, Int?, String?).self) {
+        for try await row in scenarioRows.decode((String, String, String, [String], Int64, String, String?, Int?, String?, String?, String?, String, Bool).self) {
             let environment = (try? JSONDecoder().decode([String: String].self, from: Data(row.5.utf8))) ?? [:]
             let scenario = Scenario(id: row.0, name: row.1, command: row.2, tags: row.3, timeoutMilliseconds: row.4,
                                     environment: environment, uri: row.6, line: row.7)
             entries.append(RunReport.ScenarioEntry(
                 scenario: scenario, result: row.8.flatMap(ScenarioResult.init(rawValue:)) ?? .pending,
-                attempts: attempts[row.0] ?? []
+                attempts: attempts[row.0] ?? [], verdict: row.9.flatMap(Verdict.init(rawValue:)), verdictReason: row.10,
+                evidence: (try? JSONDecoder().decode([NetworkDifference].self, from: Data(row.11.utf8))) ?? [], quarantined: row.12
             ))
         }
         return RunReport(
             runID: runID, state: summary.state, startedAt: summary.createdAt, finishedAt: summary.finishedAt,
-            host: summary.host, gitRevision: summary.gitRevision, scenarios: entries
+            host: summary.host, gitRevision: summary.gitRevision, mode: Mode(rawValue: summary.mode) ?? .replay, scenarios: entries
         )
     }
 }

@@ -17,7 +17,10 @@ struct Orchestrate: AsyncParsableCommand {
             Exit codes: 0 all passed (flaky passes are reported), 1 a scenario failed, 2 bad usage or config,
             3 infrastructure (database unreachable, no free port), 130 interrupted (resume with --resume RUN_ID).
             """,
-        subcommands: [Run.self, Scenarios.self, Runs.self, History.self, Mock.self, GherkinGroup.self, DB.self, Bench.self]
+        subcommands: [
+            Run.self, Scenarios.self, Runs.self, History.self, Flaky.self, Logs.self, QuarantineCommand.self, Mock.self, GherkinGroup.self,
+            DB.self, Bench.self,
+        ]
     )
 
     /// As ArgumentParser's, except that bad usage exits 2 (DESIGN.md), not 64.
@@ -58,6 +61,14 @@ struct CommonOptions: ParsableArguments {
     }
 }
 
+/// Prints what a command body returns (exit 0), or turns its error into one line on stderr and an exit code.
+func printing(_ body: () async throws -> String) async throws {
+    try await exiting {
+        print(try await body())
+        return 0
+    }
+}
+
 /// Runs a command body, turning errors into one line on stderr and DESIGN.md's exit codes.
 func exiting(_ body: () async throws -> Int32) async throws {
     let code: Int32
@@ -76,6 +87,7 @@ extension Mode: ExpressibleByArgument {}
 extension OutputFormat: ExpressibleByArgument {}
 extension RunOptions.ProgressChoice: ExpressibleByArgument {}
 extension DatabaseCommands.Action: ExpressibleByArgument {}
+extension FlakinessCommands.QuarantineAction: ExpressibleByArgument {}
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -91,7 +103,11 @@ struct Run: AsyncParsableCommand {
     @Option(name: .long, help: "Worker slots on this host (default: orchestrate.yml's workers, else the core count).")
     var workers: Int?
 
-    @Option(name: .long, help: "replay | record | live | mock | hybrid (default: orchestrate.yml's mock.mode, else replay; a scenario's mode tag wins).")
+    @Option(name: .long, help: """
+        replay | record | live | mock | hybrid | compare (default: orchestrate.yml's mock.mode, else replay; a scenario's mode tag \
+        wins). compare runs every scenario in replay and live and judges it: stable, failing, drift, stale-recording, \
+        nondeterministic.
+        """)
     var mode: Mode?
 
     @Option(name: .long, help: "Re-runs of a failed attempt (default: orchestrate.yml's retries, else 0).")
@@ -112,7 +128,7 @@ struct Run: AsyncParsableCommand {
     @Option(name: .long, help: "Finish an interrupted run: only what has not passed runs again.")
     var resume: String?
 
-    @Flag(name: .long, help: "Flaky passes fail the run too (exit 1).")
+    @Flag(name: .long, help: "Flaky passes, nondeterministic verdicts and quarantined failures fail the run too (exit 1).")
     var strict = false
 
     @Option(name: .long, help: "Progress display: auto (live on a terminal, lines otherwise) | live | lines | none.")
@@ -124,7 +140,6 @@ struct Run: AsyncParsableCommand {
     func validate() throws {
         if let workers, workers < 1 { throw ValidationError("--workers must be at least 1") }
         if let retries, retries < 0 { throw ValidationError("--retries must be 0 or more") }
-        if mode == .compare { throw ValidationError("--mode compare is not available yet; use replay, record, live, mock or hybrid") }
         if let resume, UUID(uuidString: resume) == nil { throw ValidationError("--resume needs a run id like 6f1c2a9e-… (see orchestrate runs)") }
         if let lease, DurationText.parse(lease) == nil { throw ValidationError("--lease must be a duration like 30s") }
         if resume != nil && (!only.isEmpty || tags != nil) {
@@ -168,11 +183,10 @@ struct Scenarios: AsyncParsableCommand {
 
     func run() async throws {
         let logger = common.logger
-        try await exiting {
-            print(try await ListingCommands.scenarios(
+        try await printing {
+            try await ListingCommands.scenarios(
                 configPath: common.config, only: only, tags: tags, database: common.database, format: format, logger: logger
-            ))
-            return 0
+            )
         }
     }
 }
@@ -199,11 +213,10 @@ struct Runs: AsyncParsableCommand {
 
     func run() async throws {
         let logger = common.logger
-        try await exiting {
-            print(try await ListingCommands.runs(
+        try await printing {
+            try await ListingCommands.runs(
                 configPath: common.config, limit: listing.limit, database: common.database, format: listing.format, logger: logger
-            ))
-            return 0
+            )
         }
     }
 }
@@ -223,11 +236,110 @@ struct History: AsyncParsableCommand {
 
     func run() async throws {
         let logger = common.logger
-        try await exiting {
-            print(try await ListingCommands.history(
+        try await printing {
+            try await ListingCommands.history(
                 configPath: common.config, scenario: scenario, limit: listing.limit, database: common.database, format: listing.format, logger: logger
-            ))
-            return 0
+            )
+        }
+    }
+}
+
+struct Flaky: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Scenarios by flakiness score, with their verdicts and the newest evidence.",
+        discussion: """
+            score = (flips + 1) / (transitions + 10): the share of consecutive attempts (same git revision, same kind of
+            backend: replay/mock or live/record) whose outcomes differ, with a prior worth ten observations that starts
+            every scenario at 0.1. One that alternates every run approaches 1; one that never changes approaches 0.
+            """
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(name: .long, help: "The window: attempts finished in the last 14d, 36h, 90m…")
+    var since = "14d"
+
+    @OptionGroup var listing: ListingOptions
+
+    func run() async throws {
+        guard let window = DurationText.parse(since), window > .zero else {
+            throw ValidationError("--since \(since): not a duration (e.g. 14d, 36h, 90m)")
+        }
+        let logger = common.logger
+        try await printing {
+            try await FlakinessCommands.flaky(
+                configPath: common.config, since: window, limit: listing.limit, database: common.database, format: listing.format, logger: logger
+            )
+        }
+    }
+}
+
+struct Logs: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The network log of an attempt: its steps with the exchanges under each, or HAR 1.2 (--har).",
+        discussion: "RUN is a run id or its start; SCENARIO an id or a part of exactly one. Default: the run's last attempt of it."
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Argument(help: "The run id, or its first characters.")
+    var runID: String
+
+    @Argument(help: "The scenario id, or a part of one.")
+    var scenario: String
+
+    @Option(name: .long, help: "The attempt number (1 is the first run, 2 the first retry…).")
+    var attempt: Int?
+
+    @Option(name: .long, help: "In a compare run: replay or live.")
+    var lane: Mode?
+
+    @Flag(name: .long, help: "Print the exchanges as HAR 1.2 JSON (any HAR viewer opens it).")
+    var har = false
+
+    func run() async throws {
+        let logger = common.logger
+        try await printing {
+            try await FlakinessCommands.logs(
+                configPath: common.config, run: runID, scenario: scenario, attempt: attempt, lane: lane, har: har, database: common.database,
+                logger: logger
+            )
+        }
+    }
+}
+
+struct QuarantineCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "quarantine",
+        abstract: "Quarantined scenarios: their failures are reported but do not fail a run (unless run --strict).",
+        discussion: """
+            add SCENARIO [--reason TEXT] | remove SCENARIO | list. Besides these, orchestrate.yml's quarantine.threshold
+            (default 0.3, or off) quarantines a scenario automatically once its flakiness score reaches it, and releases it
+            when the score falls below again.
+            """
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Argument(help: "add | remove | list")
+    var action: FlakinessCommands.QuarantineAction
+
+    @Argument(help: "The scenario id, or a part of one.")
+    var scenario: String?
+
+    @Option(name: .long, help: "Why (shown by list).")
+    var reason: String?
+
+    @Option(name: .long, help: "table | json")
+    var format: OutputFormat = .table
+
+    func run() async throws {
+        let logger = common.logger
+        try await printing {
+            try await FlakinessCommands.quarantine(
+                configPath: common.config, action: action, scenario: scenario, reason: reason, database: common.database, format: format,
+                logger: logger
+            )
         }
     }
 }
@@ -246,9 +358,8 @@ struct DB: AsyncParsableCommand {
 
     func run() async throws {
         let logger = common.logger
-        try await exiting {
-            print(try await DatabaseCommands.perform(action, configPath: common.config, database: common.database, logger: logger))
-            return 0
+        try await printing {
+            try await DatabaseCommands.perform(action, configPath: common.config, database: common.database, logger: logger)
         }
     }
 }
@@ -331,8 +442,33 @@ struct GherkinGroup: ParsableCommand {
 /// Drivers for `make bench`; not part of the user's surface.
 struct Bench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Benchmark drivers (used by make bench).", shouldDisplay: false, subcommands: [Ingest.self]
+        abstract: "Benchmark drivers (used by make bench).", shouldDisplay: false, subcommands: [Ingest.self, HistoryDatabase.self]
     )
+
+    struct HistoryDatabase: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "history",
+            abstract: "Fill an empty database with RUNS x SCENARIOS synthetic attempts (with steps, exchanges, verdicts); prints the seconds."
+        )
+
+        @OptionGroup var common: CommonOptions
+
+        @Option(name: .long, help: "Scenarios in the suite.")
+        var scenarios = 2_000
+
+        @Option(name: .long, help: "Finished runs.")
+        var runs = 500
+
+        @Option(name: .long, help: "Days the runs spread over, the newest now.")
+        var days = 180
+
+        func run() async throws {
+            let logger = common.logger
+            try await printing {
+                "\(try await BenchCommands.history(scenarios: scenarios, runs: runs, days: days, database: common.database, logger: logger))"
+            }
+        }
+    }
 
     struct Ingest: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

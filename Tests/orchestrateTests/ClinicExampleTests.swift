@@ -16,9 +16,11 @@ struct ClinicExampleTests {
         let log: String
         private(set) var port = 0
 
-        init(log: String) throws {
+        /// `environment` adds to this process's (CLINIC_CHAT_ANSWER=SURE changes the bot's answer option).
+        init(log: String, environment: [String: String] = [:]) throws {
             self.log = log
             _ = FileManager.default.createFile(atPath: log, contents: nil)
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.executableURL = URL(fileURLWithPath: "\(ClinicExampleTests.binaries)/clinic-backend")
             process.arguments = ["--port", "0"]
             process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: log))
@@ -44,8 +46,11 @@ struct ClinicExampleTests {
         }
     }
 
-    func project(in directory: TemporaryDirectory, backendPort: Int) throws {
-        try FileManager.default.copyItem(atPath: "\(Self.repository)/Examples/clinic/Features", toPath: directory.file("Features"))
+    /// The example's features (copied once) and its configuration pointed at this build and at the backend on `backendPort`.
+    static func project(in directory: TemporaryDirectory, backendPort: Int) throws {
+        if !FileManager.default.fileExists(atPath: directory.file("Features")) {
+            try FileManager.default.copyItem(atPath: "\(Self.repository)/Examples/clinic/Features", toPath: directory.file("Features"))
+        }
         // The example's own configuration, pointed at this build and this backend.
         let config = try String(contentsOfFile: "\(Self.repository)/Examples/clinic/orchestrate.yml", encoding: .utf8)
             .replacingOccurrences(of: "../../.build/debug/clinic-scenarios", with: "\(Self.binaries)/clinic-scenarios")
@@ -59,7 +64,7 @@ struct ClinicExampleTests {
             let backend = try Backend(log: directory.file("backend.log"))
             defer { backend.stop() }
             try await backend.started()
-            try project(in: directory, backendPort: backend.port)
+            try Self.project(in: directory, backendPort: backend.port)
             let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
 
             let record = try await cli.run(["run", "--mode", "record", "--workers", "8", "--progress", "none"])

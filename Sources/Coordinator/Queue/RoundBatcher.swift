@@ -44,6 +44,8 @@ final class RoundBatcher: Sendable {
         var averageMilliseconds: Double?
         /// A round that failed for good (results were lost): every later request fails with it.
         var failure: (any Error)?
+        /// The slot each compare-run scenario's lane went to (by scenario id): its other lane avoids that slot.
+        var laneSlots: [String: String] = [:]
     }
 
     /// Attempts shorter than this on average are claimed ahead.
@@ -124,6 +126,9 @@ final class RoundBatcher: Sendable {
 
     /// A claimed-ahead attempt for `claimant`, longest expected first, never a retry on the slot it
     /// avoids while the avoidance lasts.
+    ///
+    /// The lanes of a compare run's scenario (replay, live) go to different slots the same way: handing one out makes
+    /// the other avoid that slot for a while (the queue does so for lanes it knows ran elsewhere).
     private static func takeAhead(for claimant: Claimant, from state: inout State) -> ClaimedAttempt? {
         let now = ContinuousClock.now
         guard let index = state.ahead.firstIndex(where: { $0.avoid != claimant.worker.description || $0.avoidUntil <= now }) else {
@@ -132,6 +137,13 @@ final class RoundBatcher: Sendable {
         var attempt = state.ahead.remove(at: index).attempt
         attempt.worker = claimant.worker
         attempt.port = claimant.port
+        if attempt.lane != nil {
+            state.laneSlots[attempt.scenario.id] = claimant.worker.description
+            for other in state.ahead.indices where state.ahead[other].attempt.scenario.id == attempt.scenario.id && state.ahead[other].avoid == nil {
+                state.ahead[other].avoid = claimant.worker.description
+                state.ahead[other].avoidUntil = now + avoidance
+            }
+        }
         return attempt
     }
 
@@ -157,7 +169,8 @@ final class RoundBatcher: Sendable {
             let answers = state.withLock { state -> [Answer] in
                 let avoidUntil = ContinuousClock.now + Self.avoidance
                 for attempt in reply.claimed.compactMap({ $0 }) {
-                    state.ahead.append(Ahead(attempt: attempt, avoid: reply.avoiding[attempt.id], avoidUntil: avoidUntil))
+                    let avoid = reply.avoiding[attempt.id] ?? (attempt.lane == nil ? nil : state.laneSlots[attempt.scenario.id])
+                    state.ahead.append(Ahead(attempt: attempt, avoid: avoid, avoidUntil: avoidUntil))
                 }
                 return waiters.map { waiter in
                     guard let claimant = waiter.claimant else { return Answer() }

@@ -1,9 +1,15 @@
 import struct Foundation.UUID
+import OrchestrateModel
 
-/// Where an attempt's files go: `<attempts>/<run>/<scenario>/attempt-<n>` (HOME, TMPDIR, artifacts, logs).
+/// Where an attempt's files go: `<attempts>/<run>/<scenario>/attempt-<n>` (HOME, TMPDIR, artifacts, logs);
+/// `<lane>-attempt-<n>` for the lanes of a compare run.
 public enum AttemptFolders {
-    public static func path(attemptsDirectory: String, runID: UUID, scenarioID: String, attempt: Int) -> String {
-        "\(attemptsDirectory)/\(runID.uuidString.lowercased())/\(safeName(scenarioID))/attempt-\(attempt)"
+    public static func path(attemptsDirectory: String, runID: UUID, scenarioID: String, attempt: Int, lane: Mode? = nil) -> String {
+        "\(attemptsDirectory)/\(runID.uuidString.lowercased())/\(safeName(scenarioID))/\(lane.map { "\($0.rawValue)-" } ?? "")attempt-\(attempt)"
+    }
+
+    public static func path(attemptsDirectory: String, of claimed: ClaimedAttempt) -> String {
+        path(attemptsDirectory: attemptsDirectory, runID: claimed.runID, scenarioID: claimed.scenario.id, attempt: claimed.attempt, lane: claimed.lane)
     }
 
     /// A file-name-safe form of a scenario id.

@@ -8,8 +8,7 @@ struct AttemptRunner: Sendable {
     var configuration: CoordinatorConfiguration
 
     func directory(for claimed: ClaimedAttempt) -> String {
-        AttemptFolders.path(attemptsDirectory: configuration.attemptsDirectory, runID: claimed.runID,
-                            scenarioID: claimed.scenario.id, attempt: claimed.attempt)
+        AttemptFolders.path(attemptsDirectory: configuration.attemptsDirectory, of: claimed)
     }
 
     /// Runs the attempt to its end. Never throws: what goes wrong around the command is an
@@ -92,7 +91,7 @@ struct AttemptRunner: Sendable {
             "ORCHESTRATE_MOCK_URL": "http://127.0.0.1:\(port)",
             "ORCHESTRATE_MOCK_PORT": "\(port)",
             "ORCHESTRATE_CONTROL_URL": "http://127.0.0.1:\(port)/__orchestrate",
-            "ORCHESTRATE_MODE": claimed.scenario.mode(inRun: configuration.mode).rawValue,
+            "ORCHESTRATE_MODE": claimed.mode(inRun: configuration.mode).rawValue,
             "ORCHESTRATE_RUN_ID": claimed.runID.uuidString.lowercased(),
             "ORCHESTRATE_SCENARIO_ID": claimed.scenario.id,
             "ORCHESTRATE_ATTEMPT": "\(claimed.attempt)",

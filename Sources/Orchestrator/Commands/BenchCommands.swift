@@ -38,4 +38,16 @@ public enum BenchCommands {
             return (attemptID, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
         }
     }
+
+    /// Fills the (empty, migrated) database with ``HistoryGenerator``'s synthetic history; returns the seconds it took.
+    public static func history(scenarios: Int, runs: Int, days: Int, database url: String?, logger: Logger) async throws -> Double {
+        let selection = try DatabaseSelection.resolve(flag: url, configured: nil, projectDirectory: FileManager.default.currentDirectoryPath)
+        if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
+        return try await Database.with(selection.endpoint, logger: logger) { database in
+            let clock = ContinuousClock.now
+            try await HistoryGenerator.generate(database: database, scenarios: scenarios, runs: runs, days: days)
+            let elapsed = ContinuousClock.now - clock
+            return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        }
+    }
 }

@@ -86,7 +86,7 @@ public enum ListingCommands {
     }
 
     /// The project's history store (the embedded cluster started when it is the one selected).
-    private static func withStore<T: Sendable>(
+    static func withStore<T: Sendable>(
         _ config: OrchestrateConfig, database: String?, logger: Logger, _ body: @Sendable (RunStore) async throws -> T
     ) async throws -> T {
         let selection = try DatabaseSelection.resolve(flag: database, configured: config.database, projectDirectory: config.directory)
@@ -119,6 +119,18 @@ public enum ListingCommands {
 }
 
 extension ListingCommands {
+    /// A scenario id with history, or a part of exactly one (case-insensitive).
+    static func scenarioID(_ text: String, store: RunStore) async throws -> String {
+        let candidates = try await store.scenarioIDs(containing: text)
+        if candidates.contains(text) { return text }
+        guard candidates.count == 1 else {
+            throw UsageError(candidates.isEmpty
+                ? "no scenario with history matches \"\(text)\" (orchestrate scenarios lists the ids)"
+                : "\"\(text)\" matches \(candidates.count) scenarios: \(candidates.map { "\"\($0)\"" }.joined(separator: ", ")); say which")
+        }
+        return candidates[0]
+    }
+
     /// One scenario's attempts over time, newest first, and the steps of the newest with the exchanges each made.
     /// `scenario` is an id, or a part of exactly one id that has history.
     public static func history(
@@ -126,16 +138,8 @@ extension ListingCommands {
     ) async throws -> String {
         let config = try RunOrchestration.loadConfig(configPath, required: false)
         let (id, attempts) = try await withStore(config, database: database, logger: logger) { store in
-            var attempts = try await store.history(scenarioID: scenario, limit: limit)
-            guard attempts.isEmpty else { return (scenario, attempts) }
-            let candidates = try await store.scenarioIDs(containing: scenario)
-            guard candidates.count == 1 else {
-                throw UsageError(candidates.isEmpty
-                    ? "no scenario with history matches \"\(scenario)\" (orchestrate scenarios lists the ids)"
-                    : "\"\(scenario)\" matches \(candidates.count) scenarios: \(candidates.map { "\"\($0)\"" }.joined(separator: ", ")); say which")
-            }
-            attempts = try await store.history(scenarioID: candidates[0], limit: limit)
-            return (candidates[0], attempts)
+            let id = try await scenarioID(scenario, store: store)
+            return (id, try await store.history(scenarioID: id, limit: limit))
         }
         switch format {
         case .json:

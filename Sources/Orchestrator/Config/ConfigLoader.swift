@@ -33,7 +33,7 @@ public enum ConfigLoader {
             throw ConfigError(file: path, "\(error)")
         }
         let top = try reader.mapping(root, what: "the top level",
-                                     keys: ["workers", "retries", "database", "reports", "lease", "suite", "mock"])
+                                     keys: ["workers", "retries", "database", "reports", "lease", "suite", "mock", "quarantine"])
         for (key, value) in top {
             switch key {
             case "workers": config.workers = try reader.integer(value, key: key, minimum: 1)
@@ -43,6 +43,7 @@ public enum ConfigLoader {
             case "lease": config.lease = try reader.duration(value, key: key)
             case "suite": config.suite = try suite(value, reader: reader)
             case "mock": config.mock = try mock(value, reader: reader, directory: directory)
+            case "quarantine": config.quarantine = try quarantine(value, reader: reader)
             default: break
             }
         }
@@ -103,6 +104,25 @@ public enum ConfigLoader {
             suite.scenarios.append(entry)
         }
         return suite
+    }
+
+    private static func quarantine(_ node: Node, reader: NodeReader) throws(ConfigError) -> OrchestrateConfig.Quarantine {
+        var quarantine = OrchestrateConfig.Quarantine()
+        for (key, value) in try reader.mapping(node, what: "quarantine", keys: ["threshold", "window"]) {
+            switch key {
+            case "threshold":
+                if case .scalar(let scalar) = value, scalar.string == "off" {
+                    quarantine.threshold = nil
+                } else {
+                    guard case .scalar(let scalar) = value, scalar.style == .plain, let number = Double(scalar.string), number > 0, number <= 1 else {
+                        throw reader.error(at: value, "quarantine.threshold must be a flakiness score above 0 and at most 1 (e.g. 0.3), or off")
+                    }
+                    quarantine.threshold = number
+                }
+            default: quarantine.window = try reader.duration(value, key: "quarantine.window")
+            }
+        }
+        return quarantine
     }
 
     private static func mock(_ node: Node, reader: NodeReader, directory: String) throws(ConfigError) -> OrchestrateConfig.Mock {

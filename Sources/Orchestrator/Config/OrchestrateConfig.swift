@@ -16,10 +16,21 @@ public struct OrchestrateConfig: Sendable {
     public var lease: Duration = .seconds(30)
     public var suite = Suite()
     public var mock = Mock()
+    public var quarantine = Quarantine()
     /// The folder holding the config file: commands run there and relative paths start there.
     public var directory: String
     /// The config file as given (for messages).
     public var path: String
+
+    /// Automatic quarantine: after every run, a scenario whose flakiness score over `window` reaches `threshold` is
+    /// quarantined (its failures reported, not fatal), and released when its score falls below it again. Scenarios
+    /// quarantined by hand (`orchestrate quarantine add`) stay until removed.
+    public struct Quarantine: Sendable {
+        /// Default 0.3; `off` disables automatic quarantine.
+        public var threshold: Double? = 0.3
+        /// Default 14 days.
+        public var window: Duration = .seconds(14 * 86_400)
+    }
 
     public struct Suite: Sendable {
         /// Command template for scenarios without their own: `{id} {name} {uri} {line}` are filled in.

@@ -3,12 +3,15 @@ import OrchestrateModel
 
 /// JUnit XML for CI reporters (GitLab, Jenkins, GitHub actions that read JUnit): one testcase per
 /// scenario, its attempts in `system-out`, flaky passes as Surefire's `flakyFailure` elements and a
-/// property, retries of a failure as `rerunFailure`.
+/// property, retries of a failure as `rerunFailure`. The verdict and its reason are properties, the network
+/// differences that explain it are in `system-out`, and attached files are referenced there as
+/// `[[ATTACHMENT|/path]]` (Jenkins' JUnit attachments, GitLab's artifacts). A quarantined failure is `skipped`.
 public enum JUnitReport {
-    public static func render(_ report: RunReport) -> String {
+    /// - Parameter attachments: files per scenario id (absolute paths).
+    public static func render(_ report: RunReport, attachments: [String: [String]] = [:]) -> String {
         let entries = report.scenarios
-        let failures = entries.filter { $0.result == .failed }.count
-        let skipped = entries.filter { $0.result == .pending }.count
+        let failures = entries.filter { $0.result == .failed && !$0.quarantined }.count
+        let skipped = entries.filter { $0.result == .pending || ($0.result == .failed && $0.quarantined) }.count
         let seconds = Double(entries.reduce(0) { $0 + $1.totalMilliseconds }) / 1000
         let timestamp = ISO8601DateFormatter().string(from: report.startedAt)
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
@@ -20,12 +23,12 @@ public enum JUnitReport {
         xml += property("orchestrate.run_state", report.state, indent: 6)
         if let revision = report.gitRevision { xml += property("git.revision", revision, indent: 6) }
         xml += "    </properties>\n"
-        for entry in entries { xml += testcase(entry) }
+        for entry in entries { xml += testcase(entry, attachments: attachments[entry.scenario.id] ?? []) }
         xml += "  </testsuite>\n</testsuites>\n"
         return xml
     }
 
-    private static func testcase(_ entry: RunReport.ScenarioEntry) -> String {
+    private static func testcase(_ entry: RunReport.ScenarioEntry, attachments: [String]) -> String {
         let scenario = entry.scenario
         var attributes = #"name="\#(XMLText.escape(scenario.name))" classname="\#(XMLText.escape(className(scenario)))""#
         attributes += #" time="\#(format(Double(entry.attempts.last?.durationMilliseconds ?? 0) / 1000))""#
@@ -36,10 +39,16 @@ public enum JUnitReport {
         xml += property("orchestrate.scenario_id", scenario.id, indent: 8)
         xml += property("orchestrate.result", entry.result.rawValue, indent: 8)
         xml += property("orchestrate.attempts", "\(entry.attempts.count)", indent: 8)
-        if entry.result == .flaky { xml += property("flaky", "true", indent: 8) }
+        if entry.result == .flaky || entry.verdict == .nondeterministic { xml += property("flaky", "true", indent: 8) }
+        if let verdict = entry.verdict { xml += property("orchestrate.verdict", verdict.rawValue, indent: 8) }
+        if let reason = entry.verdictReason { xml += property("orchestrate.verdict_reason", reason, indent: 8) }
+        if entry.quarantined { xml += property("orchestrate.quarantined", "true", indent: 8) }
         xml += "      </properties>\n"
         let failedAttempts = entry.attempts.filter { $0.outcome != nil && $0.outcome != .passed }
         switch entry.result {
+        case .failed where entry.quarantined:
+            let last = failedAttempts.last.map { "attempt \($0.attempt) \($0.failureSummary)" } ?? "failed"
+            xml += #"      <skipped message="\#(XMLText.escape("quarantined (orchestrate quarantine list): \(last)"))"/>"# + "\n"
         case .failed:
             if let last = failedAttempts.last {
                 xml += element("failure", last, body: detail(last), indent: 6)
@@ -52,10 +61,15 @@ public enum JUnitReport {
         case .passed:
             break
         }
-        let log = entry.attempts.map { attempt in
-            "attempt \(attempt.attempt): \(attempt.failureSummary) in \(attempt.durationMilliseconds ?? 0) ms on \(attempt.worker ?? "?")\n"
+        var log = entry.attempts.map { attempt in
+            "\(attempt.lane.map { "\($0.rawValue) " } ?? "")attempt \(attempt.attempt): \(attempt.failureSummary) in \(attempt.durationMilliseconds ?? 0) ms on \(attempt.worker ?? "?")\n"
                 + (attempt.stdout.isEmpty ? "" : attempt.stdout + (attempt.stdout.hasSuffix("\n") ? "" : "\n"))
         }.joined()
+        if let verdict = entry.verdict, verdict != .stable {
+            log += "verdict: \(verdict.rawValue): \(entry.verdictReason ?? "")\n"
+            for difference in entry.evidence { log += "  \(difference.place.map { "\($0): " } ?? "")\(difference)\n" }
+        }
+        for path in attachments { log += "[[ATTACHMENT|\(path)]]\n" }
         if !log.isEmpty { xml += "      <system-out>\(XMLText.escape(log))</system-out>\n" }
         let errors = entry.attempts.map(\.stderr).filter { !$0.isEmpty }.joined(separator: "\n")
         if !errors.isEmpty { xml += "      <system-err>\(XMLText.escape(errors))</system-err>\n" }

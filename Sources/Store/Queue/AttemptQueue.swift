@@ -59,7 +59,8 @@ public struct AttemptQueue: Sendable {
                 )
                 let placeholder = round.claimants[0]
                 claims.append((ClaimedAttempt(
-                    id: id, runID: round.runID, scenario: scenario, attempt: Int(attempt), maxAttempts: Int(maxAttempts),
+                    id: id, runID: round.runID, scenario: scenario, attempt: Int(attempt), lane: row.19.flatMap(Mode.init(rawValue:)),
+                    maxAttempts: Int(maxAttempts),
                     leaseToken: token, expectedMilliseconds: row.8, worker: placeholder.worker, port: placeholder.port
                 ), row.4))
             default:

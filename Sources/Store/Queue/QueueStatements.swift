@@ -13,7 +13,10 @@ import PostgresNIO
 /// (only when a claimant got nothing). A claim never sees what this statement itself changed (one
 /// snapshot), so a retry queued here is claimable from the next round on — it avoids its slot for a
 /// second anyway. A retry avoids the failing slot: when that slot asks alone the retry is not claimed;
-/// when several ask, the caller hands it to another one.
+/// when several ask, the caller hands it to another one. The lanes of a compare run's scenario (replay, live) run
+/// on different slots the same way, for as long as the run has more than one: a lane is not claimed by a slot asking
+/// alone that ran (or just finished) its other lane, and is handed to another slot when several ask (a slot running
+/// the other lane is not asking).
 struct RoundStatement: PostgresPreparedStatement {
     static let sql = """
         WITH input AS (
@@ -27,28 +30,41 @@ struct RoundStatement: PostgresPreparedStatement {
                 error = x.error, worker = x.worker, port = x.port, lease_expires_at = NULL
             FROM input x
             WHERE a.id = x.id AND a.lease_token = x.token AND a.state = 'running'
-            RETURNING a.id, a.run_id, a.scenario_id, a.attempt, a.expected_ms, a.worker, a.outcome
+            RETURNING a.id, a.run_id, a.scenario_id, a.attempt, a.expected_ms, a.worker, a.outcome, a.mode
         ), retry AS (
-            INSERT INTO attempts (run_id, scenario_id, attempt, expected_ms, avoid_worker, avoid_until)
-            SELECT d.run_id, d.scenario_id, d.attempt + 1, d.expected_ms, d.worker, now() + interval '1 second'
+            INSERT INTO attempts (run_id, scenario_id, attempt, mode, expected_ms, avoid_worker, avoid_until)
+            SELECT d.run_id, d.scenario_id, d.attempt + 1, d.mode, d.expected_ms, d.worker, now() + interval '1 second'
             FROM done d JOIN run_scenarios rs ON rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
             WHERE d.outcome <> 'passed' AND d.attempt < rs.max_attempts
             ON CONFLICT DO NOTHING
             RETURNING run_id, scenario_id
+        ), lane AS (
+            SELECT d.run_id, d.scenario_id, jsonb_object_agg(coalesce(d.mode, ''),
+                       CASE WHEN d.outcome = 'passed' THEN (CASE WHEN d.attempt > 1 THEN 'flaky' ELSE 'passed' END)
+                            ELSE 'failed' END) AS results
+            FROM done d JOIN run_scenarios rs ON rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
+            WHERE d.outcome = 'passed' OR d.attempt >= rs.max_attempts
+            GROUP BY d.run_id, d.scenario_id
         ), settle AS (
             UPDATE run_scenarios rs
-            SET result = CASE WHEN d.outcome = 'passed' THEN (CASE WHEN d.attempt > 1 THEN 'flaky' ELSE 'passed' END)
-                              ELSE 'failed' END
-            FROM done d
-            WHERE rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
-              AND (d.outcome = 'passed' OR d.attempt >= rs.max_attempts)
+            SET lanes = rs.lanes || l.results,
+                result = (SELECT CASE WHEN count(*) < rs.lane_count THEN NULL WHEN bool_or(v = 'failed') THEN 'failed'
+                                      WHEN bool_or(v = 'flaky') THEN 'flaky' ELSE 'passed' END
+                          FROM jsonb_each_text(rs.lanes || l.results) AS e(k, v))
+            FROM lane l
+            WHERE rs.run_id = l.run_id AND rs.scenario_id = l.scenario_id
             RETURNING rs.run_id, rs.scenario_id, rs.result
         ), next AS (
-            SELECT id FROM attempts
-            WHERE run_id = $1::uuid AND state = 'queued'
-              AND (avoid_worker IS NULL OR avoid_until <= now() OR cardinality($3::text[]) > 1
-                   OR avoid_worker <> ($3::text[])[1])
-            ORDER BY expected_ms DESC NULLS FIRST, id
+            SELECT q.id FROM attempts q
+            WHERE q.run_id = $1::uuid AND q.state = 'queued'
+              AND (q.avoid_worker IS NULL OR q.avoid_until <= now() OR cardinality($3::text[]) > 1
+                   OR q.avoid_worker <> ($3::text[])[1])
+              AND (q.mode IS NULL OR cardinality($3::text[]) > 1 OR (SELECT workers FROM runs WHERE id = $1::uuid) = 1
+                   OR NOT EXISTS (SELECT 1 FROM attempts s WHERE s.run_id = q.run_id AND s.scenario_id = q.scenario_id
+                                    AND s.mode <> q.mode AND s.worker = ($3::text[])[1])
+                      AND NOT EXISTS (SELECT 1 FROM input x JOIN attempts d ON d.id = x.id WHERE d.run_id = q.run_id
+                                        AND d.scenario_id = q.scenario_id AND d.mode <> q.mode AND x.worker = ($3::text[])[1]))
+            ORDER BY q.expected_ms DESC NULLS FIRST, q.id
             LIMIT cardinality($3::text[])
             FOR UPDATE SKIP LOCKED
         ), claimed AS (
@@ -60,29 +76,34 @@ struct RoundStatement: PostgresPreparedStatement {
             WHERE a.id = next.id AND rs.run_id = a.run_id AND rs.scenario_id = a.scenario_id AND s.id = a.scenario_id
             RETURNING a.id, a.scenario_id, a.attempt, a.lease_token, a.expected_ms, rs.max_attempts, rs.command,
                       rs.timeout_ms, rs.env::text AS env, rs.tags, s.name, s.uri, s.line,
-                      CASE WHEN a.avoid_until > now() THEN a.avoid_worker END AS avoid
+                      coalesce(CASE WHEN a.avoid_until > now() THEN a.avoid_worker END,
+                               (SELECT s.worker FROM attempts s WHERE s.run_id = a.run_id AND s.scenario_id = a.scenario_id
+                                  AND s.mode <> a.mode AND s.worker IS NOT NULL ORDER BY s.id DESC LIMIT 1),
+                               (SELECT x.worker FROM input x JOIN attempts d ON d.id = x.id WHERE d.run_id = a.run_id
+                                  AND d.scenario_id = a.scenario_id AND d.mode <> a.mode LIMIT 1)) AS avoid, a.mode
         )
         SELECT 1, x.id, d.id IS NOT NULL,
                EXISTS (SELECT 1 FROM retry r WHERE r.run_id = d.run_id AND r.scenario_id = d.scenario_id),
                (SELECT st.result FROM settle st WHERE st.run_id = d.run_id AND st.scenario_id = d.scenario_id),
                NULL::text, NULL::integer, NULL::uuid, NULL::bigint, NULL::integer, NULL::text, NULL::bigint, NULL::text,
-               NULL::text[], NULL::text, NULL::text, NULL::integer, NULL::bigint, NULL::bigint
+               NULL::text[], NULL::text, NULL::text, NULL::integer, NULL::bigint, NULL::bigint, NULL::text
         FROM input x LEFT JOIN done d ON d.id = x.id
         UNION ALL
         SELECT 2, c.id, NULL, NULL, c.avoid, c.scenario_id, c.attempt, c.lease_token, c.expected_ms, c.max_attempts,
-               c.command, c.timeout_ms, c.env, c.tags, c.name, c.uri, c.line, NULL, NULL
+               c.command, c.timeout_ms, c.env, c.tags, c.name, c.uri, c.line, NULL, NULL, c.mode
         FROM claimed c
         UNION ALL
         SELECT 3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
                (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'queued')
                    - (SELECT count(*) FROM claimed) + (SELECT count(*) FROM retry),
                (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'running')
-                   - (SELECT count(*) FROM done) + (SELECT count(*) FROM claimed)
+                   - (SELECT count(*) FROM done) + (SELECT count(*) FROM claimed),
+               NULL
         WHERE (SELECT count(*) FROM claimed) < cardinality($3::text[])
         """
     typealias Row = (
         Int32, Int64?, Bool?, Bool?, String?, String?, Int32?, UUID?, Int64?, Int32?, String?, Int64?, String?,
-        [String]?, String?, String?, Int32?, Int64?, Int64?
+        [String]?, String?, String?, Int32?, Int64?, Int64?, String?
     )
 
     var runID: UUID

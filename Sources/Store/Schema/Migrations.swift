@@ -14,6 +14,7 @@ enum Migrations {
         (4, "exchanges name their step by position", Schema.version4),
         (5, "bodies and header lists stored once, by digest", Schema.version5),
         (6, "exchanges fall in the step whose time span holds them", Schema.version6),
+        (7, "lanes of compare runs, verdicts with evidence, quarantine", Schema.version7),
     ]
 
     static func apply(on database: Database) async throws {

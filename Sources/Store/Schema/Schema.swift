@@ -194,4 +194,30 @@ enum Schema {
             LEFT JOIN payloads AS response_headers ON response_headers.digest = exchanges.response_headers_digest
             LEFT JOIN payloads AS response_body ON response_body.digest = exchanges.response_body_digest
         """
+
+    /// Compare runs: a scenario runs in lanes (its replay and its live attempts, `attempts.mode`; NULL is the run's
+    /// mode), each retried on its own, and settles when every lane has (`run_scenarios.lanes`, lane → result).
+    /// Verdicts with their reason and evidence (network differences) per scenario and run; quarantine.
+    static let version7 = """
+        ALTER TABLE attempts ADD COLUMN mode text;
+        ALTER TABLE attempts DROP CONSTRAINT attempts_run_id_scenario_id_attempt_key;
+        CREATE UNIQUE INDEX attempts_lane_attempt ON attempts (run_id, scenario_id, coalesce(mode, ''), attempt);
+        CREATE INDEX attempts_finished ON attempts (finished_at DESC) INCLUDE (scenario_id) WHERE state = 'finished';
+        ALTER TABLE run_scenarios
+            ADD COLUMN lane_count integer NOT NULL DEFAULT 1,
+            ADD COLUMN lanes jsonb NOT NULL DEFAULT '{}',
+            ADD COLUMN quarantined boolean NOT NULL DEFAULT false,
+            ADD COLUMN verdict text CHECK (verdict IN ('stable', 'failing', 'drift', 'stale-recording', 'nondeterministic')),
+            ADD COLUMN verdict_reason text,
+            ADD COLUMN evidence jsonb NOT NULL DEFAULT '[]';
+        UPDATE run_scenarios SET lanes = jsonb_build_object('', result) WHERE result IS NOT NULL;
+        CREATE INDEX run_scenarios_scenario ON run_scenarios (scenario_id);
+        CREATE TABLE quarantine (
+            scenario_id text PRIMARY KEY REFERENCES scenarios (id) ON DELETE CASCADE,
+            reason text NOT NULL,
+            automatic boolean NOT NULL,
+            score double precision,
+            added_at timestamptz NOT NULL DEFAULT now()
+        )
+        """
 }

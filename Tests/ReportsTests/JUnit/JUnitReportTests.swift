@@ -12,7 +12,7 @@ struct JUnitReportTests {
     let runID = UUID()
 
     func attempt(_ scenario: String, _ number: Int, _ outcome: Outcome, stdout: String = "", exitCode: Int? = nil) -> AttemptRecord {
-        AttemptRecord(runID: runID, scenarioID: scenario, attempt: number, state: "finished", outcome: outcome, exitCode: exitCode,
+        AttemptRecord(id: Int64(number), runID: runID, scenarioID: scenario, attempt: number, state: "finished", outcome: outcome, exitCode: exitCode,
                       signal: nil, worker: "host/1/1", startedAt: Date(), finishedAt: Date(), durationMilliseconds: 1200,
                       stdout: stdout, stderr: "", error: nil)
     }

@@ -6,11 +6,20 @@ import OrchestrateModel
 public struct HAR: Codable, Sendable, Equatable {
     public var log: Log
 
+    public init(log: Log) {
+        self.log = log
+    }
+
     public struct Log: Codable, Sendable, Equatable {
         public var version: String = "1.2"
         public var creator: Creator = Creator()
         public var entries: [Entry] = []
         public var orchestrate: CassetteExtras?
+
+        public init(entries: [Entry] = [], orchestrate: CassetteExtras? = nil) {
+            self.entries = entries
+            self.orchestrate = orchestrate
+        }
 
         enum CodingKeys: String, CodingKey {
             case version, creator, entries
@@ -117,28 +126,98 @@ public struct EntryExtras: Codable, Sendable, Equatable {
     public var sequence: Int
     /// The host as the app addressed it (the first path component of the mock URL).
     public var host: String
+    /// The step open when the request arrived (its position in the attempt); absent in cassettes before steps.
+    public var step: Int?
+    /// The attempt's mode and whether a recording or stub answered; in exported logs, not in cassettes.
+    public var mode: Mode?
+    public var matched: Bool?
+    /// Why the exchange was unusual (a near miss, a refused host); in exported logs.
+    public var note: String?
+
+    public init(sequence: Int, host: String, step: Int? = nil, mode: Mode? = nil, matched: Bool? = nil, note: String? = nil) {
+        self.sequence = sequence
+        self.host = host
+        self.step = step
+        self.mode = mode
+        self.matched = matched
+        self.note = note
+    }
+}
+
+extension HAR {
+    /// The exchanges of an attempt as a HAR document (`orchestrate logs --har`, report attachments).
+    public init(exchanges: [Exchange]) {
+        self.init(log: Log(entries: exchanges.map { Entry($0, annotated: true) }))
+    }
 }
 
 extension HAR.Entry {
+    /// The entry of an exchange (secrets are already redacted in exchanges). `annotated` adds the exchange's mode,
+    /// match and note to `_orchestrate` (exported logs; cassettes leave them out). An exchange without a
+    /// response (a fault) gets status 0, as HAR does for requests that got no answer.
+    public init(_ exchange: Exchange, queryString: [HAR.NameValue]? = nil, statusText: String = "", annotated: Bool = false) {
+        let requestBody = Self.text(exchange.requestBody)
+        let responseBody = Self.text(exchange.responseBody)
+        let milliseconds = Double(exchange.durationMicroseconds) / 1000
+        func header(_ name: String, in headers: [HAR.NameValue]) -> String? { headers.first { $0.name.lowercased() == name }?.value }
+        let query = queryString ?? (URLComponents(string: exchange.url)?.queryItems ?? []).map { HAR.NameValue(name: $0.name, value: $0.value ?? "") }
+        self.init(
+            startedDateTime: exchange.startedAt.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)),
+            time: milliseconds,
+            request: HAR.Request(
+                method: exchange.method, url: exchange.url, headers: exchange.requestHeaders, queryString: query,
+                postData: exchange.requestBody.isEmpty ? nil : HAR.PostData(
+                    mimeType: header("content-type", in: exchange.requestHeaders) ?? "", text: requestBody.text, encoding: requestBody.encoding
+                ),
+                bodySize: exchange.requestBody.count
+            ),
+            response: HAR.Response(
+                status: exchange.status ?? 0, statusText: statusText, headers: exchange.responseHeaders,
+                content: HAR.Content(
+                    size: exchange.responseBody.count, mimeType: header("content-type", in: exchange.responseHeaders) ?? "",
+                    text: responseBody.text, encoding: responseBody.encoding
+                ),
+                bodySize: exchange.status == nil ? -1 : exchange.responseBody.count
+            ),
+            timings: HAR.Timings(wait: milliseconds),
+            orchestrate: EntryExtras(
+                sequence: exchange.sequence, host: exchange.host, step: exchange.stepPosition,
+                mode: annotated ? exchange.mode : nil, matched: annotated ? exchange.matched : nil, note: annotated ? exchange.note : nil
+            )
+        )
+    }
+
+    /// The recorded exchange back as an ``Exchange`` (the recording's side of a network diff).
+    public func exchange(mode: Mode = .record) -> Exchange {
+        let started = (try? Date(startedDateTime, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+            ?? (try? Date(startedDateTime, strategy: .iso8601)) ?? Date(timeIntervalSince1970: 0)
+        return Exchange(
+            sequence: orchestrate?.sequence ?? 0, mode: mode, matched: true, host: orchestrate?.host ?? URLComponents(string: request.url)?.host ?? "",
+            method: request.method, url: request.url, requestHeaders: request.headers, requestBody: requestBody,
+            status: response.status, responseHeaders: response.headers, responseBody: responseBody, startedAt: started,
+            durationMicroseconds: Int64((time * 1000).rounded()), stepPosition: orchestrate?.step
+        )
+    }
+
     /// The body bytes of a recorded request (empty when it had none).
-    var requestBody: [UInt8] {
+    public var requestBody: [UInt8] {
         guard let postData = request.postData else { return [] }
         return Self.bytes(postData.text, encoding: postData.encoding)
     }
 
     /// The body bytes of a recorded response.
-    var responseBody: [UInt8] {
+    public var responseBody: [UInt8] {
         guard let text = response.content.text else { return [] }
         return Self.bytes(text, encoding: response.content.encoding)
     }
 
-    static func bytes(_ text: String, encoding: String?) -> [UInt8] {
+    public static func bytes(_ text: String, encoding: String?) -> [UInt8] {
         if encoding == "base64" { return Data(base64Encoded: text).map { Array($0) } ?? [] }
         return Array(text.utf8)
     }
 
     /// Text as HAR keeps it: UTF-8 as is, anything else base64.
-    static func text(_ bytes: [UInt8]) -> (text: String, encoding: String?) {
+    public static func text(_ bytes: [UInt8]) -> (text: String, encoding: String?) {
         if let text = String(validating: bytes, as: UTF8.self) { return (text, nil) }
         return (Data(bytes).base64EncodedString(), "base64")
     }

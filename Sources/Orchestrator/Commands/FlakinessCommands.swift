@@ -1,0 +1,95 @@
+import Analysis
+import Foundation
+import Logging
+import OrchestrateModel
+import Reports
+import Store
+
+/// `orchestrate flaky`, `orchestrate quarantine` and `orchestrate logs`.
+public enum FlakinessCommands {
+    /// Scenarios by flakiness score over the window, highest first, with their verdicts and the newest evidence.
+    public static func flaky(configPath: String, since: Duration, limit: Int, database: String?, format: OutputFormat, logger: Logger) async throws -> String {
+        let config = try RunOrchestration.loadConfig(configPath, required: false)
+        let start = Date().addingTimeInterval(-Double(since.wholeMilliseconds) / 1000)
+        let lines = try await ListingCommands.withStore(config, database: database, logger: logger) { store in
+            try await store.flakiness(since: start, limit: limit, priorFlips: FlakinessScore.priorFlips, priorTransitions: FlakinessScore.priorTransitions)
+        }
+        switch format {
+        case .json:
+            return try OutputFormat.json(lines)
+        case .table:
+            guard !lines.isEmpty else { return "no attempts finished since \(ISO8601DateFormatter().string(from: start))" }
+            var table = TextTable(header: ["SCORE", "PASSED", "FLIPS", "VERDICTS", "SCENARIO", "LAST EVIDENCE"])
+            for line in lines {
+                let verdicts = line.verdicts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+                let evidence = line.lastEvidence.map { "\($0.place.map { "\($0): " } ?? "")\($0)" } ?? line.lastReason ?? "-"
+                table.rows.append([
+                    String(format: "%.2f", line.score) + (line.quarantined ? " Q" : ""), "\(line.passed)/\(line.attempts)",
+                    "\(line.flips)/\(line.transitions)", verdicts.isEmpty ? "-" : verdicts, line.scenarioId, evidence,
+                ])
+            }
+            return table.render() + "\nscore = (flips + 1) / (transitions + 10) on the same revision and backend; Q = quarantined"
+        }
+    }
+
+    public enum QuarantineAction: String, Sendable, CaseIterable {
+        case add, remove, list
+    }
+
+    public static func quarantine(
+        configPath: String, action: QuarantineAction, scenario: String?, reason: String?, database: String?, format: OutputFormat, logger: Logger
+    ) async throws -> String {
+        let config = try RunOrchestration.loadConfig(configPath, required: false)
+        return try await ListingCommands.withStore(config, database: database, logger: logger) { store in
+            switch action {
+            case .list:
+                let entries = try await store.quarantined()
+                if format == .json { return try OutputFormat.json(entries) }
+                guard !entries.isEmpty else { return "no scenario is quarantined" }
+                var table = TextTable(header: ["SCENARIO", "SINCE", "BY", "REASON"])
+                let dates = ISO8601DateFormatter()
+                for entry in entries {
+                    table.rows.append([entry.scenarioId, dates.string(from: entry.addedAt), entry.automatic ? "threshold" : "hand", entry.reason])
+                }
+                return table.render()
+            case .add, .remove:
+                guard let scenario else { throw UsageError("quarantine \(action.rawValue) needs a SCENARIO (an id, or a part of exactly one)") }
+                let id = try await ListingCommands.scenarioID(scenario, store: store)
+                if action == .add {
+                    _ = try await store.quarantine(id, reason: reason ?? "quarantined by hand")
+                    return "quarantined \(id): its failures are reported, not fatal (unless --strict)"
+                }
+                guard try await store.release(id) else { throw UsageError("\(id) is not quarantined (orchestrate quarantine list)") }
+                return "released \(id) from quarantine"
+            }
+        }
+    }
+
+    /// An attempt's step timeline with its exchanges, or (`har`) its exchanges as HAR 1.2 (without a final newline).
+    public static func logs(
+        configPath: String, run: String, scenario: String, attempt: Int?, lane: Mode?, har: Bool, database: String?, logger: Logger
+    ) async throws -> String {
+        let config = try RunOrchestration.loadConfig(configPath, required: false)
+        return try await ListingCommands.withStore(config, database: database, logger: logger) { store in
+            let runID = try await runID(run, store: store)
+            let id = try await ListingCommands.scenarioID(scenario, store: store)
+            guard let record = try await store.attempt(runID: runID, scenarioID: id, number: attempt, lane: lane) else {
+                throw UsageError("run \(runID.uuidString.lowercased()) has no \(lane.map { "\($0.rawValue) " } ?? "")attempt\(attempt.map { " \($0)" } ?? "") of \(id)")
+            }
+            let log = try await store.networkLogs([record.id])[record.id] ?? NetworkLog()
+            if har { return String(decoding: try NetworkLogExport.har(log.exchanges), as: UTF8.self) }
+            return String(NetworkLogExport.timeline(log, attempt: record).dropLast())
+        }
+    }
+
+    /// A run id, or the start of exactly one.
+    static func runID(_ text: String, store: RunStore) async throws -> UUID {
+        if let id = UUID(uuidString: text) { return id }
+        let matches = try await store.runIDs(startingWith: text.lowercased())
+        guard matches.count == 1 else {
+            throw UsageError(matches.isEmpty ? "no run id starts with \"\(text)\" (orchestrate runs lists them)"
+                                             : "\"\(text)\" starts \(matches.count) run ids; give more of it")
+        }
+        return matches[0]
+    }
+}

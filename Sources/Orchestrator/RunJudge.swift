@@ -1,0 +1,73 @@
+import Analysis
+import Foundation
+import MockServer
+import OrchestrateModel
+import Store
+
+/// After a run: every scenario's verdict, from its outcomes against a controlled backend (replay) and the real one
+/// (live, record) in this run and on the same git revision before, with — unless stable — the evidence that explains it: the live
+/// attempt's network differences from the recording (fields that also differed in earlier passing live attempts are
+/// noise, left out) and the requests a replay could not answer — each at its step.
+struct RunJudge {
+    let runs: RunStore
+    /// The cassette of a scenario.
+    let cassette: @Sendable (Scenario) -> String
+    var diff = NetworkDiff()
+    /// How many earlier passing live attempts' differences from the recording are noise.
+    var noiseSamples = 3
+
+    func judge(_ report: RunReport) async throws -> [StoredVerdict] {
+        let entries = report.scenarios.filter { $0.attempts.contains { $0.outcome != nil } }
+        let history = try await runs.laneHistory(entries.map(\.scenario.id), revision: report.gitRevision, excluding: report.runID)
+        // First the verdicts; then, for those that are not stable, the logs their evidence comes from, in one query.
+        var judged: [(entry: RunReport.ScenarioEntry, verdict: Verdict, reason: String, replay: AttemptRecord?, live: AttemptRecord?, noise: [Int64])] = []
+        for entry in entries {
+            let earlier = history[entry.scenario.id] ?? []
+            let finished = entry.attempts.filter { $0.outcome != nil }.sorted { ($0.finishedAt ?? .distantPast) < ($1.finishedAt ?? .distantPast) }
+            func outcomes(_ lane: Mode) -> VerdictRule.Outcomes? {
+                let run = finished.filter { mode(of: $0, in: entry, report: report).lane == lane }.map { $0.outcome == .passed }
+                guard !run.isEmpty else { return nil }
+                return VerdictRule.Outcomes(thisRun: run, history: earlier.filter { $0.lane == lane }.map(\.passed))
+            }
+            let (verdict, reason) = VerdictRule.judge(replay: outcomes(.replay), live: outcomes(.live))
+            judged.append((
+                entry, verdict, reason,
+                finished.last { mode(of: $0, in: entry, report: report) == .replay },
+                finished.last { mode(of: $0, in: entry, report: report) == .live },
+                // Passing live attempts (not the recording itself, which the cassette may have been edited since).
+                earlier.filter { $0.mode == .live && $0.passed }.suffix(noiseSamples).map(\.attemptID)
+            ))
+        }
+        let explained = judged.filter { $0.verdict != .stable }
+        let logs = try await runs.networkLogs(explained.flatMap { [$0.replay?.id, $0.live?.id].compactMap { $0 } + $0.noise })
+        var verdicts: [StoredVerdict] = []
+        for (entry, verdict, reason, replay, live, noiseIDs) in judged {
+            var evidence: [NetworkDifference] = []
+            if verdict != .stable, let replay, let log = logs[replay.id] {
+                evidence += log.exchanges.filter { !$0.matched && $0.mode == .replay }.map { exchange in
+                    NetworkDifference(kind: .unmatched, request: "\(exchange.method) \(exchange.url)", live: exchange.note, step: exchange.stepPosition)
+                }.map { named($0, in: log) }
+            }
+            if verdict != .stable, let live, let log = logs[live.id], let recording = try? Cassette.load(cassette(entry.scenario)) {
+                let recorded = recording.entries.map { $0.exchange() }
+                let noise = NetworkDifference.noise(noiseIDs.compactMap { logs[$0] }.map { diff.differences(recorded: recorded, live: $0.exchanges) })
+                evidence += diff.differences(recorded: recorded, live: log.exchanges, noise: noise).map { named($0, in: log) }
+            }
+            verdicts.append(StoredVerdict(scenarioID: entry.scenario.id, verdict: verdict, reason: reason, evidence: evidence))
+        }
+        try await runs.saveVerdicts(report.runID, verdicts)
+        return verdicts
+    }
+
+    /// The mode an attempt ran in: its lane's in a compare run, else the scenario's in the run.
+    private func mode(of attempt: AttemptRecord, in entry: RunReport.ScenarioEntry, report: RunReport) -> Mode {
+        attempt.lane ?? entry.scenario.mode(inRun: report.mode)
+    }
+
+    /// Names the step a difference happened in (the live attempt's; a missing request's is the recording's).
+    private func named(_ difference: NetworkDifference, in log: NetworkLog) -> NetworkDifference {
+        var named = difference
+        if let position = difference.step, difference.kind != .missingRequest { named.stepName = log.stepTitle(position) }
+        return named
+    }
+}

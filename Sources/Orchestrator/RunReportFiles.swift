@@ -1,0 +1,42 @@
+import Coordinator
+import Foundation
+import OrchestrateModel
+import Reports
+import Store
+
+/// A finished run's files under `<reports>/<run>/`: `junit.xml`, `report.html`, and for every attempt that did not
+/// pass its exchanges as HAR and its step timeline (`attachments/<scenario>/<attempt>.har|.timeline.txt`), which
+/// the JUnit XML and the HTML page reference. Every file is written whole (temporary file, then rename).
+struct RunReportFiles {
+    let runs: RunStore
+    /// `<reports>/<run>`.
+    let directory: String
+
+    struct Written {
+        var junit: [String]
+        var html: String
+        var attachments: [String: [String]]
+    }
+
+    func write(_ report: RunReport, extraJUnit: String?) async throws -> Written {
+        let attention = report.scenarios.filter { $0.result != .passed || ($0.verdict != nil && $0.verdict != .stable) }
+        let logs = try await runs.networkLogs(attention.flatMap(\.attempts).map(\.id))
+        var attachments: [String: [String]] = [:]
+        for entry in report.scenarios {
+            for attempt in entry.attempts where attempt.outcome != nil && attempt.outcome != .passed {
+                let log = logs[attempt.id] ?? NetworkLog()
+                let base = "\(directory)/attachments/\(AttemptFolders.safeName(entry.scenario.id))/"
+                    + "\(attempt.lane.map { "\($0.rawValue)-" } ?? "")attempt-\(attempt.attempt)"
+                try AtomicFile.write(try NetworkLogExport.har(log.exchanges), to: base + ".har")
+                try AtomicFile.write(NetworkLogExport.timeline(log, attempt: attempt), to: base + ".timeline.txt")
+                attachments[entry.scenario.id, default: []] += [base + ".har", base + ".timeline.txt"]
+            }
+        }
+        let xml = JUnitReport.render(report, attachments: attachments)
+        let junit = ["\(directory)/junit.xml"] + (extraJUnit.map { [$0] } ?? [])
+        for path in junit { try AtomicFile.write(xml, to: path) }
+        let html = "\(directory)/report.html"
+        try AtomicFile.write(HTMLReport.render(report, logs: logs, attachments: attachments), to: html)
+        return Written(junit: junit, html: html, attachments: attachments)
+    }
+}

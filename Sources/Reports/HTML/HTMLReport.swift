@@ -1,0 +1,177 @@
+import Foundation
+import OrchestrateModel
+
+/// One self-contained HTML page per run: failures first, each scenario's verdict and the network differences that
+/// explain it, and for every attempt that needs looking at its step timeline with the exchanges under each step
+/// (request and response headers and bodies).
+///
+/// It works offline (no external resource) and runs no script at all: its Content-Security-Policy allows none, and
+/// everything it shows — recorded bodies are untrusted input — is escaped. Sections fold with `<details>`.
+public enum HTMLReport {
+    /// Bodies longer than this are cut (the HAR attachment has them whole).
+    public static let bodyLimit = 64 * 1024
+
+    public static let contentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+
+    /// - Parameters:
+    ///   - logs: the network logs of the attempts to show in detail, by attempt id.
+    ///   - attachments: files per scenario id, linked by their paths relative to the report.
+    public static func render(_ report: RunReport, logs: [Int64: NetworkLog], attachments: [String: [String]] = [:]) -> String {
+        let id = report.runID.uuidString.lowercased()
+        let ordered = report.scenarios.enumerated().sorted { lhs, rhs in
+            let (l, r) = (rank(lhs.element), rank(rhs.element))
+            return l != r ? l < r : lhs.offset < rhs.offset
+        }.map(\.element)
+        var html = """
+            <!DOCTYPE html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta http-equiv="Content-Security-Policy" content="\(escape(contentSecurityPolicy))">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <title>orchestrate run \(escape(id))</title>
+            <style>\(style)</style>
+            </head>
+            <body>
+            <h1>orchestrate run <code>\(escape(id))</code></h1>
+
+            """
+        html += "<p class=\"meta\">\(escape(summaryLine(report)))</p>\n"
+        html += "<table class=\"summary\"><tr><th>Scenario</th><th>Result</th><th>Verdict</th><th>Attempts</th><th>Time</th></tr>\n"
+        for entry in ordered {
+            html += "<tr><td><a href=\"#\(anchor(entry.scenario.id))\">\(escape(entry.scenario.name))</a></td>"
+            html += "<td>\(badge(entry.result.rawValue))\(entry.quarantined ? " " + badge("quarantined") : "")</td>"
+            html += "<td>\(entry.verdict.map { badge($0.rawValue) } ?? "")</td><td>\(entry.attempts.count)</td>"
+            html += "<td>\(milliseconds(entry.totalMilliseconds))</td></tr>\n"
+        }
+        html += "</table>\n"
+        for entry in ordered { html += scenario(entry, logs: logs, attachments: attachments[entry.scenario.id] ?? []) }
+        html += "</body>\n</html>\n"
+        return html
+    }
+
+    /// Failing the run first, then the verdicts that need a look, then the rest.
+    private static func rank(_ entry: RunReport.ScenarioEntry) -> Int {
+        if entry.failsRun(strict: false) { return 0 }
+        if entry.result != .passed || (entry.verdict != nil && entry.verdict != .stable) { return 1 }
+        return 2
+    }
+
+    private static func summaryLine(_ report: RunReport) -> String {
+        var parts = ["\(report.state)", "mode \(report.mode.rawValue)", "started \(ISO8601DateFormatter().string(from: report.startedAt))",
+                     "host \(report.host)"]
+        if let revision = report.gitRevision { parts.append("revision \(revision)") }
+        let results = ScenarioResult.allCases.compactMap { result in report.count(result) > 0 ? "\(report.count(result)) \(result.rawValue)" : nil }
+        parts.append(results.joined(separator: ", "))
+        return parts.joined(separator: " · ")
+    }
+
+    private static func scenario(_ entry: RunReport.ScenarioEntry, logs: [Int64: NetworkLog], attachments: [String]) -> String {
+        let open = rank(entry) < 2 ? " open" : ""
+        var html = "<section id=\"\(anchor(entry.scenario.id))\" class=\"scenario \(escape(entry.verdict?.rawValue ?? entry.result.rawValue))\">\n"
+        html += "<details\(open)><summary><h2>\(escape(entry.scenario.name)) \(badge(entry.result.rawValue))"
+        if let verdict = entry.verdict { html += " " + badge(verdict.rawValue) }
+        if entry.quarantined { html += " " + badge("quarantined") }
+        html += "</h2></summary>\n"
+        html += "<p class=\"meta\"><code>\(escape(entry.scenario.id))</code>"
+        if let uri = entry.scenario.uri { html += " · \(escape(uri))\(entry.scenario.line.map { ":\($0)" } ?? "")" }
+        html += "</p>\n"
+        if let reason = entry.verdictReason { html += "<p class=\"reason\">\(escape(reason))</p>\n" }
+        if !entry.evidence.isEmpty {
+            html += "<h3>What changed on the network</h3>\n<table class=\"diff\"><tr><th>Step</th><th>Request</th><th>Change</th><th>Recorded</th><th>Live</th></tr>\n"
+            for difference in entry.evidence {
+                html += "<tr><td>\(escape(difference.place ?? "—"))</td><td><code>\(escape(difference.request))</code></td>"
+                html += "<td>\(escape(difference.kind.rawValue))\(difference.path.map { " <code>\(escape($0))</code>" } ?? "")</td>"
+                html += "<td><code>\(escape(difference.recorded ?? ""))</code></td><td><code>\(escape(difference.live ?? ""))</code></td></tr>\n"
+            }
+            html += "</table>\n"
+        }
+        if !attachments.isEmpty {
+            html += "<p>Attachments: " + attachments.map { "<a href=\"\(escape(relative($0)))\">\(escape(($0 as NSString).lastPathComponent))</a>" }
+                .joined(separator: " · ") + "</p>\n"
+        }
+        for attempt in entry.attempts { html += self.attempt(attempt, log: logs[attempt.id]) }
+        html += "</details>\n</section>\n"
+        return html
+    }
+
+    private static func attempt(_ attempt: AttemptRecord, log: NetworkLog?) -> String {
+        let title = "\(attempt.lane.map { "\($0.rawValue) " } ?? "")attempt \(attempt.attempt): \(attempt.failureSummary)"
+            + " in \(milliseconds(attempt.durationMilliseconds ?? 0))\(attempt.worker.map { " on \($0)" } ?? "")"
+        var html = "<div class=\"attempt \(escape(attempt.outcome?.rawValue ?? "open"))\"><h3>\(escape(title))</h3>\n"
+        if let error = attempt.error { html += "<pre class=\"error\">\(escape(error))</pre>\n" }
+        if !attempt.stderr.isEmpty { html += "<details><summary>stderr</summary><pre>\(escape(attempt.stderr))</pre></details>\n" }
+        if let log {
+            let start = attempt.startedAt ?? log.steps.first?.startedAt ?? Date()
+            if !log.steps.isEmpty {
+                html += "<ol class=\"steps\">\n"
+                for step in log.steps {
+                    let offset = String(format: "+%.3fs", step.startedAt.timeIntervalSince(start))
+                    let duration = step.finishedAt.map { milliseconds(Int64(($0.timeIntervalSince(step.startedAt) * 1000).rounded())) } ?? "open"
+                    html += "<li class=\"step \(escape(step.status))\"><span class=\"time\">\(offset) · \(duration)</span> "
+                    html += "\(badge(step.status)) \(escape(log.stepTitle(step.position) ?? step.name))\n"
+                    if let error = step.error, !error.isEmpty { html += "<pre class=\"error\">\(escape(error))</pre>\n" }
+                    html += log.exchanges.filter { $0.stepPosition == step.position }.map(exchange).joined()
+                    html += "</li>\n"
+                }
+                html += "</ol>\n"
+            }
+            let outside = log.exchanges.filter { exchange in exchange.stepPosition.map { position in !log.steps.contains { $0.position == position } } ?? true }
+            if !outside.isEmpty {
+                html += "<p>\(log.steps.isEmpty ? "Exchanges" : "Exchanges outside steps"):</p>\n" + outside.map(exchange).joined()
+            }
+        }
+        html += "</div>\n"
+        return html
+    }
+
+    private static func exchange(_ exchange: Exchange) -> String {
+        let status = exchange.status.map(String.init) ?? "no response"
+        var html = "<details class=\"exchange\(exchange.matched ? "" : " unmatched")\"><summary><code>\(escape(exchange.method)) \(escape(exchange.url))</code>"
+        html += " → \(escape(status)) · \(milliseconds(exchange.durationMicroseconds / 1000))\(exchange.matched ? "" : " · unmatched")</summary>\n"
+        if let note = exchange.note { html += "<p class=\"note\">\(escape(note))</p>\n" }
+        html += "<h4>Request</h4>\(headers(exchange.requestHeaders))\(body(exchange.requestBody))"
+        html += "<h4>Response</h4>\(headers(exchange.responseHeaders))\(body(exchange.responseBody))</details>\n"
+        return html
+    }
+
+    private static func headers(_ headers: [Exchange.Header]) -> String {
+        guard !headers.isEmpty else { return "" }
+        return "<pre class=\"headers\">" + headers.map { "\(escape($0.name)): \(escape($0.value))" }.joined(separator: "\n") + "</pre>\n"
+    }
+
+    private static func body(_ bytes: [UInt8]) -> String {
+        guard !bytes.isEmpty else { return "" }
+        guard let text = String(validating: bytes.prefix(bodyLimit), as: UTF8.self) else {
+            return "<p class=\"meta\">\(bytes.count) bytes of binary content (see the HAR attachment)</p>\n"
+        }
+        let cut = bytes.count > bodyLimit ? "\n… \(bytes.count - bodyLimit) more bytes in the HAR attachment" : ""
+        return "<pre class=\"body\">\(escape(text + cut))</pre>\n"
+    }
+
+    private static func badge(_ text: String) -> String { "<span class=\"badge \(escape(text))\">\(escape(text))</span>" }
+
+    private static func anchor(_ id: String) -> String { "s-" + escape(id.unicodeScalars.map { $0.properties.isAlphabetic || ("0"..."9").contains($0) ? String($0) : "-" }.joined()) }
+
+    private static func milliseconds(_ value: Int64) -> String { value >= 10_000 ? String(format: "%.1f s", Double(value) / 1000) : "\(value) ms" }
+
+    /// Attachments live under the report's folder; links are relative so the folder can move.
+    private static func relative(_ path: String) -> String {
+        guard let range = path.range(of: "/attachments/") else { return path }
+        return "attachments/" + path[range.upperBound...]
+    }
+
+    static func escape(_ text: String) -> String { XMLText.escape(text) }
+
+    private static let style = """
+        body{font:14px/1.45 system-ui,sans-serif;margin:2em;color:#222}code,pre{font-family:ui-monospace,monospace;font-size:12px}\
+        pre{background:#f6f6f6;padding:.5em;overflow-x:auto;white-space:pre-wrap;word-break:break-all}\
+        table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ddd;padding:.25em .5em;text-align:left;vertical-align:top}\
+        .badge{display:inline-block;border-radius:3px;padding:0 .4em;font-size:12px;background:#ddd}\
+        .badge.failed,.badge.failing,.badge.timed-out,.badge.crashed{background:#f4b4b4}.badge.passed,.badge.stable{background:#bde5bd}\
+        .badge.flaky,.badge.nondeterministic,.badge.quarantined{background:#f7dc9c}.badge.drift,.badge.stale-recording{background:#c9d7f5}\
+        .meta{color:#666}.reason{font-weight:600}.error{background:#fdecec}.unmatched summary{color:#b00}\
+        h2{display:inline;font-size:1.1em}summary{cursor:pointer}section{border-top:1px solid #ccc;padding:.5em 0}\
+        .steps li{margin:.3em 0}.time{color:#666;font-family:ui-monospace,monospace;font-size:12px}.exchange{margin-left:1em}
+        """
+}

@@ -1,0 +1,161 @@
+import Foundation
+import OrchestrateModel
+import PostgresNIO
+
+/// A scenario's flakiness over a window: `orchestrate flaky`, and automatic quarantine.
+public struct FlakinessLine: Sendable, Encodable {
+    public var scenarioId: String
+    public var name: String
+    /// `(flips + priorFlips) / (transitions + priorTransitions)` (README: "Flakiness score").
+    public var score: Double
+    public var attempts: Int
+    public var passed: Int
+    /// Consecutive outcome pairs on the same git revision and kind of backend, and how many of them differ.
+    public var transitions: Int
+    public var flips: Int
+    /// Verdicts of the scenario's runs in the window, by verdict.
+    public var verdicts: [String: Int]
+    public var lastVerdict: String?
+    public var lastReason: String?
+    /// The first network difference of the newest run that had any.
+    public var lastEvidence: NetworkDifference?
+    public var quarantined: Bool
+}
+
+/// A quarantined scenario: `orchestrate quarantine list`.
+public struct QuarantineEntry: Sendable, Encodable {
+    public var scenarioId: String
+    public var reason: String
+    public var automatic: Bool
+    public var score: Double?
+    public var addedAt: Date
+}
+
+extension RunStore {
+    /// Scenarios by flakiness score over the attempts finished since `since`, highest first. `scenarioIDs` narrows
+    /// it to those (`nil`: all). The prior is ``FlakinessScore``'s.
+    public func flakiness(
+        since: Date, scenarioIDs: [String]? = nil, limit: Int, priorFlips: Double, priorTransitions: Double
+    ) async throws -> [FlakinessLine] {
+        let rows = try await database.client.query(
+            """
+            WITH recent AS (
+                SELECT a.id, a.scenario_id, a.outcome = 'passed' AS passed, a.finished_at, r.git_revision,
+                       CASE WHEN coalesce(a.mode, r.mode) IN ('live', 'record') THEN 'live' ELSE 'replay' END AS lane
+                FROM attempts a JOIN runs r ON r.id = a.run_id
+                WHERE a.state = 'finished' AND a.finished_at >= \(since)
+                  AND (\(scenarioIDs)::text[] IS NULL OR a.scenario_id = ANY(\(scenarioIDs)::text[]))
+            ), paired AS (
+                SELECT scenario_id, passed,
+                       lag(passed) OVER (PARTITION BY scenario_id, git_revision, lane ORDER BY finished_at, id) AS previous
+                FROM recent
+            ), scored AS (
+                SELECT scenario_id, count(*)::int AS attempts, (count(*) FILTER (WHERE passed))::int AS passes,
+                       count(previous)::int AS transitions, (count(*) FILTER (WHERE previous <> passed))::int AS flips
+                FROM paired GROUP BY scenario_id
+            ), top AS (
+                SELECT *, (flips + \(priorFlips)::float8) / (transitions + \(priorTransitions)::float8) AS score
+                FROM scored ORDER BY score DESC, scenario_id LIMIT \(limit)
+            )
+            SELECT top.scenario_id, s.name, top.score, top.attempts, top.passes, top.transitions, top.flips,
+                   coalesce((SELECT jsonb_object_agg(v.verdict, v.n)::text FROM (
+                       SELECT rs.verdict, count(*) AS n FROM run_scenarios rs JOIN runs r ON r.id = rs.run_id
+                       WHERE rs.scenario_id = top.scenario_id AND rs.verdict IS NOT NULL AND r.created_at >= \(since)
+                       GROUP BY rs.verdict) v), '{}'),
+                   last.verdict, last.verdict_reason, last.evidence::text,
+                   EXISTS (SELECT 1 FROM quarantine q WHERE q.scenario_id = top.scenario_id)
+            FROM top JOIN scenarios s ON s.id = top.scenario_id
+            LEFT JOIN LATERAL (
+                SELECT rs.verdict, rs.verdict_reason, rs.evidence -> 0 AS evidence
+                FROM run_scenarios rs JOIN runs r ON r.id = rs.run_id
+                WHERE rs.scenario_id = top.scenario_id AND rs.verdict IS NOT NULL AND rs.verdict <> 'stable'
+                ORDER BY r.created_at DESC LIMIT 1
+            ) last ON true
+            ORDER BY top.score DESC, top.scenario_id
+            """,
+            logger: database.logger
+        )
+        var lines: [FlakinessLine] = []
+        let decoder = JSONDecoder()
+        for try await row in rows.decode((String, String, Double, Int, Int, Int, Int, String, String?, String?, String?, Bool).self) {
+            lines.append(FlakinessLine(
+                scenarioId: row.0, name: row.1, score: row.2, attempts: row.3, passed: row.4, transitions: row.5, flips: row.6,
+                verdicts: (try? decoder.decode([String: Int].self, from: Data(row.7.utf8))) ?? [:], lastVerdict: row.8, lastReason: row.9,
+                lastEvidence: row.10.flatMap { try? decoder.decode(NetworkDifference.self, from: Data($0.utf8)) }, quarantined: row.11
+            ))
+        }
+        return lines
+    }
+
+    /// Quarantines a scenario by hand (replacing an automatic entry). False when no scenario has that id.
+    public func quarantine(_ scenarioID: String, reason: String) async throws -> Bool {
+        let rows = try await database.client.query(
+            """
+            INSERT INTO quarantine (scenario_id, reason, automatic)
+            SELECT id, \(reason), false FROM scenarios WHERE id = \(scenarioID)
+            ON CONFLICT (scenario_id) DO UPDATE SET reason = excluded.reason, automatic = false, score = NULL, added_at = now()
+            RETURNING scenario_id
+            """,
+            logger: database.logger
+        )
+        for try await _ in rows { return true }
+        return false
+    }
+
+    /// Takes a scenario out of quarantine. False when it was not in it.
+    public func release(_ scenarioID: String) async throws -> Bool {
+        let rows = try await database.client.query(
+            "DELETE FROM quarantine WHERE scenario_id = \(scenarioID) RETURNING scenario_id", logger: database.logger
+        )
+        for try await _ in rows { return true }
+        return false
+    }
+
+    public func quarantined() async throws -> [QuarantineEntry] {
+        let rows = try await database.client.query(
+            "SELECT scenario_id, reason, automatic, score, added_at FROM quarantine ORDER BY added_at DESC, scenario_id",
+            logger: database.logger
+        )
+        var entries: [QuarantineEntry] = []
+        for try await row in rows.decode((String, String, Bool, Double?, Date).self) {
+            entries.append(QuarantineEntry(scenarioId: row.0, reason: row.1, automatic: row.2, score: row.3, addedAt: row.4))
+        }
+        return entries
+    }
+
+    /// Automatic quarantine after a run, in one transaction: the scenarios scoring at least the threshold go in (unless
+    /// there by hand), automatic entries of the given scenarios below it come out. Returns what went in and out.
+    public func updateAutomaticQuarantine(scores: [(scenarioID: String, score: Double)], threshold: Double) async throws -> (added: [String], released: [String]) {
+        struct Row: Encodable {
+            var id: String
+            var score: Double
+        }
+        let json = String(decoding: try JSONEncoder().encode(scores.map { Row(id: $0.scenarioID, score: $0.score) }), as: UTF8.self)
+        return try await database.client.withTransaction(logger: database.logger) { connection in
+            var added: [String] = []
+            var released: [String] = []
+            let addedRows = try await connection.query(
+                """
+                INSERT INTO quarantine (scenario_id, reason, automatic, score)
+                SELECT x.id, 'flakiness score ' || round(x.score::numeric, 2) || ' reached the threshold ' || \(threshold)::text, true, x.score
+                FROM jsonb_to_recordset(\(json)::jsonb) AS x(id text, score float8)
+                WHERE x.score >= \(threshold)::float8
+                ON CONFLICT (scenario_id) DO UPDATE SET score = excluded.score WHERE quarantine.automatic
+                RETURNING scenario_id, (xmax = 0) AS inserted
+                """,
+                logger: database.logger
+            )
+            for try await (id, inserted) in addedRows.decode((String, Bool).self) where inserted { added.append(id) }
+            let releasedRows = try await connection.query(
+                """
+                DELETE FROM quarantine q USING jsonb_to_recordset(\(json)::jsonb) AS x(id text, score float8)
+                WHERE q.scenario_id = x.id AND q.automatic AND x.score < \(threshold)::float8
+                RETURNING q.scenario_id
+                """,
+                logger: database.logger
+            )
+            for try await id in releasedRows.decode(String.self) { released.append(id) }
+            return (added, released)
+        }
+    }
+}

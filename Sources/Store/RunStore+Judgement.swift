@@ -1,0 +1,124 @@
+import Foundation
+import NIOCore
+import OrchestrateModel
+import PostgresNIO
+
+/// What a verdict is judged from: a scenario's outcomes per kind of backend, oldest first.
+public struct LaneOutcome: Sendable, Hashable {
+    /// `replay` for a controlled backend (replay, mock, hybrid), `live` for the real one (live, record).
+    public var lane: Mode
+    /// The mode it ran in (a record is a live attempt that made the recording).
+    public var mode: Mode
+    public var passed: Bool
+    public var runID: UUID
+    public var attemptID: Int64
+}
+
+/// A scenario's verdict in a run, as stored.
+public struct StoredVerdict: Sendable {
+    public var scenarioID: String
+    public var verdict: Verdict
+    public var reason: String
+    public var evidence: [NetworkDifference]
+
+    public init(scenarioID: String, verdict: Verdict, reason: String, evidence: [NetworkDifference]) {
+        self.scenarioID = scenarioID
+        self.verdict = verdict
+        self.reason = reason
+        self.evidence = evidence
+    }
+}
+
+extension Mode {
+    /// The kind of backend an attempt in this mode talked to: `live` (the real one: live, record) or `replay`.
+    public var lane: Mode { self == .live || self == .record ? .live : .replay }
+}
+
+extension RunStore {
+    /// The attempts' steps and exchanges (bodies and headers joined back), by attempt id.
+    public func networkLogs(_ ids: [Int64]) async throws -> [Int64: NetworkLog] {
+        var logs = Dictionary(ids.map { ($0, NetworkLog()) }, uniquingKeysWith: { first, _ in first })
+        guard !logs.isEmpty else { return [:] }
+        let stepRows = try await database.client.query(
+            """
+            SELECT attempt_id, position, keyword, name, status, started_at, finished_at, error
+            FROM steps WHERE attempt_id = ANY(\(ids)) ORDER BY attempt_id, position
+            """,
+            logger: database.logger
+        )
+        for try await row in stepRows.decode((Int64, Int, String, String, String, Date, Date?, String?).self) {
+            logs[row.0]?.steps.append(Step(position: row.1, keyword: row.2, name: row.3, status: row.4, startedAt: row.5, finishedAt: row.6, error: row.7))
+        }
+        let exchangeRows = try await database.client.query(
+            """
+            SELECT attempt_id, sequence, mode, matched, host, method, url, request_headers::text, request_body, status,
+                   response_headers::text, response_body, started_at, coalesce(duration_us, 0), note, step
+            FROM exchange_log WHERE attempt_id = ANY(\(ids)) ORDER BY attempt_id, sequence
+            """,
+            logger: database.logger
+        )
+        let decoder = JSONDecoder()
+        for try await row in exchangeRows.decode(
+            (Int64, Int, String, Bool, String, String, String, String, ByteBuffer, Int?, String, ByteBuffer, Date, Int64, String?, Int?).self
+        ) {
+            logs[row.0]?.exchanges.append(Exchange(
+                sequence: row.1, mode: Mode(rawValue: row.2) ?? .replay, matched: row.3, host: row.4, method: row.5, url: row.6,
+                requestHeaders: (try? decoder.decode([Exchange.Header].self, from: Data(row.7.utf8))) ?? [],
+                requestBody: Array(buffer: row.8), status: row.9,
+                responseHeaders: (try? decoder.decode([Exchange.Header].self, from: Data(row.10.utf8))) ?? [],
+                responseBody: Array(buffer: row.11), startedAt: row.12, durationMicroseconds: row.13, note: row.14,
+                attemptID: row.0, stepPosition: row.15
+            ))
+        }
+        return logs
+    }
+
+    /// One attempt of a scenario in a run: the given number (the last when `nil`) in the given lane (any when `nil`).
+    public func attempt(runID: UUID, scenarioID: String, number: Int?, lane: Mode?) async throws -> AttemptRecord? {
+        let candidates = try await attemptRecords(runID, scenarioID: scenarioID).filter { (number == nil || $0.attempt == number) && (lane == nil || $0.lane == lane) }
+        return candidates.max { ($0.finishedAt ?? .distantPast, $0.attempt) < ($1.finishedAt ?? .distantPast, $1.attempt) }
+    }
+
+    /// The finished attempts of the scenarios in other runs on the same git revision (`nil` matches `nil`), oldest first,
+    /// at most `limit` per scenario (the newest).
+    public func laneHistory(_ scenarioIDs: [String], revision: String?, excluding runID: UUID, limit: Int = 20) async throws -> [String: [LaneOutcome]] {
+        let rows = try await database.client.query(
+            """
+            SELECT ids.id, recent.mode, recent.passed, recent.run_id, recent.id
+            FROM unnest(\(scenarioIDs)::text[]) AS ids(id),
+            LATERAL (SELECT coalesce(a.mode, r.mode) AS mode, a.outcome = 'passed' AS passed, a.run_id, a.id, a.finished_at
+                     FROM attempts a JOIN runs r ON r.id = a.run_id
+                     WHERE a.scenario_id = ids.id AND a.state = 'finished' AND a.run_id <> \(runID)
+                       AND r.git_revision IS NOT DISTINCT FROM \(revision)
+                     ORDER BY a.finished_at DESC LIMIT \(limit)) recent
+            ORDER BY ids.id, recent.finished_at
+            """,
+            logger: database.logger
+        )
+        var history: [String: [LaneOutcome]] = [:]
+        for try await (id, mode, passed, run, attempt) in rows.decode((String, String, Bool, UUID, Int64).self) {
+            let mode = Mode(rawValue: mode) ?? .replay
+            history[id, default: []].append(LaneOutcome(lane: mode.lane, mode: mode, passed: passed, runID: run, attemptID: attempt))
+        }
+        return history
+    }
+
+    /// Stores the verdicts of a run's scenarios, in one statement.
+    public func saveVerdicts(_ runID: UUID, _ verdicts: [StoredVerdict]) async throws {
+        struct Row: Encodable {
+            var id, verdict, reason: String
+            var evidence: [NetworkDifference]
+        }
+        let json = String(decoding: try JSONEncoder().encode(verdicts.map {
+            Row(id: $0.scenarioID, verdict: $0.verdict.rawValue, reason: $0.reason, evidence: $0.evidence)
+        }), as: UTF8.self)
+        try await database.client.query(
+            """
+            UPDATE run_scenarios rs SET verdict = x.verdict, verdict_reason = x.reason, evidence = x.evidence
+            FROM jsonb_to_recordset(\(json)::jsonb) AS x(id text, verdict text, reason text, evidence jsonb)
+            WHERE rs.run_id = \(runID) AND rs.scenario_id = x.id
+            """,
+            logger: database.logger
+        )
+    }
+}

@@ -9,3 +9,9 @@ public enum Mode: String, Sendable, Codable, CaseIterable, Hashable {
     case hybrid
     case compare
 }
+
+extension Mode {
+    /// The kind of backend an attempt in this mode talked to: `live` (the real one: live, record) or `replay` (a
+    /// controlled one: replay, mock, hybrid). Verdicts and flakiness compare attempts by it.
+    public var lane: Mode { self == .live || self == .record ? .live : .replay }
+}

@@ -28,6 +28,9 @@ public struct RunReport: Sendable, Codable {
             self.quarantined = quarantined
         }
 
+        /// Not a plain pass: failed, flaky, unfinished, or a verdict other than stable. Reports show its attempts in detail.
+        public var needsAttention: Bool { result != .passed || (verdict != nil && verdict != .stable) }
+
         /// Whether it makes the run fail: a failure, or a verdict that needs action (failing, drift, stale
         /// recording) — unless quarantined, which only `strict` overrides.
         public func failsRun(strict: Bool) -> Bool {

@@ -107,14 +107,24 @@ public enum RunOrchestration {
             var final = try await runs.report(runID)
             let recordings = resolve(config.mock.recordings, against: config.directory)
             if outcome != .interrupted {
-                _ = try await RunJudge(runs: runs, cassette: { MockFleet.cassette(for: $0, recordings: recordings) }).judge(final)
-                if let threshold = config.quarantine.threshold { try await quarantine(final, threshold: threshold, window: config.quarantine.window, runs: runs) }
-                final = try await runs.report(runID)
+                let verdicts = try await RunJudge(runs: runs, cassette: { MockFleet.cassette(for: $0, recordings: recordings) }).judge(final)
+                let byScenario = Dictionary(uniqueKeysWithValues: verdicts.map { ($0.scenarioID, $0) })
+                for index in final.scenarios.indices {
+                    guard let judged = byScenario[final.scenarios[index].scenario.id] else { continue }
+                    final.scenarios[index].verdict = judged.verdict
+                    final.scenarios[index].verdictReason = judged.reason
+                    final.scenarios[index].evidence = judged.evidence
+                }
             }
+            // Quarantine changes apply from the next run on (this one keeps the quarantine it started with), so they
+            // are worked out while the reports are written.
+            let scenarioIDs = final.scenarios.map(\.scenario.id)
+            async let quarantined: Void = outcome == .interrupted ? () : quarantine(scenarioIDs, config.quarantine, runs: runs)
             let reportsDirectory = resolve(options.reportsDirectory ?? config.reports, against: config.directory)
             let files = try await RunReportFiles(runs: runs, directory: "\(reportsDirectory)/\(runID.uuidString.lowercased())").write(
                 final, extraJUnit: options.junitPath.map { resolve($0, against: FileManager.default.currentDirectoryPath) }
             )
+            try await quarantined
             print(RunSummaryText.render(final, attemptsDirectory: configuration.attemptsDirectory, files: files))
             if outcome == .interrupted { return 130 }
             return final.scenarios.contains { $0.failsRun(strict: options.strict) } ? 1 : 0
@@ -123,11 +133,12 @@ public enum RunOrchestration {
 
     /// Automatic quarantine: the run's scenarios whose flakiness score over the window reached the threshold go in,
     /// automatic entries below it come out (said on stderr). It applies from the next run on.
-    private static func quarantine(_ report: RunReport, threshold: Double, window: Duration, runs: RunStore) async throws {
-        let since = Date().addingTimeInterval(-Double(window.wholeMilliseconds) / 1000)
+    private static func quarantine(_ scenarioIDs: [String], _ settings: OrchestrateConfig.Quarantine, runs: RunStore) async throws {
+        guard let threshold = settings.threshold else { return }
+        let since = Date().addingTimeInterval(-Double(settings.window.wholeMilliseconds) / 1000)
         let lines = try await runs.flakiness(
-            since: since, scenarioIDs: report.scenarios.map(\.scenario.id), limit: report.scenarios.count,
-            priorFlips: FlakinessScore.priorFlips, priorTransitions: FlakinessScore.priorTransitions
+            since: since, scenarioIDs: scenarioIDs, limit: scenarioIDs.count,
+            priorFlips: FlakinessScore.priorFlips, priorTransitions: FlakinessScore.priorTransitions, scoresOnly: true
         )
         let (added, released) = try await runs.updateAutomaticQuarantine(scores: lines.map { ($0.scenarioId, $0.score) }, threshold: threshold)
         for id in added { FileHandle.standardError.write(Data("quarantined \(id): flakiness score reached \(threshold) (orchestrate flaky)\n".utf8)) }

@@ -19,7 +19,7 @@ struct RunReportFiles {
     }
 
     func write(_ report: RunReport, extraJUnit: String?) async throws -> Written {
-        let attention = report.scenarios.filter { $0.result != .passed || ($0.verdict != nil && $0.verdict != .stable) }
+        let attention = report.scenarios.filter(\.needsAttention)
         let logs = try await runs.networkLogs(attention.flatMap(\.attempts).map(\.id))
         var attachments: [String: [String]] = [:]
         for entry in report.scenarios {

@@ -33,21 +33,24 @@ public struct QuarantineEntry: Sendable, Encodable {
 
 extension RunStore {
     /// Scenarios by flakiness score over the attempts finished since `since`, highest first. `scenarioIDs` narrows
-    /// it to those (`nil`: all). The prior is ``FlakinessScore``'s.
+    /// it to those (`nil`: all). The prior is ``FlakinessScore``'s. `scoresOnly` leaves out the verdict counts and
+    /// the newest evidence (two lookups per scenario; automatic quarantine needs only the scores).
     public func flakiness(
-        since: Date, scenarioIDs: [String]? = nil, limit: Int, priorFlips: Double, priorTransitions: Double
+        since: Date, scenarioIDs: [String]? = nil, limit: Int, priorFlips: Double, priorTransitions: Double, scoresOnly: Bool = false
     ) async throws -> [FlakinessLine] {
+        let liveModes = Mode.allCases.filter { $0.lane == .live }.map(\.rawValue)
         let rows = try await database.client.query(
             """
             WITH recent AS (
                 SELECT a.id, a.scenario_id, a.outcome = 'passed' AS passed, a.finished_at, r.git_revision,
-                       CASE WHEN coalesce(a.mode, r.mode) IN ('live', 'record') THEN 'live' ELSE 'replay' END AS lane
+                       coalesce(a.mode, r.mode) = ANY(\(liveModes)::text[]) AS live
                 FROM attempts a JOIN runs r ON r.id = a.run_id
                 WHERE a.state = 'finished' AND a.finished_at >= \(since)
-                  AND (\(scenarioIDs)::text[] IS NULL OR a.scenario_id = ANY(\(scenarioIDs)::text[]))
+                  -- IN over unnest, not = ANY: a hashed lookup per row rather than a walk along the array.
+                  AND (\(scenarioIDs)::text[] IS NULL OR a.scenario_id IN (SELECT unnest(\(scenarioIDs)::text[])))
             ), paired AS (
                 SELECT scenario_id, passed,
-                       lag(passed) OVER (PARTITION BY scenario_id, git_revision, lane ORDER BY finished_at, id) AS previous
+                       lag(passed) OVER (PARTITION BY scenario_id, git_revision, live ORDER BY finished_at, id) AS previous
                 FROM recent
             ), scored AS (
                 SELECT scenario_id, count(*)::int AS attempts, (count(*) FILTER (WHERE passed))::int AS passes,
@@ -58,17 +61,17 @@ extension RunStore {
                 FROM scored ORDER BY score DESC, scenario_id LIMIT \(limit)
             )
             SELECT top.scenario_id, s.name, top.score, top.attempts, top.passes, top.transitions, top.flips,
-                   coalesce((SELECT jsonb_object_agg(v.verdict, v.n)::text FROM (
+                   CASE WHEN \(scoresOnly) THEN '{}' ELSE coalesce((SELECT jsonb_object_agg(v.verdict, v.n)::text FROM (
                        SELECT rs.verdict, count(*) AS n FROM run_scenarios rs JOIN runs r ON r.id = rs.run_id
                        WHERE rs.scenario_id = top.scenario_id AND rs.verdict IS NOT NULL AND r.created_at >= \(since)
-                       GROUP BY rs.verdict) v), '{}'),
+                       GROUP BY rs.verdict) v), '{}') END,
                    last.verdict, last.verdict_reason, last.evidence::text,
                    EXISTS (SELECT 1 FROM quarantine q WHERE q.scenario_id = top.scenario_id)
             FROM top JOIN scenarios s ON s.id = top.scenario_id
             LEFT JOIN LATERAL (
                 SELECT rs.verdict, rs.verdict_reason, rs.evidence -> 0 AS evidence
                 FROM run_scenarios rs JOIN runs r ON r.id = rs.run_id
-                WHERE rs.scenario_id = top.scenario_id AND rs.verdict IS NOT NULL AND rs.verdict <> 'stable'
+                WHERE NOT \(scoresOnly) AND rs.scenario_id = top.scenario_id AND rs.verdict IS NOT NULL AND rs.verdict <> 'stable'
                 ORDER BY r.created_at DESC LIMIT 1
             ) last ON true
             ORDER BY top.score DESC, top.scenario_id

@@ -29,11 +29,6 @@ public struct StoredVerdict: Sendable {
     }
 }
 
-extension Mode {
-    /// The kind of backend an attempt in this mode talked to: `live` (the real one: live, record) or `replay`.
-    public var lane: Mode { self == .live || self == .record ? .live : .replay }
-}
-
 extension RunStore {
     /// The attempts' steps and exchanges (bodies and headers joined back), by attempt id.
     public func networkLogs(_ ids: [Int64]) async throws -> [Int64: NetworkLog] {
@@ -80,7 +75,8 @@ extension RunStore {
     }
 
     /// The finished attempts of the scenarios in other runs on the same git revision (`nil` matches `nil`), oldest first,
-    /// at most `limit` per scenario (the newest).
+    /// at most `limit` per scenario (the newest). (`outcome IS NOT NULL`, not `state = 'finished'`: the latter let the
+    /// planner AND in the partial index on all finished attempts, reading thousands of entries per scenario.)
     public func laneHistory(_ scenarioIDs: [String], revision: String?, excluding runID: UUID, limit: Int = 20) async throws -> [String: [LaneOutcome]] {
         let rows = try await database.client.query(
             """
@@ -88,7 +84,7 @@ extension RunStore {
             FROM unnest(\(scenarioIDs)::text[]) AS ids(id),
             LATERAL (SELECT coalesce(a.mode, r.mode) AS mode, a.outcome = 'passed' AS passed, a.run_id, a.id, a.finished_at
                      FROM attempts a JOIN runs r ON r.id = a.run_id
-                     WHERE a.scenario_id = ids.id AND a.state = 'finished' AND a.run_id <> \(runID)
+                     WHERE a.scenario_id = ids.id AND a.outcome IS NOT NULL AND a.run_id <> \(runID)
                        AND r.git_revision IS NOT DISTINCT FROM \(revision)
                      ORDER BY a.finished_at DESC LIMIT \(limit)) recent
             ORDER BY ids.id, recent.finished_at

@@ -15,7 +15,6 @@ public enum NetworkLogExport {
     ///     +0.000s   210 ms  passed  Given I open the app
     ///                               GET https://api.clinic.test/v1/news → 500 (3 ms)
     public static func timeline(_ log: NetworkLog, attempt: AttemptRecord) -> String {
-        let start = attempt.startedAt ?? log.steps.first?.startedAt ?? log.exchanges.first?.startedAt ?? Date()
         var lines = ["\(attempt.scenarioID) \(attempt.lane.map { "\($0.rawValue) " } ?? "")attempt \(attempt.attempt): \(attempt.failureSummary)"]
         let pad = String(repeating: " ", count: 32)
         func exchangeLine(_ exchange: Exchange) -> String {
@@ -23,19 +22,17 @@ public enum NetworkLogExport {
             let note = exchange.note.map { " — \($0)" } ?? ""
             return "\(pad)\(exchange.method) \(exchange.url) → \(status) (\(exchange.durationMicroseconds / 1000) ms)\(exchange.matched ? "" : " unmatched")\(note)"
         }
-        for step in log.steps {
-            let offset = String(format: "+%.3fs", step.startedAt.timeIntervalSince(start))
-            let duration = step.finishedAt.map { "\(Int(($0.timeIntervalSince(step.startedAt) * 1000).rounded())) ms" } ?? "open"
-            let title = log.stepTitle(step.position) ?? step.name
-            lines.append(offset.padding(toLength: 10, withPad: " ", startingAt: 0) + duration.leftPadded(8) + "  "
-                + step.status.padding(toLength: 10, withPad: " ", startingAt: 0) + title)
-            if let error = step.error, !error.isEmpty { lines.append(pad + "error: " + error) }
-            lines += log.exchanges.filter { $0.stepPosition == step.position }.map(exchangeLine)
+        let timeline = StepTimeline(log, attempt: attempt)
+        for row in timeline.rows {
+            let duration = row.milliseconds.map { "\($0) ms" } ?? "open"
+            lines.append(row.offset.padding(toLength: 10, withPad: " ", startingAt: 0) + duration.leftPadded(8) + "  "
+                + row.step.status.padding(toLength: 10, withPad: " ", startingAt: 0) + row.title)
+            if let error = row.step.error, !error.isEmpty { lines.append(pad + "error: " + error) }
+            lines += row.exchanges.map(exchangeLine)
         }
-        let outside = log.exchanges.filter { exchange in exchange.stepPosition.map { position in !log.steps.contains { $0.position == position } } ?? true }
-        if !outside.isEmpty {
+        if !timeline.outside.isEmpty {
             lines.append(log.steps.isEmpty ? "exchanges (no steps reported):" : "exchanges outside steps:")
-            lines += outside.map(exchangeLine)
+            lines += timeline.outside.map(exchangeLine)
         }
         return lines.joined(separator: "\n") + "\n"
     }

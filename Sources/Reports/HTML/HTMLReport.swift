@@ -53,7 +53,7 @@ public enum HTMLReport {
     /// Failing the run first, then the verdicts that need a look, then the rest.
     private static func rank(_ entry: RunReport.ScenarioEntry) -> Int {
         if entry.failsRun(strict: false) { return 0 }
-        if entry.result != .passed || (entry.verdict != nil && entry.verdict != .stable) { return 1 }
+        if entry.needsAttention { return 1 }
         return 2
     }
 
@@ -102,23 +102,21 @@ public enum HTMLReport {
         if let error = attempt.error { html += "<pre class=\"error\">\(escape(error))</pre>\n" }
         if !attempt.stderr.isEmpty { html += "<details><summary>stderr</summary><pre>\(escape(attempt.stderr))</pre></details>\n" }
         if let log {
-            let start = attempt.startedAt ?? log.steps.first?.startedAt ?? Date()
-            if !log.steps.isEmpty {
+            let timeline = StepTimeline(log, attempt: attempt)
+            if !timeline.rows.isEmpty {
                 html += "<ol class=\"steps\">\n"
-                for step in log.steps {
-                    let offset = String(format: "+%.3fs", step.startedAt.timeIntervalSince(start))
-                    let duration = step.finishedAt.map { milliseconds(Int64(($0.timeIntervalSince(step.startedAt) * 1000).rounded())) } ?? "open"
-                    html += "<li class=\"step \(escape(step.status))\"><span class=\"time\">\(offset) · \(duration)</span> "
-                    html += "\(badge(step.status)) \(escape(log.stepTitle(step.position) ?? step.name))\n"
-                    if let error = step.error, !error.isEmpty { html += "<pre class=\"error\">\(escape(error))</pre>\n" }
-                    html += log.exchanges.filter { $0.stepPosition == step.position }.map(exchange).joined()
+                for row in timeline.rows {
+                    let duration = row.milliseconds.map(milliseconds) ?? "open"
+                    html += "<li class=\"step \(escape(row.step.status))\"><span class=\"time\">\(row.offset) · \(duration)</span> "
+                    html += "\(badge(row.step.status)) \(escape(row.title))\n"
+                    if let error = row.step.error, !error.isEmpty { html += "<pre class=\"error\">\(escape(error))</pre>\n" }
+                    html += row.exchanges.map(exchange).joined()
                     html += "</li>\n"
                 }
                 html += "</ol>\n"
             }
-            let outside = log.exchanges.filter { exchange in exchange.stepPosition.map { position in !log.steps.contains { $0.position == position } } ?? true }
-            if !outside.isEmpty {
-                html += "<p>\(log.steps.isEmpty ? "Exchanges" : "Exchanges outside steps"):</p>\n" + outside.map(exchange).joined()
+            if !timeline.outside.isEmpty {
+                html += "<p>\(log.steps.isEmpty ? "Exchanges" : "Exchanges outside steps"):</p>\n" + timeline.outside.map(exchange).joined()
             }
         }
         html += "</div>\n"

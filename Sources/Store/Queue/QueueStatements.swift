@@ -76,11 +76,12 @@ struct RoundStatement: PostgresPreparedStatement {
             WHERE a.id = next.id AND rs.run_id = a.run_id AND rs.scenario_id = a.scenario_id AND s.id = a.scenario_id
             RETURNING a.id, a.scenario_id, a.attempt, a.lease_token, a.expected_ms, rs.max_attempts, rs.command,
                       rs.timeout_ms, rs.env::text AS env, rs.tags, s.name, s.uri, s.line,
-                      coalesce(CASE WHEN a.avoid_until > now() THEN a.avoid_worker END,
+                      CASE WHEN a.avoid_until > now() THEN a.avoid_worker
+                           WHEN a.mode IS NOT NULL THEN coalesce(
                                (SELECT s.worker FROM attempts s WHERE s.run_id = a.run_id AND s.scenario_id = a.scenario_id
                                   AND s.mode <> a.mode AND s.worker IS NOT NULL ORDER BY s.id DESC LIMIT 1),
                                (SELECT x.worker FROM input x JOIN attempts d ON d.id = x.id WHERE d.run_id = a.run_id
-                                  AND d.scenario_id = a.scenario_id AND d.mode <> a.mode LIMIT 1)) AS avoid, a.mode
+                                  AND d.scenario_id = a.scenario_id AND d.mode <> a.mode LIMIT 1)) END AS avoid, a.mode
         )
         SELECT 1, x.id, d.id IS NOT NULL,
                EXISTS (SELECT 1 FROM retry r WHERE r.run_id = d.run_id AND r.scenario_id = d.scenario_id),

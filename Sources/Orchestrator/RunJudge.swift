@@ -30,10 +30,13 @@ struct RunJudge {
                 return VerdictRule.Outcomes(thisRun: run, history: earlier.filter { $0.lane == lane }.map(\.passed))
             }
             let (verdict, reason) = VerdictRule.judge(replay: outcomes(.replay), live: outcomes(.live))
+            // The evidence comes from the lane's last failed attempt when it has one: that is what needs explaining.
+            func evidenceAttempt(_ mode: Mode) -> AttemptRecord? {
+                let attempts = finished.filter { self.mode(of: $0, in: entry, report: report) == mode }
+                return attempts.last { $0.outcome != .passed } ?? attempts.last
+            }
             judged.append((
-                entry, verdict, reason,
-                finished.last { mode(of: $0, in: entry, report: report) == .replay },
-                finished.last { mode(of: $0, in: entry, report: report) == .live },
+                entry, verdict, reason, evidenceAttempt(.replay), evidenceAttempt(.live),
                 // Passing live attempts (not the recording itself, which the cassette may have been edited since).
                 earlier.filter { $0.mode == .live && $0.passed }.suffix(noiseSamples).map(\.attemptID)
             ))

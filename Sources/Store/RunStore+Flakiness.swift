@@ -10,6 +10,9 @@ public struct FlakinessLine: Sendable, Encodable {
     public var score: Double
     public var attempts: Int
     public var passed: Int
+    /// Attempts and passes by kind of backend (`replay`: replay, mock, hybrid; `live`: live, record); only kinds the
+    /// scenario ran against in the window.
+    public var lanes: [String: PassTally]
     /// Consecutive outcome pairs on the same git revision and kind of backend, and how many of them differ.
     public var transitions: Int
     public var flips: Int
@@ -20,6 +23,19 @@ public struct FlakinessLine: Sendable, Encodable {
     /// The first network difference of the newest run that had any.
     public var lastEvidence: NetworkDifference?
     public var quarantined: Bool
+}
+
+/// How many attempts ran and how many of them passed.
+public struct PassTally: Sendable, Encodable, Equatable {
+    public var attempts: Int
+    public var passed: Int
+    public var passRate: Double
+
+    public init(attempts: Int, passed: Int) {
+        self.attempts = attempts
+        self.passed = passed
+        self.passRate = attempts == 0 ? 0 : Double(passed) / Double(attempts)
+    }
 }
 
 /// A quarantined scenario: `orchestrate quarantine list`.
@@ -49,12 +65,14 @@ extension RunStore {
                   -- IN over unnest, not = ANY: a hashed lookup per row rather than a walk along the array.
                   AND (\(scenarioIDs)::text[] IS NULL OR a.scenario_id IN (SELECT unnest(\(scenarioIDs)::text[])))
             ), paired AS (
-                SELECT scenario_id, passed,
+                SELECT scenario_id, passed, live,
                        lag(passed) OVER (PARTITION BY scenario_id, git_revision, live ORDER BY finished_at, id) AS previous
                 FROM recent
             ), scored AS (
                 SELECT scenario_id, count(*)::int AS attempts, (count(*) FILTER (WHERE passed))::int AS passes,
-                       count(previous)::int AS transitions, (count(*) FILTER (WHERE previous <> passed))::int AS flips
+                       count(previous)::int AS transitions, (count(*) FILTER (WHERE previous <> passed))::int AS flips,
+                       (count(*) FILTER (WHERE NOT live))::int AS replay_attempts, (count(*) FILTER (WHERE passed AND NOT live))::int AS replay_passes,
+                       (count(*) FILTER (WHERE live))::int AS live_attempts, (count(*) FILTER (WHERE passed AND live))::int AS live_passes
                 FROM paired GROUP BY scenario_id
             ), top AS (
                 SELECT *, (flips + \(priorFlips)::float8) / (transitions + \(priorTransitions)::float8) AS score
@@ -66,7 +84,8 @@ extension RunStore {
                        WHERE rs.scenario_id = top.scenario_id AND rs.verdict IS NOT NULL AND r.created_at >= \(since)
                        GROUP BY rs.verdict) v), '{}') END,
                    last.verdict, last.verdict_reason, last.evidence::text,
-                   EXISTS (SELECT 1 FROM quarantine q WHERE q.scenario_id = top.scenario_id)
+                   EXISTS (SELECT 1 FROM quarantine q WHERE q.scenario_id = top.scenario_id),
+                   top.replay_attempts, top.replay_passes, top.live_attempts, top.live_passes
             FROM top JOIN scenarios s ON s.id = top.scenario_id
             LEFT JOIN LATERAL (
                 SELECT rs.verdict, rs.verdict_reason, rs.evidence -> 0 AS evidence
@@ -80,9 +99,12 @@ extension RunStore {
         )
         var lines: [FlakinessLine] = []
         let decoder = JSONDecoder()
-        for try await row in rows.decode((String, String, Double, Int, Int, Int, Int, String, String?, String?, String?, Bool).self) {
+        for try await row in rows.decode((String, String, Double, Int, Int, Int, Int, String, String?, String?, String?, Bool, Int, Int, Int, Int).self) {
+            var lanes: [String: PassTally] = [:]
+            if row.12 > 0 { lanes[Mode.replay.rawValue] = PassTally(attempts: row.12, passed: row.13) }
+            if row.14 > 0 { lanes[Mode.live.rawValue] = PassTally(attempts: row.14, passed: row.15) }
             lines.append(FlakinessLine(
-                scenarioId: row.0, name: row.1, score: row.2, attempts: row.3, passed: row.4, transitions: row.5, flips: row.6,
+                scenarioId: row.0, name: row.1, score: row.2, attempts: row.3, passed: row.4, lanes: lanes, transitions: row.5, flips: row.6,
                 verdicts: (try? decoder.decode([String: Int].self, from: Data(row.7.utf8))) ?? [:], lastVerdict: row.8, lastReason: row.9,
                 lastEvidence: row.10.flatMap { try? decoder.decode(NetworkDifference.self, from: Data($0.utf8)) }, quarantined: row.11
             ))

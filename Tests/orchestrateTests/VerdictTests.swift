@@ -125,6 +125,56 @@ struct VerdictTests {
             #expect(unknown.stderr.contains("no scenario with history matches \"no such scenario\""), "\(unknown.stderr)")
         }
     }
+
+    @Test("an app version that does not retry the news feed is nondeterministic against the live backend, with the 500 at its step as evidence")
+    func nondeterministicAgainstTheBackend() async throws {
+        try await TemporaryDirectory.with { directory in
+            let backend = try Backend(log: directory.file("backend.log"))
+            defer { backend.stop() }
+            try await backend.started()
+            // The backend fails the first news request of every other new client; this app version shows the error at
+            // once. Each attempt is a new client: the outcome depends on how many came before, not on the app.
+            try directory.write("Features/news.feature", """
+                Feature: News
+                  Scenario: Headlines on the first try
+                    Given I open the app without a second try
+                    Then I see 3 headlines
+                """)
+            try ClinicExampleTests.project(in: directory, backendPort: backend.port)
+            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            // Client 1: the news come at once, and the recording has them.
+            let record = try await cli.run(["run", "--mode", "record", "--workers", "1", "--retries", "0", "--progress", "none"])
+            #expect(record.exitCode == 0, "\(record.stdout)\(record.stderr)")
+
+            // Replay passes; live fails for client 2 and passes on its retry (client 3).
+            let compare = try await cli.run(["run", "--mode", "compare", "--workers", "2", "--retries", "1", "--progress", "none"])
+            #expect(compare.exitCode == 0, "nondeterministic is not fatal without --strict: \(compare.stdout)\(compare.stderr)")
+            #expect(compare.stdout.contains("verdicts: 1 nondeterministic"), "\(compare.stdout)")
+            #expect(compare.stdout.contains("live: failed, then passed in this run"), "\(compare.stdout)")
+            #expect(backend.requests.filter { $0.hasPrefix("GET /v1/news") } == ["GET /v1/news 200", "GET /v1/news 500", "GET /v1/news 200"], "\(backend.requests)")
+
+            let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
+            let evidence = try #require(try await queryRows(database, """
+                SELECT verdict, evidence::text FROM run_scenarios WHERE run_id = (SELECT id FROM runs ORDER BY created_at DESC LIMIT 1)
+                """, as: (String, String).self).first)
+            #expect(evidence.0 == "nondeterministic")
+            // The failed live attempt explains it: the news request answered 500 where the recording has 200, at step 1.
+            let differences = try #require(try JSONSerialization.jsonObject(with: Data(evidence.1.utf8)) as? [[String: Any]], "\(evidence.1)")
+            let status = try #require(differences.first { $0["kind"] as? String == "status" }, "\(evidence.1)")
+            #expect(status["request"] as? String == "GET api.clinic.test/v1/news", "\(status)")
+            #expect(status["recorded"] as? String == "200" && status["live"] as? String == "500", "\(status)")
+            #expect(status["step"] as? Int == 1 && status["stepName"] as? String == "Given I open the app without a second try", "\(status)")
+
+            // Its pass rate by kind of backend: replay 1/1; live (record included) 2/3.
+            let flaky = try await cli.run(["flaky", "--format", "json"])
+            let line = try #require((try JSONSerialization.jsonObject(with: Data(flaky.stdout.utf8)) as? [[String: Any]])?.first, "\(flaky.stdout)")
+            let lanes = line["lanes"] as? [String: [String: Any]]
+            #expect(lanes?["replay"]?["attempts"] as? Int == 1 && lanes?["replay"]?["passed"] as? Int == 1, "\(line)")
+            #expect(lanes?["live"]?["attempts"] as? Int == 3 && lanes?["live"]?["passed"] as? Int == 2, "\(line)")
+            #expect(abs((lanes?["live"]?["pass_rate"] as? Double ?? 0) - 2.0 / 3.0) < 1e-9, "\(line)")
+            #expect((line["verdicts"] as? [String: Int])?["nondeterministic"] == 1, "\(line)")
+        }
+    }
 }
 
 /// Runs a Python 3 script (with arguments) and returns its output lines; a failing script fails the test.
@@ -196,10 +246,11 @@ struct FlakinessTests {
             #expect(coin["attempts"] as? Int == 7 && coin["passed"] as? Int == 3 && coin["flips"] as? Int == 6 && coin["transitions"] as? Int == 6, "\(coin)")
             #expect(abs((coin["score"] as? Double ?? 0) - 7.0 / 16.0) < 1e-9, "(6 + 1) / (6 + 10): \(coin)")
             #expect((coin["verdicts"] as? [String: Int])?["nondeterministic"] == 5, "\(coin)")
+            #expect((coin["lanes"] as? [String: Any]).map { Array($0.keys) } == ["replay"], "a controlled backend only: \(coin)")
             #expect(coin["quarantined"] as? Bool == true)
             #expect(abs((lines[1]["score"] as? Double ?? 0) - 1.0 / 14.0) < 1e-9, "5 passes, no flip: (0 + 1) / (4 + 10): \(lines[1])")
             let table = try await cli.run(["flaky"])
-            #expect(table.stdout.contains("0.44 Q  3/7     6/6    5 nondeterministic  coin-flip"), "\(table.stdout)")
+            #expect(table.stdout.contains("0.44 Q  3/7     -     6/6    5 nondeterministic  coin-flip"), "replay 3/7, never live: \(table.stdout)")
 
             // By hand: add, list, remove; unknown scenarios and removing twice are usage errors.
             #expect(try await cli.run(["quarantine", "add", "steady", "--reason", "flaky on CI"]).exitCode == 0)

@@ -19,16 +19,19 @@ public enum FlakinessCommands {
             return try OutputFormat.json(lines)
         case .table:
             guard !lines.isEmpty else { return "no attempts finished since \(ISO8601DateFormatter().string(from: start))" }
-            var table = TextTable(header: ["SCORE", "PASSED", "FLIPS", "VERDICTS", "SCENARIO", "LAST EVIDENCE"])
+            var table = TextTable(header: ["SCORE", "REPLAY", "LIVE", "FLIPS", "VERDICTS", "SCENARIO", "LAST EVIDENCE"])
             for line in lines {
                 let verdicts = line.verdicts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
                 let evidence = line.lastEvidence.map { "\($0.place.map { "\($0): " } ?? "")\($0)" } ?? line.lastReason ?? "-"
                 table.rows.append([
-                    String(format: "%.2f", line.score) + (line.quarantined ? " Q" : ""), "\(line.passed)/\(line.attempts)",
+                    String(format: "%.2f", line.score) + (line.quarantined ? " Q" : ""),
+                    line.lanes[Mode.replay.rawValue].map { "\($0.passed)/\($0.attempts)" } ?? "-",
+                    line.lanes[Mode.live.rawValue].map { "\($0.passed)/\($0.attempts)" } ?? "-",
                     "\(line.flips)/\(line.transitions)", verdicts.isEmpty ? "-" : verdicts, line.scenarioId, evidence,
                 ])
             }
-            return table.render() + "\nscore = (flips + 1) / (transitions + 10) on the same revision and backend; Q = quarantined"
+            return table.render() + "\nREPLAY, LIVE: passed/attempts against a controlled (replay, mock, hybrid) and the real backend (live, record)"
+                + "\nscore = (flips + 1) / (transitions + 10) on the same revision and backend; Q = quarantined"
         }
     }
 

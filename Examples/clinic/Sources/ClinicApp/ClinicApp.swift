@@ -34,10 +34,11 @@ public actor ClinicApp {
         self.session = URLSession(configuration: configuration)
     }
 
-    /// The home screen: headlines, fetched again once when the backend has a hiccup.
-    public func open() async throws {
+    /// The home screen: headlines, fetched again once when the backend has a hiccup (unless `retrying` is false: an
+    /// app version that shows the error at once).
+    public func open(retrying: Bool = true) async throws {
         var (status, reply) = try await send("GET", "/v1/news")
-        if status >= 500 {
+        if status >= 500, retrying {
             try await Task.sleep(for: .milliseconds(200))
             (status, reply) = try await send("GET", "/v1/news")
         }

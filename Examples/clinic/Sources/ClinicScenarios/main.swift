@@ -9,6 +9,7 @@ import OrchestrateKit
 var steps = Steps<ClinicApp>()
 
 steps.given("I open the app") { app, _ in try await app.open() }
+steps.given("I open the app without a second try") { app, _ in try await app.open(retrying: false) }
 
 steps.then("I see {int} headline(s)") { app, match in
     let headlines = await app.headlines

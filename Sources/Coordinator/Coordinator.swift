@@ -103,9 +103,7 @@ public final class Coordinator: Sendable {
         let claimant = Claimant(worker: WorkerIdentity(host: configuration.host, pid: getpid(), slot: slot), port: port.port)
         let runner = AttemptRunner(configuration: configuration)
         let folder = "\(configuration.attemptsDirectory)/\(configuration.runID.uuidString.lowercased())/.slots/\(slot)"
-        let resources = SlotResources(
-            number: slot, portLease: port, supervisor: try Supervisor(), home: "\(folder)/home", temporary: "\(folder)/tmp"
-        )
+        let resources = SlotResources(number: slot, portLease: port, supervisor: try Supervisor(), folder: folder)
         defer { resources.supervisor.shutdown() }
         while !isStopping {
             let answer = try await batcher.next(for: claimant)

@@ -43,6 +43,8 @@ public enum RunOrchestration {
     /// Throws ``ConfigError``/``UsageError`` (exit 2) and store or coordinator failures (exit 3).
     public static func run(_ options: RunOptions, logger: Logger) async throws -> Int32 {
         let config = try loadConfig(options.configPath, required: options.resume == nil)
+        // Asking git (two processes in a repository) overlaps with reading the scenarios and reaching the database.
+        let gitRevision = options.resume == nil ? Task { await HostFacts.gitRevision(in: config.directory) } : nil
         let selection = try DatabaseSelection.resolve(flag: options.database, configured: config.database, projectDirectory: config.directory)
         if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
         let lease = options.lease ?? config.lease
@@ -64,7 +66,7 @@ public enum RunOrchestration {
             } else {
                 let scenarios = try select(config.scenarios(), only: options.only, tags: options.tags, config: config)
                 let plan = RunPlan(
-                    host: HostFacts.hostName, gitRevision: await HostFacts.gitRevision(in: config.directory),
+                    host: HostFacts.hostName, gitRevision: await gitRevision?.value,
                     workingDirectory: config.directory, configPath: options.configPath, mode: mode, workers: workers,
                     retries: options.retries ?? config.retries, scenarios: scenarios
                 )

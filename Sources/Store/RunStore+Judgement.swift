@@ -10,7 +10,6 @@ public struct LaneOutcome: Sendable, Hashable {
     /// The mode it ran in (a record is a live attempt that made the recording).
     public var mode: Mode
     public var passed: Bool
-    public var runID: UUID
     public var attemptID: Int64
 }
 
@@ -74,27 +73,37 @@ extension RunStore {
         return candidates.max { ($0.finishedAt ?? .distantPast, $0.attempt) < ($1.finishedAt ?? .distantPast, $1.attempt) }
     }
 
-    /// The finished attempts of the scenarios in other runs on the same git revision (`nil` matches `nil`), oldest first,
-    /// at most `limit` per scenario (the newest). (`outcome IS NOT NULL`, not `state = 'finished'`: the latter let the
-    /// planner AND in the partial index on all finished attempts, reading thousands of entries per scenario.)
-    public func laneHistory(_ scenarioIDs: [String], revision: String?, excluding runID: UUID, limit: Int = 20) async throws -> [String: [LaneOutcome]] {
+    /// The finished attempts of the scenarios in the last `runs` other runs on the same git revision (`nil` matches
+    /// `nil`), oldest first, at most `limit` per scenario (the newest). Bounded by runs so that judging costs the same
+    /// after the hundredth run of a revision (a dirty working copy runs many times) as after the second; one row per
+    /// scenario, its attempts in arrays.
+    public func laneHistory(
+        _ scenarioIDs: [String], revision: String?, excluding runID: UUID, limit: Int = 20, runs: Int = 10
+    ) async throws -> [String: [LaneOutcome]] {
         let rows = try await database.client.query(
             """
-            SELECT ids.id, recent.mode, recent.passed, recent.run_id, recent.id
+            WITH same AS MATERIALIZED (
+                SELECT id, mode FROM runs
+                WHERE git_revision IS NOT DISTINCT FROM \(revision) AND id <> \(runID)
+                ORDER BY created_at DESC LIMIT \(runs)
+            )
+            SELECT ids.id, array_agg(recent.mode ORDER BY recent.finished_at), array_agg(recent.passed ORDER BY recent.finished_at),
+                   array_agg(recent.id ORDER BY recent.finished_at)
             FROM unnest(\(scenarioIDs)::text[]) AS ids(id),
-            LATERAL (SELECT coalesce(a.mode, r.mode) AS mode, a.outcome = 'passed' AS passed, a.run_id, a.id, a.finished_at
-                     FROM attempts a JOIN runs r ON r.id = a.run_id
-                     WHERE a.scenario_id = ids.id AND a.outcome IS NOT NULL AND a.run_id <> \(runID)
-                       AND r.git_revision IS NOT DISTINCT FROM \(revision)
+            LATERAL (SELECT coalesce(a.mode, r.mode) AS mode, a.outcome = 'passed' AS passed, a.id, a.finished_at
+                     FROM same r JOIN attempts a ON a.run_id = r.id AND a.scenario_id = ids.id
+                     WHERE a.outcome IS NOT NULL
                      ORDER BY a.finished_at DESC LIMIT \(limit)) recent
-            ORDER BY ids.id, recent.finished_at
+            GROUP BY ids.id
             """,
             logger: database.logger
         )
         var history: [String: [LaneOutcome]] = [:]
-        for try await (id, mode, passed, run, attempt) in rows.decode((String, String, Bool, UUID, Int64).self) {
-            let mode = Mode(rawValue: mode) ?? .replay
-            history[id, default: []].append(LaneOutcome(lane: mode.lane, mode: mode, passed: passed, runID: run, attemptID: attempt))
+        for try await (id, modes, passes, attempts) in rows.decode((String, [String], [Bool], [Int64]).self) {
+            history[id] = zip(modes, zip(passes, attempts)).map { mode, outcome in
+                let mode = Mode(rawValue: mode) ?? .replay
+                return LaneOutcome(lane: mode.lane, mode: mode, passed: outcome.0, attemptID: outcome.1)
+            }
         }
         return history
     }

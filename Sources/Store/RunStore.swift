@@ -94,6 +94,10 @@ public struct RunStore: Sendable {
                 FROM jsonb_to_recordset(\(json)::jsonb) AS x(id text, name text, uri text, line integer, tags jsonb)
                 ON CONFLICT (id) DO UPDATE SET name = excluded.name, uri = excluded.uri, line = excluded.line,
                     tags = excluded.tags, last_seen = now()
+                -- Unchanged scenarios are left alone (a new row version each, every run, cost more than the insert);
+                -- last_seen says the day a scenario was last planned.
+                WHERE (scenarios.name, scenarios.uri, scenarios.line, scenarios.tags) IS DISTINCT FROM (excluded.name, excluded.uri, excluded.line, excluded.tags)
+                   OR scenarios.last_seen < now() - interval '1 day'
                 """,
                 logger: logger
             )

@@ -76,7 +76,8 @@ struct RunCommandTests {
             #expect(run.exitCode == 0, "\(run.stderr)")
             let runID = try #require(run.stdout.split(separator: " ").dropFirst().first.map(String.init))
             for (scenario, appEnv) in [("one", "staging"), ("two", "test"), ("three", "test"), ("four", "test")] {
-                let folder = ".orchestrate/runs/\(runID)/\(scenario)/attempt-1"
+                // What the attempt left in its artifacts folder is kept in the attempt's folder afterwards.
+                let folder = ".orchestrate/runs/\(runID)/\(scenario).attempt-1"
                 let lines = directory.read("\(folder)/env.txt").split(separator: "\n").map(String.init)
                 var env: [String: String] = [:]
                 for line in lines { if let eq = line.firstIndex(of: "=") { env[String(line[..<eq])] = String(line[line.index(after: eq)...]) } }
@@ -92,15 +93,49 @@ struct RunCommandTests {
                 #expect(env["TEST_RUNNER_ORCHESTRATE_MOCK_URL"] == env["ORCHESTRATE_MOCK_URL"])
                 #expect(env["ORCHESTRATE_SEED"].flatMap(UInt32.init) != nil)
                 #expect(env["ORCHESTRATE_NOW"]?.hasSuffix("Z") == true)
-                #expect(env["ORCHESTRATE_ARTIFACTS_DIR"]?.hasSuffix(folder) == true)
-                // HOME and TMPDIR are the slot's, emptied before every attempt: nothing carries over.
+                // HOME, TMPDIR and the artifacts folder are the slot's, emptied before every attempt: nothing carries over.
                 let worker = try #require(env["ORCHESTRATE_WORKER"])
+                #expect(env["ORCHESTRATE_ARTIFACTS_DIR"]?.hasSuffix("/.orchestrate/runs/\(runID)/.slots/\(worker)/artifacts") == true)
                 #expect(env["HOME"]?.hasSuffix("/.orchestrate/runs/\(runID)/.slots/\(worker)/home") == true)
                 #expect(env["TMPDIR"]?.hasSuffix("/.orchestrate/runs/\(runID)/.slots/\(worker)/tmp") == true)
                 let leftovers = directory.read("\(folder)/leftovers.txt").split(separator: "\n").filter { !$0.isEmpty && !$0.hasSuffix(":") }
                 #expect(leftovers.isEmpty, "files of an earlier attempt: \(leftovers)")
                 #expect(directory.read("\(folder)/pwd.txt").trimmingCharacters(in: .whitespacesAndNewlines) == directory.path)
             }
+        }
+    }
+
+    @Test("an attempt's folder keeps what it left and, unless it passed, its output; a quiet pass leaves no folder")
+    func attemptFolders() async throws {
+        try await TemporaryDirectory.with { directory in
+            try directory.write("orchestrate.yml", """
+                workers: 1
+                suite:
+                  scenarios:
+                    - { id: quiet, command: "true" }
+                    - { id: chatty, command: "echo hello; echo warning >&2" }
+                    - { id: artifact, command: "echo 42 > $ORCHESTRATE_ARTIFACTS_DIR/answer.txt" }
+                    - { id: broken, command: "echo to stdout; echo to stderr >&2; exit 3" }
+                    - { id: silent-failure, command: "exit 1" }
+                """)
+            let cli = try await cli(directory)
+            let run = try await cli.run(["run", "--retries", "0"])
+            #expect(run.exitCode == 1, "\(run.stdout)\(run.stderr)")
+            let runID = try #require(run.stdout.split(separator: " ").dropFirst().first.map(String.init))
+            let folder = { (scenario: String) in directory.file(".orchestrate/runs/\(runID)/\(scenario).attempt-1") }
+            #expect(!FileManager.default.fileExists(atPath: folder("quiet")))
+            #expect(!FileManager.default.fileExists(atPath: folder("chatty")), "a pass keeps no logs (they are in the database)")
+            #expect(directory.read(".orchestrate/runs/\(runID)/artifact.attempt-1/answer.txt") == "42\n")
+            #expect(!FileManager.default.fileExists(atPath: "\(folder("artifact"))/stdout.log"))
+            #expect(directory.read(".orchestrate/runs/\(runID)/broken.attempt-1/stdout.log") == "to stdout\n")
+            #expect(directory.read(".orchestrate/runs/\(runID)/broken.attempt-1/stderr.log") == "to stderr\n")
+            #expect(run.stdout.contains("logs in \(folder("broken"))"), "\(run.stdout)")
+            // A failure without output still gets its (empty) folder, where the summary points.
+            #expect(try FileManager.default.contentsOfDirectory(atPath: folder("silent-failure")).isEmpty)
+            // Every attempt's output is also in PostgreSQL.
+            let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
+            let output = try await queryRows(database, "SELECT scenario_id, stdout, stderr FROM attempts WHERE scenario_id = 'chatty'", as: (String, String, String).self)
+            #expect(output.first.map { [$0.1, $0.2] } == ["hello\n", "warning\n"], "\(output)")
         }
     }
 

@@ -7,7 +7,7 @@ import Synchronization
 /// - Group commit: the results and claims of all slots that reach the queue at the same moment travel
 ///   in one ``QueueRound``; while a round is in flight the next one gathers.
 /// - Claim ahead: while attempts are short (recent ones took under a second), each round also claims
-///   up to one attempt per slot in advance, so a slot that finishes starts its next attempt at once
+///   up to one attempt per slot in advance (three while they take under 50 ms), so a slot that finishes starts its next attempt at once
 ///   and its result goes in the next round. Claimed-ahead attempts hold leases like running ones (the
 ///   heartbeat covers them) and go back to the queue when the run stops. With long attempts nothing is
 ///   claimed ahead, so other hosts sharing the run find the work still queued.
@@ -50,6 +50,14 @@ final class RoundBatcher: Sendable {
 
     /// Attempts shorter than this on average are claimed ahead.
     static let claimAheadBelow: Double = 1000
+
+    /// How many attempts per slot to hold claimed ahead: none for long attempts, one for short ones, and for very short
+    /// ones (a few milliseconds: a round trip to the queue takes about as long) enough that a round's results and
+    /// claims come in batches the size of several slots' work rather than one round per finished attempt.
+    static func aheadPerSlot(averageMilliseconds: Double?) -> Int {
+        guard let average = averageMilliseconds, average < claimAheadBelow else { return 0 }
+        return average < 50 ? 3 : 1
+    }
     static let avoidance: Duration = .seconds(1)
 
     private let runID: UUID
@@ -193,8 +201,7 @@ final class RoundBatcher: Sendable {
                 state.completions.removeAll(keepingCapacity: true)
                 state.waiters.removeAll(keepingCapacity: true)
             }
-            let short = (state.averageMilliseconds ?? .infinity) < Self.claimAheadBelow
-            let aheadWanted = short ? max(workers - state.ahead.count, 0) : 0
+            let aheadWanted = max(workers * Self.aheadPerSlot(averageMilliseconds: state.averageMilliseconds) - state.ahead.count, 0)
             return (state.completions, state.waiters, aheadWanted)
         }
     }

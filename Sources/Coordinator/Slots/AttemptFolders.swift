@@ -1,11 +1,13 @@
 import struct Foundation.UUID
 import OrchestrateModel
 
-/// Where an attempt's files go: `<attempts>/<run>/<scenario>/attempt-<n>` (HOME, TMPDIR, artifacts, logs);
-/// `<lane>-attempt-<n>` for the lanes of a compare run.
+/// Where what an attempt left is kept: `<attempts>/<run>/<scenario>.attempt-<n>` (its artifacts; its logs unless it
+/// passed); `<scenario>.<lane>-attempt-<n>` for the lanes of a compare run. Only attempts that did not pass or left
+/// artifacts get one (``AttemptRunner``), directly in the run's folder: a folder per scenario with one per attempt
+/// inside took two directory creations per attempt, each several times dearer than one in an existing folder.
 public enum AttemptFolders {
     public static func path(attemptsDirectory: String, runID: UUID, scenarioID: String, attempt: Int, lane: Mode? = nil) -> String {
-        "\(attemptsDirectory)/\(runID.uuidString.lowercased())/\(safeName(scenarioID))/\(lane.map { "\($0.rawValue)-" } ?? "")attempt-\(attempt)"
+        "\(attemptsDirectory)/\(runID.uuidString.lowercased())/\(safeName(scenarioID)).\(lane.map { "\($0.rawValue)-" } ?? "")attempt-\(attempt)"
     }
 
     public static func path(attemptsDirectory: String, of claimed: ClaimedAttempt) -> String {

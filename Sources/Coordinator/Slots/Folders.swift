@@ -16,6 +16,16 @@ enum Folders {
         }
     }
 
+    /// Renames `path` to `destination` (same file system). `replacing` removes a folder already at `destination`.
+    static func move(_ path: String, to destination: String, replacing: Bool = false) throws {
+        if rename(path, destination) == 0 { return }
+        if replacing, errno == ENOTEMPTY || errno == EEXIST {
+            try? FileManager.default.removeItem(atPath: destination)
+            if rename(path, destination) == 0 { return }
+        }
+        throw Failure(description: "cannot move \(path) to \(destination): \(String(cString: strerror(errno)))")
+    }
+
     /// Makes `path` an existing, empty folder. On the attempt path it usually exists and is empty:
     /// then this is one opendir/readdir and nothing else.
     static func empty(_ path: String) throws {

@@ -104,7 +104,9 @@ public struct OrchestrateConfig: Sendable {
 /// Fills `{id}`, `{name}`, `{uri}` and `{line}` into a command template, shell-quoting values that need it.
 public enum CommandTemplate {
     public static func fill(_ template: String, id: String, name: String, uri: String, line: Int) -> String {
-        template
+        // Suites of thousands of scenarios fill it once each: a template without placeholders is the command.
+        guard template.utf8.contains(UInt8(ascii: "{")) else { return template }
+        return template
             .replacingOccurrences(of: "{id}", with: quote(id))
             .replacingOccurrences(of: "{name}", with: quote(name))
             .replacingOccurrences(of: "{uri}", with: quote(uri))
@@ -113,8 +115,15 @@ public enum CommandTemplate {
 
     /// A word the shell reads back unchanged.
     public static func quote(_ value: String) -> String {
-        let safe = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,")
-        if !value.isEmpty, value.allSatisfy({ safe.contains($0) }) { return value }
+        if !value.isEmpty, value.utf8.allSatisfy(isSafe) { return value }
         return "'" + value.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+    }
+
+    /// Letters, digits and `-_./:=@%+,`: bytes the shell takes literally.
+    private static func isSafe(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: "-_./:=@%+,".utf8.contains(byte)
+        }
     }
 }

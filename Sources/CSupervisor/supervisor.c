@@ -182,6 +182,11 @@ static void capture_finish(capture *c) {
 // The supervisor process.
 
 static int sigchld_pipe_write = -1;
+// Set up once by serve(): the signals whose disposition is not the default (each command's child resets them before
+// exec, rather than all 64), and /dev/null for the child's stdin (opened once, close-on-exec).
+static int non_default_signals[NSIG];
+static int non_default_count = 0;
+static int dev_null_fd = -1;
 static char request_buffer[MAX_REQUEST];
 static char *string_table[MAX_STRINGS];
 static char out_ring[MAX_TAIL], err_ring[MAX_TAIL];
@@ -213,15 +218,12 @@ static int exec_child(void *argument) {
     struct sigaction defaults;
     memset(&defaults, 0, sizeof(defaults));
     defaults.sa_handler = SIG_DFL;
-    for (int sig = 1; sig < NSIG; sig++) {
-        if (sig == SIGKILL || sig == SIGSTOP) continue;
-        sigaction(sig, &defaults, NULL);
-    }
+    for (int i = 0; i < non_default_count; i++) sigaction(non_default_signals[i], &defaults, NULL);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
     setpgid(0, 0);
-    int null_fd = open("/dev/null", O_RDWR);
+    int null_fd = dev_null_fd;
     int out = setup->stdout_fd >= 0 ? setup->stdout_fd : null_fd;
     int err = setup->stderr_fd >= 0 ? setup->stderr_fd : null_fd;
     if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 || dup2(out, STDOUT_FILENO) < 0 || dup2(err, STDERR_FILENO) < 0) goto fail;
@@ -490,6 +492,12 @@ static void serve(pid_t parent, int max_fd) {
     child_action.sa_handler = on_sigchld;
     child_action.sa_flags = SA_RESTART | SA_NOCLDSTOP;
     sigaction(SIGCHLD, &child_action, NULL);
+    for (int sig = 1; sig < NSIG; sig++) {
+        struct sigaction current;
+        if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &current) != 0) continue;
+        if (current.sa_handler != SIG_DFL) non_default_signals[non_default_count++] = sig;
+    }
+    dev_null_fd = open("/dev/null", O_RDWR | O_CLOEXEC);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);

@@ -69,7 +69,7 @@ extension RunStore {
                    (SELECT count(*) FROM exchanges e WHERE e.attempt_id = a.id)::int,
                    (SELECT count(*) FROM exchanges e WHERE e.attempt_id = a.id AND NOT e.matched)::int
             FROM attempts a JOIN runs r ON r.id = a.run_id
-            WHERE a.scenario_id = \(scenarioID) AND a.state = 'finished'
+            WHERE a.scenario_id = \(scenarioID) AND a.outcome IS NOT NULL
             ORDER BY a.finished_at DESC, a.id DESC
             LIMIT \(limit)
             """,

@@ -90,8 +90,8 @@ public struct RunStore: Sendable {
             try await connection.query(
                 """
                 INSERT INTO scenarios (id, name, uri, line, tags)
-                SELECT x.id, x.name, x.uri, x.line, ARRAY(SELECT jsonb_array_elements_text(x.tags))
-                FROM jsonb_to_recordset(\(json)::jsonb) AS x(id text, name text, uri text, line integer, tags jsonb)
+                SELECT x.id, x.name, x.uri, x.line, x.tags
+                FROM jsonb_to_recordset(\(json)::jsonb) AS x(id text, name text, uri text, line integer, tags text[])
                 ON CONFLICT (id) DO UPDATE SET name = excluded.name, uri = excluded.uri, line = excluded.line,
                     tags = excluded.tags, last_seen = now()
                 -- Unchanged scenarios are left alone (a new row version each, every run, cost more than the insert);
@@ -101,28 +101,26 @@ public struct RunStore: Sendable {
                 """,
                 logger: logger
             )
+            // The first attempts come from the rows just planned, in the same statement; a compare run's lanes (the replay
+            // and the live attempt of a scenario) are claimed one after the other.
             try await connection.query(
                 """
                 WITH x AS (
                     SELECT * FROM jsonb_to_recordset(\(json)::jsonb)
-                        AS x(id text, command text, timeout_ms bigint, env jsonb, tags jsonb, position integer)
-                ), expected AS (\(unescaped: RunStore.expectedSQL("SELECT id FROM x")))
-                INSERT INTO run_scenarios (run_id, scenario_id, position, command, timeout_ms, env, tags, expected_ms, max_attempts,
-                                           lane_count, quarantined)
-                SELECT \(plan.id), x.id, x.position, x.command, x.timeout_ms, x.env, ARRAY(SELECT jsonb_array_elements_text(x.tags)),
-                       expected.ms, \(plan.retries + 1), cardinality(\(lanes)::text[]),
-                       EXISTS (SELECT 1 FROM quarantine q WHERE q.scenario_id = x.id)
-                FROM x LEFT JOIN expected ON expected.scenario_id = x.id
-                """,
-                logger: logger
-            )
-            // A compare run's lanes: the replay and the live attempt of a scenario are claimed one after the other.
-            try await connection.query(
-                """
+                        AS x(id text, command text, timeout_ms bigint, env jsonb, tags text[], position integer)
+                ), expected AS (\(unescaped: RunStore.expectedSQL("SELECT id FROM x"))
+                ), planned AS (
+                    INSERT INTO run_scenarios (run_id, scenario_id, position, command, timeout_ms, env, tags, expected_ms,
+                                               max_attempts, lane_count, quarantined)
+                    SELECT \(plan.id), x.id, x.position, x.command, x.timeout_ms, x.env, x.tags, expected.ms, \(plan.retries + 1),
+                           cardinality(\(lanes)::text[]), EXISTS (SELECT 1 FROM quarantine q WHERE q.scenario_id = x.id)
+                    FROM x LEFT JOIN expected ON expected.scenario_id = x.id
+                    RETURNING scenario_id, position, expected_ms
+                )
                 INSERT INTO attempts (run_id, scenario_id, attempt, mode, expected_ms)
-                SELECT rs.run_id, rs.scenario_id, 1, nullif(lane.mode, ''), rs.expected_ms
-                FROM run_scenarios rs, unnest(\(lanes)::text[]) WITH ORDINALITY AS lane(mode, n)
-                WHERE rs.run_id = \(plan.id) ORDER BY rs.position, lane.n
+                SELECT \(plan.id), p.scenario_id, 1, nullif(lane.mode, ''), p.expected_ms
+                FROM planned p, unnest(\(lanes)::text[]) WITH ORDINALITY AS lane(mode, n)
+                ORDER BY p.position, lane.n
                 """,
                 logger: logger
             )
@@ -175,7 +173,7 @@ public struct RunStore: Sendable {
 
     /// The planner's estimate for the scenarios `ids` selects: the median of each one's last 20
     /// passing attempts (rows `scenario_id, ms`); scenarios never seen passing have no row and run first.
-    /// Each scenario reads only its 20 newest passes (index `attempts_passed_history`), however long the history.
+    /// Each scenario reads only its 20 newest passes (from the index `attempts_scenario_history` alone), however long the history.
     static func expectedSQL(_ ids: String) -> String {
         """
         SELECT ids.id AS scenario_id, recent.ms

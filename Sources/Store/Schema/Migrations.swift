@@ -15,6 +15,7 @@ enum Migrations {
         (5, "bodies and header lists stored once, by digest", Schema.version5),
         (6, "exchanges fall in the step whose time span holds them", Schema.version6),
         (7, "lanes of compare runs, verdicts with evidence, quarantine", Schema.version7),
+        (8, "one index for a scenario's finished attempts", Schema.version8),
     ]
 
     static func apply(on database: Database) async throws {

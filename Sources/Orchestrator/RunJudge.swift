@@ -16,6 +16,7 @@ struct RunJudge {
     /// How many earlier passing live attempts' differences from the recording are noise.
     var noiseSamples = 3
 
+    /// The verdicts of the run's scenarios that ran (the caller stores them: ``RunStore/saveVerdicts(_:_:)``).
     func judge(_ report: RunReport) async throws -> [StoredVerdict] {
         let entries = report.scenarios.filter { $0.attempts.contains { $0.outcome != nil } }
         let history = try await runs.laneHistory(entries.map(\.scenario.id), revision: report.gitRevision, excluding: report.runID)
@@ -58,7 +59,6 @@ struct RunJudge {
             }
             verdicts.append(StoredVerdict(scenarioID: entry.scenario.id, verdict: verdict, reason: reason, evidence: evidence))
         }
-        try await runs.saveVerdicts(report.runID, verdicts)
         return verdicts
     }
 

@@ -108,8 +108,9 @@ public enum RunOrchestration {
             try await runs.setState(runID, outcome == .interrupted ? "interrupted" : "finished")
             var final = try await runs.report(runID)
             let recordings = resolve(config.mock.recordings, against: config.directory)
+            var verdicts: [StoredVerdict] = []
             if outcome != .interrupted {
-                let verdicts = try await RunJudge(runs: runs, cassette: { MockFleet.cassette(for: $0, recordings: recordings) }).judge(final)
+                verdicts = try await RunJudge(runs: runs, cassette: { MockFleet.cassette(for: $0, recordings: recordings) }).judge(final)
                 let byScenario = Dictionary(uniqueKeysWithValues: verdicts.map { ($0.scenarioID, $0) })
                 for index in final.scenarios.indices {
                     guard let judged = byScenario[final.scenarios[index].scenario.id] else { continue }
@@ -118,14 +119,16 @@ public enum RunOrchestration {
                     final.scenarios[index].evidence = judged.evidence
                 }
             }
-            // Quarantine changes apply from the next run on (this one keeps the quarantine it started with), so they
-            // are worked out while the reports are written.
+            // The verdicts are stored, and quarantine changes (they apply from the next run on: this one keeps the
+            // quarantine it started with) worked out, while the reports are written.
+            async let saved: Void = verdicts.isEmpty ? () : runs.saveVerdicts(runID, verdicts)
             let scenarioIDs = final.scenarios.map(\.scenario.id)
             async let quarantined: Void = outcome == .interrupted ? () : quarantine(scenarioIDs, config.quarantine, runs: runs)
             let reportsDirectory = resolve(options.reportsDirectory ?? config.reports, against: config.directory)
             let files = try await RunReportFiles(runs: runs, directory: "\(reportsDirectory)/\(runID.uuidString.lowercased())").write(
                 final, extraJUnit: options.junitPath.map { resolve($0, against: FileManager.default.currentDirectoryPath) }
             )
+            try await saved
             try await quarantined
             print(RunSummaryText.render(final, attemptsDirectory: configuration.attemptsDirectory, files: files))
             if outcome == .interrupted { return 130 }

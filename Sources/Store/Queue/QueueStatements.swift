@@ -85,7 +85,9 @@ struct RoundStatement: PostgresPreparedStatement {
         )
         SELECT 1, x.id, d.id IS NOT NULL,
                EXISTS (SELECT 1 FROM retry r WHERE r.run_id = d.run_id AND r.scenario_id = d.scenario_id),
-               (SELECT st.result FROM settle st WHERE st.run_id = d.run_id AND st.scenario_id = d.scenario_id),
+               -- A scenario settles once: when both lanes of a compare run finish in one round, the later one says so.
+               (SELECT st.result FROM settle st WHERE st.run_id = d.run_id AND st.scenario_id = d.scenario_id
+                  AND d.id = (SELECT max(o.id) FROM done o WHERE o.run_id = d.run_id AND o.scenario_id = d.scenario_id)),
                NULL::text, NULL::integer, NULL::uuid, NULL::bigint, NULL::integer, NULL::text, NULL::bigint, NULL::text,
                NULL::text[], NULL::text, NULL::text, NULL::integer, NULL::bigint, NULL::bigint, NULL::text
         FROM input x LEFT JOIN done d ON d.id = x.id

@@ -146,6 +146,26 @@ struct AttemptQueueTests {
         }
     }
 
+    @Test("the lanes of a compare run's scenario finishing in one round settle it once, with the worse result")
+    func lanesSettleOnce() async throws {
+        try await withTestDatabase { database in
+            let runID = UUID()
+            let scenarios = [Scenario(id: "s0", name: "scenario 0", command: "true", timeoutMilliseconds: 60_000)]
+            try await RunStore(database: database).create(RunPlan(
+                id: runID, host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .compare, workers: 2,
+                retries: 0, scenarios: scenarios
+            ))
+            let queue = AttemptQueue(database: database)
+            let slots = (1...2).map { Claimant(worker: WorkerIdentity(host: "h", pid: 7, slot: $0), port: 1000 + $0) }
+            let claimed = try await queue.round(QueueRound(runID: runID, claimants: slots)).claimed.compactMap { $0 }
+            #expect(Set(claimed.compactMap(\.lane)) == [.replay, .live])
+            let results = claimed.map { ($0, $0.lane == .live ? AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 2) : passed()) }
+            let reply = try await queue.round(QueueRound(runID: runID, completions: results))
+            #expect(reply.acks.map(\.accepted) == [true, true])
+            #expect(reply.acks.compactMap(\.settled) == [.failed], "one settlement for the scenario: \(reply.acks)")
+        }
+    }
+
     @Test("failing every attempt settles the scenario as failed after retries")
     func exhaustedRetries() async throws {
         try await withTestDatabase { database in

@@ -11,6 +11,9 @@ public struct AttemptQueue: Sendable {
     let database: Database
     /// How long a lease lasts without a heartbeat.
     public var lease: Duration
+    /// How long a retry keeps off the slot whose attempt failed, so that another free slot takes it (after that any
+    /// slot may: a run never waits for a particular one).
+    public var retryAvoidance: Duration = .seconds(1)
 
     public init(database: Database, lease: Duration = .seconds(30)) {
         self.database = database
@@ -29,7 +32,7 @@ public struct AttemptQueue: Sendable {
     /// queues retries, settles scenarios, and claims the longest expected attempts (never-seen first)
     /// for `round.claimants` — all in one statement.
     ///
-    /// A retry avoids the slot whose attempt failed for a second, so that another free slot takes it.
+    /// A retry avoids the slot whose attempt failed for ``retryAvoidance``, so that another free slot takes it.
     public func round(_ round: QueueRound) async throws -> QueueRoundReply {
         guard let process = round.claimants.first?.worker.process ?? round.completions.first?.claimed.worker.process else {
             return QueueRoundReply(acks: [], claimed: [], counts: nil)
@@ -37,7 +40,7 @@ public struct AttemptQueue: Sendable {
         let statement = RoundStatement(
             runID: round.runID, completions: RoundStatement.json(round.completions),
             claimants: round.claimants.map(\.worker.description), owner: process.description,
-            leaseMilliseconds: leaseMilliseconds, host: process.host
+            leaseMilliseconds: leaseMilliseconds, host: process.host, avoidanceMilliseconds: retryAvoidance.wholeMilliseconds
         )
         var acks: [Int64: CompletionAck] = [:]
         var claims: [(attempt: ClaimedAttempt, avoid: String?)] = []

@@ -33,7 +33,7 @@ struct RoundStatement: PostgresPreparedStatement {
             RETURNING a.id, a.run_id, a.scenario_id, a.attempt, a.expected_ms, a.worker, a.outcome, a.mode
         ), retry AS (
             INSERT INTO attempts (run_id, scenario_id, attempt, mode, expected_ms, avoid_worker, avoid_until)
-            SELECT d.run_id, d.scenario_id, d.attempt + 1, d.mode, d.expected_ms, d.worker, now() + interval '1 second'
+            SELECT d.run_id, d.scenario_id, d.attempt + 1, d.mode, d.expected_ms, d.worker, now() + $7::bigint * interval '1 millisecond'
             FROM done d JOIN run_scenarios rs ON rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
             WHERE d.outcome <> 'passed' AND d.attempt < rs.max_attempts
             ON CONFLICT DO NOTHING
@@ -116,15 +116,18 @@ struct RoundStatement: PostgresPreparedStatement {
     var owner: String
     var leaseMilliseconds: Int64
     var host: String
+    /// How long a retry keeps off the slot whose attempt failed.
+    var avoidanceMilliseconds: Int64
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 6)
+        var bindings = PostgresBindings(capacity: 7)
         bindings.append(runID)
         bindings.append(completions)
         bindings.append(claimants)
         bindings.append(owner)
         bindings.append(leaseMilliseconds)
         bindings.append(host)
+        bindings.append(avoidanceMilliseconds)
         return bindings
     }
 

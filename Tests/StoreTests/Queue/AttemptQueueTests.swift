@@ -94,7 +94,8 @@ struct AttemptQueueTests {
     func retryBecomesFlaky() async throws {
         try await withTestDatabase { database in
             let runID = try await plan(database, count: 1, retries: 2)
-            let queue = AttemptQueue(database: database)
+            var queue = AttemptQueue(database: database)
+            queue.retryAvoidance = .seconds(60)  // not outlasted by a busy machine between the calls below
             let first = WorkerIdentity(host: "h", pid: 1, slot: 1), second = WorkerIdentity(host: "h", pid: 1, slot: 2)
             let attempt1 = try #require(try await queue.claim(runID: runID, worker: first, port: 1))
             let ack1 = try await queue.complete(attempt1, result: AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 3))
@@ -172,10 +173,11 @@ struct AttemptQueueTests {
     func exhaustedRetries() async throws {
         try await withTestDatabase { database in
             let runID = try await plan(database, count: 1, retries: 1)
-            let queue = AttemptQueue(database: database)
+            var queue = AttemptQueue(database: database)
+            queue.retryAvoidance = .milliseconds(100)
             var acks: [CompletionAck] = []
             for slot in 1...2 {
-                try await Task.sleep(for: .milliseconds(1100))  // past the retry's avoidance of the failing slot
+                try await Task.sleep(for: .milliseconds(200))  // past the retry's avoidance of the failing slot
                 let claimed = try #require(try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: slot))
                 acks.append(try await queue.complete(claimed, result: AttemptResult(outcome: .timedOut, durationMilliseconds: 9)))
             }

@@ -39,18 +39,24 @@ struct RoundStatement: PostgresPreparedStatement {
             ON CONFLICT DO NOTHING
             RETURNING run_id, scenario_id
         ), lane AS (
-            SELECT d.run_id, d.scenario_id, jsonb_object_agg(coalesce(d.mode, ''),
+            -- A lane's last word; with one lane (every run but a compare run) it is the scenario's result, and the
+            -- lanes object (lane → result, for a compare run's settlement) is not needed.
+            SELECT d.run_id, d.scenario_id, min(rs.lane_count) AS lane_count,
+                   max(CASE WHEN d.outcome = 'passed' THEN (CASE WHEN d.attempt > 1 THEN 'flaky' ELSE 'passed' END)
+                            ELSE 'failed' END) AS result,
+                   jsonb_object_agg(coalesce(d.mode, ''),
                        CASE WHEN d.outcome = 'passed' THEN (CASE WHEN d.attempt > 1 THEN 'flaky' ELSE 'passed' END)
-                            ELSE 'failed' END) AS results
+                            ELSE 'failed' END) FILTER (WHERE rs.lane_count > 1) AS results
             FROM done d JOIN run_scenarios rs ON rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
             WHERE d.outcome = 'passed' OR d.attempt >= rs.max_attempts
             GROUP BY d.run_id, d.scenario_id
         ), settle AS (
             UPDATE run_scenarios rs
-            SET lanes = rs.lanes || l.results,
-                result = (SELECT CASE WHEN count(*) < rs.lane_count THEN NULL WHEN bool_or(v = 'failed') THEN 'failed'
-                                      WHEN bool_or(v = 'flaky') THEN 'flaky' ELSE 'passed' END
-                          FROM jsonb_each_text(rs.lanes || l.results) AS e(k, v))
+            SET lanes = CASE WHEN l.lane_count = 1 THEN rs.lanes ELSE rs.lanes || l.results END,
+                result = CASE WHEN l.lane_count = 1 THEN l.result ELSE (
+                    SELECT CASE WHEN count(*) < rs.lane_count THEN NULL WHEN bool_or(v = 'failed') THEN 'failed'
+                                WHEN bool_or(v = 'flaky') THEN 'flaky' ELSE 'passed' END
+                    FROM jsonb_each_text(rs.lanes || l.results) AS e(k, v)) END
             FROM lane l
             WHERE rs.run_id = l.run_id AND rs.scenario_id = l.scenario_id
             RETURNING rs.run_id, rs.scenario_id, rs.result

@@ -16,15 +16,24 @@ struct RunJudge {
     /// How many earlier passing live attempts' differences from the recording are noise.
     var noiseSamples = 3
 
-    /// The verdicts of the run's scenarios that ran (the caller stores them: ``RunStore/saveVerdicts(_:_:)``).
-    func judge(_ report: RunReport) async throws -> [StoredVerdict] {
+    struct Judgement {
+        /// One per scenario that ran (the caller stores them: ``RunStore/saveVerdicts(_:_:)``).
+        var verdicts: [StoredVerdict]
+        /// The scenarios with a failure in this run or in their history on this revision: the only ones whose
+        /// flakiness score can have risen (without a failure there is no flip).
+        var unsteady: Set<String>
+    }
+
+    func judge(_ report: RunReport) async throws -> Judgement {
         let entries = report.scenarios.filter { $0.attempts.contains { $0.outcome != nil } }
         let history = try await runs.laneHistory(entries.map(\.scenario.id), revision: report.gitRevision, excluding: report.runID)
         // First the verdicts; then, for those that are not stable, the logs their evidence comes from, in one query.
         var judged: [(entry: RunReport.ScenarioEntry, verdict: Verdict, reason: String, replay: AttemptRecord?, live: AttemptRecord?, noise: [Int64])] = []
+        var unsteady = Set<String>()
         for entry in entries {
             let earlier = history[entry.scenario.id] ?? []
             let finished = entry.attempts.filter { $0.outcome != nil }.sorted { ($0.finishedAt ?? .distantPast) < ($1.finishedAt ?? .distantPast) }
+            if finished.contains(where: { $0.outcome != .passed }) || earlier.contains(where: { !$0.passed }) { unsteady.insert(entry.scenario.id) }
             func outcomes(_ lane: Mode) -> VerdictRule.Outcomes? {
                 let run = finished.filter { mode(of: $0, in: entry, report: report).lane == lane }.map { $0.outcome == .passed }
                 guard !run.isEmpty else { return nil }
@@ -59,7 +68,7 @@ struct RunJudge {
             }
             verdicts.append(StoredVerdict(scenarioID: entry.scenario.id, verdict: verdict, reason: reason, evidence: evidence))
         }
-        return verdicts
+        return Judgement(verdicts: verdicts, unsteady: unsteady)
     }
 
     /// The mode an attempt ran in: its lane's in a compare run, else the scenario's in the run.

@@ -109,8 +109,10 @@ public enum RunOrchestration {
             var final = try await runs.report(runID)
             let recordings = resolve(config.mock.recordings, against: config.directory)
             var verdicts: [StoredVerdict] = []
+            var unsteady = Set<String>()
             if outcome != .interrupted {
-                verdicts = try await RunJudge(runs: runs, cassette: { MockFleet.cassette(for: $0, recordings: recordings) }).judge(final)
+                let judgement = try await RunJudge(runs: runs, cassette: { MockFleet.cassette(for: $0, recordings: recordings) }).judge(final)
+                (verdicts, unsteady) = (judgement.verdicts, judgement.unsteady)
                 let byScenario = Dictionary(uniqueKeysWithValues: verdicts.map { ($0.scenarioID, $0) })
                 for index in final.scenarios.indices {
                     guard let judged = byScenario[final.scenarios[index].scenario.id] else { continue }
@@ -123,7 +125,7 @@ public enum RunOrchestration {
             // quarantine it started with) worked out, while the reports are written.
             async let saved: Void = verdicts.isEmpty ? () : runs.saveVerdicts(runID, verdicts)
             let scenarioIDs = final.scenarios.map(\.scenario.id)
-            async let quarantined: Void = outcome == .interrupted ? () : quarantine(scenarioIDs, config.quarantine, runs: runs)
+            async let quarantined: Void = outcome == .interrupted ? () : quarantine(scenarioIDs, unsteady: unsteady, config.quarantine, runs: runs)
             let reportsDirectory = resolve(options.reportsDirectory ?? config.reports, against: config.directory)
             let files = try await RunReportFiles(runs: runs, directory: "\(reportsDirectory)/\(runID.uuidString.lowercased())").write(
                 final, extraJUnit: options.junitPath.map { resolve($0, against: FileManager.default.currentDirectoryPath) }
@@ -138,11 +140,23 @@ public enum RunOrchestration {
 
     /// Automatic quarantine: the run's scenarios whose flakiness score over the window reached the threshold go in,
     /// automatic entries below it come out (said on stderr). It applies from the next run on.
-    private static func quarantine(_ scenarioIDs: [String], _ settings: OrchestrateConfig.Quarantine, runs: RunStore) async throws {
+    ///
+    /// Only scenarios that can have crossed the threshold are scored: those with a failure in this run or their recent
+    /// history (`unsteady`; without a failure a score only falls, to at most the prior's 0.1) and automatic entries,
+    /// which may have to come out. A suite that keeps passing costs no scoring at all.
+    private static func quarantine(
+        _ scenarioIDs: [String], unsteady: Set<String>, _ settings: OrchestrateConfig.Quarantine, runs: RunStore
+    ) async throws {
         guard let threshold = settings.threshold else { return }
+        var candidates = scenarioIDs
+        if threshold > FlakinessScore.priorFlips / FlakinessScore.priorTransitions {
+            let automatic = Set(try await runs.quarantined().filter(\.automatic).map(\.scenarioId))
+            candidates = scenarioIDs.filter { unsteady.contains($0) || automatic.contains($0) }
+        }
+        guard !candidates.isEmpty else { return }
         let since = Date().addingTimeInterval(-Double(settings.window.wholeMilliseconds) / 1000)
         let lines = try await runs.flakiness(
-            since: since, scenarioIDs: scenarioIDs, limit: scenarioIDs.count,
+            since: since, scenarioIDs: candidates, limit: candidates.count,
             priorFlips: FlakinessScore.priorFlips, priorTransitions: FlakinessScore.priorTransitions, scoresOnly: true
         )
         let (added, released) = try await runs.updateAutomaticQuarantine(scores: lines.map { ($0.scenarioId, $0.score) }, threshold: threshold)

@@ -24,9 +24,9 @@ struct RunJudge {
         var unsteady: Set<String>
     }
 
-    func judge(_ report: RunReport) async throws -> Judgement {
+    /// `history`: ``RunStore/laneHistory(of:limit:runs:)`` of the run (read while the run's report is).
+    func judge(_ report: RunReport, history: [String: [LaneOutcome]]) async throws -> Judgement {
         let entries = report.scenarios.filter { $0.attempts.contains { $0.outcome != nil } }
-        let history = try await runs.laneHistory(entries.map(\.scenario.id), revision: report.gitRevision, excluding: report.runID)
         // First the verdicts; then, for those that are not stable, the logs their evidence comes from, in one query.
         var judged: [(entry: RunReport.ScenarioEntry, verdict: Verdict, reason: String, replay: AttemptRecord?, live: AttemptRecord?, noise: [Int64])] = []
         var unsteady = Set<String>()

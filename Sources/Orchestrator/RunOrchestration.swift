@@ -105,13 +105,14 @@ public enum RunOrchestration {
             await networkLog.close()
             reporter.finish()
 
+            async let history = outcome == .interrupted ? [:] : runs.laneHistory(of: runID)
             try await runs.setState(runID, outcome == .interrupted ? "interrupted" : "finished")
             var final = try await runs.report(runID)
             let recordings = resolve(config.mock.recordings, against: config.directory)
             var verdicts: [StoredVerdict] = []
             var unsteady = Set<String>()
             if outcome != .interrupted {
-                let judgement = try await RunJudge(runs: runs, cassette: { MockFleet.cassette(for: $0, recordings: recordings) }).judge(final)
+                let judgement = try await RunJudge(runs: runs, cassette: { MockFleet.cassette(for: $0, recordings: recordings) }).judge(final, history: try await history)
                 (verdicts, unsteady) = (judgement.verdicts, judgement.unsteady)
                 let byScenario = Dictionary(uniqueKeysWithValues: verdicts.map { ($0.scenarioID, $0) })
                 for index in final.scenarios.indices {

@@ -73,23 +73,21 @@ extension RunStore {
         return candidates.max { ($0.finishedAt ?? .distantPast, $0.attempt) < ($1.finishedAt ?? .distantPast, $1.attempt) }
     }
 
-    /// The finished attempts of the scenarios in the last `runs` other runs on the same git revision (`nil` matches
+    /// The finished attempts of the run's scenarios in the last `runs` other runs on its git revision (`nil` matches
     /// `nil`), oldest first, at most `limit` per scenario (the newest). Bounded by runs so that judging costs the same
     /// after the hundredth run of a revision (a dirty working copy runs many times) as after the second; one row per
-    /// scenario, its attempts in arrays.
-    public func laneHistory(
-        _ scenarioIDs: [String], revision: String?, excluding runID: UUID, limit: Int = 20, runs: Int = 10
-    ) async throws -> [String: [LaneOutcome]] {
+    /// scenario, its attempts in arrays. It needs nothing of the run but its id, so it can be read alongside the run.
+    public func laneHistory(of runID: UUID, limit: Int = 20, runs: Int = 10) async throws -> [String: [LaneOutcome]] {
         let rows = try await database.client.query(
             """
             WITH same AS MATERIALIZED (
                 SELECT id, mode FROM runs
-                WHERE git_revision IS NOT DISTINCT FROM \(revision) AND id <> \(runID)
+                WHERE git_revision IS NOT DISTINCT FROM (SELECT git_revision FROM runs WHERE id = \(runID)) AND id <> \(runID)
                 ORDER BY created_at DESC LIMIT \(runs)
             )
             SELECT ids.id, array_agg(recent.mode ORDER BY recent.finished_at), array_agg(recent.passed ORDER BY recent.finished_at),
                    array_agg(recent.id ORDER BY recent.finished_at)
-            FROM unnest(\(scenarioIDs)::text[]) AS ids(id),
+            FROM (SELECT scenario_id FROM run_scenarios WHERE run_id = \(runID)) AS ids(id),
             LATERAL (SELECT coalesce(a.mode, r.mode) AS mode, a.outcome = 'passed' AS passed, a.id, a.finished_at
                      FROM same r JOIN attempts a ON a.run_id = r.id AND a.scenario_id = ids.id
                      WHERE a.outcome IS NOT NULL

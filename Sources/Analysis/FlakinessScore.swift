@@ -8,6 +8,8 @@
 public enum FlakinessScore {
     public static let priorFlips = 1.0
     public static let priorTransitions = 10.0
+    /// The score of a scenario that never flipped and has no history: a scenario without a flip never scores higher.
+    public static let withoutFlips = priorFlips / priorTransitions
 
     public static func score(_ outcomes: [Bool]) -> Double {
         let transitions = max(outcomes.count - 1, 0)

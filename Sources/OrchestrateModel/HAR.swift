@@ -1,5 +1,4 @@
 import Foundation
-import OrchestrateModel
 
 /// The HAR 1.2 subset orchestrate writes and reads (http://www.softwareishard.com/blog/har-12-spec/),
 /// with its own extras under `_orchestrate` as the spec allows for custom fields.

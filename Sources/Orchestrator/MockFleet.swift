@@ -39,10 +39,6 @@ final class MockFleet: AttemptHooks {
     /// The cassette of a scenario:
     /// `<recordings>/<feature path>/<scenario name [example row]>.har` for a pickle (DESIGN.md), otherwise
     /// `<recordings>/<scenario id>.har`; every component made file-name safe.
-    func cassette(for scenario: Scenario) -> String {
-        Self.cassette(for: scenario, recordings: recordings)
-    }
-
     static func cassette(for scenario: Scenario, recordings: String) -> String {
         if let uri = scenario.uri, let name = FeatureDiscovery.name(inID: scenario.id, uri: uri) {
             let folders = uri.dropLast(".feature".count).split(separator: "/").filter { $0 != "." && $0 != ".." }
@@ -56,7 +52,7 @@ final class MockFleet: AttemptHooks {
     func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws -> [String: String] {
         let server = try await server(slot: slot, port: port)
         state.withLock { $0.started[slot] = Date() }
-        let cassettePath = cassette(for: attempt.scenario)
+        let cassettePath = Self.cassette(for: attempt.scenario, recordings: recordings)
         // A compare run's live lane gets the seed its replay lane gets from the cassette.
         let seed = attempt.lane == .live ? (try? Cassette.load(cassettePath).extras.seed) ?? attempt.scenario.seed : attempt.scenario.seed
         let session = try server.begin(MockSession(

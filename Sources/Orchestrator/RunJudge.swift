@@ -27,7 +27,8 @@ struct RunJudge {
     /// `history`: ``RunStore/laneHistory(of:limit:runs:)`` of the run (read while the run's report is).
     func judge(_ report: RunReport, history: [String: [LaneOutcome]]) async throws -> Judgement {
         let entries = report.scenarios.filter { $0.attempts.contains { $0.outcome != nil } }
-        // First the verdicts; then, for those that are not stable, the logs their evidence comes from, in one query.
+        // First the verdicts (and, unless stable, the attempts that explain them); then the logs the evidence comes from,
+        // in one query.
         var judged: [(entry: RunReport.ScenarioEntry, verdict: Verdict, reason: String, replay: AttemptRecord?, live: AttemptRecord?, noise: [Int64])] = []
         var unsteady = Set<String>()
         for entry in entries {
@@ -40,6 +41,10 @@ struct RunJudge {
                 return VerdictRule.Outcomes(thisRun: run, history: earlier.filter { $0.lane == lane }.map(\.passed))
             }
             let (verdict, reason) = VerdictRule.judge(replay: outcomes(.replay), live: outcomes(.live))
+            guard verdict != .stable else {
+                judged.append((entry, verdict, reason, nil, nil, []))
+                continue
+            }
             // The evidence comes from the lane's last failed attempt when it has one: that is what needs explaining.
             func evidenceAttempt(_ mode: Mode) -> AttemptRecord? {
                 let attempts = finished.filter { self.mode(of: $0, in: entry, report: report) == mode }
@@ -51,17 +56,16 @@ struct RunJudge {
                 earlier.filter { $0.mode == .live && $0.passed }.suffix(noiseSamples).map(\.attemptID)
             ))
         }
-        let explained = judged.filter { $0.verdict != .stable }
-        let logs = try await runs.networkLogs(explained.flatMap { [$0.replay?.id, $0.live?.id].compactMap { $0 } + $0.noise })
+        let logs = try await runs.networkLogs(judged.flatMap { [$0.replay?.id, $0.live?.id].compactMap { $0 } + $0.noise })
         var verdicts: [StoredVerdict] = []
         for (entry, verdict, reason, replay, live, noiseIDs) in judged {
             var evidence: [NetworkDifference] = []
-            if verdict != .stable, let replay, let log = logs[replay.id] {
+            if let replay, let log = logs[replay.id] {
                 evidence += log.exchanges.filter { !$0.matched && $0.mode == .replay }.map { exchange in
                     NetworkDifference(kind: .unmatched, request: "\(exchange.method) \(exchange.url)", live: exchange.note, step: exchange.stepPosition)
                 }.map { named($0, in: log) }
             }
-            if verdict != .stable, let live, let log = logs[live.id], let recording = try? Cassette.load(cassette(entry.scenario)) {
+            if let live, let log = logs[live.id], let recording = try? Cassette.load(cassette(entry.scenario)) {
                 let recorded = recording.entries.map { $0.exchange() }
                 let noise = NetworkDifference.noise(noiseIDs.compactMap { logs[$0] }.map { diff.differences(recorded: recorded, live: $0.exchanges) })
                 evidence += diff.differences(recorded: recorded, live: log.exchanges, noise: noise).map { named($0, in: log) }

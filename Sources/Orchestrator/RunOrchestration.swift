@@ -150,7 +150,7 @@ public enum RunOrchestration {
     ) async throws {
         guard let threshold = settings.threshold else { return }
         var candidates = scenarioIDs
-        if threshold > FlakinessScore.priorFlips / FlakinessScore.priorTransitions {
+        if threshold > FlakinessScore.withoutFlips {
             let automatic = Set(try await runs.quarantined().filter(\.automatic).map(\.scenarioId))
             candidates = scenarioIDs.filter { unsteady.contains($0) || automatic.contains($0) }
         }

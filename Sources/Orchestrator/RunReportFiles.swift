@@ -26,7 +26,7 @@ struct RunReportFiles {
             for attempt in entry.attempts where attempt.outcome != nil && attempt.outcome != .passed {
                 let log = logs[attempt.id] ?? NetworkLog()
                 let base = "\(directory)/attachments/\(AttemptFolders.safeName(entry.scenario.id))/"
-                    + "\(attempt.lane.map { "\($0.rawValue)-" } ?? "")attempt-\(attempt.attempt)"
+                    + AttemptFolders.name(attempt: attempt.attempt, lane: attempt.lane)
                 try AtomicFile.write(try NetworkLogExport.har(log.exchanges), to: base + ".har")
                 try AtomicFile.write(NetworkLogExport.timeline(log, attempt: attempt), to: base + ".timeline.txt")
                 attachments[entry.scenario.id, default: []] += [base + ".har", base + ".timeline.txt"]

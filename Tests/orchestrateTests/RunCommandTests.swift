@@ -122,16 +122,17 @@ struct RunCommandTests {
             let run = try await cli.run(["run", "--retries", "0"])
             #expect(run.exitCode == 1, "\(run.stdout)\(run.stderr)")
             let runID = try #require(run.stdout.split(separator: " ").dropFirst().first.map(String.init))
-            let folder = { (scenario: String) in directory.file(".orchestrate/runs/\(runID)/\(scenario).attempt-1") }
-            #expect(!FileManager.default.fileExists(atPath: folder("quiet")))
-            #expect(!FileManager.default.fileExists(atPath: folder("chatty")), "a pass keeps no logs (they are in the database)")
-            #expect(directory.read(".orchestrate/runs/\(runID)/artifact.attempt-1/answer.txt") == "42\n")
-            #expect(!FileManager.default.fileExists(atPath: "\(folder("artifact"))/stdout.log"))
-            #expect(directory.read(".orchestrate/runs/\(runID)/broken.attempt-1/stdout.log") == "to stdout\n")
-            #expect(directory.read(".orchestrate/runs/\(runID)/broken.attempt-1/stderr.log") == "to stderr\n")
-            #expect(run.stdout.contains("logs in \(folder("broken"))"), "\(run.stdout)")
+            let folder = { (scenario: String) in ".orchestrate/runs/\(runID)/\(scenario).attempt-1" }
+            let exists = { (path: String) in FileManager.default.fileExists(atPath: directory.file(path)) }
+            #expect(!exists(folder("quiet")))
+            #expect(!exists(folder("chatty")), "a pass keeps no logs (they are in the database)")
+            #expect(directory.read("\(folder("artifact"))/answer.txt") == "42\n")
+            #expect(!exists("\(folder("artifact"))/stdout.log"))
+            #expect(directory.read("\(folder("broken"))/stdout.log") == "to stdout\n")
+            #expect(directory.read("\(folder("broken"))/stderr.log") == "to stderr\n")
+            #expect(run.stdout.contains("logs in \(directory.file(folder("broken")))"), "\(run.stdout)")
             // A failure without output still gets its (empty) folder, where the summary points.
-            #expect(try FileManager.default.contentsOfDirectory(atPath: folder("silent-failure")).isEmpty)
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.file(folder("silent-failure"))).isEmpty)
             // Every attempt's output is also in PostgreSQL.
             let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
             let output = try await queryRows(database, "SELECT scenario_id, stdout, stderr FROM attempts WHERE scenario_id = 'chatty'", as: (String, String, String).self)

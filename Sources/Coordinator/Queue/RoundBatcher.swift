@@ -7,8 +7,8 @@ import Synchronization
 /// - Group commit: the results and claims of all slots that reach the queue at the same moment travel
 ///   in one ``QueueRound``; while a round is in flight the next one gathers.
 /// - Claim ahead: while attempts are short (recent ones took under a second), each round also claims
-///   up to one attempt per slot in advance (three while they take under 50 ms), so a slot that finishes starts its next attempt at once
-///   and its result goes in the next round. Claimed-ahead attempts hold leases like running ones (the
+///   up to one attempt per slot in advance (three while they take under 50 ms), so a slot that finishes
+///   starts its next attempt at once and its result goes in the next round. Claimed-ahead attempts hold leases like running ones (the
 ///   heartbeat covers them) and go back to the queue when the run stops. With long attempts nothing is
 ///   claimed ahead, so other hosts sharing the run find the work still queued.
 final class RoundBatcher: Sendable {

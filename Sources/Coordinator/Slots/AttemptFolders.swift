@@ -7,7 +7,12 @@ import OrchestrateModel
 /// inside took two directory creations per attempt, each several times dearer than one in an existing folder.
 public enum AttemptFolders {
     public static func path(attemptsDirectory: String, runID: UUID, scenarioID: String, attempt: Int, lane: Mode? = nil) -> String {
-        "\(attemptsDirectory)/\(runID.uuidString.lowercased())/\(safeName(scenarioID)).\(lane.map { "\($0.rawValue)-" } ?? "")attempt-\(attempt)"
+        "\(attemptsDirectory)/\(runID.uuidString.lowercased())/\(safeName(scenarioID)).\(name(attempt: attempt, lane: lane))"
+    }
+
+    /// An attempt's name in folder and file names: `attempt-<n>`, `<lane>-attempt-<n>` in a compare run.
+    public static func name(attempt: Int, lane: Mode?) -> String {
+        "\(lane.map { "\($0.rawValue)-" } ?? "")attempt-\(attempt)"
     }
 
     public static func path(attemptsDirectory: String, of claimed: ClaimedAttempt) -> String {

@@ -99,8 +99,8 @@ struct AttemptRunner: Sendable {
     /// folder. Nothing to keep: nothing happens (no folder).
     private func keep(_ claimed: ClaimedAttempt, from slot: SlotResources, termination: Termination, passed: Bool) throws {
         guard !passed || Folders.isEmpty(slot.artifacts) == false else { return }
+        // The run's folder exists: the slot's folders are in it.
         let folder = directory(for: claimed)
-        try Folders.make((folder as NSString).deletingLastPathComponent)
         // A folder already there is from a try of this attempt that a stopped or killed coordinator left behind.
         try Folders.move(slot.artifacts, to: folder, replacing: true)
         guard !passed else { return }

@@ -41,15 +41,14 @@ struct RoundStatement: PostgresPreparedStatement {
         ), lane AS (
             -- A lane's last word; with one lane (every run but a compare run) it is the scenario's result, and the
             -- lanes object (lane → result, for a compare run's settlement) is not needed.
-            SELECT d.run_id, d.scenario_id, min(rs.lane_count) AS lane_count,
-                   max(CASE WHEN d.outcome = 'passed' THEN (CASE WHEN d.attempt > 1 THEN 'flaky' ELSE 'passed' END)
-                            ELSE 'failed' END) AS result,
-                   jsonb_object_agg(coalesce(d.mode, ''),
-                       CASE WHEN d.outcome = 'passed' THEN (CASE WHEN d.attempt > 1 THEN 'flaky' ELSE 'passed' END)
-                            ELSE 'failed' END) FILTER (WHERE rs.lane_count > 1) AS results
-            FROM done d JOIN run_scenarios rs ON rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
-            WHERE d.outcome = 'passed' OR d.attempt >= rs.max_attempts
-            GROUP BY d.run_id, d.scenario_id
+            SELECT run_id, scenario_id, min(lane_count) AS lane_count, max(result) AS result,
+                   jsonb_object_agg(lane, result) FILTER (WHERE lane_count > 1) AS results
+            FROM (SELECT d.run_id, d.scenario_id, rs.lane_count, coalesce(d.mode, '') AS lane,
+                         CASE WHEN d.outcome = 'passed' THEN (CASE WHEN d.attempt > 1 THEN 'flaky' ELSE 'passed' END)
+                              ELSE 'failed' END AS result
+                  FROM done d JOIN run_scenarios rs ON rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
+                  WHERE d.outcome = 'passed' OR d.attempt >= rs.max_attempts) last_word
+            GROUP BY run_id, scenario_id
         ), settle AS (
             UPDATE run_scenarios rs
             SET lanes = CASE WHEN l.lane_count = 1 THEN rs.lanes ELSE rs.lanes || l.results END,

@@ -196,7 +196,8 @@ enum Schema {
         """
 
     /// Compare runs: a scenario runs in lanes (its replay and its live attempts, `attempts.mode`; NULL is the run's
-    /// mode), each retried on its own, and settles when every lane has (`run_scenarios.lanes`, lane → result).
+    /// mode), each retried on its own, and settles when every lane has (`run_scenarios.lanes`, lane → result;
+    /// left empty in single-lane runs, whose one lane settles the scenario).
     /// Verdicts with their reason and evidence (network differences) per scenario and run; quarantine.
     static let version7 = """
         ALTER TABLE attempts ADD COLUMN mode text;

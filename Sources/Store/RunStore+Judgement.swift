@@ -77,6 +77,10 @@ extension RunStore {
     /// `nil`), oldest first, at most `limit` per scenario (the newest). Bounded by runs so that judging costs the same
     /// after the hundredth run of a revision (a dirty working copy runs many times) as after the second; one row per
     /// scenario, its attempts in arrays. It needs nothing of the run but its id, so it can be read alongside the run.
+    ///
+    /// Only scenarios with an attempt that did not pass — in this run or in those runs — are read: a history of passes
+    /// changes no verdict (without a failure in it there is at most one flip, where this run's failures begin), and
+    /// neither makes a scenario unsteady nor gives a stable one evidence. In a suite that keeps passing that is none.
     public func laneHistory(of runID: UUID, limit: Int = 20, runs: Int = 10) async throws -> [String: [LaneOutcome]] {
         let rows = try await database.client.query(
             """
@@ -84,10 +88,14 @@ extension RunStore {
                 SELECT id, mode FROM runs
                 WHERE git_revision IS NOT DISTINCT FROM (SELECT git_revision FROM runs WHERE id = \(runID)) AND id <> \(runID)
                 ORDER BY created_at DESC LIMIT \(runs)
+            ), failed AS (
+                SELECT DISTINCT f.scenario_id AS id
+                FROM (SELECT id FROM same UNION ALL SELECT \(runID)) AS r(id),
+                LATERAL (SELECT a.scenario_id FROM attempts a WHERE a.run_id = r.id AND a.outcome <> 'passed') f
             )
             SELECT ids.id, array_agg(recent.mode ORDER BY recent.finished_at), array_agg(recent.passed ORDER BY recent.finished_at),
                    array_agg(recent.id ORDER BY recent.finished_at)
-            FROM (SELECT scenario_id FROM run_scenarios WHERE run_id = \(runID)) AS ids(id),
+            FROM (SELECT scenario_id FROM run_scenarios WHERE run_id = \(runID) AND scenario_id IN (SELECT id FROM failed)) AS ids(id),
             LATERAL (SELECT coalesce(a.mode, r.mode) AS mode, a.outcome = 'passed' AS passed, a.id, a.finished_at
                      FROM same r JOIN attempts a ON a.run_id = r.id AND a.scenario_id = ids.id
                      WHERE a.outcome IS NOT NULL

@@ -12,10 +12,10 @@ public enum JUnitReport {
         let entries = report.scenarios
         let failures = entries.filter { $0.result == .failed && !$0.quarantined }.count
         let skipped = entries.filter { $0.result == .pending || ($0.result == .failed && $0.quarantined) }.count
-        let seconds = Double(entries.reduce(0) { $0 + $1.totalMilliseconds }) / 1000
+        let milliseconds = entries.reduce(0) { $0 + $1.totalMilliseconds }
         let timestamp = ISO8601DateFormatter().string(from: report.startedAt)
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-        let counts = #"tests="\#(entries.count)" failures="\#(failures)" errors="0" skipped="\#(skipped)" time="\#(format(seconds))""#
+        let counts = #"tests="\#(entries.count)" failures="\#(failures)" errors="0" skipped="\#(skipped)" time="\#(seconds(milliseconds))""#
         xml += #"<testsuites name="orchestrate" \#(counts) timestamp="\#(timestamp)">"# + "\n"
         xml += #"  <testsuite name="orchestrate" \#(counts) timestamp="\#(timestamp)" hostname="\#(XMLText.escape(report.host))">"# + "\n"
         xml += "    <properties>\n"
@@ -31,7 +31,7 @@ public enum JUnitReport {
     private static func testcase(_ entry: RunReport.ScenarioEntry, attachments: [String]) -> String {
         let scenario = entry.scenario
         var attributes = #"name="\#(XMLText.escape(scenario.name))" classname="\#(XMLText.escape(className(scenario)))""#
-        attributes += #" time="\#(format(Double(entry.attempts.last?.durationMilliseconds ?? 0) / 1000))""#
+        attributes += #" time="\#(seconds(entry.attempts.last?.durationMilliseconds ?? 0))""#
         if let uri = scenario.uri { attributes += #" file="\#(XMLText.escape(uri))""# }
         if let line = scenario.line { attributes += #" line="\#(line)""# }
         var xml = "    <testcase \(attributes)>\n"
@@ -102,7 +102,11 @@ public enum JUnitReport {
         return "orchestrate"
     }
 
-    private static func format(_ seconds: Double) -> String {
-        String(format: "%.3f", seconds)
+    /// Milliseconds as seconds with three decimals (`1.050`), without a formatter (thousands of them in a large run).
+    static func seconds<N: BinaryInteger>(_ milliseconds: N) -> String {
+        let value = Int64(milliseconds)
+        let sign = value < 0 ? "-" : ""
+        let fraction = String(abs(value) % 1000)
+        return "\(sign)\(abs(value) / 1000)." + String(repeating: "0", count: 3 - fraction.count) + fraction
     }
 }

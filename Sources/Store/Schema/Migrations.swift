@@ -16,6 +16,7 @@ enum Migrations {
         (6, "exchanges fall in the step whose time span holds them", Schema.version6),
         (7, "lanes of compare runs, verdicts with evidence, quarantine", Schema.version7),
         (8, "one index for a scenario's finished attempts", Schema.version8),
+        (9, "the attempts of a run that did not pass", Schema.version9),
     ]
 
     static func apply(on database: Database) async throws {

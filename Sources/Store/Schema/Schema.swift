@@ -232,4 +232,10 @@ enum Schema {
         CREATE INDEX attempts_scenario_history ON attempts (scenario_id, finished_at DESC) INCLUDE (outcome, duration_ms)
             WHERE outcome IS NOT NULL
         """
+
+    /// The attempts of a run that did not pass, for judging: the lane history is read only for scenarios that have one
+    /// (``RunStore/laneHistory(of:limit:runs:)``). Passing attempts get no entry, so the queue hardly pays for it.
+    static let version9 = """
+        CREATE INDEX attempts_run_failures ON attempts (run_id) INCLUDE (scenario_id) WHERE outcome <> 'passed'
+        """
 }

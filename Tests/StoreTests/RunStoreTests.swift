@@ -1,0 +1,37 @@
+import Foundation
+import OrchestrateModel
+import OrchestrateTesting
+import Store
+import Testing
+
+@Suite("Run store")
+struct RunStoreTests {
+    @Test("a planned run reads back with every scenario as planned: tags, environment, feature file and line, order")
+    func planReadsBack() async throws {
+        try await withTestDatabase { database in
+            let scenarios = [
+                Scenario(id: "login", name: "Log in", command: "make login", tags: ["smoke", "auth"], timeoutMilliseconds: 5_000,
+                         environment: ["USER": "ann", "QUOTE": "say \"hi\"\n"], uri: "features/login.feature", line: 12),
+                Scenario(id: "no-tags", name: "No tags", command: "true", timeoutMilliseconds: 1_000),
+                Scenario(id: "one-tag", name: "One tag, unicode ✓", command: "echo ✓", tags: ["wip"], timeoutMilliseconds: 2_000),
+                Scenario(id: "empty-again", name: "Empty again", command: "true", tags: [], timeoutMilliseconds: 3_000, line: 7),
+                Scenario(id: "last", name: "Last", command: "true", tags: ["a", "b", "c"], timeoutMilliseconds: 4_000),
+            ]
+            let runs = RunStore(database: database)
+            let plan = RunPlan(host: "test", gitRevision: "abc", workingDirectory: "/tmp", configPath: "orchestrate.yml",
+                               mode: .replay, workers: 2, retries: 1, scenarios: scenarios)
+            try await runs.create(plan)
+            let report = try await runs.report(plan.id)
+            #expect(report.scenarios.map(\.scenario) == scenarios)
+            #expect(report.scenarios.allSatisfy { $0.attempts.count == 1 && $0.result == .pending })
+            // Planning the same scenarios again leaves them as they are; a changed one is updated.
+            var changed = scenarios
+            changed[1].tags = ["now-tagged"]
+            changed[1].name = "Renamed"
+            let again = RunPlan(host: "test", gitRevision: "abc", workingDirectory: "/tmp", configPath: nil,
+                                mode: .replay, workers: 2, retries: 0, scenarios: changed)
+            try await runs.create(again)
+            #expect(try await runs.report(again.id).scenarios.map(\.scenario) == changed)
+        }
+    }
+}

@@ -111,7 +111,7 @@ public final class Coordinator: Sendable {
                 var counts = answer.counts
                 if counts == nil { counts = try await retrying("count", { try await self.queue.counts(runID: self.configuration.runID) }) }
                 if counts?.isDrained == true { return }
-                try? await Task.sleep(for: configuration.pollInterval)
+                await batcher.waitForResults(since: answer.recorded, atMost: configuration.pollInterval)
                 continue
             }
             if isStopping {

@@ -19,7 +19,7 @@ public struct CoordinatorConfiguration: Sendable {
     public var frozenNow: String
     /// A lease not renewed for this long is taken back. Default 30 s.
     public var lease: Duration = .seconds(30)
-    /// How often idle slots look for work. Default 100 ms.
+    /// How often idle slots look for work at least (results recorded on this host wake them at once). Default 100 ms.
     public var pollInterval: Duration = .milliseconds(100)
     /// Between SIGTERM and SIGKILL when a process group is ended. Default 5 s.
     public var grace: Duration = .seconds(5)

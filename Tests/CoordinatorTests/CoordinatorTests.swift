@@ -73,6 +73,26 @@ struct CoordinatorTests {
         }
     }
 
+    @Test("a slot with nothing to do learns at once that a result brought work back (a retry) or finished the run")
+    func idleSlotsWake() async throws {
+        try await TemporaryDirectory.with { directory in
+            try await withTestDatabase { database in
+                // The retry comes back while the other slot waits for work; it takes it, then both see the run drained —
+                // long before a minute's poll interval would have let them look again.
+                let runID = try await plan(database, [scenario("flaky", #"sleep 0.3; test "$ORCHESTRATE_ATTEMPT" = 2"#)], retries: 1)
+                var configuration = configuration(runID, directory)
+                configuration.pollInterval = .seconds(60)
+                let coordinator = Coordinator(configuration: configuration, queue: AttemptQueue(database: database), logger: Logger(label: "test"))
+                let start = ContinuousClock.now
+                #expect(try await coordinator.run() == .drained)
+                #expect(ContinuousClock.now - start < .seconds(20))
+                let entry = try #require(try await RunStore(database: database).report(runID).scenarios.first)
+                #expect(entry.result == .flaky)
+                #expect(entry.attempts[0].worker != entry.attempts[1].worker)
+            }
+        }
+    }
+
     @Test("a stop request ends the running attempt and puts it back in the queue")
     func stop() async throws {
         try await TemporaryDirectory.with { directory in

@@ -71,6 +71,23 @@ struct NetworkLogWriterTests {
         }
     }
 
+    @Test("closing writes what waits at once, without sitting out the pause between batches")
+    func closeCutsThePauseShort() async throws {
+        try await TemporaryDirectory.with { directory in
+            try await withTestDatabase { database in
+                let attemptID = try await makeRunningAttempt(in: database)
+                let writer = NetworkLogWriter(store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"),
+                                              logger: Logger(label: "test"))
+                writer.start(interval: .seconds(90))
+                writer.append(Self.exchange(1), attemptID: attemptID)
+                let start = ContinuousClock.now
+                #expect(await writer.close() == 0)
+                #expect(ContinuousClock.now - start < .seconds(30))
+                #expect(try await Self.count("exchanges", in: database) == 1)
+            }
+        }
+    }
+
     @Test("writes that fail are spooled and sent once the database takes them again; a later writer takes over a spool left behind")
     func unavailableDatabase() async throws {
         try await TemporaryDirectory.with { directory in

@@ -20,6 +20,8 @@ final class RoundBatcher: Sendable {
         var claimed: ClaimedAttempt?
         /// What is left of the run, when the slot got nothing.
         var counts: QueueCounts?
+        /// How many rounds had recorded results when the answer was given (for ``waitForResults(since:atMost:)``).
+        var recorded = 0
     }
 
     private struct Waiter: Sendable {
@@ -46,6 +48,11 @@ final class RoundBatcher: Sendable {
         var failure: (any Error)?
         /// The slot each compare-run scenario's lane went to (by scenario id): its other lane avoids that slot.
         var laneSlots: [String: String] = [:]
+        /// Slots with nothing to do, waiting for results to be recorded (``waitForResults(since:atMost:)``).
+        var idle: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextIdle = 0
+        /// Rounds that recorded results so far.
+        var recorded = 0
     }
 
     /// Attempts shorter than this on average are claimed ahead.
@@ -94,6 +101,39 @@ final class RoundBatcher: Sendable {
         }
         if let ahead { return Answer(claimed: ahead) }
         return try await wait(claimant)
+    }
+
+    /// Returns once a round has recorded results since the answer that gave nothing (its `recorded`), or after
+    /// `timeout`: for a slot that got nothing while attempts were still running. A result can bring work back (a retry)
+    /// or finish the run, and the slot should know at once — not a poll interval later, which every run paid at its
+    /// end. The timeout covers changes made by other hosts. Rounds that only claimed wake nobody (idle slots asking
+    /// again would make rounds that wake each other).
+    func waitForResults(since recorded: Int, atMost timeout: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(for: timeout) }
+            group.addTask { await self.resultsRecorded(since: recorded) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func resultsRecorded(since recorded: Int) async {
+        let id = state.withLock { state -> Int in
+            defer { state.nextIdle += 1 }
+            return state.nextIdle
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let waiting = state.withLock { state -> Bool in
+                    guard !Task.isCancelled, state.recorded == recorded else { return false }
+                    state.idle[id] = continuation
+                    return true
+                }
+                if !waiting { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.idle.removeValue(forKey: id) }?.resume()
+        }
     }
 
     /// Returns once every result handed in so far is recorded.
@@ -172,6 +212,14 @@ final class RoundBatcher: Sendable {
                 continue
             }
             for (completion, ack) in zip(completions, reply.acks) { onAck(completion.claimed, completion.result, ack) }
+            if !completions.isEmpty {
+                let idle = state.withLock { state in
+                    defer { state.idle.removeAll() }
+                    state.recorded += 1
+                    return Array(state.idle.values)
+                }
+                for slot in idle { slot.resume() }
+            }
             // What was claimed joins what was claimed ahead before, behind it (it was claimed first, so it is
             // expected to be as long or longer); the waiters take from the front.
             let answers = state.withLock { state -> [Answer] in
@@ -183,7 +231,7 @@ final class RoundBatcher: Sendable {
                 return waiters.map { waiter in
                     guard let claimant = waiter.claimant else { return Answer() }
                     if let attempt = Self.takeAhead(for: claimant, from: &state) { return Answer(claimed: attempt) }
-                    return Answer(counts: reply.counts)
+                    return Answer(counts: reply.counts, recorded: state.recorded)
                 }
             }
             for (waiter, answer) in zip(waiters, answers) { waiter.continuation.resume(returning: answer) }

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/time.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -568,38 +569,39 @@ int orch_supervisor_start(orch_supervisor *supervisor) {
 
 int orch_supervisor_submit(orch_supervisor *supervisor, const orch_spawn_request *request, orch_report *first) {
     memset(first, 0, sizeof(*first));
+    if (request->length == 0 || request->length > MAX_REQUEST) return E2BIG;
     wire_header header;
     memset(&header, 0, sizeof(header));
     header.magic = WIRE_MAGIC;
+    header.length = request->length;
     header.head = request->capture_head_bytes;
     header.tail = request->capture_tail_bytes;
     header.timeout_ms = request->timeout_ms;
     header.grace_ms = request->grace_ms;
     header.uid = request->uid;
     header.gid = request->gid;
-    size_t length = strlen(request->executable) + 1;
-    for (char *const *p = request->argv; *p; p++) { header.argc++; length += strlen(*p) + 1; }
-    for (char *const *p = request->envp; *p; p++) { header.envc++; length += strlen(*p) + 1; }
-    const char *optional[3] = {request->working_directory, request->stdout_path, request->stderr_path};
-    for (int i = 0; i < 3; i++) if (optional[i]) length += strlen(optional[i]) + 1;
-    header.has_cwd = optional[0] != NULL;
-    header.has_stdout = optional[1] != NULL;
-    header.has_stderr = optional[2] != NULL;
-    if (length > MAX_REQUEST) return E2BIG;
-    header.length = (uint32_t)length;
-    char *message = malloc(sizeof(header) + length);
-    if (message == NULL) return ENOMEM;
-    memcpy(message, &header, sizeof(header));
-    char *cursor = message + sizeof(header);
-#define APPEND(s) do { size_t n = strlen(s) + 1; memcpy(cursor, (s), n); cursor += n; } while (0)
-    APPEND(request->executable);
-    // argv[0] is the program name as given; the supervisor passes argv whole.
-    for (char *const *p = request->argv; *p; p++) APPEND(*p);
-    for (char *const *p = request->envp; *p; p++) APPEND(*p);
-    for (int i = 0; i < 3; i++) if (optional[i]) APPEND(optional[i]);
-#undef APPEND
-    write_all(supervisor->request_fd, message, sizeof(header) + length);
-    free(message);
+    header.argc = request->argc;
+    header.envc = request->envc;
+    header.has_cwd = request->has_working_directory;
+    header.has_stdout = request->has_stdout_path;
+    header.has_stderr = request->has_stderr_path;
+    // Header and strings in one write (the supervisor reads the header, then the strings).
+    struct iovec parts[2] = {{&header, sizeof(header)}, {(void *)request->strings, request->length}};
+    size_t total = sizeof(header) + request->length;
+    while (total > 0) {
+        ssize_t n = writev(supervisor->request_fd, parts, 2);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return EPIPE;
+        }
+        total -= (size_t)n;
+        for (int i = 0; i < 2 && n > 0; i++) {
+            size_t used = (size_t)n < parts[i].iov_len ? (size_t)n : parts[i].iov_len;
+            parts[i].iov_base = (char *)parts[i].iov_base + used;
+            parts[i].iov_len -= used;
+            n -= (ssize_t)used;
+        }
+    }
     if (read_full(supervisor->report_fd, first, sizeof(*first)) != 0) return EPIPE;
     return 0;
 }

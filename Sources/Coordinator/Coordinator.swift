@@ -103,7 +103,8 @@ public final class Coordinator: Sendable {
         let claimant = Claimant(worker: WorkerIdentity(host: configuration.host, pid: getpid(), slot: slot), port: port.port)
         let runner = AttemptRunner(configuration: configuration)
         let folder = "\(configuration.attemptsDirectory)/\(configuration.runID.uuidString.lowercased())/.slots/\(slot)"
-        let resources = SlotResources(number: slot, portLease: port, supervisor: try Supervisor(), folder: folder)
+        var resources = SlotResources(number: slot, portLease: port, supervisor: try Supervisor(), folder: folder)
+        (resources.environment, resources.fixedKeys) = runner.slotEnvironment(resources)
         defer { resources.supervisor.shutdown() }
         while !isStopping {
             let answer = try await batcher.next(for: claimant)

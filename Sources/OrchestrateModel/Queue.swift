@@ -131,10 +131,13 @@ public struct AttemptResult: Sendable, Hashable {
     public var stdout: String
     public var stderr: String
     public var error: String?
+    /// Where what the attempt left (its artifacts, and its output unless it passed) was kept; `nil` when it left
+    /// nothing to keep. Not stored: the folder's place follows from the attempt.
+    public var folder: String?
 
     public init(
         outcome: Outcome, exitCode: Int? = nil, signal: Int? = nil, durationMilliseconds: Int64, pid: Int32? = nil,
-        stdout: String = "", stderr: String = "", error: String? = nil
+        stdout: String = "", stderr: String = "", error: String? = nil, folder: String? = nil
     ) {
         self.outcome = outcome
         self.exitCode = exitCode
@@ -144,6 +147,7 @@ public struct AttemptResult: Sendable, Hashable {
         self.stdout = stdout
         self.stderr = stderr
         self.error = error
+        self.folder = folder
     }
 }
 

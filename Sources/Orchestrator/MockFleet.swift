@@ -14,8 +14,6 @@ final class MockFleet: AttemptHooks {
     private let mode: Mode
     private let recordings: String
     private let frozenNow: String
-    /// Where attempts' folders are (step reports are read from their artifacts).
-    private let attempts: String
     private let log: NetworkLogWriter
     private let logger: Logger
     private let state = Mutex(State())
@@ -26,12 +24,11 @@ final class MockFleet: AttemptHooks {
         var started: [Int: Date] = [:]
     }
 
-    init(configuration: MockConfiguration, mode: Mode, recordings: String, frozenNow: String, attempts: String, log: NetworkLogWriter, logger: Logger) {
+    init(configuration: MockConfiguration, mode: Mode, recordings: String, frozenNow: String, log: NetworkLogWriter, logger: Logger) {
         self.configuration = configuration
         self.mode = mode
         self.recordings = recordings
         self.frozenNow = frozenNow
-        self.attempts = attempts
         self.log = log
         self.logger = logger
     }
@@ -73,11 +70,11 @@ final class MockFleet: AttemptHooks {
             result.outcome = .infrastructureError
             result.error = "\(error)"
         }
-        // A test that did not report steps through the control API may have written Cucumber reports.
-        guard reported == 0 else { return }
-        let artifacts = AttemptFolders.path(attemptsDirectory: attempts, of: attempt)
+        // A test that did not report steps through the control API may have written Cucumber reports (in its
+        // artifacts folder, kept when it wrote anything).
+        guard reported == 0, let folder = result.folder else { return }
         let started = state.withLock { $0.started[slot] } ?? Date()
-        for step in StepReports.steps(in: artifacts, attemptStart: started) { log.append(step, attemptID: attempt.id) }
+        for step in StepReports.steps(in: folder, attemptStart: started) { log.append(step, attemptID: attempt.id) }
     }
 
     func slotsDidStop() async {

@@ -91,7 +91,6 @@ public enum RunOrchestration {
             let fleet = MockFleet(
                 configuration: config.mock.server, mode: mode,
                 recordings: resolve(config.mock.recordings, against: config.directory), frozenNow: configuration.frozenNow,
-                attempts: configuration.attemptsDirectory,
                 log: networkLog, logger: logger
             )
             let coordinator = Coordinator(configuration: configuration, queue: queue, logger: logger, hooks: fleet) { reporter.handle($0) }

@@ -103,34 +103,45 @@ public final class Supervisor: Sendable {
     }
 
     func launch(_ command: SupervisedCommand, owns: Bool) throws(SupervisorError) -> SupervisedProcess {
-        let argv = [command.executable] + command.arguments
-        let envp = command.environment.map { "\($0.key)=\($0.value)" }
+        // The strings go packed, as the supervisor reads them (supervisor.h): no C string per entry. A string ends at
+        // its first NUL, as a C string would.
+        var strings: [UInt8] = []
+        strings.reserveCapacity(4096)
+        func append(_ text: String) { strings.append(contentsOf: text.utf8.prefix { $0 != 0 }) }
+        func pack(_ text: String) {
+            append(text)
+            strings.append(0)
+        }
+        pack(command.executable)
+        pack(command.executable)  // argv[0]
+        for argument in command.arguments { pack(argument) }
+        for (name, value) in command.environment {
+            append(name)
+            strings.append(UInt8(ascii: "="))
+            pack(value)
+        }
+        for path in [command.workingDirectory, command.stdoutPath, command.stderrPath] {
+            if let path { pack(path) }
+        }
         var supervisor = handle.withLock { $0 }
         var first = orch_report()
-        let code: Int32 = withCStrings(argv) { argvPointer in
-            withCStrings(envp) { envpPointer in
-                withOptionalCString(command.workingDirectory) { cwd in
-                    withOptionalCString(command.stdoutPath) { stdoutPath in
-                        withOptionalCString(command.stderrPath) { stderrPath in
-                            command.executable.withCString { executable in
-                                var request = orch_spawn_request()
-                                request.executable = executable
-                                request.argv = argvPointer
-                                request.envp = envpPointer
-                                request.working_directory = cwd
-                                request.stdout_path = stdoutPath
-                                request.stderr_path = stderrPath
-                                request.capture_head_bytes = Int64(command.captureHeadBytes)
-                                request.capture_tail_bytes = Int64(command.captureTailBytes)
-                                request.timeout_ms = command.timeout.map { Int64($0.milliseconds) } ?? 0
-                                request.grace_ms = Int64(command.grace.milliseconds)
-                                request.uid = command.user.map { Int32(bitPattern: $0.uid) } ?? -1
-                                request.gid = command.user.map { Int32(bitPattern: $0.gid) } ?? -1
-                                return orch_supervisor_submit(&supervisor, &request, &first)
-                            }
-                        }
-                    }
-                }
+        let code: Int32 = strings.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { characters in
+                var request = orch_spawn_request()
+                request.strings = characters.baseAddress
+                request.length = UInt32(clamping: characters.count)
+                request.argc = UInt32(1 + command.arguments.count)
+                request.envc = UInt32(command.environment.count)
+                request.has_working_directory = command.workingDirectory == nil ? 0 : 1
+                request.has_stdout_path = command.stdoutPath == nil ? 0 : 1
+                request.has_stderr_path = command.stderrPath == nil ? 0 : 1
+                request.capture_head_bytes = Int64(command.captureHeadBytes)
+                request.capture_tail_bytes = Int64(command.captureTailBytes)
+                request.timeout_ms = command.timeout.map { Int64($0.milliseconds) } ?? 0
+                request.grace_ms = Int64(command.grace.milliseconds)
+                request.uid = command.user.map { Int32(bitPattern: $0.uid) } ?? -1
+                request.gid = command.user.map { Int32(bitPattern: $0.gid) } ?? -1
+                return orch_supervisor_submit(&supervisor, &request, &first)
             }
         }
         guard code == 0 else {

@@ -12,13 +12,15 @@
 /// Linux), enforces the timeout on the whole group, captures stdout and stderr into files bounded to
 /// head + tail bytes (created only when something is written), ends what the leader left behind in
 /// its group, reaps orphaned descendants, and ends the running group when the caller dies.
+///
+/// The strings travel packed, each NUL-terminated, in this order: the executable (absolute path), `argc`
+/// arguments (argv[0] first), `envc` environment entries (`NAME=value`), then the working directory, the
+/// stdout path and the stderr path when their `has_` flag is set (otherwise: inherit, discard, discard).
 typedef struct {
-    const char *executable;          ///< absolute path of the program
-    char *const *argv;               ///< NULL-terminated
-    char *const *envp;               ///< NULL-terminated
-    const char *working_directory;   ///< NULL: inherit
-    const char *stdout_path;         ///< NULL: discard
-    const char *stderr_path;         ///< NULL: discard
+    const char *strings;
+    uint32_t length;                 ///< bytes of `strings`
+    uint32_t argc, envc;
+    uint8_t has_working_directory, has_stdout_path, has_stderr_path;
     int64_t capture_head_bytes;      ///< bytes kept from the start of each stream
     int64_t capture_tail_bytes;      ///< bytes kept from the end of each stream (at most 1 MiB)
     int64_t timeout_ms;              ///< <= 0: no timeout

@@ -27,23 +27,21 @@ struct AttemptRunner: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         func elapsed() -> Int64 { (clock.now - start).wholeMilliseconds }
-        let artifacts = slot.artifacts
         do {
-            try Folders.empty(artifacts)
-            try Folders.empty(slot.home)
-            try Folders.empty(slot.temporary)
+            try slot.artifacts.empty()
+            try slot.home.empty()
+            try slot.temporary.empty()
         } catch {
             return (AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: "\(error)"), nil)
         }
-        var environment = configuration.baseEnvironment
-        for (key, value) in claimed.scenario.environment { environment[key] = value }
-        let contract = contract(for: claimed, slot: slot.number, port: slot.port, artifacts: artifacts).merging(session) { $1 }
-        for (key, value) in contract {
+        // The slot's environment, the scenario's own on top (the contract, HOME and TMPDIR win), then the attempt's part
+        // of the contract.
+        var environment = slot.environment
+        for (key, value) in claimed.scenario.environment where !slot.fixedKeys.contains(key) { environment[key] = value }
+        for (key, value) in attemptContract(for: claimed).merging(session, uniquingKeysWith: { $1 }) {
             environment[key] = value
             environment["TEST_RUNNER_\(key)"] = value
         }
-        environment["HOME"] = slot.home
-        environment["TMPDIR"] = slot.temporary
 
         var command = SupervisedCommand.shell(claimed.scenario.command, environment: environment)
         command.workingDirectory = configuration.workingDirectory
@@ -87,7 +85,7 @@ struct AttemptRunner: Sendable {
             result.error = "cannot start /bin/sh in \(configuration.workingDirectory): \(String(cString: strerror(code)))"
         }
         do {
-            try keep(claimed, from: slot, termination: termination, passed: result.outcome == .passed)
+            result.folder = try keep(claimed, from: slot, termination: termination, passed: result.outcome == .passed)
         } catch {
             result.outcome = .infrastructureError
             result.error = [result.error, "\(error)"].compactMap { $0 }.joined(separator: "; ")
@@ -96,32 +94,49 @@ struct AttemptRunner: Sendable {
     }
 
     /// Moves what the attempt left in the slot's artifacts folder, and its output unless it passed, to the attempt's
-    /// folder. Nothing to keep: nothing happens (no folder).
-    private func keep(_ claimed: ClaimedAttempt, from slot: SlotResources, termination: Termination, passed: Bool) throws {
-        guard !passed || Folders.isEmpty(slot.artifacts) == false else { return }
+    /// folder, and returns the folder. Nothing to keep: nothing happens (no folder, `nil`).
+    private func keep(_ claimed: ClaimedAttempt, from slot: SlotResources, termination: Termination, passed: Bool) throws -> String? {
+        guard !passed || !slot.artifacts.isEmpty() else { return nil }
         // The run's folder exists: the slot's folders are in it.
         let folder = directory(for: claimed)
         // A folder already there is from a try of this attempt that a stopped or killed coordinator left behind.
-        try Folders.move(slot.artifacts, to: folder, replacing: true)
-        guard !passed else { return }
+        slot.artifacts.movedAway()
+        try Folders.move(slot.artifacts.path, to: folder, replacing: true)
+        guard !passed else { return folder }
         if termination.stdoutBytes > 0 { try Folders.move(slot.stdoutLog, to: "\(folder)/stdout.log") }
         if termination.stderrBytes > 0 { try Folders.move(slot.stderrLog, to: "\(folder)/stderr.log") }
+        return folder
     }
 
-    /// The scenario process environment of DESIGN.md (also exported with the `TEST_RUNNER_` prefix).
-    func contract(for claimed: ClaimedAttempt, slot: Int, port: Int, artifacts: String) -> [String: String] {
+    /// The scenario process environment of DESIGN.md (also exported with the `TEST_RUNNER_` prefix): the slot's part,
+    /// the same for every attempt on it, is worked out once per slot, with the run's environment, HOME and TMPDIR.
+    func slotEnvironment(_ slot: SlotResources) -> (environment: [String: String], fixedKeys: Set<String>) {
+        let contract = [
+            "ORCHESTRATE_MOCK_URL": "http://127.0.0.1:\(slot.port)",
+            "ORCHESTRATE_MOCK_PORT": "\(slot.port)",
+            "ORCHESTRATE_CONTROL_URL": "http://127.0.0.1:\(slot.port)/__orchestrate",
+            "ORCHESTRATE_RUN_ID": configuration.runID.uuidString.lowercased(),
+            "ORCHESTRATE_WORKER": "\(slot.number)",
+            "ORCHESTRATE_ARTIFACTS_DIR": slot.artifacts.path,
+        ]
+        var environment = configuration.baseEnvironment
+        var fixed: [String: String] = ["HOME": slot.home.path, "TMPDIR": slot.temporary.path]
+        for (key, value) in contract {
+            fixed[key] = value
+            fixed["TEST_RUNNER_\(key)"] = value
+        }
+        environment.merge(fixed) { $1 }
+        return (environment, Set(fixed.keys))
+    }
+
+    /// The attempt's part of the contract (a mock session may replace the seed and the clock).
+    func attemptContract(for claimed: ClaimedAttempt) -> [String: String] {
         [
-            "ORCHESTRATE_MOCK_URL": "http://127.0.0.1:\(port)",
-            "ORCHESTRATE_MOCK_PORT": "\(port)",
-            "ORCHESTRATE_CONTROL_URL": "http://127.0.0.1:\(port)/__orchestrate",
             "ORCHESTRATE_MODE": claimed.mode(inRun: configuration.mode).rawValue,
-            "ORCHESTRATE_RUN_ID": claimed.runID.uuidString.lowercased(),
             "ORCHESTRATE_SCENARIO_ID": claimed.scenario.id,
             "ORCHESTRATE_ATTEMPT": "\(claimed.attempt)",
-            "ORCHESTRATE_WORKER": "\(slot)",
             "ORCHESTRATE_SEED": "\(claimed.scenario.seed)",
             "ORCHESTRATE_NOW": configuration.frozenNow,
-            "ORCHESTRATE_ARTIFACTS_DIR": artifacts,
         ]
     }
 

@@ -51,3 +51,47 @@ enum Folders {
         return true
     }
 }
+
+/// A folder of a worker slot that must be empty when an attempt starts (its HOME, TMPDIR, artifacts). It is read
+/// through a directory stream held open: telling that it is still empty is a rewind and one read, not an open of its
+/// long path, four times per attempt. Used by its slot's task alone.
+final class ScratchFolder: @unchecked Sendable {
+    let path: String
+    private var stream: OpaquePointer?
+
+    init(_ path: String) {
+        self.path = path
+    }
+
+    deinit {
+        if let stream { closedir(stream) }
+    }
+
+    /// Makes the folder exist and be empty.
+    func empty() throws {
+        if isEmpty() { return }
+        try Folders.empty(path)
+        stream = opendir(path)
+    }
+
+    /// Whether the folder exists and has no entries.
+    func isEmpty() -> Bool {
+        if stream == nil { stream = opendir(path) }
+        guard let stream else { return false }
+        rewinddir(stream)
+        while let entry = readdir(stream) {
+            let isDot = withUnsafeBytes(of: entry.pointee.d_name) { name in
+                name[0] == UInt8(ascii: ".") && (name[1] == 0 || (name[1] == UInt8(ascii: ".") && name[2] == 0))
+            }
+            if !isDot { return false }
+        }
+        return true
+    }
+
+    /// The folder was moved away (kept as an attempt's folder): the next ``empty()`` makes a new one.
+    func movedAway() {
+        if let stream { closedir(stream) }
+        stream = nil
+    }
+}
+

@@ -71,6 +71,7 @@ public enum RunOrchestration {
                     retries: options.retries ?? config.retries, scenarios: scenarios
                 )
                 try await runs.create(plan)
+                queue.remember(plan)
                 runID = plan.id
                 workingDirectory = config.directory
             }

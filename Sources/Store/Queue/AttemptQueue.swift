@@ -14,10 +14,18 @@ public struct AttemptQueue: Sendable {
     /// How long a retry keeps off the slot whose attempt failed, so that another free slot takes it (after that any
     /// slot may: a run never waits for a particular one).
     public var retryAvoidance: Duration = .seconds(1)
+    private let planned = PlannedScenarios()
 
     public init(database: Database, lease: Duration = .seconds(30)) {
         self.database = database
         self.lease = lease
+    }
+
+    /// Hands over the scenarios of a run just planned, so that they need not be read back for its claims.
+    public func remember(_ plan: RunPlan) {
+        planned.remember(plan.id, Dictionary(plan.scenarios.map {
+            ($0.id, PlannedScenarios.Entry(scenario: $0, maxAttempts: plan.retries + 1))
+        }, uniquingKeysWith: { first, _ in first }))
     }
 
     private var leaseMilliseconds: Int64 { lease.wholeMilliseconds }
@@ -43,7 +51,7 @@ public struct AttemptQueue: Sendable {
             leaseMilliseconds: leaseMilliseconds, host: process.host, avoidanceMilliseconds: retryAvoidance.wholeMilliseconds
         )
         var acks: [Int64: CompletionAck] = [:]
-        var claims: [(attempt: ClaimedAttempt, avoid: String?)] = []
+        var claimedRows: [(id: Int64, scenarioID: String, attempt: Int, token: UUID, expected: Int64?, lane: Mode?, avoid: String?)] = []
         var counts: QueueCounts?
         for try await row in try await database.client.execute(statement, logger: database.logger) {
             switch row.0 {
@@ -52,22 +60,25 @@ public struct AttemptQueue: Sendable {
                 acks[id] = CompletionAck(accepted: row.2 ?? false, retryQueued: row.3 ?? false,
                                          settled: row.4.flatMap(ScenarioResult.init(rawValue:)))
             case 2:
-                guard let id = row.1, let scenarioID = row.5, let attempt = row.6, let token = row.7, let maxAttempts = row.9,
-                      let command = row.10, let timeout = row.11 else { continue }
-                let env = row.12 ?? "{}"
-                let environment = env == "{}" ? [:] : (try? JSONDecoder().decode([String: String].self, from: Data(env.utf8))) ?? [:]
-                let scenario = Scenario(
-                    id: scenarioID, name: row.14 ?? scenarioID, command: command, tags: row.13 ?? [], timeoutMilliseconds: timeout,
-                    environment: environment, uri: row.15, line: row.16.map(Int.init)
-                )
-                let placeholder = round.claimants[0]
-                claims.append((ClaimedAttempt(
-                    id: id, runID: round.runID, scenario: scenario, attempt: Int(attempt), lane: row.19.flatMap(Mode.init(rawValue:)),
-                    maxAttempts: Int(maxAttempts),
-                    leaseToken: token, expectedMilliseconds: row.8, worker: placeholder.worker, port: placeholder.port
-                ), row.4))
+                guard let id = row.1, let scenarioID = row.5, let attempt = row.6, let token = row.7 else { continue }
+                claimedRows.append((id, scenarioID, Int(attempt), token, row.8, row.9.flatMap(Mode.init(rawValue:)), row.4))
             default:
-                counts = QueueCounts(queued: Int(row.17 ?? 0), running: Int(row.18 ?? 0))
+                counts = QueueCounts(queued: Int(row.10 ?? 0), running: Int(row.11 ?? 0))
+            }
+        }
+        var claims: [(attempt: ClaimedAttempt, avoid: String?)] = []
+        if !claimedRows.isEmpty {
+            let entries = try await planned.entries(of: round.runID, including: claimedRows.map(\.scenarioID), database: database)
+            let placeholder = round.claimants[0]
+            for row in claimedRows {
+                guard let entry = entries[row.scenarioID] else {
+                    throw StoreError(.unknownRun, "scenario \(row.scenarioID) of run \(round.runID.uuidString.lowercased()) is not planned")
+                }
+                claims.append((ClaimedAttempt(
+                    id: row.id, runID: round.runID, scenario: entry.scenario, attempt: row.attempt, lane: row.lane,
+                    maxAttempts: entry.maxAttempts, leaseToken: row.token, expectedMilliseconds: row.expected,
+                    worker: placeholder.worker, port: placeholder.port
+                ), row.avoid))
             }
         }
         var replyAcks: [CompletionAck] = []

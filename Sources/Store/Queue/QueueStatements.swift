@@ -77,10 +77,10 @@ struct RoundStatement: PostgresPreparedStatement {
             SET state = 'running', lease_owner = $4::text, lease_token = gen_random_uuid(),
                 lease_expires_at = now() + $5::bigint * interval '1 millisecond',
                 host = $6::text, worker = NULL, port = NULL, started_at = now()
-            FROM next, run_scenarios rs, scenarios s
-            WHERE a.id = next.id AND rs.run_id = a.run_id AND rs.scenario_id = a.scenario_id AND s.id = a.scenario_id
-            RETURNING a.id, a.scenario_id, a.attempt, a.lease_token, a.expected_ms, rs.max_attempts, rs.command,
-                      rs.timeout_ms, rs.env::text AS env, rs.tags, s.name, s.uri, s.line,
+            FROM next
+            WHERE a.id = next.id
+            -- Which scenario, not its definition: the caller has the run's plan (PlannedScenarios).
+            RETURNING a.id, a.scenario_id, a.attempt, a.lease_token, a.expected_ms,
                       CASE WHEN a.avoid_until > now() THEN a.avoid_worker
                            WHEN a.mode IS NOT NULL THEN coalesce(
                                (SELECT s.worker FROM attempts s WHERE s.run_id = a.run_id AND s.scenario_id = a.scenario_id
@@ -93,26 +93,22 @@ struct RoundStatement: PostgresPreparedStatement {
                -- A scenario settles once: when both lanes of a compare run finish in one round, the later one says so.
                (SELECT st.result FROM settle st WHERE st.run_id = d.run_id AND st.scenario_id = d.scenario_id
                   AND d.id = (SELECT max(o.id) FROM done o WHERE o.run_id = d.run_id AND o.scenario_id = d.scenario_id)),
-               NULL::text, NULL::integer, NULL::uuid, NULL::bigint, NULL::integer, NULL::text, NULL::bigint, NULL::text,
-               NULL::text[], NULL::text, NULL::text, NULL::integer, NULL::bigint, NULL::bigint, NULL::text
+               NULL::text, NULL::integer, NULL::uuid, NULL::bigint, NULL::text, NULL::bigint, NULL::bigint
         FROM input x LEFT JOIN done d ON d.id = x.id
         UNION ALL
-        SELECT 2, c.id, NULL, NULL, c.avoid, c.scenario_id, c.attempt, c.lease_token, c.expected_ms, c.max_attempts,
-               c.command, c.timeout_ms, c.env, c.tags, c.name, c.uri, c.line, NULL, NULL, c.mode
+        SELECT 2, c.id, NULL, NULL, c.avoid, c.scenario_id, c.attempt, c.lease_token, c.expected_ms, c.mode, NULL, NULL
         FROM claimed c
         UNION ALL
-        SELECT 3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+        SELECT 3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
                (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'queued')
                    - (SELECT count(*) FROM claimed) + (SELECT count(*) FROM retry),
                (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'running')
-                   - (SELECT count(*) FROM done) + (SELECT count(*) FROM claimed),
-               NULL
+                   - (SELECT count(*) FROM done) + (SELECT count(*) FROM claimed)
         WHERE (SELECT count(*) FROM claimed) < cardinality($3::text[])
         """
-    typealias Row = (
-        Int32, Int64?, Bool?, Bool?, String?, String?, Int32?, UUID?, Int64?, Int32?, String?, Int64?, String?,
-        [String]?, String?, String?, Int32?, Int64?, Int64?, String?
-    )
+    /// kind, attempt id, accepted, retry queued, settled result or avoided worker, scenario id, attempt number, lease token,
+    /// expected ms, lane, queued, running.
+    typealias Row = (Int32, Int64?, Bool?, Bool?, String?, String?, Int32?, UUID?, Int64?, String?, Int64?, Int64?)
 
     var runID: UUID
     /// The completions as a JSON array (see ``CompletionRow``).

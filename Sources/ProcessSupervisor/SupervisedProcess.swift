@@ -103,26 +103,16 @@ public final class Supervisor: Sendable {
     }
 
     func launch(_ command: SupervisedCommand, owns: Bool) throws(SupervisorError) -> SupervisedProcess {
-        // The strings go packed, as the supervisor reads them (supervisor.h): no C string per entry. A string ends at
-        // its first NUL, as a C string would.
-        var strings: [UInt8] = []
-        strings.reserveCapacity(4096)
-        func append(_ text: String) { strings.append(contentsOf: text.utf8.prefix { $0 != 0 }) }
-        func pack(_ text: String) {
-            append(text)
-            strings.append(0)
-        }
-        pack(command.executable)
-        pack(command.executable)  // argv[0]
-        for argument in command.arguments { pack(argument) }
-        for (name, value) in command.environment {
-            append(name)
-            strings.append(UInt8(ascii: "="))
-            pack(value)
-        }
+        // The strings go packed, as the supervisor reads them (supervisor.h): no C string per entry.
+        var packed = PackedStrings()
+        packed.add(command.executable)
+        packed.add(command.executable)  // argv[0]
+        for argument in command.arguments { packed.add(argument) }
+        for (name, value) in command.environment { packed.add(name, value) }
         for path in [command.workingDirectory, command.stdoutPath, command.stderrPath] {
-            if let path { pack(path) }
+            if let path { packed.add(path) }
         }
+        let strings = packed.bytes
         var supervisor = handle.withLock { $0 }
         var first = orch_report()
         let code: Int32 = strings.withUnsafeBufferPointer { buffer in
@@ -203,3 +193,33 @@ extension Duration {
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 }
+
+/// NUL-terminated strings one after another. A string ends at its first NUL, as a C string would.
+private struct PackedStrings {
+    var bytes: [UInt8] = []
+
+    init() {
+        bytes.reserveCapacity(4096)
+    }
+
+    mutating func add(_ string: String) {
+        append(string)
+        bytes.append(0)
+    }
+
+    /// `NAME=value`.
+    mutating func add(_ name: String, _ value: String) {
+        append(name)
+        bytes.append(UInt8(ascii: "="))
+        append(value)
+        bytes.append(0)
+    }
+
+    private mutating func append(_ string: String) {
+        var string = string
+        string.withUTF8 { utf8 in
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[..<(utf8.firstIndex(of: 0) ?? utf8.endIndex)]))
+        }
+    }
+}
+

@@ -8,8 +8,12 @@ public struct SupervisedCommand: Sendable {
     public var executable: String
     /// Arguments after the program name.
     public var arguments: [String]
-    /// The complete environment (nothing is inherited implicitly).
+    /// The complete environment (nothing is inherited implicitly), with ``sharedEnvironment``'s entries when set.
     public var environment: [String: String]
+    /// Entries that many commands have in common, packed once; `environment` overrides them by name. A worker slot
+    /// runs thousands of commands whose environments differ in a few entries: building and packing the whole of each
+    /// took longer than the rest of a launch.
+    public var sharedEnvironment: SharedEnvironment?
     public var workingDirectory: String?
     /// Where stdout goes; `nil` discards it.
     public var stdoutPath: String?

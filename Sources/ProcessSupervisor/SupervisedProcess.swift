@@ -109,6 +109,10 @@ public final class Supervisor: Sendable {
         packed.add(command.executable)  // argv[0]
         for argument in command.arguments { packed.add(argument) }
         for (name, value) in command.environment { packed.add(name, value) }
+        var environmentCount = command.environment.count
+        if let shared = command.sharedEnvironment {
+            environmentCount += packed.add(shared, except: command.environment)
+        }
         for path in [command.workingDirectory, command.stdoutPath, command.stderrPath] {
             if let path { packed.add(path) }
         }
@@ -121,7 +125,7 @@ public final class Supervisor: Sendable {
                 request.strings = characters.baseAddress
                 request.length = UInt32(clamping: characters.count)
                 request.argc = UInt32(1 + command.arguments.count)
-                request.envc = UInt32(command.environment.count)
+                request.envc = UInt32(environmentCount)
                 request.has_working_directory = command.workingDirectory == nil ? 0 : 1
                 request.has_stdout_path = command.stdoutPath == nil ? 0 : 1
                 request.has_stderr_path = command.stderrPath == nil ? 0 : 1
@@ -194,8 +198,23 @@ extension Duration {
     }
 }
 
+/// Environment entries that many commands share, packed once (``SupervisedCommand/sharedEnvironment``).
+public struct SharedEnvironment: Sendable {
+    let entries: [String: String]
+    let names: Set<String>
+    fileprivate let packed: PackedStrings
+
+    public init(_ entries: [String: String]) {
+        self.entries = entries
+        names = Set(entries.keys)
+        var packed = PackedStrings()
+        for (name, value) in entries { packed.add(name, value) }
+        self.packed = packed
+    }
+}
+
 /// NUL-terminated strings one after another. A string ends at its first NUL, as a C string would.
-private struct PackedStrings {
+private struct PackedStrings: Sendable {
     var bytes: [UInt8] = []
 
     init() {
@@ -205,6 +224,20 @@ private struct PackedStrings {
     mutating func add(_ string: String) {
         append(string)
         bytes.append(0)
+    }
+
+    /// The entries of `shared` whose names `overridden` does not have; returns how many.
+    mutating func add(_ shared: SharedEnvironment, except overridden: [String: String]) -> Int {
+        guard overridden.keys.contains(where: shared.names.contains) else {
+            bytes.append(contentsOf: shared.packed.bytes)
+            return shared.names.count
+        }
+        var count = 0
+        for (name, value) in shared.entries where overridden[name] == nil {
+            add(name, value)
+            count += 1
+        }
+        return count
     }
 
     /// `NAME=value`.

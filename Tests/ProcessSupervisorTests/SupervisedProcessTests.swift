@@ -36,6 +36,22 @@ struct SupervisedProcessTests {
         #expect(try await SupervisedProcess.run(shell("kill -SEGV $$")).reason == .signaled(SIGSEGV))
     }
 
+    @Test("the environment is exactly the command's: shared entries, its own overriding them by name, no duplicates")
+    func environment() async throws {
+        var command = shell(#"env | grep -E '^(A|B|C|PATH)=' | sort"#)
+        command.sharedEnvironment = SharedEnvironment(["A": "shared a", "B": "shared b", "PATH": "/nowhere"])
+        command.environment["B"] = "own b"
+        command.environment["C"] = "tab\there, quote \" and = sign"
+        #expect(try await SupervisedProcess.run(command).reason == .exited(0))
+        #expect(read("out") == "A=shared a\nB=own b\nC=tab\there, quote \" and = sign\nPATH=/usr/bin:/bin\n")
+        // Without overrides the shared entries go as they are; a string ends at a NUL, as in C.
+        var plain = shell(#"printf '%s|%s' "$A" "$Z""#)
+        plain.sharedEnvironment = SharedEnvironment(["A": "only shared"])
+        plain.environment["Z"] = "before\0after"
+        #expect(try await SupervisedProcess.run(plain).reason == .exited(0))
+        #expect(read("out") == "only shared|before")
+    }
+
     @Test("a command that cannot be executed is a spawn failure, not a crash")
     func spawnFailure() async throws {
         var command = shell("true")

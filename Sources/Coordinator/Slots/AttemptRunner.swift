@@ -34,9 +34,9 @@ struct AttemptRunner: Sendable {
         } catch {
             return (AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: "\(error)"), nil)
         }
-        // The slot's environment, the scenario's own on top (the contract, HOME and TMPDIR win), then the attempt's part
-        // of the contract.
-        var environment = slot.environment
+        // The slot's environment (shared by its attempts), the scenario's own on top (the contract, HOME and TMPDIR
+        // win), then the attempt's part of the contract.
+        var environment: [String: String] = [:]
         for (key, value) in claimed.scenario.environment where !slot.fixedKeys.contains(key) { environment[key] = value }
         for (key, value) in attemptContract(for: claimed).merging(session, uniquingKeysWith: { $1 }) {
             environment[key] = value
@@ -44,6 +44,7 @@ struct AttemptRunner: Sendable {
         }
 
         var command = SupervisedCommand.shell(claimed.scenario.command, environment: environment)
+        command.sharedEnvironment = slot.environment
         command.workingDirectory = configuration.workingDirectory
         command.stdoutPath = slot.stdoutLog
         command.stderrPath = slot.stderrLog
@@ -110,7 +111,7 @@ struct AttemptRunner: Sendable {
 
     /// The scenario process environment of DESIGN.md (also exported with the `TEST_RUNNER_` prefix): the slot's part,
     /// the same for every attempt on it, is worked out once per slot, with the run's environment, HOME and TMPDIR.
-    func slotEnvironment(_ slot: SlotResources) -> (environment: [String: String], fixedKeys: Set<String>) {
+    func slotEnvironment(_ slot: SlotResources) -> (environment: SharedEnvironment, fixedKeys: Set<String>) {
         let contract = [
             "ORCHESTRATE_MOCK_URL": "http://127.0.0.1:\(slot.port)",
             "ORCHESTRATE_MOCK_PORT": "\(slot.port)",
@@ -126,7 +127,7 @@ struct AttemptRunner: Sendable {
             fixed["TEST_RUNNER_\(key)"] = value
         }
         environment.merge(fixed) { $1 }
-        return (environment, Set(fixed.keys))
+        return (SharedEnvironment(environment), Set(fixed.keys))
     }
 
     /// The attempt's part of the contract (a mock session may replace the seed and the clock).

@@ -13,7 +13,7 @@ struct SlotResources: Sendable {
     let temporary: ScratchFolder
     let artifacts: ScratchFolder
     /// The run's environment with the slot's part of the contract, HOME and TMPDIR (``AttemptRunner/slotEnvironment(_:)``).
-    var environment: [String: String] = [:]
+    var environment = SharedEnvironment([:])
     /// The keys of `environment` a scenario's own environment does not override.
     var fixedKeys: Set<String> = []
 

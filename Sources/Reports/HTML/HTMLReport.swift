@@ -149,7 +149,11 @@ public enum HTMLReport {
 
     private static func badge(_ text: String) -> String { "<span class=\"badge \(escape(text))\">\(escape(text))</span>" }
 
-    private static func anchor(_ id: String) -> String { "s-" + escape(id.unicodeScalars.map { $0.properties.isAlphabetic || ("0"..."9").contains($0) ? String($0) : "-" }.joined()) }
+    private static func anchor(_ id: String) -> String {
+        var name = "s-"
+        name.unicodeScalars.append(contentsOf: id.unicodeScalars.lazy.map { $0.properties.isAlphabetic || ("0"..."9").contains($0) ? $0 : "-" })
+        return escape(name)
+    }
 
     private static func milliseconds(_ value: Int64) -> String { value >= 10_000 ? String(format: "%.1f s", Double(value) / 1000) : "\(value) ms" }
 

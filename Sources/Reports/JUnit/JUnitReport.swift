@@ -23,14 +23,24 @@ public enum JUnitReport {
         xml += property("orchestrate.run_state", report.state, indent: 6)
         if let revision = report.gitRevision { xml += property("git.revision", revision, indent: 6) }
         xml += "    </properties>\n"
-        for entry in entries { xml += testcase(entry, attachments: attachments[entry.scenario.id] ?? []) }
+        // Scenarios of one feature file share their class name: worked out once per file.
+        var classNames: [String: String] = [:]
+        for entry in entries {
+            let uri = entry.scenario.uri ?? ""
+            let className = classNames[uri] ?? {
+                let name = Self.className(entry.scenario)
+                classNames[uri] = name
+                return name
+            }()
+            xml += testcase(entry, className: className, attachments: attachments[entry.scenario.id] ?? [])
+        }
         xml += "  </testsuite>\n</testsuites>\n"
         return xml
     }
 
-    private static func testcase(_ entry: RunReport.ScenarioEntry, attachments: [String]) -> String {
+    private static func testcase(_ entry: RunReport.ScenarioEntry, className: String, attachments: [String]) -> String {
         let scenario = entry.scenario
-        var attributes = #"name="\#(XMLText.escape(scenario.name))" classname="\#(XMLText.escape(className(scenario)))""#
+        var attributes = #"name="\#(XMLText.escape(scenario.name))" classname="\#(XMLText.escape(className))""#
         attributes += #" time="\#(seconds(entry.attempts.last?.durationMilliseconds ?? 0))""#
         if let uri = scenario.uri { attributes += #" file="\#(XMLText.escape(uri))""# }
         if let line = scenario.line { attributes += #" line="\#(line)""# }
@@ -91,7 +101,8 @@ public enum JUnitReport {
     }
 
     private static func property(_ name: String, _ value: String, indent: Int) -> String {
-        String(repeating: " ", count: indent) + #"<property name="\#(XMLText.escape(name))" value="\#(XMLText.escape(value))"/>"# + "\n"
+        (indent == 8 ? "        " : String(repeating: " ", count: indent))
+            + #"<property name="\#(XMLText.escape(name))" value="\#(XMLText.escape(value))"/>"# + "\n"
     }
 
     /// The feature file (without extension) when known, else the first tag, else `orchestrate`.

@@ -54,17 +54,15 @@ public struct AttemptQueue: Sendable {
         var claimedRows: [(id: Int64, scenarioID: String, attempt: Int, token: UUID, expected: Int64?, lane: Mode?, avoid: String?)] = []
         var counts: QueueCounts?
         for try await row in try await database.client.execute(statement, logger: database.logger) {
-            switch row.0 {
-            case 1:
-                guard let id = row.1 else { continue }
-                acks[id] = CompletionAck(accepted: row.2 ?? false, retryQueued: row.3 ?? false,
-                                         settled: row.4.flatMap(ScenarioResult.init(rawValue:)))
-            case 2:
-                guard let id = row.1, let scenarioID = row.5, let attempt = row.6, let token = row.7 else { continue }
-                claimedRows.append((id, scenarioID, Int(attempt), token, row.8, row.9.flatMap(Mode.init(rawValue:)), row.4))
-            default:
-                counts = QueueCounts(queued: Int(row.10 ?? 0), running: Int(row.11 ?? 0))
+            for index in row.0.indices {
+                acks[row.0[index]] = CompletionAck(accepted: row.1[index], retryQueued: row.2[index],
+                                                   settled: ScenarioResult(rawValue: row.3[index]))
             }
+            for index in row.4.indices {
+                claimedRows.append((row.4[index], row.5[index], Int(row.6[index]), row.7[index], row.8[index] < 0 ? nil : row.8[index],
+                                    Mode(rawValue: row.9[index]), row.10[index].isEmpty ? nil : row.10[index]))
+            }
+            if row.11 >= 0 { counts = QueueCounts(queued: Int(row.11), running: Int(row.12)) }
         }
         var claims: [(attempt: ClaimedAttempt, avoid: String?)] = []
         if !claimedRows.isEmpty {

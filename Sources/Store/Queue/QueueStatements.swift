@@ -9,8 +9,8 @@ import PostgresNIO
 /// One queue round (see ``AttemptQueue/round(_:)``): records results under their leases, queues
 /// retries, settles scenarios, and claims the longest expected attempts for the free slots.
 ///
-/// Rows: kind 1 = the ack of one completion, kind 2 = a claimed attempt, kind 3 = what is left
-/// (only when a claimant got nothing). A claim never sees what this statement itself changed (one
+/// One row: the acks of the completions, the claimed attempts, and what is left of the run (only when a claimant got
+/// nothing), as arrays. A claim never sees what this statement itself changed (one
 /// snapshot), so a retry queued here is claimable from the next round on — it avoids its slot for a
 /// second anyway. A retry avoids the failing slot: when that slot asks alone the retry is not claimed;
 /// when several ask, the caller hands it to another one. The lanes of a compare run's scenario (replay, live) run
@@ -87,28 +87,40 @@ struct RoundStatement: PostgresPreparedStatement {
                                   AND s.mode <> a.mode AND s.worker IS NOT NULL ORDER BY s.id DESC LIMIT 1),
                                (SELECT x.worker FROM input x JOIN attempts d ON d.id = x.id WHERE d.run_id = a.run_id
                                   AND d.scenario_id = a.scenario_id AND d.mode <> a.mode LIMIT 1)) END AS avoid, a.mode
+        ), acks AS (
+            SELECT x.id, d.id IS NOT NULL AS accepted,
+                   EXISTS (SELECT 1 FROM retry r WHERE r.run_id = d.run_id AND r.scenario_id = d.scenario_id) AS retried,
+                   -- A scenario settles once: when both lanes of a compare run finish in one round, the later one says so.
+                   (SELECT st.result FROM settle st WHERE st.run_id = d.run_id AND st.scenario_id = d.scenario_id
+                      AND d.id = (SELECT max(o.id) FROM done o WHERE o.run_id = d.run_id AND o.scenario_id = d.scenario_id)) AS settled
+            FROM input x LEFT JOIN done d ON d.id = x.id
         )
-        SELECT 1, x.id, d.id IS NOT NULL,
-               EXISTS (SELECT 1 FROM retry r WHERE r.run_id = d.run_id AND r.scenario_id = d.scenario_id),
-               -- A scenario settles once: when both lanes of a compare run finish in one round, the later one says so.
-               (SELECT st.result FROM settle st WHERE st.run_id = d.run_id AND st.scenario_id = d.scenario_id
-                  AND d.id = (SELECT max(o.id) FROM done o WHERE o.run_id = d.run_id AND o.scenario_id = d.scenario_id)),
-               NULL::text, NULL::integer, NULL::uuid, NULL::bigint, NULL::text, NULL::bigint, NULL::bigint
-        FROM input x LEFT JOIN done d ON d.id = x.id
-        UNION ALL
-        SELECT 2, c.id, NULL, NULL, c.avoid, c.scenario_id, c.attempt, c.lease_token, c.expected_ms, c.mode, NULL, NULL
-        FROM claimed c
-        UNION ALL
-        SELECT 3, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
-               (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'queued')
-                   - (SELECT count(*) FROM claimed) + (SELECT count(*) FROM retry),
-               (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'running')
-                   - (SELECT count(*) FROM done) + (SELECT count(*) FROM claimed)
-        WHERE (SELECT count(*) FROM claimed) < cardinality($3::text[])
+        -- One row: arrays in the same order (by attempt id) rather than a row per attempt, which cost the client more to
+        -- take apart than the server to build. Absent values are '' and -1 (arrays cannot carry NULLs to the client).
+        SELECT (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM acks),
+               (SELECT coalesce(array_agg(accepted ORDER BY id), '{}') FROM acks),
+               (SELECT coalesce(array_agg(retried ORDER BY id), '{}') FROM acks),
+               (SELECT coalesce(array_agg(coalesce(settled, '') ORDER BY id), '{}') FROM acks),
+               (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM claimed),
+               (SELECT coalesce(array_agg(scenario_id ORDER BY id), '{}') FROM claimed),
+               (SELECT coalesce(array_agg(attempt ORDER BY id), '{}') FROM claimed),
+               (SELECT coalesce(array_agg(lease_token ORDER BY id), '{}') FROM claimed),
+               (SELECT coalesce(array_agg(coalesce(expected_ms, -1) ORDER BY id), '{}') FROM claimed),
+               (SELECT coalesce(array_agg(coalesce(mode, '') ORDER BY id), '{}') FROM claimed),
+               (SELECT coalesce(array_agg(coalesce(avoid, '') ORDER BY id), '{}') FROM claimed),
+               -- What is left of the run, when a claimant got nothing (-1 otherwise).
+               CASE WHEN (SELECT count(*) FROM claimed) < cardinality($3::text[]) THEN
+                   (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'queued')
+                       - (SELECT count(*) FROM claimed) + (SELECT count(*) FROM retry)
+               ELSE -1 END,
+               CASE WHEN (SELECT count(*) FROM claimed) < cardinality($3::text[]) THEN
+                   (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'running')
+                       - (SELECT count(*) FROM done) + (SELECT count(*) FROM claimed)
+               ELSE -1 END
         """
-    /// kind, attempt id, accepted, retry queued, settled result or avoided worker, scenario id, attempt number, lease token,
-    /// expected ms, lane, queued, running.
-    typealias Row = (Int32, Int64?, Bool?, Bool?, String?, String?, Int32?, UUID?, Int64?, String?, Int64?, Int64?)
+    /// Acks (attempt ids, accepted, retry queued, settled result or ''), claims (attempt ids, scenario ids, attempt numbers,
+    /// lease tokens, expected ms or -1, lanes or '', avoided workers or ''), queued and running (-1: not asked).
+    typealias Row = ([Int64], [Bool], [Bool], [String], [Int64], [String], [Int32], [UUID], [Int64], [String], [String], Int64, Int64)
 
     var runID: UUID
     /// The completions as a JSON array (see ``CompletionRow``).

@@ -9,7 +9,7 @@ chmod 755 "$WORK"
 SERVERS=""  # background servers, ended however the script ends
 cleanup() {
   for pid in $SERVERS; do kill "$pid" 2>/dev/null || true; done
-  for project in dispatch history; do ( unset ORCHESTRATE_DATABASE_URL; cd "$WORK/$project" && "$BIN" db stop >/dev/null 2>&1 ) || true; done
+  for project in dispatch history; do [ -d "$WORK/$project" ] && ( unset ORCHESTRATE_DATABASE_URL; cd "$WORK/$project" && "$BIN" db stop >/dev/null 2>&1 ) || true; done
   rm -rf "$WORK"
 }
 trap cleanup EXIT

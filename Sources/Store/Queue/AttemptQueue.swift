@@ -46,7 +46,7 @@ public struct AttemptQueue: Sendable {
             return QueueRoundReply(acks: [], claimed: [], counts: nil)
         }
         let statement = RoundStatement(
-            runID: round.runID, completions: RoundStatement.json(round.completions),
+            runID: round.runID, completions: round.completions,
             claimants: round.claimants.map(\.worker.description), owner: process.description,
             leaseMilliseconds: leaseMilliseconds, host: process.host, avoidanceMilliseconds: retryAvoidance.wholeMilliseconds
         )

@@ -20,9 +20,12 @@ import PostgresNIO
 struct RoundStatement: PostgresPreparedStatement {
     static let sql = """
         WITH input AS (
-            SELECT * FROM jsonb_to_recordset($2::jsonb) AS x(
-                id bigint, token uuid, worker text, port integer, duration_ms bigint, outcome text,
-                exit_code integer, signal integer, pid integer, stdout text, stderr text, error text)
+            -- The completions as parallel arrays; absent numbers are -1 and an absent error is ''.
+            SELECT u.id, u.token, u.worker, u.port, u.duration_ms, u.outcome, nullif(u.exit_code, -1) AS exit_code,
+                   nullif(u.signal, -1) AS signal, nullif(u.pid, -1) AS pid, u.stdout, u.stderr, nullif(u.error, '') AS error
+            FROM unnest($2::bigint[], $8::uuid[], $9::text[], $10::integer[], $11::bigint[], $12::text[], $13::integer[],
+                        $14::integer[], $15::integer[], $16::text[], $17::text[], $18::text[])
+                 AS u(id, token, worker, port, duration_ms, outcome, exit_code, signal, pid, stdout, stderr, error)
         ), done AS (
             UPDATE attempts a
             SET state = 'finished', finished_at = now(), duration_ms = x.duration_ms, outcome = x.outcome,
@@ -123,8 +126,7 @@ struct RoundStatement: PostgresPreparedStatement {
     typealias Row = ([Int64], [Bool], [Bool], [String], [Int64], [String], [Int32], [UUID], [Int64], [String], [String], Int64, Int64)
 
     var runID: UUID
-    /// The completions as a JSON array (see ``CompletionRow``).
-    var completions: String
+    var completions: [(claimed: ClaimedAttempt, result: AttemptResult)]
     var claimants: [String]
     var owner: String
     var leaseMilliseconds: Int64
@@ -133,36 +135,29 @@ struct RoundStatement: PostgresPreparedStatement {
     var avoidanceMilliseconds: Int64
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 7)
+        var bindings = PostgresBindings(capacity: 18)
         bindings.append(runID)
-        bindings.append(completions)
+        bindings.append(completions.map(\.claimed.id))
         bindings.append(claimants)
         bindings.append(owner)
         bindings.append(leaseMilliseconds)
         bindings.append(host)
         bindings.append(avoidanceMilliseconds)
+        bindings.append(completions.map(\.claimed.leaseToken))
+        bindings.append(completions.map(\.claimed.worker.description))
+        bindings.append(completions.map { Int32(clamping: $0.claimed.port) })
+        bindings.append(completions.map(\.result.durationMilliseconds))
+        bindings.append(completions.map(\.result.outcome.rawValue))
+        bindings.append(completions.map { Int32(clamping: $0.result.exitCode ?? -1) })
+        bindings.append(completions.map { Int32(clamping: $0.result.signal ?? -1) })
+        bindings.append(completions.map { $0.result.pid ?? -1 })
+        bindings.append(completions.map(\.result.stdout))
+        bindings.append(completions.map(\.result.stderr))
+        bindings.append(completions.map { $0.result.error ?? "" })
         return bindings
     }
 
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
-
-    /// The completions in the JSON form the statement reads (`input`), written directly: a round carries a few dozen
-    /// and runs thousands of times in a suite of short scenarios, where an encoder's reflection showed in profiles.
-    static func json(_ completions: [(claimed: ClaimedAttempt, result: AttemptResult)]) -> String {
-        func string(_ text: String?) -> String { text.map { "\"\(JSONValue.escaped($0))\"" } ?? "null" }
-        func number<N: BinaryInteger>(_ value: N?) -> String { value.map { "\($0)" } ?? "null" }
-        var json = "["
-        for (index, (claimed, result)) in completions.enumerated() {
-            if index > 0 { json += "," }
-            json += """
-                {"id":\(claimed.id),"token":"\(claimed.leaseToken.uuidString)","worker":\(string(claimed.worker.description)),\
-                "port":\(claimed.port),"duration_ms":\(result.durationMilliseconds),"outcome":"\(result.outcome.rawValue)",\
-                "exit_code":\(number(result.exitCode)),"signal":\(number(result.signal)),"pid":\(number(result.pid)),\
-                "stdout":\(string(result.stdout)),"stderr":\(string(result.stderr)),"error":\(string(result.error))}
-                """
-        }
-        return json + "]"
-    }
 }
 
 /// Queued and running attempts left in a run.

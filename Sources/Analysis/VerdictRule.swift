@@ -45,6 +45,10 @@ public struct VerdictRule: Sendable {
         }
     }
 
+    /// What a scenario that passed in a single-lane run gets when its history does not say otherwise; the queue stores
+    /// it as such a scenario settles.
+    public static var singleLanePass: (verdict: Verdict, reason: String) { judge(replay: Outcomes(thisRun: [true]), live: nil) }
+
     /// `failed, passed` for the reason text.
     static func sequence(_ outcomes: [Bool]) -> String {
         outcomes.map { $0 ? "passed" : "failed" }.joined(separator: ", then ")

@@ -50,7 +50,8 @@ public enum RunOrchestration {
         let lease = options.lease ?? config.lease
         return try await Database.with(selection.endpoint, logger: logger) { database in
             let runs = RunStore(database: database)
-            let queue = AttemptQueue(database: database, lease: lease)
+            var queue = AttemptQueue(database: database, lease: lease)
+            queue.passVerdict = VerdictRule.singleLanePass
             let runID: UUID
             let workingDirectory: String
             let workers = options.workers ?? config.workers
@@ -115,12 +116,20 @@ public enum RunOrchestration {
                 let judgement = try await RunJudge(runs: runs, cassette: { MockFleet.cassette(for: $0, recordings: recordings) }).judge(final, history: try await history)
                 (verdicts, unsteady) = (judgement.verdicts, judgement.unsteady)
                 let byScenario = Dictionary(uniqueKeysWithValues: verdicts.map { ($0.scenarioID, $0) })
+                // Only verdicts that differ from what is stored are written (a single lane's pass got its verdict as it
+                // settled).
+                var unchanged = Set<String>()
                 for index in final.scenarios.indices {
                     guard let judged = byScenario[final.scenarios[index].scenario.id] else { continue }
+                    let stored = final.scenarios[index]
+                    if stored.verdict == judged.verdict, stored.verdictReason == judged.reason, stored.evidence.isEmpty, judged.evidence.isEmpty {
+                        unchanged.insert(judged.scenarioID)
+                    }
                     final.scenarios[index].verdict = judged.verdict
                     final.scenarios[index].verdictReason = judged.reason
                     final.scenarios[index].evidence = judged.evidence
                 }
+                verdicts.removeAll { unchanged.contains($0.scenarioID) }
             }
             // The verdicts are stored, and quarantine changes (they apply from the next run on: this one keeps the
             // quarantine it started with) worked out, while the reports are written.

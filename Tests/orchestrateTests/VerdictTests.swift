@@ -249,6 +249,8 @@ struct FlakinessTests {
             #expect((coin["lanes"] as? [String: Any]).map { Array($0.keys) } == ["replay"], "a controlled backend only: \(coin)")
             #expect(coin["quarantined"] as? Bool == true)
             #expect(abs((lines[1]["score"] as? Double ?? 0) - 1.0 / 14.0) < 1e-9, "5 passes, no flip: (0 + 1) / (4 + 10): \(lines[1])")
+            // The steady scenario's verdicts were stored as its passes settled; coin-flip's passes got theirs rewritten.
+            #expect((lines[1]["verdicts"] as? [String: Int]) == ["stable": 5], "\(lines[1])")
             let table = try await cli.run(["flaky"])
             #expect(table.stdout.contains("0.44 Q  3/7     -     6/6    5 nondeterministic  coin-flip"), "replay 3/7, never live: \(table.stdout)")
 

@@ -14,6 +14,9 @@ public struct AttemptQueue: Sendable {
     /// How long a retry keeps off the slot whose attempt failed, so that another free slot takes it (after that any
     /// slot may: a run never waits for a particular one).
     public var retryAvoidance: Duration = .seconds(1)
+    /// The verdict (and its reason) a scenario that passed in a single-lane run is stored with as it settles; the
+    /// judge then writes only verdicts that differ from it. `nil`: verdicts are left to the judge.
+    public var passVerdict: (verdict: Verdict, reason: String)?
     private let planned = PlannedScenarios()
 
     public init(database: Database, lease: Duration = .seconds(30)) {
@@ -48,7 +51,8 @@ public struct AttemptQueue: Sendable {
         let statement = RoundStatement(
             runID: round.runID, completions: round.completions,
             claimants: round.claimants.map(\.worker.description), owner: process.description,
-            leaseMilliseconds: leaseMilliseconds, host: process.host, avoidanceMilliseconds: retryAvoidance.wholeMilliseconds
+            leaseMilliseconds: leaseMilliseconds, host: process.host, avoidanceMilliseconds: retryAvoidance.wholeMilliseconds,
+            passVerdict: passVerdict
         )
         var acks: [Int64: CompletionAck] = [:]
         var claimedRows: [(id: Int64, scenarioID: String, attempt: Int, token: UUID, expected: Int64?, lane: Mode?, avoid: String?)] = []

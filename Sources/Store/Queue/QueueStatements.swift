@@ -58,7 +58,12 @@ struct RoundStatement: PostgresPreparedStatement {
                 result = CASE WHEN l.lane_count = 1 THEN l.result ELSE (
                     SELECT CASE WHEN count(*) < rs.lane_count THEN NULL WHEN bool_or(v = 'failed') THEN 'failed'
                                 WHEN bool_or(v = 'flaky') THEN 'flaky' ELSE 'passed' END
-                    FROM jsonb_each_text(rs.lanes || l.results) AS e(k, v)) END
+                    FROM jsonb_each_text(rs.lanes || l.results) AS e(k, v)) END,
+                -- A single lane's pass gets the verdict such a pass gets unless history says otherwise ($19, $20; '' for
+                -- none): the judge then writes only the verdicts that differ, not one per scenario of every run.
+                verdict = CASE WHEN l.lane_count = 1 AND l.result = 'passed' AND $19::text <> '' THEN $19::text ELSE rs.verdict END,
+                verdict_reason = CASE WHEN l.lane_count = 1 AND l.result = 'passed' AND $19::text <> '' THEN $20::text
+                                      ELSE rs.verdict_reason END
             FROM lane l
             WHERE rs.run_id = l.run_id AND rs.scenario_id = l.scenario_id
             RETURNING rs.run_id, rs.scenario_id, rs.result
@@ -133,9 +138,11 @@ struct RoundStatement: PostgresPreparedStatement {
     var host: String
     /// How long a retry keeps off the slot whose attempt failed.
     var avoidanceMilliseconds: Int64
+    /// The verdict a single lane's pass is stored with when it settles (``AttemptQueue/passVerdict``).
+    var passVerdict: (verdict: Verdict, reason: String)?
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 18)
+        var bindings = PostgresBindings(capacity: 20)
         bindings.append(runID)
         bindings.append(completions.map(\.claimed.id))
         bindings.append(claimants)
@@ -154,6 +161,8 @@ struct RoundStatement: PostgresPreparedStatement {
         bindings.append(completions.map(\.result.stdout))
         bindings.append(completions.map(\.result.stderr))
         bindings.append(completions.map { $0.result.error ?? "" })
+        bindings.append(passVerdict?.verdict.rawValue ?? "")
+        bindings.append(passVerdict?.reason ?? "")
         return bindings
     }
 

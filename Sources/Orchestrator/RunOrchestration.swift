@@ -54,6 +54,8 @@ public enum RunOrchestration {
             queue.passVerdict = VerdictRule.singleLanePass
             let runID: UUID
             let workingDirectory: String
+            let startedAt: Date
+            let unsettled: [String: Int64?]
             let workers = options.workers ?? config.workers
             let mode = options.mode ?? config.mock.mode
             if let resume = options.resume {
@@ -64,6 +66,10 @@ public enum RunOrchestration {
                 workingDirectory = summary.workingDirectory
                 try await runs.setState(runID, "running")
                 FileHandle.standardError.write(Data("resuming run \(runID.uuidString.lowercased()): \(summary.pending) scenario(s) left\n".utf8))
+                guard let left = try await runs.unsettled(runID) else {
+                    throw StoreError(.unknownRun, "run \(runID.uuidString.lowercased()) vanished from \(selection.endpoint)")
+                }
+                (startedAt, unsettled) = left
             } else {
                 let scenarios = try select(config.scenarios(), only: options.only, tags: options.tags, config: config)
                 let plan = RunPlan(
@@ -71,15 +77,11 @@ public enum RunOrchestration {
                     workingDirectory: config.directory, configPath: options.configPath, mode: mode, workers: workers,
                     retries: options.retries ?? config.retries, scenarios: scenarios
                 )
-                try await runs.create(plan)
+                (startedAt, unsettled) = try await runs.create(plan)
                 queue.remember(plan)
                 runID = plan.id
                 workingDirectory = config.directory
             }
-            guard let (startedAt, unsettled) = try await runs.unsettled(runID) else {
-                throw StoreError(.unknownRun, "run \(runID.uuidString.lowercased()) vanished from \(selection.endpoint)")
-            }
-
             var configuration = CoordinatorConfiguration(
                 runID: runID, workers: workers, host: HostFacts.hostName, workingDirectory: workingDirectory,
                 attemptsDirectory: "\(config.directory)/.orchestrate/runs", mode: mode,

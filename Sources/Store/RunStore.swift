@@ -61,7 +61,10 @@ public struct RunStore: Sendable {
     /// Stores the run, its scenarios (with expected durations from history) and their first attempts,
     /// in one transaction. The attempts are numbered in the listed order, so scenarios with the same
     /// expectation (never seen, say) are claimed in that order.
-    public func create(_ plan: RunPlan) async throws {
+    /// Plans the run: returns when it started (its frozen "now") and its scenarios' expected durations (`nil` for
+    /// never-seen ones), as ``unsettled(_:)`` would.
+    @discardableResult
+    public func create(_ plan: RunPlan) async throws -> (startedAt: Date, expected: [String: Int64?]) {
         // One statement, the scenarios as parallel arrays (PostgreSQL reads a binary array ten times faster than the
         // same rows as JSON). A scenario's tags are a slice of one array of all tags (an empty slice, `[n + 1 : n]`, is `{}`);
         // absent uri and line travel as '' and 0.
@@ -80,7 +83,7 @@ public struct RunStore: Sendable {
             environments.append(Self.jsonObject(scenario.environment))
         }
         let lanes = plan.mode == .compare ? [Mode.replay.rawValue, Mode.live.rawValue] : [""]
-        try await database.client.query(
+        let rows = try await database.client.query(
             """
             WITH x AS (
                 SELECT u.id, u.name, u.command, nullif(u.uri, '') AS uri, nullif(u.line, 0) AS line,
@@ -93,6 +96,7 @@ public struct RunStore: Sendable {
                 INSERT INTO runs (id, state, host, git_revision, working_directory, config_path, mode, workers, retries, scenario_count)
                 VALUES (\(plan.id), 'running', \(plan.host), \(plan.gitRevision), \(plan.workingDirectory), \(plan.configPath),
                         \(plan.mode.rawValue), \(plan.workers), \(plan.retries), \(plan.scenarios.count))
+                RETURNING created_at
             ), known AS (
                 -- Unchanged scenarios are left alone, not even locked (a new row version each, every run, cost more than
                 -- the insert); last_seen says the day a scenario was last planned.
@@ -113,14 +117,21 @@ public struct RunStore: Sendable {
                        \(plan.retries + 1), cardinality(\(lanes)::text[]), EXISTS (SELECT 1 FROM quarantine q WHERE q.scenario_id = x.id)
                 FROM x
                 RETURNING scenario_id, position, expected_ms
+            ), first AS (
+                INSERT INTO attempts (run_id, scenario_id, attempt, mode, expected_ms)
+                SELECT \(plan.id), p.scenario_id, 1, nullif(lane.mode, ''), p.expected_ms
+                FROM planned p, unnest(\(lanes)::text[]) WITH ORDINALITY AS lane(mode, n)
+                ORDER BY p.position, lane.n
             )
-            INSERT INTO attempts (run_id, scenario_id, attempt, mode, expected_ms)
-            SELECT \(plan.id), p.scenario_id, 1, nullif(lane.mode, ''), p.expected_ms
-            FROM planned p, unnest(\(lanes)::text[]) WITH ORDINALITY AS lane(mode, n)
-            ORDER BY p.position, lane.n
+            SELECT (SELECT created_at FROM run), (SELECT array_agg(scenario_id) FROM planned),
+                   (SELECT array_agg(coalesce(expected_ms, -1)) FROM planned)
             """,
             logger: database.logger
         )
+        for try await (startedAt, ids, expected) in rows.decode((Date, [String], [Int64]).self) {
+            return (startedAt, Dictionary(zip(ids, expected.map { $0 < 0 ? nil : $0 }), uniquingKeysWith: { first, _ in first }))
+        }
+        throw StoreError(.unknownRun, "planning run \(plan.id.uuidString.lowercased()) returned nothing")
     }
 
     /// A JSON object of strings, written directly (one per planned scenario; most are `{}`).

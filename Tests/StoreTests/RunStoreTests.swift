@@ -20,7 +20,10 @@ struct RunStoreTests {
             let runs = RunStore(database: database)
             let plan = RunPlan(host: "test", gitRevision: "abc", workingDirectory: "/tmp", configPath: "orchestrate.yml",
                                mode: .replay, workers: 2, retries: 1, scenarios: scenarios)
-            try await runs.create(plan)
+            let planned = try await runs.create(plan)
+            // Never seen passing: no expected durations yet (they run first).
+            #expect(planned.expected.count == scenarios.count && planned.expected.values.allSatisfy { $0 == nil })
+            #expect(try await runs.unsettled(plan.id)?.startedAt == planned.startedAt)
             let report = try await runs.report(plan.id)
             #expect(report.scenarios.map(\.scenario) == scenarios)
             #expect(report.scenarios.allSatisfy { $0.attempts.count == 1 && $0.result == .pending })

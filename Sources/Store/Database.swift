@@ -51,8 +51,15 @@ public final class Database: Sendable {
             group.addTask { await client.run() }
             defer { group.cancelAll() }
             let database = Database(client: client, endpoint: endpoint, logger: logger)
-            try await database.waitUntilReachable(timeout: connectTimeout)
-            if migrate { try await Migrations.apply(on: database) }
+            // The pool's first connection usually answers at once, and the schema check is then the reachability
+            // check too (one connection instead of two). Otherwise — a server still starting, or none — a direct
+            // connection retries until the timeout and says why.
+            var version = await database.schemaVersion(within: .seconds(1))
+            if version == nil {
+                try await database.waitUntilReachable(timeout: connectTimeout)
+                version = try await database.schemaVersion()
+            }
+            if migrate, let version, version < Migrations.latest { try await Migrations.apply(on: database) }
             return try await body(database)
         }
     }
@@ -81,6 +88,24 @@ public final class Database: Sendable {
         // statement is short: compiling one with JIT costs more than it can save.
         configuration.options.additionalStartupParameters = [("plan_cache_mode", "force_generic_plan"), ("jit", "off")]
         return configuration
+    }
+
+    /// The schema version, or `nil` when the pool has no connection within `timeout` (its lease requests wait
+    /// without an error).
+    private func schemaVersion(within timeout: Duration) async -> Int? {
+        await withThrowingTaskGroup(of: Int?.self) { group in
+            group.addTask { try await self.schemaVersion() }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            do {
+                return try await group.next() ?? nil
+            } catch {
+                return nil
+            }
+        }
     }
 
     /// Connects directly (not through the pool, whose lease requests wait without an error) until the

@@ -21,8 +21,6 @@ enum Migrations {
 
     static func apply(on database: Database) async throws {
         do {
-            // Up to date (every run but the first after an upgrade): two reads instead of a locked transaction.
-            if try await database.schemaVersion() >= latest { return }
             try await database.client.withTransaction(logger: database.logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: database.logger)
                 try await connection.query(

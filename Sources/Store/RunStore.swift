@@ -58,11 +58,10 @@ public struct RunStore: Sendable {
         self.database = database
     }
 
-    /// Stores the run, its scenarios (with expected durations from history) and their first attempts,
-    /// in one transaction. The attempts are numbered in the listed order, so scenarios with the same
-    /// expectation (never seen, say) are claimed in that order.
-    /// Plans the run: returns when it started (its frozen "now") and its scenarios' expected durations (`nil` for
-    /// never-seen ones), as ``unsettled(_:)`` would.
+    /// Stores the run, its scenarios (with expected durations from history) and their first attempts, in one statement.
+    /// The attempts are numbered in the listed order, so scenarios with the same expectation (never seen, say) are
+    /// claimed in that order. Returns when the run started (its frozen "now") and the expected durations (`nil` for
+    /// never-seen scenarios), as ``unsettled(_:)`` would.
     @discardableResult
     public func create(_ plan: RunPlan) async throws -> (startedAt: Date, expected: [String: Int64?]) {
         // One statement, the scenarios as parallel arrays (PostgreSQL reads a binary array ten times faster than the

@@ -70,8 +70,9 @@ final class ScratchFolder: @unchecked Sendable {
     /// Makes the folder exist and be empty.
     func empty() throws {
         if isEmpty() { return }
+        // Emptied in place (the stream still reads it), or made when it did not exist (then there is no stream yet).
         try Folders.empty(path)
-        stream = opendir(path)
+        if stream == nil { stream = opendir(path) }
     }
 
     /// Whether the folder exists and has no entries.
@@ -94,4 +95,3 @@ final class ScratchFolder: @unchecked Sendable {
         stream = nil
     }
 }
-

@@ -45,11 +45,13 @@ public struct EmbeddedCluster: Sendable {
 
     public var isInitialized: Bool { FileManager.default.fileExists(atPath: "\(dataDirectory)/PG_VERSION") }
 
-    /// Whether a server is running on this cluster's data folder.
+    /// Whether a server is running on this cluster's data folder: what `pg_ctl status` checks — the postmaster's pid
+    /// file names a live process — without starting a program for it (every command with the embedded database asks).
     public func isRunning() async -> Bool {
-        guard isInitialized, let binaries = try? PostgresBinaries.locate() else { return false }
-        let result = try? await runTool(binaries.path("pg_ctl"), ["status", "-D", dataDirectory], logger: nil)
-        return result == .exited(0)
+        guard isInitialized, let text = try? String(contentsOfFile: "\(dataDirectory)/postmaster.pid", encoding: .utf8),
+              let first = text.split(separator: "\n").first, let pid = pid_t(first.trimmingCharacters(in: .whitespaces)), pid > 0
+        else { return false }
+        return kill(pid, 0) == 0 || errno == EPERM
     }
 
     /// Creates the cluster if needed and starts it in the background, where it stays for later queries.

@@ -201,12 +201,10 @@ extension Duration {
 /// Environment entries that many commands share, packed once (``SupervisedCommand/sharedEnvironment``).
 public struct SharedEnvironment: Sendable {
     let entries: [String: String]
-    let names: Set<String>
     fileprivate let packed: PackedStrings
 
     public init(_ entries: [String: String]) {
         self.entries = entries
-        names = Set(entries.keys)
         var packed = PackedStrings()
         for (name, value) in entries { packed.add(name, value) }
         self.packed = packed
@@ -228,9 +226,9 @@ private struct PackedStrings: Sendable {
 
     /// The entries of `shared` whose names `overridden` does not have; returns how many.
     mutating func add(_ shared: SharedEnvironment, except overridden: [String: String]) -> Int {
-        guard overridden.keys.contains(where: shared.names.contains) else {
+        guard overridden.keys.contains(where: { shared.entries[$0] != nil }) else {
             bytes.append(contentsOf: shared.packed.bytes)
-            return shared.names.count
+            return shared.entries.count
         }
         var count = 0
         for (name, value) in shared.entries where overridden[name] == nil {

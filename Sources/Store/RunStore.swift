@@ -133,6 +133,19 @@ public struct RunStore: Sendable {
         throw StoreError(.unknownRun, "planning run \(plan.id.uuidString.lowercased()) returned nothing")
     }
 
+    /// A scenario as a run planned it: `run_scenarios rs` (command, limits, environment, tags) joined with
+    /// `scenarios s` (name and place), in the order ``plannedScenario(_:decoder:)`` takes them.
+    static let plannedScenarioColumns = "rs.scenario_id, s.name, rs.command, rs.tags, rs.timeout_ms, rs.env::text, s.uri, s.line"
+
+    /// The scenario in a row of ``plannedScenarioColumns``; most have no environment of their own and skip the decoder.
+    static func plannedScenario(
+        _ row: (String, String, String, [String], Int64, String, String?, Int?), decoder: JSONDecoder
+    ) -> Scenario {
+        let environment = row.5 == "{}" ? [:] : (try? decoder.decode([String: String].self, from: Data(row.5.utf8))) ?? [:]
+        return Scenario(id: row.0, name: row.1, command: row.2, tags: row.3, timeoutMilliseconds: row.4,
+                        environment: environment, uri: row.6, line: row.7)
+    }
+
     /// A JSON object of strings, written directly (one per planned scenario; most are `{}`).
     static func jsonObject(_ values: [String: String]) -> String {
         guard !values.isEmpty else { return "{}" }
@@ -298,7 +311,7 @@ public struct RunStore: Sendable {
         async let attemptsRead = attemptRecords(runID)
         let scenarioRows = try await database.client.query(
             """
-            SELECT rs.scenario_id, s.name, rs.command, rs.tags, rs.timeout_ms, rs.env::text, s.uri, s.line, rs.result,
+            SELECT \(unescaped: Self.plannedScenarioColumns), rs.result,
                    rs.verdict, rs.verdict_reason, rs.evidence::text, rs.quarantined
             FROM run_scenarios rs JOIN scenarios s ON s.id = rs.scenario_id
             WHERE rs.run_id = \(runID) ORDER BY rs.position
@@ -306,12 +319,10 @@ public struct RunStore: Sendable {
             logger: database.logger
         )
         var rows: [RunReport.ScenarioEntry] = []
-        // Most scenarios have no environment of their own and no evidence: those skip the decoder.
+        // Most scenarios have no evidence: those skip the decoder.
         let decoder = JSONDecoder()
         for try await row in scenarioRows.decode((String, String, String, [String], Int64, String, String?, Int?, String?, String?, String?, String, Bool).self) {
-            let environment = row.5 == "{}" ? [:] : (try? decoder.decode([String: String].self, from: Data(row.5.utf8))) ?? [:]
-            let scenario = Scenario(id: row.0, name: row.1, command: row.2, tags: row.3, timeoutMilliseconds: row.4,
-                                    environment: environment, uri: row.6, line: row.7)
+            let scenario = Self.plannedScenario((row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7), decoder: decoder)
             rows.append(RunReport.ScenarioEntry(
                 scenario: scenario, result: row.8.flatMap(ScenarioResult.init(rawValue:)) ?? .pending,
                 attempts: [], verdict: row.9.flatMap(Verdict.init(rawValue:)), verdictReason: row.10,

@@ -44,9 +44,16 @@ enum Folders {
     static func isEmpty(_ path: String) -> Bool? {
         guard let directory = opendir(path) else { return nil }
         defer { closedir(directory) }
+        return hasNoEntries(directory)
+    }
+
+    /// Whether an open directory stream, read from where it stands, has nothing but `.` and `..`.
+    static func hasNoEntries(_ directory: OpaquePointer) -> Bool {
         while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." { return false }
+            let isDot = withUnsafeBytes(of: entry.pointee.d_name) { name in
+                name[0] == UInt8(ascii: ".") && (name[1] == 0 || (name[1] == UInt8(ascii: ".") && name[2] == 0))
+            }
+            if !isDot { return false }
         }
         return true
     }
@@ -80,13 +87,7 @@ final class ScratchFolder: @unchecked Sendable {
         if stream == nil { stream = opendir(path) }
         guard let stream else { return false }
         rewinddir(stream)
-        while let entry = readdir(stream) {
-            let isDot = withUnsafeBytes(of: entry.pointee.d_name) { name in
-                name[0] == UInt8(ascii: ".") && (name[1] == 0 || (name[1] == UInt8(ascii: ".") && name[2] == 0))
-            }
-            if !isDot { return false }
-        }
-        return true
+        return Folders.hasNoEntries(stream)
     }
 
     /// The folder was moved away (kept as an attempt's folder): the next ``empty()`` makes a new one.

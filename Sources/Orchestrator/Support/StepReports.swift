@@ -12,8 +12,6 @@ enum StepReports {
     /// Steps of a Cucumber JSON report have durations but no start times unless the scenario has
     /// `start_timestamp`: they are laid end to end from `attemptStart`.
     static func steps(in folder: String, attemptStart: Date) -> [Step] {
-        // Most attempts leave no folder; asking for the contents of a missing one costs an error object.
-        guard FileManager.default.fileExists(atPath: folder) else { return [] }
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
         var steps: [Step] = []
         for name in names where name.hasSuffix(".ndjson") || name.hasSuffix(".json") {

@@ -24,7 +24,7 @@ final class PlannedScenarios: Sendable {
         if let known = runs.withLock({ $0[runID] }), ids.allSatisfy({ known[$0] != nil }) { return known }
         let rows = try await database.client.query(
             """
-            SELECT rs.scenario_id, s.name, rs.command, rs.tags, rs.timeout_ms, rs.env::text, s.uri, s.line, rs.max_attempts
+            SELECT \(unescaped: RunStore.plannedScenarioColumns), rs.max_attempts
             FROM run_scenarios rs JOIN scenarios s ON s.id = rs.scenario_id
             WHERE rs.run_id = \(runID)
             """,
@@ -33,10 +33,8 @@ final class PlannedScenarios: Sendable {
         var entries: [String: Entry] = [:]
         let decoder = JSONDecoder()
         for try await row in rows.decode((String, String, String, [String], Int64, String, String?, Int?, Int).self) {
-            let environment = row.5 == "{}" ? [:] : (try? decoder.decode([String: String].self, from: Data(row.5.utf8))) ?? [:]
             entries[row.0] = Entry(
-                scenario: Scenario(id: row.0, name: row.1, command: row.2, tags: row.3, timeoutMilliseconds: row.4,
-                                   environment: environment, uri: row.6, line: row.7),
+                scenario: RunStore.plannedScenario((row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7), decoder: decoder),
                 maxAttempts: row.8
             )
         }

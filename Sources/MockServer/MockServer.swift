@@ -298,7 +298,7 @@ public final class MockServer: Sendable {
         outgoing.method = HTTPMethod(rawValue: request.method)
         for header in request.headers where !HopByHop.contains(header.name) {
             // Only codings the server can read back for rewriting and redaction.
-            if header.name.lowercased() == "accept-encoding" {
+            if header.name.equalsIgnoringASCIICase("accept-encoding") {
                 let readable = Self.readableCodings(header.value)
                 if !readable.isEmpty { outgoing.headers.add(name: header.name, value: readable) }
                 continue
@@ -373,7 +373,7 @@ public final class MockServer: Sendable {
 
     /// This server's URL as the app addresses it (its Host header).
     private func mockBase(_ requestHeaders: [(name: String, value: String)]) -> String {
-        "http://" + (requestHeaders.first { $0.name.lowercased() == "host" }?.value ?? "127.0.0.1:\(port ?? 0)")
+        "http://" + (requestHeaders.first { $0.name.equalsIgnoringASCIICase("host") }?.value ?? "127.0.0.1:\(port ?? 0)")
     }
 
     /// Absolute URLs of configured hosts in the body and the link headers point back at this server.
@@ -391,7 +391,7 @@ public final class MockServer: Sendable {
 
     func redacted(_ headers: [(name: String, value: String)]) -> [Exchange.Header] {
         headers.map { header in
-            Exchange.Header(name: header.name, value: configuration.redactedHeaders.contains(header.name.lowercased()) ? Self.redactedValue : header.value)
+            Exchange.Header(name: header.name, value: configuration.redactedHeaders.contains(header.name.lowercasedASCII) ? Self.redactedValue : header.value)
         }
     }
 

@@ -61,5 +61,18 @@ enum HopByHop {
         "proxy-authenticate", "proxy-authorization", "content-length", "host",
     ]
 
-    static func contains(_ name: String) -> Bool { names.contains(name.lowercased()) }
+    static func contains(_ name: String) -> Bool { names.contains(name.lowercasedASCII) }
+}
+
+extension String {
+    /// Lowercased, without a copy when it already is (header names, on every request): ASCII letters only, as in
+    /// HTTP field names; anything else goes through `lowercased()`.
+    var lowercasedASCII: String {
+        utf8.contains { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || $0 >= 0x80 } ? lowercased() : self
+    }
+
+    /// Whether this equals `lowercase` (all lowercase) but for ASCII case: a header name compared without a lowercased copy.
+    func equalsIgnoringASCIICase(_ lowercase: String) -> Bool {
+        utf8.count == lowercase.utf8.count && zip(utf8, lowercase.utf8).allSatisfy { $0 == $1 || ($0 &+ 0x20 == $1 && (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)) }
+    }
 }

@@ -132,6 +132,23 @@ struct MockServerTests {
         }
     }
 
+    @Test("a mock URI names the host first, then the path and query as sent", arguments: [
+        ("get", "/API.Example.com/v1/x?b=2&a=1", "GET", "api.example.com", "/v1/x", "b=2&a=1"),
+        ("POST", "/api.example.com", "POST", "api.example.com", "/", ""),
+        ("GET", "/api.example.com/?", "GET", "api.example.com", "/", ""),
+        ("GET", "//h.test//p?q=/x?y", "GET", "h.test", "//p", "q=/x?y"),
+        ("GET", "/", "GET", "", "/", ""),
+        ("GET", "/?only=query", "GET", "", "/", "only=query"),
+        ("GET", "/h.test/ü/é%20x?q=ä", "GET", "h.test", "/ü/é%20x", "q=ä"),
+    ])
+    func mockURI(method: String, uri: String, expectedMethod: String, host: String, path: String, query: String) {
+        let request = MockRequest(method: method, uri: uri, headers: [], body: [])
+        #expect(request.method == expectedMethod)
+        #expect(request.host == host)
+        #expect(request.path == path)
+        #expect(request.rawQuery == query)
+    }
+
     @Test("one port serves many hosts; a host that is not configured gets 403 naming mock.hosts")
     func multiHost() async throws {
         let one = try await TestUpstream.start(name: "one"), two = try await TestUpstream.start(name: "two")

@@ -88,6 +88,27 @@ struct NetworkLogWriterTests {
         }
     }
 
+    @Test("a full batch is written without waiting out the pause; fewer rows wait for it")
+    func fullBatchGoesAtOnce() async throws {
+        try await TemporaryDirectory.with { directory in
+            try await withTestDatabase { database in
+                let attemptID = try await makeRunningAttempt(in: database)
+                let writer = NetworkLogWriter(store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"),
+                                              batchRows: 10, logger: Logger(label: "test"))
+                writer.start(interval: .seconds(90))
+                for sequence in 1...9 { writer.append(Self.exchange(sequence), attemptID: attemptID) }
+                try await Task.sleep(for: .milliseconds(500))
+                #expect(writer.written == 0)
+                writer.append(Self.exchange(10), attemptID: attemptID)
+                let deadline = ContinuousClock.now + .seconds(30)
+                while writer.written < 10, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+                #expect(writer.written == 10)
+                #expect(try await Self.count("exchanges", in: database) == 10)
+                #expect(await writer.close() == 0)
+            }
+        }
+    }
+
     @Test("writes that fail are spooled and sent once the database takes them again; a later writer takes over a spool left behind")
     func unavailableDatabase() async throws {
         try await TemporaryDirectory.with { directory in

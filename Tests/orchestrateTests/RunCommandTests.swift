@@ -297,14 +297,14 @@ struct MockRunTests {
             #expect(upstream.hits.withLock { $0 } == 3)
 
             let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
-            let rows = try await queryRows(database, "SELECT mode, matched, status FROM exchanges ORDER BY mode, id", as: (String, Bool, Int32).self)
+            let rows = try await queryRows(database, "SELECT mode, matched, status FROM exchanges ORDER BY mode, attempt_id, sequence", as: (String, Bool, Int32).self)
             #expect(rows.count == 6)
             #expect(rows.allSatisfy { $0.1 && $0.2 == 200 })
             #expect(rows.map(\.0).sorted() == ["record", "record", "record", "replay", "replay", "replay"])
 
             // Each exchange under the step that was open, with the step's timing.
             let steps = try await queryRows(database, """
-                SELECT s.name, s.status, count(e.id)::int, bool_and(s.finished_at >= s.started_at)
+                SELECT s.name, s.status, count(e.attempt_id)::int, bool_and(s.finished_at >= s.started_at)
                 FROM steps s LEFT JOIN exchanges e ON e.attempt_id = s.attempt_id AND e.step_position = s.position
                 GROUP BY s.attempt_id, s.position, s.name, s.status ORDER BY s.name
                 """, as: (String, String, Int32, Bool).self)

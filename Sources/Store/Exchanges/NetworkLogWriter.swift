@@ -11,7 +11,9 @@ import Darwin
 #endif
 
 /// Takes exchanges and steps without ever waiting for the database, and writes them in batches (COPY)
-/// from a background loop.
+/// from a background loop: every `interval`, or as soon as `batchRows` rows wait — a busy server's log goes
+/// in many small batches rather than a few big ones, whose processing in PostgreSQL would take a processor
+/// away from the server for tens of milliseconds at a time.
 ///
 /// Memory is bounded: past `memoryLimit` bytes of rows waiting, and whenever a write fails, rows go to spool
 /// files (COPY text, `<spool>/<table>-v5-PID.copy` for payloads, steps and exchanges) that later writes send
@@ -22,6 +24,7 @@ public final class NetworkLogWriter: Sendable {
     private let store: ExchangeStore
     private let spoolDirectory: String
     private let memoryLimit: Int
+    private let batchRows: Int
     private let logger: Logger
     private let state = Mutex(State())
     private let loop = Mutex<Task<Void, Never>?>(nil)
@@ -35,14 +38,17 @@ public final class NetworkLogWriter: Sendable {
         var written = 0
         var writing = false
         var stopping = false
-        /// The loop's pause between batches, which closing cuts short.
+        /// The loop's pause between batches, which closing cuts short, and a full batch too unless the loop backs off
+        /// from a failing database.
         var pause: Task<Void, Never>?
+        var backingOff = false
     }
 
-    public init(store: ExchangeStore, spoolDirectory: String, memoryLimit: Int = 64 << 20, logger: Logger) {
+    public init(store: ExchangeStore, spoolDirectory: String, memoryLimit: Int = 64 << 20, batchRows: Int = 512, logger: Logger) {
         self.store = store
         self.spoolDirectory = spoolDirectory
         self.memoryLimit = memoryLimit
+        self.batchRows = batchRows
         self.logger = logger
     }
 
@@ -67,27 +73,33 @@ public final class NetworkLogWriter: Sendable {
         append { $0.rows.append(step, attemptID: attemptID) }
     }
 
-    /// Adds rows; past the memory bound, what waits in memory goes to the spool.
+    /// Adds rows; a full batch ends the loop's pause; past the memory bound, what waits in memory goes to the spool.
     private func append(_ add: (inout State) -> Void) {
-        let full = state.withLock { state -> CopyRows? in
+        let (full, pause) = state.withLock { state -> (CopyRows?, Task<Void, Never>?) in
             add(&state)
-            guard state.rows.bytes >= memoryLimit else { return nil }
-            defer { state.rows = CopyRows() }
-            return state.rows
+            if state.rows.bytes >= memoryLimit {
+                defer { state.rows = CopyRows() }
+                return (state.rows, nil)
+            }
+            guard state.rows.count >= batchRows, !state.backingOff else { return (nil, nil) }
+            defer { state.pause = nil }
+            return (nil, state.pause)
         }
+        pause?.cancel()
         if let full { spool(full) }
     }
 
-    /// Starts the background loop (a batch every `interval`); takes over spool files of processes that
-    /// are gone.
+    /// Starts the background loop (a batch every `interval`, or once `batchRows` rows wait); takes over spool
+    /// files of processes that are gone.
     public func start(interval: Duration = .milliseconds(100)) {
         adoptOrphanedSpools()
         let task = Task(executorPreference: Database.executor) { [self] in
             var pause = interval
             while true {
                 let sleeping = Task { [pause] in _ = try? await Task.sleep(for: pause) }
-                let stop = state.withLock { state -> Bool in
+                let stop = state.withLock { [pause] state -> Bool in
                     if !state.stopping { state.pause = sleeping }
+                    state.backingOff = pause > interval
                     return state.stopping
                 }
                 if stop { sleeping.cancel() }

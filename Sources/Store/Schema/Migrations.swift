@@ -17,6 +17,7 @@ enum Migrations {
         (7, "lanes of compare runs, verdicts with evidence, quarantine", Schema.version7),
         (8, "one index for a scenario's finished attempts", Schema.version8),
         (9, "the attempts of a run that did not pass", Schema.version9),
+        (10, "exchanges without a serial id", Schema.version10),
     ]
 
     static func apply(on database: Database) async throws {

@@ -15,20 +15,26 @@ public struct ExchangeStore: Sendable {
 
     /// Writes COPY text for each table in one transaction; each table's text is a sequence of chunks
     /// (rows may span chunks). Payloads go through a temporary table, as another writer may have
-    /// stored the same payload already.
+    /// stored the same payload already. A batch of one table's rows alone (a busy server's exchanges, nearly
+    /// every batch) is one COPY, a transaction by itself: a round trip instead of four (committed as the server is
+    /// set to; the embedded cluster runs with `synchronous_commit = off`).
     func write(_ tables: [(table: LogTable, chunks: [ByteBuffer])]) async throws {
         let logger = database.logger
+        let filled = tables.filter { $0.chunks.contains { $0.readableBytes > 0 } }
+        func copy(_ chunks: [ByteBuffer], of table: LogTable, into target: String, on connection: PostgresConnection) async throws {
+            try await connection.copyFrom(table: target, columns: table.columns, logger: logger) { writer in
+                for chunk in chunks where chunk.readableBytes > 0 { try await writer.write(chunk) }
+            }
+        }
+        if filled.count == 1, let (table, chunks) = filled.first, table != .payloads {
+            return try await database.client.withConnection { try await copy(chunks, of: table, into: table.rawValue, on: $0) }
+        }
         try await database.client.withTransaction(logger: logger) { connection in
             // Not worth a flush to disk per batch: a crash of the server may lose its last moments of log.
             try await connection.query("SET LOCAL synchronous_commit = off", logger: logger)
-            for (table, chunks) in tables where chunks.contains(where: { $0.readableBytes > 0 }) {
-                func copy(into target: String) async throws {
-                    try await connection.copyFrom(table: target, columns: table.columns, logger: logger) { writer in
-                        for chunk in chunks where chunk.readableBytes > 0 { try await writer.write(chunk) }
-                    }
-                }
+            for (table, chunks) in filled {
                 guard table == .payloads else {
-                    try await copy(into: table.rawValue)
+                    try await copy(chunks, of: table, into: table.rawValue, on: connection)
                     continue
                 }
                 try await connection.query("SET LOCAL client_min_messages = warning", logger: logger)
@@ -36,7 +42,7 @@ public struct ExchangeStore: Sendable {
                     "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_payloads (digest bytea, content bytea) ON COMMIT DELETE ROWS",
                     logger: logger
                 )
-                try await copy(into: "incoming_payloads")
+                try await copy(chunks, of: table, into: "incoming_payloads", on: connection)
                 try await connection.query(
                     "INSERT INTO payloads (digest, content) SELECT digest, content FROM incoming_payloads ON CONFLICT DO NOTHING",
                     logger: logger

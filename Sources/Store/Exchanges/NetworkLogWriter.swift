@@ -44,7 +44,7 @@ public final class NetworkLogWriter: Sendable {
         var backingOff = false
     }
 
-    public init(store: ExchangeStore, spoolDirectory: String, memoryLimit: Int = 64 << 20, batchRows: Int = 512, logger: Logger) {
+    public init(store: ExchangeStore, spoolDirectory: String, memoryLimit: Int = 64 << 20, batchRows: Int = 256, logger: Logger) {
         self.store = store
         self.spoolDirectory = spoolDirectory
         self.memoryLimit = memoryLimit

@@ -373,7 +373,7 @@ public final class MockServer: Sendable {
 
     /// This server's URL as the app addresses it (its Host header).
     private func mockBase(_ requestHeaders: [(name: String, value: String)]) -> String {
-        "http://" + (requestHeaders.first { $0.name.equalsIgnoringASCIICase("host") }?.value ?? "127.0.0.1:\(port ?? 0)")
+        "http://" + (requestHeaders.value(named: "host") ?? "127.0.0.1:\(port ?? 0)")
     }
 
     /// Absolute URLs of configured hosts in the body and the link headers point back at this server.

@@ -76,3 +76,10 @@ extension String {
         utf8.count == lowercase.utf8.count && zip(utf8, lowercase.utf8).allSatisfy { $0 == $1 || ($0 &+ 0x20 == $1 && (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)) }
     }
 }
+
+extension Array where Element == (name: String, value: String) {
+    /// The first value of the header named `lowercaseName` (given all lowercase; the list's names in any case).
+    func value(named lowercaseName: String) -> String? {
+        first { $0.name.equalsIgnoringASCIICase(lowercaseName) }?.value
+    }
+}

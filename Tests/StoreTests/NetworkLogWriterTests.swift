@@ -25,127 +25,123 @@ struct NetworkLogWriterTests {
         return -1
     }
 
-    @Test("a database that is slow (a table lock) slows no append; rows beyond the memory bound are spooled; nothing is lost")
-    func slowDatabase() async throws {
+    /// A writer with its spool in a temporary folder, over a fresh database with one running attempt (whose id it gets).
+    func withWriter(
+        memoryLimit: Int = 64 << 20, batchRows: Int = 256,
+        _ body: @Sendable (NetworkLogWriter, Database, Int64, TemporaryDirectory) async throws -> Void
+    ) async throws {
         try await TemporaryDirectory.with { directory in
             try await withTestDatabase { database in
-                let attemptID = try await makeRunningAttempt(in: database)
                 let writer = NetworkLogWriter(store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"),
-                                              memoryLimit: 4_000, logger: Logger(label: "test"))
-                writer.start(interval: .milliseconds(20))
-                // Another session holds the table: every COPY waits.
-                try await database.client.withConnection { blocker in
-                    try await blocker.query("BEGIN", logger: Logger(label: "test"))
-                    try await blocker.query("LOCK TABLE exchanges IN ACCESS EXCLUSIVE MODE", logger: Logger(label: "test"))
-                    let clock = ContinuousClock.now
-                    for sequence in 1...1_000 { writer.append(Self.exchange(sequence), attemptID: attemptID) }
-                    writer.append(Step(position: 1, keyword: "Given ", name: "a step", status: "passed", startedAt: Date(), finishedAt: Date()), attemptID: attemptID)
-                    #expect(ContinuousClock.now - clock < .seconds(2))
-                    #expect(writer.spooled >= 900)
-                    // The loop may already be sending the spool (moved aside while the COPY waits for the lock).
-                    let spool = directory.file("spool/exchanges-v5-\(getpid()).copy")
-                    #expect(FileManager.default.fileExists(atPath: spool) || FileManager.default.fileExists(atPath: spool + ".sending"))
-                    try await Task.sleep(for: .milliseconds(300))
-                    try await blocker.query("COMMIT", logger: Logger(label: "test"))
-                }
-                #expect(await writer.close() == 0)
-                #expect(try await Self.count("exchanges", in: database) == 1_000)
-                #expect(try await Self.count("steps", in: database) == 1)
-                #expect(writer.spooled == 0)
-                // 1,000 exchanges with two distinct bodies and one header list: each stored once.
-                #expect(try await Self.count("payloads", in: database) == 3)
-                let rows = try await database.client.query(
-                    """
-                    SELECT request_body, convert_from(response_body, 'UTF8'), request_headers->1->>'value', request_headers->0->>'value',
-                           extract(epoch FROM started_at)::float8
-                    FROM exchange_log WHERE sequence = 7
-                    """,
-                    logger: Logger(label: "test")
-                )
-                for try await (request, response, odd, accept, epoch) in rows.decode((ByteBuffer, String, String, String, Double).self) {
-                    #expect(Array(buffer: request) == [0, 1, 2, 0x5c] && response == "line\none \"q\" \\ ü")
-                    #expect(odd == #"q"\ü\#u{1}"# && accept == "a\tb")
-                    #expect(abs(epoch - Self.moment.timeIntervalSince1970) < 0.000_002)
-                }
+                                              memoryLimit: memoryLimit, batchRows: batchRows, logger: Logger(label: "test"))
+                try await body(writer, database, try await makeRunningAttempt(in: database), directory)
+            }
+        }
+    }
+
+    @Test("a database that is slow (a table lock) slows no append; rows beyond the memory bound are spooled; nothing is lost")
+    func slowDatabase() async throws {
+        try await withWriter(memoryLimit: 4_000) { writer, database, attemptID, directory in
+            writer.start(interval: .milliseconds(20))
+            // Another session holds the table: every COPY waits.
+            try await database.client.withConnection { blocker in
+                try await blocker.query("BEGIN", logger: Logger(label: "test"))
+                try await blocker.query("LOCK TABLE exchanges IN ACCESS EXCLUSIVE MODE", logger: Logger(label: "test"))
+                let clock = ContinuousClock.now
+                for sequence in 1...1_000 { writer.append(Self.exchange(sequence), attemptID: attemptID) }
+                writer.append(Step(position: 1, keyword: "Given ", name: "a step", status: "passed", startedAt: Date(), finishedAt: Date()), attemptID: attemptID)
+                #expect(ContinuousClock.now - clock < .seconds(2))
+                #expect(writer.spooled >= 900)
+                // The loop may already be sending the spool (moved aside while the COPY waits for the lock).
+                let spool = directory.file("spool/exchanges-v5-\(getpid()).copy")
+                #expect(FileManager.default.fileExists(atPath: spool) || FileManager.default.fileExists(atPath: spool + ".sending"))
+                try await Task.sleep(for: .milliseconds(300))
+                try await blocker.query("COMMIT", logger: Logger(label: "test"))
+            }
+            #expect(await writer.close() == 0)
+            #expect(try await Self.count("exchanges", in: database) == 1_000)
+            #expect(try await Self.count("steps", in: database) == 1)
+            #expect(writer.spooled == 0)
+            // 1,000 exchanges with two distinct bodies and one header list: each stored once.
+            #expect(try await Self.count("payloads", in: database) == 3)
+            let rows = try await database.client.query(
+                """
+                SELECT request_body, convert_from(response_body, 'UTF8'), request_headers->1->>'value', request_headers->0->>'value',
+                       extract(epoch FROM started_at)::float8
+                FROM exchange_log WHERE sequence = 7
+                """,
+                logger: Logger(label: "test")
+            )
+            for try await (request, response, odd, accept, epoch) in rows.decode((ByteBuffer, String, String, String, Double).self) {
+                #expect(Array(buffer: request) == [0, 1, 2, 0x5c] && response == "line\none \"q\" \\ ü")
+                #expect(odd == #"q"\ü\#u{1}"# && accept == "a\tb")
+                #expect(abs(epoch - Self.moment.timeIntervalSince1970) < 0.000_002)
             }
         }
     }
 
     @Test("closing writes what waits at once, without sitting out the pause between batches")
     func closeCutsThePauseShort() async throws {
-        try await TemporaryDirectory.with { directory in
-            try await withTestDatabase { database in
-                let attemptID = try await makeRunningAttempt(in: database)
-                let writer = NetworkLogWriter(store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"),
-                                              logger: Logger(label: "test"))
-                writer.start(interval: .seconds(90))
-                writer.append(Self.exchange(1), attemptID: attemptID)
-                let start = ContinuousClock.now
-                #expect(await writer.close() == 0)
-                #expect(ContinuousClock.now - start < .seconds(30))
-                #expect(try await Self.count("exchanges", in: database) == 1)
-            }
+        // Typed throwing: its only `try` is inside a macro, which closure inference does not see.
+        try await withWriter { (writer, database, attemptID, _) async throws in
+            writer.start(interval: .seconds(90))
+            writer.append(Self.exchange(1), attemptID: attemptID)
+            let start = ContinuousClock.now
+            #expect(await writer.close() == 0)
+            #expect(ContinuousClock.now - start < .seconds(30))
+            #expect(try await Self.count("exchanges", in: database) == 1)
         }
     }
 
     @Test("a full batch is written without waiting out the pause; fewer rows wait for it")
     func fullBatchGoesAtOnce() async throws {
-        try await TemporaryDirectory.with { directory in
-            try await withTestDatabase { database in
-                let attemptID = try await makeRunningAttempt(in: database)
-                let writer = NetworkLogWriter(store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"),
-                                              batchRows: 10, logger: Logger(label: "test"))
-                writer.start(interval: .seconds(90))
-                for sequence in 1...9 { writer.append(Self.exchange(sequence), attemptID: attemptID) }
-                try await Task.sleep(for: .milliseconds(500))
-                #expect(writer.written == 0)
-                writer.append(Self.exchange(10), attemptID: attemptID)
-                let deadline = ContinuousClock.now + .seconds(30)
-                while writer.written < 10, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-                #expect(writer.written == 10)
-                #expect(try await Self.count("exchanges", in: database) == 10)
-                #expect(await writer.close() == 0)
-            }
+        try await withWriter(batchRows: 10) { writer, database, attemptID, _ in
+            writer.start(interval: .seconds(90))
+            for sequence in 1...9 { writer.append(Self.exchange(sequence), attemptID: attemptID) }
+            try await Task.sleep(for: .milliseconds(500))
+            #expect(writer.written == 0)
+            writer.append(Self.exchange(10), attemptID: attemptID)
+            let deadline = ContinuousClock.now + .seconds(30)
+            while writer.written < 10, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+            #expect(writer.written == 10)
+            #expect(try await Self.count("exchanges", in: database) == 10)
+            #expect(await writer.close() == 0)
         }
     }
 
     @Test("writes that fail are spooled and sent once the database takes them again; a later writer takes over a spool left behind")
     func unavailableDatabase() async throws {
-        try await TemporaryDirectory.with { directory in
-            try await withTestDatabase { database in
-                let attemptID = try await makeRunningAttempt(in: database)
-                let logger = Logger(label: "test")
-                try await database.client.query("ALTER TABLE exchanges RENAME TO exchanges_away", logger: logger)
-                let writer = NetworkLogWriter(store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"), logger: logger)
-                for sequence in 1...50 { writer.append(Self.exchange(sequence, step: 1), attemptID: attemptID) }
-                #expect(await writer.flush() == false)
-                #expect(writer.spooled == 50)
-                for sequence in 51...60 { writer.append(Self.exchange(sequence, step: 1), attemptID: attemptID) }
-                #expect(await writer.flush() == false)
-                #expect(writer.spooled == 60)
-                try await database.client.query("ALTER TABLE exchanges_away RENAME TO exchanges", logger: logger)
-                #expect(await writer.flush())
-                #expect(try await Self.count("exchanges", in: database) == 60)
-                // The payloads waited in the spool with their exchanges.
-                #expect(try await Self.count("payloads", in: database) == 3)
+        try await withWriter { writer, database, attemptID, directory in
+            let logger = Logger(label: "test")
+            try await database.client.query("ALTER TABLE exchanges RENAME TO exchanges_away", logger: logger)
+            for sequence in 1...50 { writer.append(Self.exchange(sequence, step: 1), attemptID: attemptID) }
+            #expect(await writer.flush() == false)
+            #expect(writer.spooled == 50)
+            for sequence in 51...60 { writer.append(Self.exchange(sequence, step: 1), attemptID: attemptID) }
+            #expect(await writer.flush() == false)
+            #expect(writer.spooled == 60)
+            try await database.client.query("ALTER TABLE exchanges_away RENAME TO exchanges", logger: logger)
+            #expect(await writer.flush())
+            #expect(try await Self.count("exchanges", in: database) == 60)
+            // The payloads waited in the spool with their exchanges.
+            #expect(try await Self.count("payloads", in: database) == 3)
 
-                // A spool whose process is gone (pid 999999 does not run) is taken over and written; one in an
-                // older layout is left alone (its columns are not the table's any more).
-                let orphan = directory.file("spool/exchanges-v5-999999.copy")
-                let older = directory.file("spool/exchanges-999998.copy")
-                try "1\t1\treplay\n".write(toFile: older, atomically: true, encoding: .utf8)
-                try await database.client.query("ALTER TABLE exchanges RENAME TO exchanges_away", logger: logger)
-                writer.append(Self.exchange(61), attemptID: attemptID)
-                #expect(await writer.flush() == false)
-                try FileManager.default.moveItem(atPath: directory.file("spool/exchanges-v5-\(getpid()).copy"), toPath: orphan)
-                try await database.client.query("ALTER TABLE exchanges_away RENAME TO exchanges", logger: logger)
-                let successor = NetworkLogWriter(store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"), logger: logger)
-                successor.start(interval: .milliseconds(20))
-                #expect(await successor.close() == 0)
-                #expect(try await Self.count("exchanges", in: database) == 61)
-                #expect(!FileManager.default.fileExists(atPath: orphan))
-                #expect(FileManager.default.fileExists(atPath: older))
-            }
+            // A spool whose process is gone (pid 999999 does not run) is taken over and written; one in an
+            // older layout is left alone (its columns are not the table's any more).
+            let orphan = directory.file("spool/exchanges-v5-999999.copy")
+            let older = directory.file("spool/exchanges-999998.copy")
+            try "1\t1\treplay\n".write(toFile: older, atomically: true, encoding: .utf8)
+            try await database.client.query("ALTER TABLE exchanges RENAME TO exchanges_away", logger: logger)
+            writer.append(Self.exchange(61), attemptID: attemptID)
+            #expect(await writer.flush() == false)
+            try FileManager.default.moveItem(atPath: directory.file("spool/exchanges-v5-\(getpid()).copy"), toPath: orphan)
+            try await database.client.query("ALTER TABLE exchanges_away RENAME TO exchanges", logger: logger)
+            let successor = NetworkLogWriter(store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"), logger: logger)
+            successor.start(interval: .milliseconds(20))
+            #expect(await successor.close() == 0)
+            #expect(try await Self.count("exchanges", in: database) == 61)
+            #expect(!FileManager.default.fileExists(atPath: orphan))
+            #expect(FileManager.default.fileExists(atPath: older))
         }
     }
 }

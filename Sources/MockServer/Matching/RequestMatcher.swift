@@ -127,7 +127,7 @@ public struct RequestMatcher: Sendable {
             path: match.contains(.path) ? path.percentDecoded : "",
             query: query,
             headers: configuration.matchHeaders.map { name in
-                headers.first { $0.name.lowercased() == name }.map(\.value) ?? "(none)"
+                headers.value(named: name) ?? "(none)"
             },
             body: match.contains(.body) ? canonicalBody(body, ignoring: configuration.ignoredJSON) : []
         )

@@ -7,7 +7,7 @@ import NIOCore
 enum ContentCoding {
     /// The one coding of a body, lower-cased; `nil` for identity.
     static func coding(of headers: [(name: String, value: String)]) -> String? {
-        guard let value = headers.first(where: { $0.name.equalsIgnoringASCIICase("content-encoding") })?.value else { return nil }
+        guard let value = headers.value(named: "content-encoding") else { return nil }
         let coding = value.trimmingCharacters(in: .whitespaces).lowercased()
         return coding.isEmpty || coding == "identity" ? nil : coding
     }

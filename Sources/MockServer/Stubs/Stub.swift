@@ -206,7 +206,7 @@ extension Stub {
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             response.body = Array((try? encoder.encode(json)) ?? Data())
             isJSON = true
-            if !response.headers.contains(where: { $0.name.lowercased() == "content-type" }) {
+            if response.headers.value(named: "content-type") == nil {
                 response.headers.append((name: "content-type", value: "application/json"))
             }
         } else if let file = members["file"] {

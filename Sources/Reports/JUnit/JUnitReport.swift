@@ -101,8 +101,7 @@ public enum JUnitReport {
     }
 
     private static func property(_ name: String, _ value: String, indent: Int) -> String {
-        (indent == 8 ? "        " : String(repeating: " ", count: indent))
-            + #"<property name="\#(XMLText.escape(name))" value="\#(XMLText.escape(value))"/>"# + "\n"
+        String(repeating: " ", count: indent) + #"<property name="\#(XMLText.escape(name))" value="\#(XMLText.escape(value))"/>"# + "\n"
     }
 
     /// The feature file (without extension) when known, else the first tag, else `orchestrate`.

@@ -50,8 +50,8 @@ public enum HistoryGenerator {
             """,
             """
             INSERT INTO payloads (digest, content) VALUES
-                (sha256('[{"name":"content-type","value":"application/json"}]'::bytea), '[{"name":"content-type","value":"application/json"}]'::bytea),
-                (sha256('{"items":[{"title":"Hello"}]}'::bytea), '{"items":[{"title":"Hello"}]}'::bytea)
+                (substring(sha256('[{"name":"content-type","value":"application/json"}]'::bytea) for 16), '[{"name":"content-type","value":"application/json"}]'::bytea),
+                (substring(sha256('{"items":[{"title":"Hello"}]}'::bytea) for 16), '{"items":[{"title":"Hello"}]}'::bytea)
             ON CONFLICT DO NOTHING
             """,
             """
@@ -59,7 +59,7 @@ public enum HistoryGenerator {
                                    response_headers_digest, response_body_digest)
             SELECT a.id, q, 'replay', true, 'api.bench.test', 'GET', 'https://api.bench.test/v1/' || (ARRAY['news', 'feed'])[q], 200,
                    a.started_at + q * interval '300 milliseconds', 1500, q,
-                   sha256('[{"name":"content-type","value":"application/json"}]'::bytea), sha256('{"items":[{"title":"Hello"}]}'::bytea)
+                   substring(sha256('[{"name":"content-type","value":"application/json"}]'::bytea) for 16), substring(sha256('{"items":[{"title":"Hello"}]}'::bytea) for 16)
             FROM attempts a, generate_series(1, 2) q
             """,
         ]

@@ -27,13 +27,14 @@ struct NetworkLogWriterTests {
 
     /// A writer with its spool in a temporary folder, over a fresh database with one running attempt (whose id it gets).
     func withWriter(
-        memoryLimit: Int = 64 << 20, batchRows: Int = 256,
+        memoryLimit: Int = 64 << 20, batchRows: Int = 256, chunkRows: Int = 64,
         _ body: @Sendable (NetworkLogWriter, Database, Int64, TemporaryDirectory) async throws -> Void
     ) async throws {
         try await TemporaryDirectory.with { directory in
             try await withTestDatabase { database in
                 let writer = NetworkLogWriter(store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"),
-                                              memoryLimit: memoryLimit, batchRows: batchRows, logger: Logger(label: "test"))
+                                              memoryLimit: memoryLimit, batchRows: batchRows, chunkRows: chunkRows,
+                                              logger: Logger(label: "test"))
                 try await body(writer, database, try await makeRunningAttempt(in: database), directory)
             }
         }
@@ -106,6 +107,23 @@ struct NetworkLogWriterTests {
             #expect(writer.written == 10)
             #expect(try await Self.count("exchanges", in: database) == 10)
             #expect(await writer.close() == 0)
+        }
+    }
+
+    @Test("a steady flow of exchanges streams into one COPY at a time, chunk by chunk, not a transaction per chunk")
+    func exchangesStream() async throws {
+        try await withWriter(chunkRows: 10) { writer, database, attemptID, _ in
+            writer.start(interval: .milliseconds(500))
+            // 100 chunks of 10 exchanges, one every 5 ms.
+            for chunk in 0..<100 {
+                for row in 1...10 { writer.append(Self.exchange(chunk * 10 + row), attemptID: attemptID) }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(await writer.close() == 0)
+            #expect(try await Self.count("exchanges", in: database) == 1_000)
+            // Each transaction stamps its rows with its id: a transaction per chunk would make 100.
+            let rows = try await database.client.query("SELECT count(DISTINCT xmin::text)::int FROM exchanges", logger: Logger(label: "test"))
+            for try await transactions in rows.decode(Int.self) { #expect(transactions < 30) }
         }
     }
 

@@ -52,6 +52,20 @@ public struct ExchangeStore: Sendable {
     }
 }
 
+extension ExchangeStore {
+    /// One COPY into `table`, fed chunk by chunk (rows may span chunks) until `next` gives nil, which ends and
+    /// commits it.
+    func stream(_ table: LogTable, next: () async throws -> ByteBuffer?) async throws {
+        try await database.client.withConnection { connection in
+            try await connection.copyFrom(table: table.rawValue, columns: table.columns, logger: database.logger) { writer in
+                while let chunk = try await next() {
+                    if chunk.readableBytes > 0 { try await writer.write(chunk) }
+                }
+            }
+        }
+    }
+}
+
 /// The tables of the network log, in the order a batch writes them.
 enum LogTable: String, CaseIterable, Sendable {
     case payloads, steps, exchanges
@@ -77,6 +91,9 @@ struct CopyRows {
     private var exchanges = ByteBuffer()
     /// Steps and exchanges (the rows callers count; payloads go with their exchanges).
     private(set) var count = 0
+
+    /// Whether the rows held are exchanges alone (or none).
+    var exchangesOnly: Bool { payloads.readableBytes == 0 && steps.readableBytes == 0 }
 
     /// The COPY text held, in bytes.
     var bytes: Int { payloads.readableBytes + steps.readableBytes + exchanges.readableBytes }
@@ -156,7 +173,9 @@ struct CopyRows {
 /// The payloads a writer has already put on their way to the database (in a batch or a spool file),
 /// so that each distinct body or header list is written once, however often it is served.
 ///
-/// A payload is named by the SHA-256 of its bytes. Hashing is skipped for a small payload seen before
+/// A payload is named by the first 16 bytes of the SHA-256 of its bytes (a third less COPY text per exchange than
+/// the whole digest, which is what PostgreSQL spends most of its time on; payloads stored before under 32-byte
+/// digests stay as they are, and a body seen again is stored once more under its shorter name). Hashing is skipped for a small payload seen before
 /// (looked up by content) and for a larger array seen recently: the catalog keeps such arrays alive, so
 /// the same storage address means the same bytes (a replayed response body is one array, served over
 /// and over).
@@ -190,7 +209,7 @@ struct PayloadCatalog {
         }
         let isSmall = payload.count <= 512
         if isSmall, let known = small[Bytes(bytes: payload)] { return (known, false) }
-        let digest = Array(SHA256.hash(data: payload))
+        let digest = Array(SHA256.hash(data: payload).prefix(16))
         if isSmall {
             if small.count >= 4096 { small.removeAll(keepingCapacity: true) }
             small[Bytes(bytes: payload)] = digest

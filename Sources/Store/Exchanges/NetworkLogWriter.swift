@@ -10,10 +10,11 @@ import Glibc
 import Darwin
 #endif
 
-/// Takes exchanges and steps without ever waiting for the database, and writes them in batches (COPY)
-/// from a background loop: every `interval`, or as soon as `batchRows` rows wait — a busy server's log goes
-/// in many small batches rather than a few big ones, whose processing in PostgreSQL would take a processor
-/// away from the server for tens of milliseconds at a time.
+/// Takes exchanges and steps without ever waiting for the database, and writes them (COPY) from a background
+/// loop: every `interval`, or as soon as `batchRows` rows wait. A busy server's exchanges stream: one COPY stays
+/// open for up to `interval` and takes them `chunkRows` at a time as they come, so PostgreSQL's work comes in
+/// small pieces without a transaction for each — its processing of a whole batch at once would take a
+/// processor away from the server for milliseconds at a time.
 ///
 /// Memory is bounded: past `memoryLimit` bytes of rows waiting, and whenever a write fails, rows go to spool
 /// files (COPY text, `<spool>/<table>-v5-PID.copy` for payloads, steps and exchanges) that later writes send
@@ -25,6 +26,7 @@ public final class NetworkLogWriter: Sendable {
     private let spoolDirectory: String
     private let memoryLimit: Int
     private let batchRows: Int
+    private let chunkRows: Int
     private let logger: Logger
     private let state = Mutex(State())
     private let loop = Mutex<Task<Void, Never>?>(nil)
@@ -42,13 +44,21 @@ public final class NetworkLogWriter: Sendable {
         /// from a failing database.
         var pause: Task<Void, Never>?
         var backingOff = false
+        var interval = Duration.milliseconds(100)
     }
 
-    public init(store: ExchangeStore, spoolDirectory: String, memoryLimit: Int = 64 << 20, batchRows: Int = 256, logger: Logger) {
+    /// How long an open COPY waits for a chunk to fill before it takes what came (or ends, when nothing did).
+    private static let chunkPatience = Duration.milliseconds(20)
+
+    public init(
+        store: ExchangeStore, spoolDirectory: String, memoryLimit: Int = 64 << 20, batchRows: Int = 256, chunkRows: Int = 64,
+        logger: Logger
+    ) {
         self.store = store
         self.spoolDirectory = spoolDirectory
         self.memoryLimit = memoryLimit
         self.batchRows = batchRows
+        self.chunkRows = min(chunkRows, batchRows)
         self.logger = logger
     }
 
@@ -73,7 +83,13 @@ public final class NetworkLogWriter: Sendable {
         append { $0.rows.append(step, attemptID: attemptID) }
     }
 
-    /// Adds rows; a full batch ends the loop's pause; past the memory bound, what waits in memory goes to the spool.
+    /// The rows that, once waiting, go without waiting out the pause: a chunk of exchanges alone, a batch of others.
+    private func due(_ rows: CopyRows) -> Bool {
+        rows.count >= (rows.exchangesOnly ? chunkRows : batchRows)
+    }
+
+    /// Adds rows; a full batch or chunk ends the loop's pause; past the memory bound, what waits in memory goes to the
+    /// spool.
     private func append(_ add: (inout State) -> Void) {
         let (full, pause) = state.withLock { state -> (CopyRows?, Task<Void, Never>?) in
             add(&state)
@@ -81,7 +97,7 @@ public final class NetworkLogWriter: Sendable {
                 defer { state.rows = CopyRows() }
                 return (state.rows, nil)
             }
-            guard state.rows.count >= batchRows, !state.backingOff else { return (nil, nil) }
+            guard due(state.rows), !state.backingOff else { return (nil, nil) }
             defer { state.pause = nil }
             return (nil, state.pause)
         }
@@ -89,10 +105,11 @@ public final class NetworkLogWriter: Sendable {
         if let full { spool(full) }
     }
 
-    /// Starts the background loop (a batch every `interval`, or once `batchRows` rows wait); takes over spool
-    /// files of processes that are gone.
+    /// Starts the background loop (a batch every `interval`, or once `batchRows` rows or `chunkRows` exchanges
+    /// wait); takes over spool files of processes that are gone.
     public func start(interval: Duration = .milliseconds(100)) {
         adoptOrphanedSpools()
+        state.withLock { $0.interval = interval }
         let task = Task(executorPreference: Database.executor) { [self] in
             var pause = interval
             while true {
@@ -100,7 +117,7 @@ public final class NetworkLogWriter: Sendable {
                 let stop = state.withLock { [pause] state -> Bool in
                     if !state.stopping { state.pause = sleeping }
                     state.backingOff = pause > interval
-                    return state.stopping
+                    return state.stopping || (!state.backingOff && due(state.rows))
                 }
                 if stop { sleeping.cancel() }
                 await sleeping.value
@@ -148,6 +165,7 @@ public final class NetworkLogWriter: Sendable {
             return (state.rows, state.spooled)
         }
         guard let taken else { return state.withLock { !$0.writing && $0.rows.count == 0 && $0.spooled == 0 } }
+        if taken.spooled == 0, taken.rows.exchangesOnly { return await stream(taken.rows) }
         // The spool being sent moves aside, so that rows spilled meanwhile land in a new one.
         let sending = spoolLock.withLock { _ in
             LogTable.allCases.map { table -> String in
@@ -170,7 +188,7 @@ public final class NetworkLogWriter: Sendable {
             }
             return true
         } catch {
-            logger.warning("writing the network log failed; spooling it", metadata: ["error": "\(String(reflecting: error))"])
+            warnWriteFailed(error)
             // Back in front of whatever was spilled meanwhile, then the rows taken from memory.
             spoolLock.withLock { _ in
                 for (aside, path) in zip(sending, LogTable.allCases.map(spoolPath)) where FileManager.default.fileExists(atPath: aside) {
@@ -182,6 +200,66 @@ public final class NetworkLogWriter: Sendable {
             state.withLock { $0.writing = false }
             return false
         }
+    }
+
+    /// Sends exchanges into one COPY that stays open while more come, for up to `interval`; returns whether it
+    /// committed. Rows of a COPY that fails go to the spool, all of them: PostgreSQL kept none.
+    private func stream(_ first: CopyRows) async -> Bool {
+        var sent = first
+        var pending: ByteBuffer? = first[.exchanges]
+        let deadline = ContinuousClock.now + state.withLock { $0.interval }
+        do {
+            try await store.stream(.exchanges) {
+                if let chunk = pending {
+                    pending = nil
+                    return chunk
+                }
+                guard let rows = await nextChunk(deadline: deadline) else { return nil }
+                sent.append(contentsOf: rows)
+                return rows[.exchanges]
+            }
+            state.withLock { state in
+                state.written += sent.count
+                state.writing = false
+            }
+            return true
+        } catch {
+            warnWriteFailed(error)
+            spool(sent)
+            state.withLock { $0.writing = false }
+            return false
+        }
+    }
+
+    /// The open COPY's next exchanges: a chunk once it fills, or what waits when it does not fill within
+    /// `chunkPatience`. Nil ends the COPY: its time is up, the writer stops, nothing came, or other rows wait (they go
+    /// in a transaction with the exchanges that name them).
+    private func nextChunk(deadline: ContinuousClock.Instant) async -> CopyRows? {
+        enum Chunk { case rows(CopyRows), wait(Task<Void, Never>), end }
+        let patience = ContinuousClock.now + Self.chunkPatience
+        while true {
+            let now = ContinuousClock.now
+            let next = state.withLock { state -> Chunk in
+                guard !state.stopping, now < deadline, state.rows.exchangesOnly else { return .end }
+                if state.rows.count >= chunkRows || (now >= patience && state.rows.count > 0) {
+                    defer { state.rows = CopyRows() }
+                    return .rows(state.rows)
+                }
+                guard now < patience else { return .end }
+                let sleeping = Task { _ = try? await Task.sleep(until: min(deadline, patience)) }
+                state.pause = sleeping
+                return .wait(sleeping)
+            }
+            switch next {
+            case .rows(let rows): return rows
+            case .wait(let sleeping): await sleeping.value
+            case .end: return nil
+            }
+        }
+    }
+
+    private func warnWriteFailed(_ error: any Error) {
+        logger.warning("writing the network log failed; spooling it", metadata: ["error": "\(String(reflecting: error))"])
     }
 
     /// Appends rows to the spool files (the counter follows only once they are on disk).

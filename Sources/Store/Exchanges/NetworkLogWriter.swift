@@ -44,6 +44,7 @@ public final class NetworkLogWriter: Sendable {
         /// from a failing database.
         var pause: Task<Void, Never>?
         var backingOff = false
+        /// The loop's pause, and how long a streaming COPY stays open.
         var interval = Duration.milliseconds(100)
     }
 
@@ -114,12 +115,13 @@ public final class NetworkLogWriter: Sendable {
             var pause = interval
             while true {
                 let sleeping = Task { [pause] in _ = try? await Task.sleep(for: pause) }
-                let stop = state.withLock { [pause] state -> Bool in
+                // Stopping, or rows due already (left by the last write): no pause.
+                let atOnce = state.withLock { [pause] state -> Bool in
                     if !state.stopping { state.pause = sleeping }
                     state.backingOff = pause > interval
                     return state.stopping || (!state.backingOff && due(state.rows))
                 }
-                if stop { sleeping.cancel() }
+                if atOnce { sleeping.cancel() }
                 await sleeping.value
                 if state.withLock({ $0.stopping }) { break }
                 // Back off while the database refuses, up to 5 s.

@@ -40,8 +40,8 @@ public final class NetworkLogWriter: Sendable {
         var written = 0
         var writing = false
         var stopping = false
-        /// The loop's pause between batches, which closing cuts short, and a full batch too unless the loop backs off
-        /// from a failing database.
+        /// The loop's pause between batches, or an open COPY's wait for its next chunk: closing cuts it short, and so
+        /// do rows that are due unless the loop backs off from a failing database.
         var pause: Task<Void, Never>?
         var backingOff = false
         /// The loop's pause, and how long a streaming COPY stays open.

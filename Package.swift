@@ -124,7 +124,7 @@ let package = Package(
         .testTarget(name: "ReportsTests", dependencies: ["Reports"], swiftSettings: swiftSettings),
         .testTarget(
             name: "OrchestrateKitTests", dependencies: ["OrchestrateKit", "OrchestrateTesting", "MockServer", "OrchestrateModel", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
-        .testTarget(name: "GherkinTests", dependencies: ["Gherkin"], exclude: ["Oracle"], swiftSettings: swiftSettings),
+        .testTarget(name: "GherkinTests", dependencies: ["Gherkin", "OrchestrateTesting"], exclude: ["Corpus", "oracle.py"], swiftSettings: swiftSettings),
         .testTarget(
             name: "MockServerTests",
             dependencies: [

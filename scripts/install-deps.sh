@@ -1,8 +1,9 @@
 #!/bin/sh
 # Installs what orchestrate needs on a fresh Debian/Ubuntu machine with the Swift toolchain:
 # PostgreSQL's server programs (for the embedded database and the tests) and python3 (used by tests);
-# with `test`, also headless Chromium and the PyPI packages haralyzer and junitparser, which the tests open the
-# HTML report, HAR files and JUnit XML with; with `bench`, also wrk, nginx and psql for the benchmarks.
+# with `test`, also headless Chromium and the PyPI packages haralyzer, junitparser and gherkin-official, which the
+# tests open the HTML report, HAR files and JUnit XML with and compare the Gherkin parser with; with `bench`, also
+# wrk, nginx and psql for the benchmarks.
 set -eu
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=""
@@ -23,9 +24,16 @@ if [ -n "$missing" ]; then
   as_root apt-get update -qq
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq $missing >/dev/null
 fi
-if [ "${1:-}" = test ] && ! python3 -c "import haralyzer, junitparser" >/dev/null 2>&1; then
-  echo "installing: haralyzer junitparser (PyPI)"
-  python3 -m pip install -q haralyzer junitparser 2>/dev/null || python3 -m pip install -q --break-system-packages haralyzer junitparser
+# The tests' outside oracles from PyPI: the official Cucumber parser (pinned: the Gherkin tests compare with exactly
+# this version), haralyzer and junitparser.
+gherkin_official=42.0.1
+if [ "${1:-}" = test ] && ! python3 -c "
+import haralyzer, junitparser
+from importlib.metadata import version
+assert version('gherkin-official') == '$gherkin_official'" >/dev/null 2>&1; then
+  echo "installing: haralyzer junitparser gherkin-official==$gherkin_official (PyPI)"
+  packages="haralyzer junitparser gherkin-official==$gherkin_official"
+  python3 -m pip install -q $packages 2>/dev/null || python3 -m pip install -q --break-system-packages $packages
 fi
 # initdb and postgres refuse to run as root: as root, orchestrate runs them as the 'postgres' user.
 if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then

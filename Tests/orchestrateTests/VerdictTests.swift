@@ -89,7 +89,7 @@ struct VerdictTests {
             let hars = attachments.filter { $0.hasSuffix(".har") }
             #expect(hars.contains { $0.contains("chat.feature__The_bot_offers_to_book_an_appointment/live-attempt-1.har") }, "\(attachments)")
             #expect(hars.count == 4, "the drift's live attempt, the stale replay, both lanes of the failure: \(hars)")
-            let parsed = try PythonCheck.run("""
+            let parsed = try Python.lines(script: """
                 import json, sys
                 from haralyzer import HarParser
                 from junitparser import JUnitXml
@@ -101,7 +101,7 @@ struct VerdictTests {
                     for case in suite:
                         properties = {p.get("name"): p.get("value") for p in case._elem.iter("property")}
                         print("case", properties.get("orchestrate.verdict"), len(case.result), case.name)
-                """, arguments: ["\(reports)/junit.xml"] + hars)
+                """, arguments: ["\(reports)/junit.xml"] + hars, hint: "make test installs haralyzer and junitparser")
             #expect(parsed.filter { $0.hasPrefix("har ") }.count == 4, "\(parsed)")
             #expect(parsed.contains { $0.hasPrefix("har Features_chat.feature__The_bot_offers_to_book_an_appointment ") && !$0.hasSuffix(" 0 -") }, "\(parsed)")
             #expect(parsed.contains("case drift 1 The bot offers to book an appointment"), "\(parsed)")
@@ -174,25 +174,6 @@ struct VerdictTests {
             #expect(abs((lanes?["live"]?["pass_rate"] as? Double ?? 0) - 2.0 / 3.0) < 1e-9, "\(line)")
             #expect((line["verdicts"] as? [String: Int])?["nondeterministic"] == 1, "\(line)")
         }
-    }
-}
-
-/// Runs a Python 3 script (with arguments) and returns its output lines; a failing script fails the test.
-enum PythonCheck {
-    static func run(_ script: String, arguments: [String]) throws -> [String] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script] + arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let problems = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0, "python3 failed (make test installs haralyzer and junitparser): \(problems)")
-        return text.split(separator: "\n").map(String.init)
     }
 }
 

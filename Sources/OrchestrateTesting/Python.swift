@@ -1,0 +1,49 @@
+import Foundation
+
+/// Python 3 programs the tests use as outside oracles (the official Cucumber parser, haralyzer, junitparser), which
+/// `make test` installs from PyPI. A failing program fails the test that ran it: it never skips.
+public enum Python {
+    /// The output of `python3 ARGUMENTS…`, or an error with what it wrote on stderr.
+    public static func run(_ arguments: [String], hint: String) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3"] + arguments
+        let errors = try TemporaryFile()
+        defer { errors.remove() }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors.path))
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw PythonError(description: "python3 \(arguments.prefix(2).joined(separator: " "))… exited with \(process.terminationStatus) (\(hint)): \(errors.read())")
+        }
+        return text
+    }
+
+    /// The output lines of a script given as text (`python3 -c SCRIPT ARGUMENTS…`).
+    public static func lines(script: String, arguments: [String], hint: String) throws -> [String] {
+        try run(["-c", script] + arguments, hint: hint).split(separator: "\n").map(String.init)
+    }
+}
+
+public struct PythonError: Error, CustomStringConvertible {
+    public var description: String
+}
+
+/// A file for one program's stderr, removed afterwards (a pipe that nobody reads could fill and stall the program).
+private struct TemporaryFile {
+    let path = "/tmp/orch-py-\(UUID().uuidString.prefix(8).lowercased())"
+
+    init() throws {
+        guard FileManager.default.createFile(atPath: path, contents: nil) else {
+            throw PythonError(description: "cannot create \(path)")
+        }
+    }
+
+    func read() -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+
+    func remove() { try? FileManager.default.removeItem(atPath: path) }
+}

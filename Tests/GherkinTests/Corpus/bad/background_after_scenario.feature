@@ -1,0 +1,7 @@
+Feature: Background too late
+
+  Scenario: first
+    Given a step
+
+  Background:
+    Given too late

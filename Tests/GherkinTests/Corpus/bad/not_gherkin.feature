@@ -1,0 +1,2 @@
+This is not a feature file.
+It has no keywords at all.

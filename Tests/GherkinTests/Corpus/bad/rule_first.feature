@@ -1,0 +1,3 @@
+Rule: a rule before the feature
+  Scenario: x
+    Given y

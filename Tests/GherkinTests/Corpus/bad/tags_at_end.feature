@@ -1,0 +1,6 @@
+Feature: Tags with nothing after them
+
+  Scenario: fine
+    Given a step
+
+  @orphan

@@ -1,0 +1,5 @@
+Feature: Tags
+
+  @good @bad tag
+  Scenario: tagged
+    Given a step

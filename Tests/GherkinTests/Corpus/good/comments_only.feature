@@ -1,0 +1,4 @@
+# just a comment
+   # an indented comment
+
+#another one

@@ -1,0 +1,6 @@
+# language: em
+📚: Emoji
+  📕: emoji scenario
+    😐 a given
+    🎬 a when
+    🙏 a then

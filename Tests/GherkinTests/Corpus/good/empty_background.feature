@@ -1,0 +1,6 @@
+Feature: an incomplete background
+
+  Background:
+
+  Scenario: still runs
+    Given a step

@@ -1,0 +1,4 @@
+@only @tags
+Feature: nothing to run
+  A description that spans
+  two lines, and then ends.

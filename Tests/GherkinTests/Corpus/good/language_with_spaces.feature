@@ -1,0 +1,4 @@
+  #   language  :   fr   
+Fonctionnalité: l'en-tête avec des espaces
+  Scénario: simple
+    Soit un pas

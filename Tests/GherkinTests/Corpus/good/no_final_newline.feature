@@ -1,0 +1,3 @@
+Feature: no newline at the end
+  Scenario: last line
+    Given the file ends here

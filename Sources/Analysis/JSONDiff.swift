@@ -1,15 +1,15 @@
 import OrchestrateModel
 
 /// Field-level differences between two JSON documents, by JSON path: `$.options[0].label: "OK" → "SURE"`.
-public enum JSONDiff {
-    public struct Change: Sendable, Equatable {
-        public var path: String
+package enum JSONDiff {
+    package struct Change: Sendable, Equatable {
+        package var path: String
         /// `nil` where the field is absent.
-        public var before: JSONValue?
-        public var after: JSONValue?
+        package var before: JSONValue?
+        package var after: JSONValue?
     }
 
-    public static func changes(_ before: JSONValue, _ after: JSONValue, path: String = "$") -> [Change] {
+    package static func changes(_ before: JSONValue, _ after: JSONValue, path: String = "$") -> [Change] {
         switch (before, after) {
         case (.object(let old), .object(let new)):
             return Set(old.keys).union(new.keys).sorted().flatMap { key -> [Change] in
@@ -40,7 +40,7 @@ public enum JSONDiff {
     }
 
     /// Compact JSON text of a value (keys sorted), `absent` for a missing one.
-    public static func render(_ value: JSONValue?) -> String {
+    package static func render(_ value: JSONValue?) -> String {
         guard let value else { return "absent" }
         switch value {
         case .null: return "null"

@@ -4,21 +4,21 @@ import OrchestrateModel
 /// What changed on the network between a recording and a live attempt: requests that are new or missing, status
 /// changes, JSON field changes with their paths and values, header changes that matter, latency outliers — each
 /// tied to the step of the live attempt (or, for a missing request, of the recording) where it happened.
-public struct NetworkDiff: Sendable {
+package struct NetworkDiff: Sendable {
     /// Response headers whose change is evidence; the rest (Date, Server, ETag, lengths…) change on every answer.
-    public var headers: Set<String> = ["content-type", "content-encoding", "location", "cache-control", "retry-after", "www-authenticate"]
+    package var headers: Set<String> = ["content-type", "content-encoding", "location", "cache-control", "retry-after", "www-authenticate"]
     /// A live answer this many times slower than recorded, and at least `latencyMinimumMilliseconds` slower, is an outlier.
-    public var latencyFactor = 3.0
-    public var latencyMinimumMilliseconds = 250.0
+    package var latencyFactor = 3.0
+    package var latencyMinimumMilliseconds = 250.0
 
-    public init() {}
+    package init() {}
 
     /// The differences, in the live attempt's order (missing requests last, in the recording's order).
     /// - Parameters:
     ///   - recorded: the cassette's exchanges, in recorded order.
     ///   - live: the live attempt's exchanges, in order.
     ///   - noise: keys (``NetworkDifference/key``) of differences seen between passing runs, which are not evidence.
-    public func differences(recorded: [Exchange], live: [Exchange], noise: Set<String> = []) -> [NetworkDifference] {
+    package func differences(recorded: [Exchange], live: [Exchange], noise: Set<String> = []) -> [NetworkDifference] {
         // The nth request with the same method, host, path and query pairs with the nth recorded one.
         var pending: [String: [Int]] = [:]
         for (index, exchange) in recorded.enumerated() { pending[Self.requestKey(exchange), default: []].append(index) }

@@ -1,14 +1,14 @@
 import OrchestrateModel
 
 /// The verdict of one scenario in one run, with the sentence that explains it.
-public struct VerdictRule: Sendable {
+package struct VerdictRule: Sendable {
     /// Outcomes in one mode, oldest first (`true` passed).
-    public struct Outcomes: Sendable, Equatable {
-        public var thisRun: [Bool]
+    package struct Outcomes: Sendable, Equatable {
+        package var thisRun: [Bool]
         /// Earlier runs on the same git revision.
-        public var history: [Bool]
+        package var history: [Bool]
 
-        public init(thisRun: [Bool], history: [Bool] = []) {
+        package init(thisRun: [Bool], history: [Bool] = []) {
             self.thisRun = thisRun
             self.history = history
         }
@@ -25,7 +25,7 @@ public struct VerdictRule: Sendable {
         var passed: Bool? { thisRun.last }
     }
 
-    public static func judge(replay: Outcomes?, live: Outcomes?) -> (verdict: Verdict, reason: String) {
+    package static func judge(replay: Outcomes?, live: Outcomes?) -> (verdict: Verdict, reason: String) {
         for (mode, outcomes) in [("replay", replay), ("live", live)] {
             guard let outcomes, outcomes.isMixed else { continue }
             let run = outcomes.thisRun
@@ -47,7 +47,7 @@ public struct VerdictRule: Sendable {
 
     /// What a scenario that passed in a single-lane run gets when its history does not say otherwise; the queue stores
     /// it as such a scenario settles.
-    public static var singleLanePass: (verdict: Verdict, reason: String) { judge(replay: Outcomes(thisRun: [true]), live: nil) }
+    package static var singleLanePass: (verdict: Verdict, reason: String) { judge(replay: Outcomes(thisRun: [true]), live: nil) }
 
     /// `failed, passed` for the reason text.
     static func sequence(_ outcomes: [Bool]) -> String {

@@ -2,7 +2,7 @@ import OrchestrateModel
 
 /// What a slot does around each attempt besides running its process — the Orchestrator starts and
 /// ends the session of the slot's mock server here (the Coordinator knows no mock server).
-public protocol AttemptHooks: Sendable {
+package protocol AttemptHooks: Sendable {
     /// Before the attempt's process starts; a thrown error makes the attempt an infrastructure error
     /// saying why, and the process does not start. Returns the contract values that are the session's
     /// own (a replayed cassette's frozen clock and seed), which replace the run's in the environment.

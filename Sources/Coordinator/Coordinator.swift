@@ -20,8 +20,8 @@ import Darwin
 /// ```
 /// ``requestStop()`` (or cancelling the task) stops launching, ends the running process groups and
 /// returns their attempts to the queue.
-public final class Coordinator: Sendable {
-    public let configuration: CoordinatorConfiguration
+package final class Coordinator: Sendable {
+    package let configuration: CoordinatorConfiguration
     private let queue: any AttemptQueueClient
     private let logger: Logger
     private let onEvent: @Sendable (CoordinatorEvent) -> Void
@@ -34,7 +34,7 @@ public final class Coordinator: Sendable {
         var tokens: [Int: UUID] = [:]
     }
 
-    public init(
+    package init(
         configuration: CoordinatorConfiguration,
         queue: any AttemptQueueClient,
         logger: Logger,
@@ -49,7 +49,7 @@ public final class Coordinator: Sendable {
     }
 
     /// Stops launching attempts and ends the running ones; ``run()`` then returns `.interrupted`.
-    public func requestStop() {
+    package func requestStop() {
         let processes = state.withLock { state -> [SupervisedProcess] in
             state.stopping = true
             return Array(state.processes.values)
@@ -60,7 +60,7 @@ public final class Coordinator: Sendable {
     private var isStopping: Bool { state.withLock { $0.stopping } }
 
     /// Works until the run's queue is drained or a stop is requested.
-    public func run() async throws -> CoordinatorOutcome {
+    package func run() async throws -> CoordinatorOutcome {
         var ports: [PortLease] = []
         for _ in 0..<configuration.workers { ports.append(try PortLease.acquire()) }
         try await reclaimDeadLocalLeases()

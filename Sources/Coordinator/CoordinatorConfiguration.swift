@@ -2,31 +2,31 @@ import struct Foundation.UUID
 import OrchestrateModel
 
 /// How a coordinator runs a run's attempts on this host.
-public struct CoordinatorConfiguration: Sendable {
-    public var runID: UUID
+package struct CoordinatorConfiguration: Sendable {
+    package var runID: UUID
     /// Worker slots on this host; each holds a port and runs one attempt at a time.
-    public var workers: Int
+    package var workers: Int
     /// This host's name, part of every lease owner.
-    public var host: String
+    package var host: String
     /// The folder scenario commands run in.
-    public var workingDirectory: String
+    package var workingDirectory: String
     /// Where per-attempt folders (HOME, TMPDIR, artifacts, logs) are made.
-    public var attemptsDirectory: String
-    public var mode: Mode
+    package var attemptsDirectory: String
+    package var mode: Mode
     /// The environment every attempt starts from (usually the coordinator's own).
-    public var baseEnvironment: [String: String]
+    package var baseEnvironment: [String: String]
     /// The frozen clock handed to scenarios as ORCHESTRATE_NOW (ISO 8601).
-    public var frozenNow: String
+    package var frozenNow: String
     /// A lease not renewed for this long is taken back. Default 30 s.
-    public var lease: Duration = .seconds(30)
+    package var lease: Duration = .seconds(30)
     /// How often idle slots look for work at least (results recorded on this host wake them at once). Default 100 ms.
-    public var pollInterval: Duration = .milliseconds(100)
+    package var pollInterval: Duration = .milliseconds(100)
     /// Between SIGTERM and SIGKILL when a process group is ended. Default 5 s.
-    public var grace: Duration = .seconds(5)
+    package var grace: Duration = .seconds(5)
     /// Bytes of stdout and of stderr kept per attempt (half from the start, half from the end). Default 64 KiB.
-    public var captureBytes: Int = 64 * 1024
+    package var captureBytes: Int = 64 * 1024
 
-    public init(
+    package init(
         runID: UUID, workers: Int, host: String, workingDirectory: String, attemptsDirectory: String, mode: Mode,
         baseEnvironment: [String: String], frozenNow: String
     ) {
@@ -42,7 +42,7 @@ public struct CoordinatorConfiguration: Sendable {
 }
 
 /// What the coordinator reports while it works, for progress displays.
-public enum CoordinatorEvent: Sendable {
+package enum CoordinatorEvent: Sendable {
     case slotReady(slot: Int, port: Int)
     case attemptStarted(slot: Int, attempt: ClaimedAttempt)
     case attemptFinished(slot: Int, attempt: ClaimedAttempt, result: AttemptResult, ack: CompletionAck)
@@ -53,7 +53,7 @@ public enum CoordinatorEvent: Sendable {
 }
 
 /// How the coordinator's work ended.
-public enum CoordinatorOutcome: Sendable, Equatable {
+package enum CoordinatorOutcome: Sendable, Equatable {
     /// Every attempt of the run is finished.
     case drained
     /// Stopped on request; unfinished attempts are back in the queue for `--resume`.

@@ -1,127 +1,127 @@
 /// The syntax tree of a feature file, shaped as Cucumber's `GherkinDocument` message.
-public struct GherkinDocument: Sendable {
-    public var feature: Feature?
-    public var comments: [Comment]
+package struct GherkinDocument: Sendable {
+    package var feature: Feature?
+    package var comments: [Comment]
     /// How many ids the tree used (pickles take the following ones).
     var idsUsed = 0
 }
 
-public struct Comment: Sendable {
-    public var location: Location
-    public var text: String
+package struct Comment: Sendable {
+    package var location: Location
+    package var text: String
 }
 
-public struct Tag: Sendable {
-    public var id: String
-    public var location: Location
+package struct Tag: Sendable {
+    package var id: String
+    package var location: Location
     /// With its `@`.
-    public var name: String
+    package var name: String
 }
 
-public struct Feature: Sendable {
-    public enum Child: Sendable {
+package struct Feature: Sendable {
+    package enum Child: Sendable {
         case background(Background)
         case scenario(Scenario)
         case rule(Rule)
     }
 
-    public var location: Location
-    public var tags: [Tag]
-    public var language: String
-    public var keyword: String
-    public var name: String
-    public var description: String
-    public var children: [Child]
+    package var location: Location
+    package var tags: [Tag]
+    package var language: String
+    package var keyword: String
+    package var name: String
+    package var description: String
+    package var children: [Child]
 }
 
-public struct Rule: Sendable {
-    public enum Child: Sendable {
+package struct Rule: Sendable {
+    package enum Child: Sendable {
         case background(Background)
         case scenario(Scenario)
     }
 
-    public var id: String
-    public var location: Location
-    public var tags: [Tag]
-    public var keyword: String
-    public var name: String
-    public var description: String
-    public var children: [Child]
+    package var id: String
+    package var location: Location
+    package var tags: [Tag]
+    package var keyword: String
+    package var name: String
+    package var description: String
+    package var children: [Child]
 }
 
-public struct Background: Sendable {
-    public var id: String
-    public var location: Location
-    public var keyword: String
-    public var name: String
-    public var description: String
-    public var steps: [Step]
+package struct Background: Sendable {
+    package var id: String
+    package var location: Location
+    package var keyword: String
+    package var name: String
+    package var description: String
+    package var steps: [Step]
 }
 
 /// A Scenario (or Example); with Examples blocks, a Scenario Outline (or Template).
-public struct Scenario: Sendable {
-    public var id: String
-    public var location: Location
-    public var tags: [Tag]
-    public var keyword: String
-    public var name: String
-    public var description: String
-    public var steps: [Step]
-    public var examples: [Examples]
+package struct Scenario: Sendable {
+    package var id: String
+    package var location: Location
+    package var tags: [Tag]
+    package var keyword: String
+    package var name: String
+    package var description: String
+    package var steps: [Step]
+    package var examples: [Examples]
 }
 
-public struct Examples: Sendable {
-    public var id: String
-    public var location: Location
-    public var tags: [Tag]
-    public var keyword: String
-    public var name: String
-    public var description: String
-    public var tableHeader: TableRow?
-    public var tableBody: [TableRow]
+package struct Examples: Sendable {
+    package var id: String
+    package var location: Location
+    package var tags: [Tag]
+    package var keyword: String
+    package var name: String
+    package var description: String
+    package var tableHeader: TableRow?
+    package var tableBody: [TableRow]
 }
 
-public struct Step: Sendable {
-    public var id: String
-    public var location: Location
+package struct Step: Sendable {
+    package var id: String
+    package var location: Location
     /// As written, with its trailing space (`Given `).
-    public var keyword: String
-    public var keywordType: KeywordType?
-    public var text: String
-    public var dataTable: DataTable?
-    public var docString: DocString?
+    package var keyword: String
+    package var keywordType: KeywordType?
+    package var text: String
+    package var dataTable: DataTable?
+    package var docString: DocString?
 }
 
-public struct DocString: Sendable {
-    public var location: Location
-    public var content: String
+package struct DocString: Sendable {
+    package var location: Location
+    package var content: String
     /// `"""` or `` ``` ``.
-    public var delimiter: String
-    public var mediaType: String?
+    package var delimiter: String
+    package var mediaType: String?
 }
 
-public struct DataTable: Sendable {
-    public var location: Location
-    public var rows: [TableRow]
+package struct DataTable: Sendable {
+    package var location: Location
+    package var rows: [TableRow]
 }
 
-public struct TableRow: Sendable {
-    public var id: String
-    public var location: Location
-    public var cells: [TableCell]
+package struct TableRow: Sendable {
+    package var id: String
+    package var location: Location
+    package var cells: [TableCell]
 }
 
-public struct TableCell: Sendable {
-    public var location: Location
-    public var value: String
+package struct TableCell: Sendable {
+    package var location: Location
+    package var value: String
 }
 
 /// A place in a feature file; the column is absent at the end of the file.
-public struct Location: Sendable, Equatable, Hashable, Encodable {
-    public var line: Int
-    public var column: Int?
+package struct Location: Sendable, Equatable, Hashable, Encodable {
+    package var line: Int
+    package var column: Int?
 
-    public init(line: Int, column: Int?) {
+    package init(line: Int, column: Int?) {
         self.line = line
         self.column = column
     }

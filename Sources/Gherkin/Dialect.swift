@@ -1,18 +1,18 @@
 /// The keywords of one spoken language (`# language: fr`).
-public struct Dialect: Sendable, Equatable {
-    public let name: String
-    public let native: String
-    public let feature: [String]
-    public let rule: [String]
-    public let background: [String]
-    public let scenario: [String]
-    public let scenarioOutline: [String]
-    public let examples: [String]
-    public let given: [String]
-    public let when: [String]
-    public let then: [String]
-    public let and: [String]
-    public let but: [String]
+package struct Dialect: Sendable, Equatable {
+    package let name: String
+    package let native: String
+    package let feature: [String]
+    package let rule: [String]
+    package let background: [String]
+    package let scenario: [String]
+    package let scenarioOutline: [String]
+    package let examples: [String]
+    package let given: [String]
+    package let when: [String]
+    package let then: [String]
+    package let and: [String]
+    package let but: [String]
 
     /// Step keywords with their kind, longest first, so that a keyword that starts another (`Soit ` and
     /// `Soit que `) does not win over it. A keyword of one kind only (`Given `) is that kind; one shared by
@@ -34,7 +34,7 @@ public struct Dialect: Sendable, Equatable {
 }
 
 /// The kind of a step keyword (Cucumber's `StepKeywordType`).
-public enum KeywordType: String, Sendable, Codable {
+package enum KeywordType: String, Sendable, Codable {
     case unknown = "Unknown"
     case context = "Context"
     case action = "Action"

@@ -3,7 +3,7 @@
 
 extension Dialect {
     /// The languages a `# language:` header may name.
-    public static let all: [String: Dialect] = [
+    package static let all: [String: Dialect] = [
         "en": Dialect(
             name: "English", native: "English",
             feature: ["Feature", "Business Need", "Ability"],

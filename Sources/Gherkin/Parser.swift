@@ -1,21 +1,21 @@
 /// A parse error as Cucumber reports it: `(9:1): expected: #EOF, #TableRow, …, got 'another invalid line here'`.
-public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
-    public let message: String
-    public let location: Location
+package struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    package let message: String
+    package let location: Location
 
-    public var description: String { "(\(location.line):\(location.column ?? 0)): \(message)" }
+    package var description: String { "(\(location.line):\(location.column ?? 0)): \(message)" }
 }
 
 /// All the errors of one file (parsing goes on after an error, as Cucumber's parser does, up to 11).
-public struct ParseErrors: Error, Sendable, CustomStringConvertible {
-    public let errors: [ParseError]
-    public var description: String { errors.map(\.description).joined(separator: "\n") }
+package struct ParseErrors: Error, Sendable, CustomStringConvertible {
+    package let errors: [ParseError]
+    package var description: String { errors.map(\.description).joined(separator: "\n") }
 }
 
 /// Parses feature files into ``GherkinDocument``s.
-public enum GherkinParser {
+package enum GherkinParser {
     /// Parses `source` (a whole feature file; LF or CRLF).
-    public static func parse(_ source: String) throws(ParseErrors) -> GherkinDocument {
+    package static func parse(_ source: String) throws(ParseErrors) -> GherkinDocument {
         var parse = Parse(source: source)
         return try parse.run()
     }

@@ -1,69 +1,69 @@
 /// A scenario ready to run, as Cucumber compiles it: backgrounds prepended (the feature's, then the rule's),
 /// an outline expanded once per example row (`<name>` placeholders filled in name, steps and arguments),
 /// tags inherited from feature, rule, scenario and examples. Encodes as Cucumber Messages' `pickle`.
-public struct Pickle: Sendable, Encodable {
-    public var id: String
-    public var uri: String
+package struct Pickle: Sendable, Encodable {
+    package var id: String
+    package var uri: String
     /// The scenario's line, or for an outline the example row's.
-    public var location: Location
-    public var astNodeIds: [String]
-    public var tags: [PickleTag]
-    public var name: String
-    public var language: String
-    public var steps: [PickleStep]
+    package var location: Location
+    package var astNodeIds: [String]
+    package var tags: [PickleTag]
+    package var name: String
+    package var language: String
+    package var steps: [PickleStep]
     /// The scenario's name as written (an outline's with its `<placeholders>`), and for an example row its
     /// cells as `header=value`: what stays the same when scenarios or rows move. Not part of the message.
-    public var writtenName: String
-    public var example: [String]
+    package var writtenName: String
+    package var example: [String]
     /// The line of the Scenario (or Outline) keyword.
-    public var scenarioLine: Int
+    package var scenarioLine: Int
 
     private enum CodingKeys: String, CodingKey { case id, uri, location, astNodeIds, tags, name, language, steps }
 }
 
-public struct PickleTag: Sendable, Encodable {
-    public var name: String
-    public var astNodeId: String
+package struct PickleTag: Sendable, Encodable {
+    package var name: String
+    package var astNodeId: String
 }
 
-public struct PickleStep: Sendable, Encodable {
+package struct PickleStep: Sendable, Encodable {
     /// The kind of step; a conjunction (`And`, `But`) takes the kind of the step before it.
-    public enum StepType: String, Sendable, Encodable {
+    package enum StepType: String, Sendable, Encodable {
         case unknown = "Unknown", context = "Context", action = "Action", outcome = "Outcome"
     }
 
-    public var id: String
-    public var astNodeIds: [String]
-    public var type: StepType?
-    public var text: String
-    public var argument: PickleStepArgument?
+    package var id: String
+    package var astNodeIds: [String]
+    package var type: StepType?
+    package var text: String
+    package var argument: PickleStepArgument?
 }
 
-public struct PickleStepArgument: Sendable, Encodable {
-    public struct DocString: Sendable, Encodable {
-        public var content: String
-        public var mediaType: String?
+package struct PickleStepArgument: Sendable, Encodable {
+    package struct DocString: Sendable, Encodable {
+        package var content: String
+        package var mediaType: String?
         /// 1 or 2 when the step has both arguments: their order in the file.
-        public var argumentIndex: Int?
+        package var argumentIndex: Int?
     }
 
-    public struct DataTable: Sendable, Encodable {
-        public struct Row: Sendable, Encodable {
-            public struct Cell: Sendable, Encodable { public var value: String }
-            public var cells: [Cell]
+    package struct DataTable: Sendable, Encodable {
+        package struct Row: Sendable, Encodable {
+            package struct Cell: Sendable, Encodable { package var value: String }
+            package var cells: [Cell]
         }
 
-        public var rows: [Row]
-        public var argumentIndex: Int?
+        package var rows: [Row]
+        package var argumentIndex: Int?
     }
 
-    public var docString: DocString?
-    public var dataTable: DataTable?
+    package var docString: DocString?
+    package var dataTable: DataTable?
 }
 
 extension GherkinDocument {
     /// The document's pickles, in file order. `uri` names the file in them.
-    public func pickles(uri: String) -> [Pickle] {
+    package func pickles(uri: String) -> [Pickle] {
         var compiler = PickleCompiler(uri: uri, nextID: idsUsed)
         guard let feature else { return [] }
         var background: [Step] = []
@@ -180,13 +180,13 @@ private struct PickleCompiler {
 }
 
 /// A Cucumber Messages envelope, one per line of `orchestrate gherkin pickles`.
-public enum Envelope: Sendable, Encodable {
+package enum Envelope: Sendable, Encodable {
     case pickle(Pickle)
     case parseError(ParseError, uri: String)
 
     private enum Keys: String, CodingKey { case pickle, parseError, message, source, uri, location }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Keys.self)
         switch self {
         case .pickle(let pickle):
@@ -201,7 +201,7 @@ public enum Envelope: Sendable, Encodable {
     }
 
     /// The envelopes of one feature file: its pickles, or its parse errors.
-    public static func of(source: String, uri: String) -> [Envelope] {
+    package static func of(source: String, uri: String) -> [Envelope] {
         do {
             return try GherkinParser.parse(source).pickles(uri: uri).map(Envelope.pickle)
         } catch {

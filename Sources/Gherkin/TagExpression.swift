@@ -9,7 +9,7 @@
 /// let expression = try TagExpression("@smoke and not @wip")
 /// expression.matches(["@smoke"])   // true
 /// ```
-public struct TagExpression: Sendable, Equatable, CustomStringConvertible {
+package struct TagExpression: Sendable, Equatable, CustomStringConvertible {
     indirect enum Node: Sendable, Equatable {
         case tag(String)
         case not(Node)
@@ -20,26 +20,26 @@ public struct TagExpression: Sendable, Equatable, CustomStringConvertible {
 
     let root: Node
     /// The expression as written.
-    public let source: String
+    package let source: String
 
-    public struct SyntaxError: Error, Equatable, CustomStringConvertible {
-        public let description: String
+    package struct SyntaxError: Error, Equatable, CustomStringConvertible {
+        package let description: String
     }
 
-    public init(_ source: String) throws(SyntaxError) {
+    package init(_ source: String) throws(SyntaxError) {
         self.source = source
         let tokens = try Self.tokens(of: source)
         root = try Self.parse(tokens, source: source)
     }
 
     /// Whether a pickle or scenario with these tags (each with its `@`) is selected.
-    public func matches(_ tags: some Collection<String>) -> Bool {
+    package func matches(_ tags: some Collection<String>) -> Bool {
         let tags = Set(tags)
         return Self.evaluate(root, tags)
     }
 
     /// The expression fully parenthesized, as Cucumber prints it: `( @a and not ( @b ) )`.
-    public var description: String { Self.render(root) }
+    package var description: String { Self.render(root) }
 
     // MARK: Tokens
 

@@ -15,10 +15,10 @@ import Synchronization
 /// One server serves a slot for the whole run; ``begin(_:)`` starts each attempt's session and
 /// ``end()`` closes it (writing the recording in record mode). Every exchange and step is emitted on
 /// ``events`` for the caller to store; the server itself knows no database.
-public final class MockServer: Sendable {
-    public let configuration: MockConfiguration
+package final class MockServer: Sendable {
+    package let configuration: MockConfiguration
     /// Exchanges and steps as they happen; the caller drains them (into PostgreSQL).
-    public let events: AsyncStream<MockEvent>
+    package let events: AsyncStream<MockEvent>
     private let continuation: AsyncStream<MockEvent>.Continuation
     private let logger: Logger
     private let client: HTTPClient
@@ -53,7 +53,7 @@ public final class MockServer: Sendable {
         var replays: Bool { session.mode == .replay || (session.mode == .hybrid && matcher != nil) }
     }
 
-    public init(configuration: MockConfiguration, logger: Logger) {
+    package init(configuration: MockConfiguration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
         (events, continuation) = AsyncStream.makeStream(of: MockEvent.self, bufferingPolicy: .unbounded)
@@ -67,11 +67,11 @@ public final class MockServer: Sendable {
     }
 
     /// The port the server listens on, once started.
-    public var port: Int? { channel.withLock { $0?.localAddress?.port } }
+    package var port: Int? { channel.withLock { $0?.localAddress?.port } }
 
     /// Listens on an already bound and listening socket (a slot's port lease); the server takes a
     /// duplicate of the descriptor, the caller keeps its own.
-    public func start(adopting descriptor: Int32) async throws {
+    package func start(adopting descriptor: Int32) async throws {
         let copy = dup(descriptor)
         guard copy >= 0 else { throw MockServerError(.bind, "cannot take over the slot's socket: \(String(cString: strerror(errno)))") }
         let bound = try await bootstrap().withBoundSocket(copy).get()
@@ -79,7 +79,7 @@ public final class MockServer: Sendable {
     }
 
     /// Listens on 127.0.0.1:`port` (0: any free port).
-    public func start(host: String = "127.0.0.1", port: Int) async throws {
+    package func start(host: String = "127.0.0.1", port: Int) async throws {
         do {
             let bound = try await bootstrap().bind(host: host, port: port).get()
             channel.withLock { $0 = bound }
@@ -106,7 +106,7 @@ public final class MockServer: Sendable {
     }
 
     /// Stops listening, ends the event stream and the upstream client.
-    public func shutdown() async {
+    package func shutdown() async {
         let bound = channel.withLock { channel -> (any Channel)? in
             defer { channel = nil }
             return channel
@@ -123,7 +123,7 @@ public final class MockServer: Sendable {
     /// Returns the session as it runs: in replay with the recording's frozen clock and seed, so that the
     /// test computes the same requests it made when it was recorded.
     @discardableResult
-    public func begin(_ session: MockSession) throws(MockServerError) -> MockSession {
+    package func begin(_ session: MockSession) throws(MockServerError) -> MockSession {
         var session = session
         var matcher: RequestMatcher?
         var replies: [MockResponse] = []
@@ -166,11 +166,11 @@ public final class MockServer: Sendable {
     }
 
     /// Steps the test reported through the control API in this session so far.
-    public var reportedSteps: Int { state.withLock { $0.steps.count } }
+    package var reportedSteps: Int { state.withLock { $0.steps.count } }
 
     /// Ends the session; in record mode writes the cassette (atomically) and returns it.
     @discardableResult
-    public func end() throws(MockServerError) -> Cassette? {
+    package func end() throws(MockServerError) -> Cassette? {
         let configured = configuration.stubs
         let (recording, open, attemptID) = state.withLock { state -> (Cassette?, Step?, Int64?) in
             defer { state = State(stubs: StubBook(configured: configured)) }

@@ -3,18 +3,18 @@ import OrchestrateModel
 
 /// What one attempt's mock server does: its mode and cassette, and the values a replay gives back.
 /// A server starts a new session for every attempt, so nothing carries over.
-public struct MockSession: Sendable, Equatable {
-    public var mode: Mode
+package struct MockSession: Sendable, Equatable {
+    package var mode: Mode
     /// The scenario's cassette: read in replay, written in record; `nil` in live and mock.
-    public var cassettePath: String?
-    public var scenarioID: String?
-    public var seed: UInt32?
+    package var cassettePath: String?
+    package var scenarioID: String?
+    package var seed: UInt32?
     /// ISO 8601, the frozen clock of the attempt.
-    public var now: String?
+    package var now: String?
     /// Carried into every exchange of the session, for the caller to file it.
-    public var attemptID: Int64?
+    package var attemptID: Int64?
 
-    public init(
+    package init(
         mode: Mode, cassettePath: String? = nil, scenarioID: String? = nil, seed: UInt32? = nil, now: String? = nil, attemptID: Int64? = nil
     ) {
         self.mode = mode

@@ -2,27 +2,27 @@ import struct Foundation.Date
 import struct Foundation.UUID
 
 /// One finished (or still open) attempt, as stored.
-public struct AttemptRecord: Sendable, Codable, Hashable {
+package struct AttemptRecord: Sendable, Codable, Hashable {
     /// The attempt's row id (what its exchanges and steps belong to).
-    public var id: Int64
-    public var runID: UUID
-    public var scenarioID: String
-    public var attempt: Int
+    package var id: Int64
+    package var runID: UUID
+    package var scenarioID: String
+    package var attempt: Int
     /// The lane of a compare run (replay or live); `nil` for the run's mode.
-    public var lane: Mode?
-    public var state: String
-    public var outcome: Outcome?
-    public var exitCode: Int?
-    public var signal: Int?
-    public var worker: String?
-    public var startedAt: Date?
-    public var finishedAt: Date?
-    public var durationMilliseconds: Int64?
-    public var stdout: String
-    public var stderr: String
-    public var error: String?
+    package var lane: Mode?
+    package var state: String
+    package var outcome: Outcome?
+    package var exitCode: Int?
+    package var signal: Int?
+    package var worker: String?
+    package var startedAt: Date?
+    package var finishedAt: Date?
+    package var durationMilliseconds: Int64?
+    package var stdout: String
+    package var stderr: String
+    package var error: String?
 
-    public init(
+    package init(
         id: Int64, runID: UUID, scenarioID: String, attempt: Int, lane: Mode? = nil, state: String, outcome: Outcome?, exitCode: Int?,
         signal: Int?, worker: String?, startedAt: Date?, finishedAt: Date?, durationMilliseconds: Int64?,
         stdout: String, stderr: String, error: String?
@@ -46,7 +46,7 @@ public struct AttemptRecord: Sendable, Codable, Hashable {
     }
 
     /// A one-line reason for a failed attempt, as people read it.
-    public var failureSummary: String {
+    package var failureSummary: String {
         switch outcome {
         case .failed?: return "exited with status \(exitCode ?? -1)"
         case .timedOut?: return "timed out after \(durationMilliseconds ?? 0) ms"

@@ -1,12 +1,12 @@
 extension Duration {
     /// Whole milliseconds, the unit durations are stored and reported in.
-    public var wholeMilliseconds: Int64 {
+    package var wholeMilliseconds: Int64 {
         let (seconds, attoseconds) = components
         return seconds * 1000 + attoseconds / 1_000_000_000_000_000
     }
 
     /// Whole microseconds, the unit exchange timings are stored in.
-    public var wholeMicroseconds: Int64 {
+    package var wholeMicroseconds: Int64 {
         let (seconds, attoseconds) = components
         return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
     }

@@ -1,43 +1,43 @@
 import struct Foundation.Date
 
 /// One request/response exchange as a mock server handled it, secrets already redacted.
-public struct Exchange: Sendable, Equatable {
-    public struct Header: Sendable, Equatable, Codable {
-        public var name: String
-        public var value: String
+package struct Exchange: Sendable, Equatable {
+    package struct Header: Sendable, Equatable, Codable {
+        package var name: String
+        package var value: String
 
-        public init(name: String, value: String) {
+        package init(name: String, value: String) {
             self.name = name
             self.value = value
         }
     }
 
     /// 1-based order within the session (the attempt).
-    public var sequence: Int
-    public var mode: Mode
+    package var sequence: Int
+    package var mode: Mode
     /// Whether a recording or a stub answered (replay/mock), or the upstream did (record/live).
-    public var matched: Bool
+    package var matched: Bool
     /// The host the app addressed (the first path component of the mock URL).
-    public var host: String
-    public var method: String
+    package var host: String
+    package var method: String
     /// The original URL (`https://api.example.com/v1/x?y=1`), or the mock path for hosts not configured.
-    public var url: String
-    public var requestHeaders: [Header]
-    public var requestBody: [UInt8]
+    package var url: String
+    package var requestHeaders: [Header]
+    package var requestBody: [UInt8]
     /// `nil` when no response was sent (a fault closed the connection).
-    public var status: Int?
-    public var responseHeaders: [Header]
-    public var responseBody: [UInt8]
-    public var startedAt: Date
-    public var durationMicroseconds: Int64
+    package var status: Int?
+    package var responseHeaders: [Header]
+    package var responseBody: [UInt8]
+    package var startedAt: Date
+    package var durationMicroseconds: Int64
     /// Why the exchange is unusual: a near miss, a refused host, an upstream error.
-    public var note: String?
+    package var note: String?
     /// The attempt whose session the exchange belongs to (an opaque label for the mock server).
-    public var attemptID: Int64?
+    package var attemptID: Int64?
     /// The step that was open when the request arrived (its position in the attempt).
-    public var stepPosition: Int?
+    package var stepPosition: Int?
 
-    public init(
+    package init(
         sequence: Int, mode: Mode, matched: Bool, host: String, method: String, url: String, requestHeaders: [Header],
         requestBody: [UInt8], status: Int?, responseHeaders: [Header], responseBody: [UInt8], startedAt: Date,
         durationMicroseconds: Int64, note: String? = nil, attemptID: Int64? = nil, stepPosition: Int? = nil

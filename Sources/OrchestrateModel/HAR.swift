@@ -2,20 +2,20 @@ import Foundation
 
 /// The HAR 1.2 subset orchestrate writes and reads (http://www.softwareishard.com/blog/har-12-spec/),
 /// with its own extras under `_orchestrate` as the spec allows for custom fields.
-public struct HAR: Codable, Sendable, Equatable {
-    public var log: Log
+package struct HAR: Codable, Sendable, Equatable {
+    package var log: Log
 
-    public init(log: Log) {
+    package init(log: Log) {
         self.log = log
     }
 
-    public struct Log: Codable, Sendable, Equatable {
-        public var version: String = "1.2"
-        public var creator: Creator = Creator()
-        public var entries: [Entry] = []
-        public var orchestrate: CassetteExtras?
+    package struct Log: Codable, Sendable, Equatable {
+        package var version: String = "1.2"
+        package var creator: Creator = Creator()
+        package var entries: [Entry] = []
+        package var orchestrate: CassetteExtras?
 
-        public init(entries: [Entry] = [], orchestrate: CassetteExtras? = nil) {
+        package init(entries: [Entry] = [], orchestrate: CassetteExtras? = nil) {
             self.entries = entries
             self.orchestrate = orchestrate
         }
@@ -26,20 +26,20 @@ public struct HAR: Codable, Sendable, Equatable {
         }
     }
 
-    public struct Creator: Codable, Sendable, Equatable {
-        public var name = "orchestrate"
-        public var version = CassetteExtras.currentFormat.description
+    package struct Creator: Codable, Sendable, Equatable {
+        package var name = "orchestrate"
+        package var version = CassetteExtras.currentFormat.description
     }
 
-    public struct Entry: Codable, Sendable, Equatable {
-        public var startedDateTime: String
+    package struct Entry: Codable, Sendable, Equatable {
+        package var startedDateTime: String
         /// Total milliseconds.
-        public var time: Double
-        public var request: Request
-        public var response: Response
-        public var cache: Cache = Cache()
-        public var timings: Timings
-        public var orchestrate: EntryExtras?
+        package var time: Double
+        package var request: Request
+        package var response: Response
+        package var cache: Cache = Cache()
+        package var timings: Timings
+        package var orchestrate: EntryExtras?
 
         enum CodingKeys: String, CodingKey {
             case startedDateTime, time, request, response, cache, timings
@@ -47,71 +47,71 @@ public struct HAR: Codable, Sendable, Equatable {
         }
     }
 
-    public struct Request: Codable, Sendable, Equatable {
-        public var method: String
+    package struct Request: Codable, Sendable, Equatable {
+        package var method: String
         /// The original URL (`https://api.example.com/v1/x?y=1`), not the mock URL.
-        public var url: String
-        public var httpVersion: String = "HTTP/1.1"
-        public var cookies: [NameValue] = []
-        public var headers: [NameValue]
-        public var queryString: [NameValue]
-        public var postData: PostData?
-        public var headersSize: Int = -1
-        public var bodySize: Int
+        package var url: String
+        package var httpVersion: String = "HTTP/1.1"
+        package var cookies: [NameValue] = []
+        package var headers: [NameValue]
+        package var queryString: [NameValue]
+        package var postData: PostData?
+        package var headersSize: Int = -1
+        package var bodySize: Int
     }
 
-    public struct Response: Codable, Sendable, Equatable {
-        public var status: Int
-        public var statusText: String
-        public var httpVersion: String = "HTTP/1.1"
-        public var cookies: [NameValue] = []
-        public var headers: [NameValue]
-        public var content: Content
-        public var redirectURL: String = ""
-        public var headersSize: Int = -1
-        public var bodySize: Int
+    package struct Response: Codable, Sendable, Equatable {
+        package var status: Int
+        package var statusText: String
+        package var httpVersion: String = "HTTP/1.1"
+        package var cookies: [NameValue] = []
+        package var headers: [NameValue]
+        package var content: Content
+        package var redirectURL: String = ""
+        package var headersSize: Int = -1
+        package var bodySize: Int
     }
 
     /// HAR's `{ name, value }` pairs (headers, query, cookies): the exchange log's header type.
-    public typealias NameValue = Exchange.Header
+    package typealias NameValue = Exchange.Header
 
-    public struct PostData: Codable, Sendable, Equatable {
-        public var mimeType: String
-        public var text: String
+    package struct PostData: Codable, Sendable, Equatable {
+        package var mimeType: String
+        package var text: String
         /// `base64` when the body is not UTF-8 text (an orchestrate extension HAR viewers tolerate).
-        public var encoding: String?
+        package var encoding: String?
     }
 
-    public struct Content: Codable, Sendable, Equatable {
-        public var size: Int
-        public var mimeType: String
-        public var text: String?
+    package struct Content: Codable, Sendable, Equatable {
+        package var size: Int
+        package var mimeType: String
+        package var text: String?
         /// `base64` when the body is not UTF-8 text (HAR 1.2).
-        public var encoding: String?
+        package var encoding: String?
     }
 
-    public struct Cache: Codable, Sendable, Equatable {}
+    package struct Cache: Codable, Sendable, Equatable {}
 
-    public struct Timings: Codable, Sendable, Equatable {
-        public var send: Double = 0
-        public var wait: Double
-        public var receive: Double = 0
+    package struct Timings: Codable, Sendable, Equatable {
+        package var send: Double = 0
+        package var wait: Double
+        package var receive: Double = 0
     }
 }
 
 /// What a cassette carries besides the exchanges: everything needed to replay a scenario as recorded.
-public struct CassetteExtras: Codable, Sendable, Equatable {
-    public static let currentFormat = 1
+package struct CassetteExtras: Codable, Sendable, Equatable {
+    package static let currentFormat = 1
 
-    public var formatVersion: Int = CassetteExtras.currentFormat
-    public var scenarioID: String?
-    public var seed: UInt32?
+    package var formatVersion: Int = CassetteExtras.currentFormat
+    package var scenarioID: String?
+    package var seed: UInt32?
     /// ISO 8601: the clock as the recording saw it, given back on replay.
-    public var now: String?
+    package var now: String?
     /// Values the scenario asked to be recorded (`recordedRandom(key:)`), given back on replay.
-    public var randoms: [String: String] = [:]
+    package var randoms: [String: String] = [:]
 
-    public init(scenarioID: String? = nil, seed: UInt32? = nil, now: String? = nil, randoms: [String: String] = [:]) {
+    package init(scenarioID: String? = nil, seed: UInt32? = nil, now: String? = nil, randoms: [String: String] = [:]) {
         self.scenarioID = scenarioID
         self.seed = seed
         self.now = now
@@ -120,20 +120,20 @@ public struct CassetteExtras: Codable, Sendable, Equatable {
 }
 
 /// Per exchange: its place in the recording.
-public struct EntryExtras: Codable, Sendable, Equatable {
+package struct EntryExtras: Codable, Sendable, Equatable {
     /// 1-based order of arrival in the recording.
-    public var sequence: Int
+    package var sequence: Int
     /// The host as the app addressed it (the first path component of the mock URL).
-    public var host: String
+    package var host: String
     /// The step open when the request arrived (its position in the attempt); absent in cassettes before steps.
-    public var step: Int?
+    package var step: Int?
     /// The attempt's mode and whether a recording or stub answered; in exported logs, not in cassettes.
-    public var mode: Mode?
-    public var matched: Bool?
+    package var mode: Mode?
+    package var matched: Bool?
     /// Why the exchange was unusual (a near miss, a refused host); in exported logs.
-    public var note: String?
+    package var note: String?
 
-    public init(sequence: Int, host: String, step: Int? = nil, mode: Mode? = nil, matched: Bool? = nil, note: String? = nil) {
+    package init(sequence: Int, host: String, step: Int? = nil, mode: Mode? = nil, matched: Bool? = nil, note: String? = nil) {
         self.sequence = sequence
         self.host = host
         self.step = step
@@ -145,7 +145,7 @@ public struct EntryExtras: Codable, Sendable, Equatable {
 
 extension HAR {
     /// The exchanges of an attempt as a HAR document (`orchestrate logs --har`, report attachments).
-    public init(exchanges: [Exchange]) {
+    package init(exchanges: [Exchange]) {
         self.init(log: Log(entries: exchanges.map { Entry($0, annotated: true) }))
     }
 }
@@ -154,7 +154,7 @@ extension HAR.Entry {
     /// The entry of an exchange (secrets are already redacted in exchanges). `annotated` adds the exchange's mode,
     /// match and note to `_orchestrate` (exported logs; cassettes leave them out). An exchange without a
     /// response (a fault) gets status 0, as HAR does for requests that got no answer.
-    public init(_ exchange: Exchange, queryString: [HAR.NameValue]? = nil, statusText: String = "", annotated: Bool = false) {
+    package init(_ exchange: Exchange, queryString: [HAR.NameValue]? = nil, statusText: String = "", annotated: Bool = false) {
         let requestBody = Self.text(exchange.requestBody)
         let responseBody = Self.text(exchange.responseBody)
         let milliseconds = Double(exchange.durationMicroseconds) / 1000
@@ -187,7 +187,7 @@ extension HAR.Entry {
     }
 
     /// The recorded exchange back as an ``Exchange`` (the recording's side of a network diff).
-    public func exchange(mode: Mode = .record) -> Exchange {
+    package func exchange(mode: Mode = .record) -> Exchange {
         let started = (try? Date(startedDateTime, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
             ?? (try? Date(startedDateTime, strategy: .iso8601)) ?? Date(timeIntervalSince1970: 0)
         return Exchange(
@@ -199,24 +199,24 @@ extension HAR.Entry {
     }
 
     /// The body bytes of a recorded request (empty when it had none).
-    public var requestBody: [UInt8] {
+    package var requestBody: [UInt8] {
         guard let postData = request.postData else { return [] }
         return Self.bytes(postData.text, encoding: postData.encoding)
     }
 
     /// The body bytes of a recorded response.
-    public var responseBody: [UInt8] {
+    package var responseBody: [UInt8] {
         guard let text = response.content.text else { return [] }
         return Self.bytes(text, encoding: response.content.encoding)
     }
 
-    public static func bytes(_ text: String, encoding: String?) -> [UInt8] {
+    package static func bytes(_ text: String, encoding: String?) -> [UInt8] {
         if encoding == "base64" { return Data(base64Encoded: text).map { Array($0) } ?? [] }
         return Array(text.utf8)
     }
 
     /// Text as HAR keeps it: UTF-8 as is, anything else base64.
-    public static func text(_ bytes: [UInt8]) -> (text: String, encoding: String?) {
+    package static func text(_ bytes: [UInt8]) -> (text: String, encoding: String?) {
         if let text = String(validating: bytes, as: UTF8.self) { return (text, nil) }
         return (Data(bytes).base64EncodedString(), "base64")
     }

@@ -1,5 +1,5 @@
 /// A JSON document as a value: stubs, collections and JSON paths work on it.
-public enum JSONValue: Sendable, Hashable, Codable {
+package enum JSONValue: Sendable, Hashable, Codable {
     case null
     case bool(Bool)
     case integer(Int64)
@@ -8,7 +8,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
     case array([JSONValue])
     case object([String: JSONValue])
 
-    public init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         if container.decodeNil() {
             self = .null
@@ -27,7 +27,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
         }
     }
 
-    public func encode(to encoder: any Encoder) throws {
+    package func encode(to encoder: any Encoder) throws {
         var container = encoder.singleValueContainer()
         switch self {
         case .null: try container.encodeNil()
@@ -40,13 +40,13 @@ public enum JSONValue: Sendable, Hashable, Codable {
         }
     }
 
-    public subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         if case .object(let members) = self { return members[key] }
         return nil
     }
 
     /// The JSON string escapes of `text`, without the quotes around it.
-    public static func escaped(_ text: String) -> String {
+    package static func escaped(_ text: String) -> String {
         var escaped = ""
         escaped.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
@@ -65,13 +65,13 @@ public enum JSONValue: Sendable, Hashable, Codable {
         return escaped
     }
 
-    public var stringValue: String? {
+    package var stringValue: String? {
         if case .string(let text) = self { return text }
         return nil
     }
 
     /// Scalars as text (`12`, `true`, `a`), for ids and templates; `nil` for arrays and objects.
-    public var scalarText: String? {
+    package var scalarText: String? {
         switch self {
         case .null: "null"
         case .bool(let value): value ? "true" : "false"
@@ -83,7 +83,7 @@ public enum JSONValue: Sendable, Hashable, Codable {
     }
 
     /// Plain Foundation-style values (`[String: Any]`, `[Any]`, `String`, `Int64`…), for template rendering.
-    public var plain: Any {
+    package var plain: Any {
         switch self {
         case .null: return ""
         case .bool(let value): return value

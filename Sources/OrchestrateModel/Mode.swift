@@ -1,5 +1,5 @@
 /// How the mock server treats the backend for an attempt.
-public enum Mode: String, Sendable, Codable, CaseIterable, Hashable {
+package enum Mode: String, Sendable, Codable, CaseIterable, Hashable {
     case replay
     case record
     case live
@@ -13,5 +13,5 @@ public enum Mode: String, Sendable, Codable, CaseIterable, Hashable {
 extension Mode {
     /// The kind of backend an attempt in this mode talked to: `live` (the real one: live, record) or `replay` (a
     /// controlled one: replay, mock, hybrid). Verdicts and flakiness compare attempts by it.
-    public var lane: Mode { self == .live || self == .record ? .live : .replay }
+    package var lane: Mode { self == .live || self == .record ? .live : .replay }
 }

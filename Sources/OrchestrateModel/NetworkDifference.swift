@@ -1,25 +1,25 @@
 /// One difference between a recording and a live attempt.
-public struct NetworkDifference: Sendable, Equatable, Codable, CustomStringConvertible {
-    public enum Kind: String, Sendable, Codable {
+package struct NetworkDifference: Sendable, Equatable, Codable, CustomStringConvertible {
+    package enum Kind: String, Sendable, Codable {
         case newRequest = "new-request", missingRequest = "missing-request", status, header, body, latency
         /// A request the replay could not answer from the recording (`live` holds the near miss).
         case unmatched
     }
 
-    public var kind: Kind
+    package var kind: Kind
     /// `POST api.clinic.test/v1/chat/messages`.
-    public var request: String
+    package var request: String
     /// The JSON path of a body change, the header's name.
-    public var path: String?
-    public var recorded: String?
-    public var live: String?
+    package var path: String?
+    package var recorded: String?
+    package var live: String?
     /// Where it happened: the step's position in the live attempt (the recording's, for a missing request).
-    public var step: Int?
+    package var step: Int?
 
     /// The step's text (`When I tell the bot "hello"`), where known.
-    public var stepName: String?
+    package var stepName: String?
 
-    public init(kind: Kind, request: String, path: String? = nil, recorded: String? = nil, live: String? = nil, step: Int? = nil, stepName: String? = nil) {
+    package init(kind: Kind, request: String, path: String? = nil, recorded: String? = nil, live: String? = nil, step: Int? = nil, stepName: String? = nil) {
         self.kind = kind
         self.request = request
         self.path = path
@@ -30,10 +30,10 @@ public struct NetworkDifference: Sendable, Equatable, Codable, CustomStringConve
     }
 
     /// What identifies the difference across runs (values left out): noise is matched by it.
-    public var key: String { "\(kind.rawValue) \(request)\(path.map { " \($0)" } ?? "")" }
+    package var key: String { "\(kind.rawValue) \(request)\(path.map { " \($0)" } ?? "")" }
 
     /// `POST api.clinic.test/v1/chat/messages $.options[0].label: "OK" → "SURE"`.
-    public var description: String {
+    package var description: String {
         switch kind {
         case .newRequest: "\(request): new request (live answered \(live ?? "nothing"))"
         case .missingRequest: "\(request): recorded, not made live"
@@ -46,13 +46,13 @@ public struct NetworkDifference: Sendable, Equatable, Codable, CustomStringConve
     }
 
     /// `step 2 “When I tell the bot …”`, or `step 2`, or `nil` outside steps.
-    public var place: String? {
+    package var place: String? {
         guard let step else { return nil }
         return stepName.map { "step \(step) “\($0)”" } ?? "step \(step)"
     }
 
     /// The keys of differences between passing runs: those fields change by themselves (ids, timestamps).
-    public static func noise(_ passingRuns: [[NetworkDifference]]) -> Set<String> {
+    package static func noise(_ passingRuns: [[NetworkDifference]]) -> Set<String> {
         Set(passingRuns.joined().map(\.key))
     }
 }

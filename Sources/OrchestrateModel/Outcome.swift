@@ -1,5 +1,5 @@
 /// How one attempt of a scenario ended.
-public enum Outcome: String, Sendable, Codable, CaseIterable, Hashable {
+package enum Outcome: String, Sendable, Codable, CaseIterable, Hashable {
     case passed
     /// The command exited with a non-zero status.
     case failed
@@ -10,11 +10,11 @@ public enum Outcome: String, Sendable, Codable, CaseIterable, Hashable {
     /// Orchestrate could not run the attempt (no shell, no working directory, no port).
     case infrastructureError = "infrastructure-error"
 
-    public var isSuccess: Bool { self == .passed }
+    package var isSuccess: Bool { self == .passed }
 }
 
 /// The settled result of a scenario in a run, over all its attempts.
-public enum ScenarioResult: String, Sendable, Codable, CaseIterable, Hashable {
+package enum ScenarioResult: String, Sendable, Codable, CaseIterable, Hashable {
     case passed
     /// Failed, then passed on a retry: reported, not fatal (unless `--strict`).
     case flaky

@@ -1,62 +1,62 @@
 import struct Foundation.UUID
 
 /// Who holds a lease: one worker slot of one process on one host.
-public struct WorkerIdentity: Sendable, Hashable, CustomStringConvertible {
-    public var host: String
-    public var pid: Int32
-    public var slot: Int
+package struct WorkerIdentity: Sendable, Hashable, CustomStringConvertible {
+    package var host: String
+    package var pid: Int32
+    package var slot: Int
 
-    public init(host: String, pid: Int32, slot: Int) {
+    package init(host: String, pid: Int32, slot: Int) {
         self.host = host
         self.pid = pid
         self.slot = slot
     }
 
     /// `host/pid/slot`, the form stored as the attempt's worker.
-    public var description: String { "\(host)/\(pid)/\(slot)" }
+    package var description: String { "\(host)/\(pid)/\(slot)" }
 
     /// The process the slot belongs to: the lease owner.
-    public var process: ProcessIdentity { ProcessIdentity(host: host, pid: pid) }
+    package var process: ProcessIdentity { ProcessIdentity(host: host, pid: pid) }
 }
 
 /// A coordinator process on a host: who holds the leases of the attempts its slots run.
-public struct ProcessIdentity: Sendable, Hashable, CustomStringConvertible {
-    public var host: String
-    public var pid: Int32
+package struct ProcessIdentity: Sendable, Hashable, CustomStringConvertible {
+    package var host: String
+    package var pid: Int32
 
-    public init(host: String, pid: Int32) {
+    package init(host: String, pid: Int32) {
         self.host = host
         self.pid = pid
     }
 
     /// `host/pid`, the form stored as the lease owner.
-    public var description: String { "\(host)/\(pid)" }
+    package var description: String { "\(host)/\(pid)" }
 
     /// Parses the stored form back; `nil` for anything else.
-    public init?(_ owner: String) {
+    package init?(_ owner: String) {
         guard let slash = owner.lastIndex(of: "/"), let pid = Int32(owner[owner.index(after: slash)...]) else { return nil }
         self.init(host: String(owner[..<slash]), pid: pid)
     }
 }
 
 /// An attempt a worker slot holds the lease of.
-public struct ClaimedAttempt: Sendable, Hashable {
-    public var id: Int64
-    public var runID: UUID
-    public var scenario: Scenario
+package struct ClaimedAttempt: Sendable, Hashable {
+    package var id: Int64
+    package var runID: UUID
+    package var scenario: Scenario
     /// 1 for the first run, 2 for the first retry…
-    public var attempt: Int
+    package var attempt: Int
     /// The mode of the attempt's lane in a compare run (replay or live); `nil` for the run's mode.
-    public var lane: Mode?
-    public var maxAttempts: Int
+    package var lane: Mode?
+    package var maxAttempts: Int
     /// The fence: a completion counts only with the token of the current lease.
-    public var leaseToken: UUID
-    public var expectedMilliseconds: Int64?
+    package var leaseToken: UUID
+    package var expectedMilliseconds: Int64?
     /// The slot it was handed to, and that slot's port.
-    public var worker: WorkerIdentity
-    public var port: Int
+    package var worker: WorkerIdentity
+    package var port: Int
 
-    public init(
+    package init(
         id: Int64, runID: UUID, scenario: Scenario, attempt: Int, lane: Mode? = nil, maxAttempts: Int, leaseToken: UUID,
         expectedMilliseconds: Int64?, worker: WorkerIdentity, port: Int
     ) {
@@ -73,15 +73,15 @@ public struct ClaimedAttempt: Sendable, Hashable {
     }
 
     /// The mode the attempt runs in: its lane's, else the scenario's in a run of `runMode`.
-    public func mode(inRun runMode: Mode) -> Mode { lane ?? scenario.mode(inRun: runMode) }
+    package func mode(inRun runMode: Mode) -> Mode { lane ?? scenario.mode(inRun: runMode) }
 }
 
 /// A slot asking the queue for work.
-public struct Claimant: Sendable, Hashable {
-    public var worker: WorkerIdentity
-    public var port: Int
+package struct Claimant: Sendable, Hashable {
+    package var worker: WorkerIdentity
+    package var port: Int
 
-    public init(worker: WorkerIdentity, port: Int) {
+    package init(worker: WorkerIdentity, port: Int) {
         self.worker = worker
         self.port = port
     }
@@ -89,13 +89,13 @@ public struct Claimant: Sendable, Hashable {
 
 /// One round trip to the queue: the results of the slots that finished, and claims for the slots that
 /// are free. Every slot of a coordinator waiting at the same moment shares it (group commit).
-public struct QueueRound: Sendable {
-    public var runID: UUID
-    public var completions: [(claimed: ClaimedAttempt, result: AttemptResult)]
+package struct QueueRound: Sendable {
+    package var runID: UUID
+    package var completions: [(claimed: ClaimedAttempt, result: AttemptResult)]
     /// All of one process.
-    public var claimants: [Claimant]
+    package var claimants: [Claimant]
 
-    public init(runID: UUID, completions: [(claimed: ClaimedAttempt, result: AttemptResult)] = [], claimants: [Claimant] = []) {
+    package init(runID: UUID, completions: [(claimed: ClaimedAttempt, result: AttemptResult)] = [], claimants: [Claimant] = []) {
         self.runID = runID
         self.completions = completions
         self.claimants = claimants
@@ -103,17 +103,17 @@ public struct QueueRound: Sendable {
 }
 
 /// The queue's answer to a ``QueueRound``.
-public struct QueueRoundReply: Sendable {
+package struct QueueRoundReply: Sendable {
     /// One per completion, in order.
-    public var acks: [CompletionAck]
+    package var acks: [CompletionAck]
     /// One per claimant, in order: the attempt it got, if any.
-    public var claimed: [ClaimedAttempt?]
+    package var claimed: [ClaimedAttempt?]
     /// What is left of the run after this round; present when a claimant got nothing.
-    public var counts: QueueCounts?
+    package var counts: QueueCounts?
     /// Claimed retries that should not run on the slot that failed them (attempt id → that slot), for now.
-    public var avoiding: [Int64: String]
+    package var avoiding: [Int64: String]
 
-    public init(acks: [CompletionAck], claimed: [ClaimedAttempt?], counts: QueueCounts?, avoiding: [Int64: String] = [:]) {
+    package init(acks: [CompletionAck], claimed: [ClaimedAttempt?], counts: QueueCounts?, avoiding: [Int64: String] = [:]) {
         self.acks = acks
         self.claimed = claimed
         self.counts = counts
@@ -122,20 +122,20 @@ public struct QueueRoundReply: Sendable {
 }
 
 /// What a worker learned from running an attempt.
-public struct AttemptResult: Sendable, Hashable {
-    public var outcome: Outcome
-    public var exitCode: Int?
-    public var signal: Int?
-    public var durationMilliseconds: Int64
-    public var pid: Int32?
-    public var stdout: String
-    public var stderr: String
-    public var error: String?
+package struct AttemptResult: Sendable, Hashable {
+    package var outcome: Outcome
+    package var exitCode: Int?
+    package var signal: Int?
+    package var durationMilliseconds: Int64
+    package var pid: Int32?
+    package var stdout: String
+    package var stderr: String
+    package var error: String?
     /// Where what the attempt left (its artifacts, and its output unless it passed) was kept; `nil` when it left
     /// nothing to keep. Not stored: the folder's place follows from the attempt.
-    public var folder: String?
+    package var folder: String?
 
-    public init(
+    package init(
         outcome: Outcome, exitCode: Int? = nil, signal: Int? = nil, durationMilliseconds: Int64, pid: Int32? = nil,
         stdout: String = "", stderr: String = "", error: String? = nil, folder: String? = nil
     ) {
@@ -152,15 +152,15 @@ public struct AttemptResult: Sendable, Hashable {
 }
 
 /// The queue's answer to a completion.
-public struct CompletionAck: Sendable, Hashable {
+package struct CompletionAck: Sendable, Hashable {
     /// False when the lease was lost (the attempt was requeued and belongs to someone else now).
-    public var accepted: Bool
+    package var accepted: Bool
     /// A retry of the scenario was queued.
-    public var retryQueued: Bool
+    package var retryQueued: Bool
     /// The scenario's settled result, when this completion settled it.
-    public var settled: ScenarioResult?
+    package var settled: ScenarioResult?
 
-    public init(accepted: Bool, retryQueued: Bool, settled: ScenarioResult?) {
+    package init(accepted: Bool, retryQueued: Bool, settled: ScenarioResult?) {
         self.accepted = accepted
         self.retryQueued = retryQueued
         self.settled = settled
@@ -168,25 +168,25 @@ public struct CompletionAck: Sendable, Hashable {
 }
 
 /// How much of a run is left.
-public struct QueueCounts: Sendable, Hashable {
-    public var queued: Int
-    public var running: Int
+package struct QueueCounts: Sendable, Hashable {
+    package var queued: Int
+    package var running: Int
 
-    public init(queued: Int, running: Int) {
+    package init(queued: Int, running: Int) {
         self.queued = queued
         self.running = running
     }
 
-    public var isDrained: Bool { queued == 0 && running == 0 }
+    package var isDrained: Bool { queued == 0 && running == 0 }
 }
 
 /// A running attempt's lease, as the reaper sees it.
-public struct LeaseHolder: Sendable, Hashable {
-    public var attemptID: Int64
-    public var token: UUID
-    public var owner: String
+package struct LeaseHolder: Sendable, Hashable {
+    package var attemptID: Int64
+    package var token: UUID
+    package var owner: String
 
-    public init(attemptID: Int64, token: UUID, owner: String) {
+    package init(attemptID: Int64, token: UUID, owner: String) {
         self.attemptID = attemptID
         self.token = token
         self.owner = owner

@@ -2,20 +2,20 @@ import struct Foundation.Date
 import struct Foundation.UUID
 
 /// Everything a report needs about one run: the run, its scenarios, their attempts.
-public struct RunReport: Sendable, Codable {
-    public struct ScenarioEntry: Sendable, Codable {
-        public var scenario: Scenario
-        public var result: ScenarioResult
-        public var attempts: [AttemptRecord]
+package struct RunReport: Sendable, Codable {
+    package struct ScenarioEntry: Sendable, Codable {
+        package var scenario: Scenario
+        package var result: ScenarioResult
+        package var attempts: [AttemptRecord]
         /// Why it ended so (set when the run is judged), the sentence that says it, and the network differences
         /// that explain it.
-        public var verdict: Verdict?
-        public var verdictReason: String?
-        public var evidence: [NetworkDifference]
+        package var verdict: Verdict?
+        package var verdictReason: String?
+        package var evidence: [NetworkDifference]
         /// It was quarantined when the run started: a failure is reported, not fatal (unless --strict).
-        public var quarantined: Bool
+        package var quarantined: Bool
 
-        public init(
+        package init(
             scenario: Scenario, result: ScenarioResult, attempts: [AttemptRecord], verdict: Verdict? = nil, verdictReason: String? = nil,
             evidence: [NetworkDifference] = [], quarantined: Bool = false
         ) {
@@ -29,29 +29,29 @@ public struct RunReport: Sendable, Codable {
         }
 
         /// Not a plain pass: failed, flaky, unfinished, or a verdict other than stable. Reports show its attempts in detail.
-        public var needsAttention: Bool { result != .passed || (verdict != nil && verdict != .stable) }
+        package var needsAttention: Bool { result != .passed || (verdict != nil && verdict != .stable) }
 
         /// Whether it makes the run fail: a failure, or a verdict that needs action (failing, drift, stale
         /// recording) — unless quarantined, which only `strict` overrides.
-        public func failsRun(strict: Bool) -> Bool {
+        package func failsRun(strict: Bool) -> Bool {
             let bad = result == .failed || result == .pending || [.failing, .drift, .staleRecording].contains(verdict)
                 || (strict && (result == .flaky || verdict == .nondeterministic))
             return bad && (!quarantined || strict)
         }
 
-        public var totalMilliseconds: Int64 { attempts.reduce(0) { $0 + ($1.durationMilliseconds ?? 0) } }
+        package var totalMilliseconds: Int64 { attempts.reduce(0) { $0 + ($1.durationMilliseconds ?? 0) } }
     }
 
-    public var runID: UUID
-    public var state: String
-    public var startedAt: Date
-    public var finishedAt: Date?
-    public var host: String
-    public var gitRevision: String?
-    public var mode: Mode
-    public var scenarios: [ScenarioEntry]
+    package var runID: UUID
+    package var state: String
+    package var startedAt: Date
+    package var finishedAt: Date?
+    package var host: String
+    package var gitRevision: String?
+    package var mode: Mode
+    package var scenarios: [ScenarioEntry]
 
-    public init(
+    package init(
         runID: UUID, state: String, startedAt: Date, finishedAt: Date?, host: String, gitRevision: String?, mode: Mode = .replay,
         scenarios: [ScenarioEntry]
     ) {
@@ -65,5 +65,5 @@ public struct RunReport: Sendable, Codable {
         self.scenarios = scenarios
     }
 
-    public func count(_ result: ScenarioResult) -> Int { scenarios.filter { $0.result == result }.count }
+    package func count(_ result: ScenarioResult) -> Int { scenarios.filter { $0.result == result }.count }
 }

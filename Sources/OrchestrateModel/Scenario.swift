@@ -1,23 +1,23 @@
 /// A scenario as the run executes it: a command with its own limits and environment.
-public struct Scenario: Sendable, Codable, Hashable, Identifiable {
+package struct Scenario: Sendable, Codable, Hashable, Identifiable {
     /// Stable across runs: history, quarantine and expected durations hang on it.
-    public var id: String
-    public var name: String
+    package var id: String
+    package var name: String
     /// The shell command (run with `/bin/sh -c`), templates already filled in.
-    public var command: String
-    public var tags: [String]
+    package var command: String
+    package var tags: [String]
     /// Milliseconds before the whole process group is ended.
-    public var timeoutMilliseconds: Int64
+    package var timeoutMilliseconds: Int64
     /// Added to the environment of every attempt.
-    public var environment: [String: String]
+    package var environment: [String: String]
     /// Where the scenario is defined (file and 1-based line), for messages and `{uri}`/`{line}`.
-    public var uri: String?
-    public var line: Int?
+    package var uri: String?
+    package var line: Int?
     /// For an example row of a Scenario Outline, the outline's own line (`file:line` of the outline selects
     /// all its rows).
-    public var definitionLine: Int?
+    package var definitionLine: Int?
 
-    public init(
+    package init(
         id: String,
         name: String,
         command: String,
@@ -43,7 +43,7 @@ public struct Scenario: Sendable, Codable, Hashable, Identifiable {
 extension Scenario {
     /// The scenario's random seed (`ORCHESTRATE_SEED`, kept in its cassette): stable across runs, so a
     /// failure can be reproduced with the same randoms.
-    public var seed: UInt32 {
+    package var seed: UInt32 {
         var hash: UInt32 = 0x811c_9dc5
         for byte in id.utf8 {
             hash ^= UInt32(byte)
@@ -56,7 +56,7 @@ extension Scenario {
 extension Scenario {
     /// The mode the scenario runs in: a mode tag on the scenario (`record`, `replay`, `live`, `mock`,
     /// `hybrid`, with or without `@`) wins over the run's mode.
-    public func mode(inRun runMode: Mode) -> Mode {
+    package func mode(inRun runMode: Mode) -> Mode {
         for tag in tags {
             let name = tag.hasPrefix("@") ? String(tag.dropFirst()) : tag
             if let mode = Mode(rawValue: name.lowercased()), mode != .compare { return mode }

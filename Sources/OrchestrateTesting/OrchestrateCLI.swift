@@ -8,20 +8,20 @@ import Darwin
 #endif
 
 /// The built `orchestrate` executable, run as a real child process.
-public struct OrchestrateCLI: Sendable {
-    public struct Result: Sendable {
-        public var status: Termination.Reason
-        public var stdout: String
-        public var stderr: String
+package struct OrchestrateCLI: Sendable {
+    package struct Result: Sendable {
+        package var status: Termination.Reason
+        package var stdout: String
+        package var stderr: String
 
-        public var exitCode: Int32? {
+        package var exitCode: Int32? {
             if case .exited(let code) = status { return code }
             return nil
         }
     }
 
     /// Next to the test bundle in the build products folder.
-    public static var executable: String {
+    package static var executable: String {
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for _ in 0..<4 {
             let candidate = directory.appendingPathComponent("orchestrate").path
@@ -31,13 +31,13 @@ public struct OrchestrateCLI: Sendable {
         return ".build/debug/orchestrate"
     }
 
-    public let directory: String
-    public var environment: [String: String]
+    package let directory: String
+    package var environment: [String: String]
 
     /// - Parameters:
     ///   - directory: where the command runs (its orchestrate.yml).
     ///   - database: the URL every command gets as ORCHESTRATE_DATABASE_URL.
-    public init(directory: String, database: String?) {
+    package init(directory: String, database: String?) {
         self.directory = directory
         var environment = ProcessInfo.processInfo.environment
         environment["CI"] = "true"
@@ -46,7 +46,7 @@ public struct OrchestrateCLI: Sendable {
     }
 
     /// Starts the command without waiting.
-    public func launch(_ arguments: [String], name: String = "cli") throws -> SupervisedProcess {
+    package func launch(_ arguments: [String], name: String = "cli") throws -> SupervisedProcess {
         var command = SupervisedCommand(
             executable: Self.executable, arguments: arguments, environment: environment, workingDirectory: directory,
             stdoutPath: "\(directory)/\(name).stdout", stderrPath: "\(directory)/\(name).stderr"
@@ -57,13 +57,13 @@ public struct OrchestrateCLI: Sendable {
     }
 
     /// Runs the command to its end.
-    public func run(_ arguments: [String], name: String = "cli") async throws -> Result {
+    package func run(_ arguments: [String], name: String = "cli") async throws -> Result {
         let process = try launch(arguments, name: name)
         let termination = await process.wait()
         return output(termination, name: name)
     }
 
-    public func output(_ termination: Termination, name: String = "cli") -> Result {
+    package func output(_ termination: Termination, name: String = "cli") -> Result {
         Result(
             status: termination.reason,
             stdout: (try? String(contentsOfFile: "\(directory)/\(name).stdout", encoding: .utf8)) ?? "",
@@ -73,12 +73,12 @@ public struct OrchestrateCLI: Sendable {
 }
 
 /// Whether a process exists (zombies of our own children count as gone once reaped).
-public func processExists(_ pid: Int32) -> Bool {
+package func processExists(_ pid: Int32) -> Bool {
     kill(pid, 0) == 0 || errno != ESRCH
 }
 
 /// Polls `condition` until it holds or `timeout` passes.
-public func eventually(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async rethrows -> Bool {
+package func eventually(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async rethrows -> Bool {
     let clock = ContinuousClock()
     let deadline = clock.now + timeout
     while clock.now < deadline {

@@ -2,9 +2,9 @@ import Foundation
 
 /// Python 3 programs the tests use as outside oracles (the official Cucumber parser, haralyzer, junitparser), which
 /// `make test` installs from PyPI. A failing program fails the test that ran it: it never skips.
-public enum Python {
+package enum Python {
     /// The output of `python3 ARGUMENTS…`, or an error with what it wrote on stderr.
-    public static func run(_ arguments: [String], hint: String) throws -> String {
+    package static func run(_ arguments: [String], hint: String) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3"] + arguments
@@ -24,13 +24,13 @@ public enum Python {
     }
 
     /// The output lines of a script given as text (`python3 -c SCRIPT ARGUMENTS…`).
-    public static func lines(script: String, arguments: [String], hint: String) throws -> [String] {
+    package static func lines(script: String, arguments: [String], hint: String) throws -> [String] {
         try run(["-c", script] + arguments, hint: hint).split(separator: "\n").map(String.init)
     }
 }
 
-public struct PythonError: Error, CustomStringConvertible {
-    public var description: String
+package struct PythonError: Error, CustomStringConvertible {
+    package var description: String
 }
 
 /// A file for one program's stderr, removed afterwards (a pipe that nobody reads could fill and stall the program).

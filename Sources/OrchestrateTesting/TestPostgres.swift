@@ -16,15 +16,15 @@ import Darwin
 /// The server runs in the foreground under a supervisor, so it ends when the test process ends,
 /// however that happens. Each test gets its own database in it. When no cluster can be started
 /// the test fails — it never skips.
-public actor TestPostgres {
-    public static let shared = TestPostgres()
+package actor TestPostgres {
+    package static let shared = TestPostgres()
 
     /// The cluster and its server process (held so it lives as long as the test process).
     private var started: Task<(EmbeddedCluster, SupervisedProcess), any Error>?
     private var counter = 0
 
     /// A fresh, empty database in the shared cluster.
-    public func makeDatabase() async throws -> DatabaseEndpoint {
+    package func makeDatabase() async throws -> DatabaseEndpoint {
         let cluster = try await cluster()
         counter += 1
         let name = "t\(getpid())_\(counter)_\(UInt32.random(in: 0...UInt32.max))"
@@ -37,7 +37,7 @@ public actor TestPostgres {
     }
 
     /// A fresh database's URL, for commands that take `--database` or ORCHESTRATE_DATABASE_URL.
-    public func makeDatabaseURL() async throws -> String {
+    package func makeDatabaseURL() async throws -> String {
         try await makeDatabase().description
     }
 
@@ -81,13 +81,13 @@ public actor TestPostgres {
 }
 
 /// Runs `body` with a migrated, private database.
-public func withTestDatabase<R: Sendable>(_ body: @Sendable (Database) async throws -> R) async throws -> R {
+package func withTestDatabase<R: Sendable>(_ body: @Sendable (Database) async throws -> R) async throws -> R {
     let endpoint = try await TestPostgres.shared.makeDatabase()
     return try await Database.with(endpoint, logger: TestPostgres.logger, body)
 }
 
 /// A run of one scenario whose attempt is running: what exchanges and steps need to belong to.
-public func makeRunningAttempt(in database: Database, scenario: String = "scenario") async throws -> Int64 {
+package func makeRunningAttempt(in database: Database, scenario: String = "scenario") async throws -> Int64 {
     try await RunStore(database: database).createRunning(RunPlan(
         host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .record, workers: 1, retries: 0,
         scenarios: [Scenario(id: scenario, name: scenario, command: "true", timeoutMilliseconds: 1000)]
@@ -96,7 +96,7 @@ public func makeRunningAttempt(in database: Database, scenario: String = "scenar
 
 /// The rows of one query (its text made of constants only) on the database at `url`, as a test reads what a
 /// run left there.
-public func queryRows<each T: PostgresDecodable & Sendable>(_ url: String, _ sql: String, as: (repeat each T).Type) async throws -> [(repeat each T)] {
+package func queryRows<each T: PostgresDecodable & Sendable>(_ url: String, _ sql: String, as: (repeat each T).Type) async throws -> [(repeat each T)] {
     try await Database.with(try DatabaseEndpoint(url: url), logger: Logger(label: "test"), maximumConnections: 1) { database in
         var rows: [(repeat each T)] = []
         let query = try await database.client.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "test"))

@@ -11,20 +11,20 @@ import Synchronization
 /// A few paths answer otherwise: `…/missing` 404; `…/login` a token (`{"token": "tok-…", "user": "ann"}`);
 /// `…/links` a body full of absolute URLs (its own, another host's with its own in a query parameter,
 /// JSON-escaped) with Location and Link headers. `?gzip=1` gzips the body, `?chunked=1` sends it chunked.
-public final class TestUpstream: Sendable {
-    public let hits = Mutex(0)
+package final class TestUpstream: Sendable {
+    package let hits = Mutex(0)
     private let channel: any Channel
-    public let name: String
+    package let name: String
 
     private init(name: String, channel: any Channel) {
         self.name = name
         self.channel = channel
     }
 
-    public var port: Int { channel.localAddress!.port! }
-    public var url: String { "http://127.0.0.1:\(port)" }
+    package var port: Int { channel.localAddress!.port! }
+    package var url: String { "http://127.0.0.1:\(port)" }
 
-    public static func start(name: String = "upstream") async throws -> TestUpstream {
+    package static func start(name: String = "upstream") async throws -> TestUpstream {
         let box = Mutex<TestUpstream?>(nil)
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -40,7 +40,7 @@ public final class TestUpstream: Sendable {
         return upstream
     }
 
-    public func stop() async {
+    package func stop() async {
         try? await channel.close()
     }
 

@@ -3,8 +3,8 @@ import Store
 
 /// Which database a command uses: `--database`, else ORCHESTRATE_DATABASE_URL, else orchestrate.yml's
 /// `database`, else the PG* variables, else the embedded cluster under `<project>/.orchestrate`.
-public struct DatabaseSelection: Sendable {
-    public enum Source: String, Sendable {
+package struct DatabaseSelection: Sendable {
+    package enum Source: String, Sendable {
         case flag = "--database"
         case environment = "ORCHESTRATE_DATABASE_URL"
         case config = "orchestrate.yml"
@@ -12,12 +12,12 @@ public struct DatabaseSelection: Sendable {
         case embedded = "embedded cluster"
     }
 
-    public var endpoint: DatabaseEndpoint
-    public var source: Source
+    package var endpoint: DatabaseEndpoint
+    package var source: Source
     /// Set when the embedded cluster is used: it must be started first.
-    public var cluster: EmbeddedCluster?
+    package var cluster: EmbeddedCluster?
 
-    public static func resolve(
+    package static func resolve(
         flag: String?, configured: String?, projectDirectory: String,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(StoreError) -> DatabaseSelection {

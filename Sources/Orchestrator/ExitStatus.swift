@@ -3,20 +3,20 @@ import MockServer
 import Store
 
 /// DESIGN.md's exit codes for the errors the commands throw.
-public enum ExitStatus {
-    public static let passed: Int32 = 0
-    public static let scenarioFailed: Int32 = 1
-    public static let badInput: Int32 = 2
-    public static let infrastructure: Int32 = 3
-    public static let interrupted: Int32 = 130
+package enum ExitStatus {
+    package static let passed: Int32 = 0
+    package static let scenarioFailed: Int32 = 1
+    package static let badInput: Int32 = 2
+    package static let infrastructure: Int32 = 3
+    package static let interrupted: Int32 = 130
 
     /// One line for people; database errors without query values.
-    public static func describe(_ error: any Error) -> String {
+    package static func describe(_ error: any Error) -> String {
         Database.describe(error)
     }
 
     /// 2 for bad usage, config or input; 3 for infrastructure (database, ports, processes).
-    public static func code(for error: any Error) -> Int32 {
+    package static func code(for error: any Error) -> Int32 {
         switch error {
         case is ConfigError, is UsageError:
             return badInput

@@ -11,37 +11,37 @@ import Synchronization
 import UnixSignals
 
 /// What `orchestrate run` was asked to do.
-public struct RunOptions: Sendable {
-    public var configPath = "orchestrate.yml"
-    public var workers: Int?
-    public var mode: Mode?
-    public var retries: Int?
-    public var only: [String] = []
+package struct RunOptions: Sendable {
+    package var configPath = "orchestrate.yml"
+    package var workers: Int?
+    package var mode: Mode?
+    package var retries: Int?
+    package var only: [String] = []
     /// A Cucumber tag expression (`@smoke and not @wip`) that selects scenarios by their tags.
-    public var tags: String?
-    public var junitPath: String?
-    public var reportsDirectory: String?
-    public var database: String?
-    public var resume: UUID?
-    public var strict = false
-    public var lease: Duration?
-    public var progress: ProgressChoice = .automatic
+    package var tags: String?
+    package var junitPath: String?
+    package var reportsDirectory: String?
+    package var database: String?
+    package var resume: UUID?
+    package var strict = false
+    package var lease: Duration?
+    package var progress: ProgressChoice = .automatic
 
-    public enum ProgressChoice: String, Sendable, CaseIterable {
+    package enum ProgressChoice: String, Sendable, CaseIterable {
         case automatic = "auto"
         case live
         case lines
         case none
     }
 
-    public init() {}
+    package init() {}
 }
 
 /// `orchestrate run`: plan (or resume) a run in the database, work it with the coordinator, report.
-public enum RunOrchestration {
+package enum RunOrchestration {
     /// Runs and returns the process exit code (DESIGN.md: 0 passed, 1 a scenario failed, 130 interrupted).
     /// Throws ``ConfigError``/``UsageError`` (exit 2) and store or coordinator failures (exit 3).
-    public static func run(_ options: RunOptions, logger: Logger) async throws -> Int32 {
+    package static func run(_ options: RunOptions, logger: Logger) async throws -> Int32 {
         let config = try loadConfig(options.configPath, required: options.resume == nil)
         // Asking git (two processes in a repository) overlaps with reading the scenarios and reaching the database.
         let gitRevision = options.resume == nil ? Task { await HostFacts.gitRevision(in: config.directory) } : nil
@@ -287,9 +287,9 @@ private final class CoordinatorService: Service, Sendable {
 }
 
 /// A bad flag or argument: exit 2 with one line.
-public struct UsageError: Error, CustomStringConvertible, Sendable {
-    public let description: String
-    public init(_ description: String) { self.description = description }
+package struct UsageError: Error, CustomStringConvertible, Sendable {
+    package let description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// `--only` takes a scenario id, or as Cucumber does a feature file with optional lines (`a.feature:12:30`):

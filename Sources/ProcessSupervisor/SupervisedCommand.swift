@@ -3,34 +3,34 @@
 /// The supervisor enforces ``timeout`` on the whole group, captures each output stream into a file
 /// bounded to ``captureHeadBytes`` + ``captureTailBytes``, ends whatever the leader left behind in its
 /// group when the leader exits, and ends the whole group if the launching process dies.
-public struct SupervisedCommand: Sendable {
+package struct SupervisedCommand: Sendable {
     /// Absolute path of the program.
-    public var executable: String
+    package var executable: String
     /// Arguments after the program name.
-    public var arguments: [String]
+    package var arguments: [String]
     /// The complete environment (nothing is inherited implicitly), with ``sharedEnvironment``'s entries when set.
-    public var environment: [String: String]
+    package var environment: [String: String]
     /// Entries that many commands have in common, packed once; `environment` overrides them by name. A worker slot
     /// runs thousands of commands whose environments differ in a few entries: building and packing the whole of each
     /// took longer than the rest of a launch.
-    public var sharedEnvironment: SharedEnvironment?
-    public var workingDirectory: String?
+    package var sharedEnvironment: SharedEnvironment?
+    package var workingDirectory: String?
     /// Where stdout goes; `nil` discards it.
-    public var stdoutPath: String?
+    package var stdoutPath: String?
     /// Where stderr goes; `nil` discards it.
-    public var stderrPath: String?
+    package var stderrPath: String?
     /// Bytes kept from the start of each stream. Default 32 KiB.
-    public var captureHeadBytes: Int = 32 * 1024
+    package var captureHeadBytes: Int = 32 * 1024
     /// Bytes kept from the end of each stream. Default 32 KiB.
-    public var captureTailBytes: Int = 32 * 1024
+    package var captureTailBytes: Int = 32 * 1024
     /// `nil`: no time limit.
-    public var timeout: Duration?
+    package var timeout: Duration?
     /// Time between SIGTERM and SIGKILL to the group. Default 5 s.
-    public var grace: Duration = .seconds(5)
+    package var grace: Duration = .seconds(5)
     /// Run as another user (root only), e.g. PostgreSQL's server, which refuses to run as root.
-    public var user: (uid: UInt32, gid: UInt32)?
+    package var user: (uid: UInt32, gid: UInt32)?
 
-    public init(
+    package init(
         executable: String,
         arguments: [String] = [],
         environment: [String: String],
@@ -47,7 +47,7 @@ public struct SupervisedCommand: Sendable {
     }
 
     /// `/bin/sh -c script`, the way scenario commands and templates run.
-    public static func shell(_ script: String, environment: [String: String]) -> SupervisedCommand {
+    package static func shell(_ script: String, environment: [String: String]) -> SupervisedCommand {
         SupervisedCommand(executable: "/bin/sh", arguments: ["-c", script], environment: environment)
     }
 }

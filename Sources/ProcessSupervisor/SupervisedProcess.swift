@@ -14,9 +14,9 @@ import Darwin
 /// let termination = try await SupervisedProcess.run(.shell("make check", environment: env))
 /// ```
 /// Cancelling the waiting task ends the command's whole process group (SIGTERM, then SIGKILL).
-public final class SupervisedProcess: Sendable {
+package final class SupervisedProcess: Sendable {
     /// The leader's pid, which is also the process group id; `nil` when nothing started.
-    public let pid: Int32?
+    package let pid: Int32?
     private let supervisor: Supervisor
     private let ownsSupervisor: Bool
     /// Set when the command never started: the wait returns it at once.
@@ -37,7 +37,7 @@ public final class SupervisedProcess: Sendable {
     /// Starts `command` under a supervisor of its own, which exits with the command.
     /// Throws ``SupervisorError`` when no supervisor can be started; a command that cannot be
     /// executed starts and ends with ``Termination/Reason/spawnFailed(errno:)``.
-    public static func launch(_ command: SupervisedCommand) throws(SupervisorError) -> SupervisedProcess {
+    package static func launch(_ command: SupervisedCommand) throws(SupervisorError) -> SupervisedProcess {
         let supervisor = try Supervisor()
         let process = try supervisor.launch(command, owns: true)
         supervisor.finishAfterCurrent()
@@ -45,12 +45,12 @@ public final class SupervisedProcess: Sendable {
     }
 
     /// Runs `command` to its end.
-    public static func run(_ command: SupervisedCommand) async throws(SupervisorError) -> Termination {
+    package static func run(_ command: SupervisedCommand) async throws(SupervisorError) -> Termination {
         await (try launch(command)).wait()
     }
 
     /// Waits for the end of the command. Cancelling the waiting task ends the process group.
-    public func wait() async -> Termination {
+    package func wait() async -> Termination {
         if let failure {
             if ownsSupervisor { supervisor.shutdown() }
             return failure
@@ -72,20 +72,20 @@ public final class SupervisedProcess: Sendable {
     }
 
     /// Ends the command's process group: SIGTERM now, SIGKILL after the grace period.
-    public func terminate() {
+    package func terminate() {
         supervisor.terminateCurrent()
     }
 }
 
 /// A supervisor process that runs commands one after another (one at a time), so that a worker slot
 /// pays for forking the coordinator once, not per attempt.
-public final class Supervisor: Sendable {
+package final class Supervisor: Sendable {
     private let handle: Mutex<orch_supervisor>
     private let running = Atomic<Bool>(false)
     fileprivate let waiting = DispatchQueue(label: "orchestrate.supervisor.wait")
 
     /// Forks the supervisor process.
-    public init() throws(SupervisorError) {
+    package init() throws(SupervisorError) {
         ignoreSIGPIPEOnce
         var supervisor = orch_supervisor()
         let code = orch_supervisor_start(&supervisor)
@@ -98,7 +98,7 @@ public final class Supervisor: Sendable {
     }
 
     /// Starts `command`; the previous one must have ended (its ``SupervisedProcess/wait()`` returned).
-    public func launch(_ command: SupervisedCommand) throws(SupervisorError) -> SupervisedProcess {
+    package func launch(_ command: SupervisedCommand) throws(SupervisorError) -> SupervisedProcess {
         try launch(command, owns: false)
     }
 
@@ -178,7 +178,7 @@ public final class Supervisor: Sendable {
     }
 
     /// Lets the supervisor exit and reaps it. Waits for a running command to end.
-    public func shutdown() {
+    package func shutdown() {
         handle.withLock { supervisor in
             guard supervisor.pid > 0 else { return }
             orch_supervisor_stop(&supervisor)
@@ -199,11 +199,11 @@ extension Duration {
 }
 
 /// Environment entries that many commands share, packed once (``SupervisedCommand/sharedEnvironment``).
-public struct SharedEnvironment: Sendable {
+package struct SharedEnvironment: Sendable {
     let entries: [String: String]
     fileprivate let packed: PackedStrings
 
-    public init(_ entries: [String: String]) {
+    package init(_ entries: [String: String]) {
         self.entries = entries
         var packed = PackedStrings()
         for (name, value) in entries { packed.add(name, value) }

@@ -1,6 +1,6 @@
 /// How a supervised command ended.
-public struct Termination: Sendable, Equatable {
-    public enum Reason: Sendable, Equatable {
+package struct Termination: Sendable, Equatable {
+    package enum Reason: Sendable, Equatable {
         /// The leader exited with this status.
         case exited(Int32)
         /// The leader was killed by this signal (not by the supervisor).
@@ -13,14 +13,14 @@ public struct Termination: Sendable, Equatable {
         case spawnFailed(errno: Int32)
     }
 
-    public var reason: Reason
+    package var reason: Reason
     /// The leader's pid, which is also its process group id.
-    public var pid: Int32
+    package var pid: Int32
     /// All bytes written to stdout, including those the bounded capture dropped.
-    public var stdoutBytes: Int64
-    public var stderrBytes: Int64
+    package var stdoutBytes: Int64
+    package var stderrBytes: Int64
 
-    public init(reason: Reason, pid: Int32, stdoutBytes: Int64 = 0, stderrBytes: Int64 = 0) {
+    package init(reason: Reason, pid: Int32, stdoutBytes: Int64 = 0, stderrBytes: Int64 = 0) {
         self.reason = reason
         self.pid = pid
         self.stdoutBytes = stdoutBytes

@@ -2,7 +2,7 @@ import PostgresNIO
 
 extension Database {
     /// The newest applied migration, 0 for an empty database.
-    public func schemaVersion() async throws -> Int {
+    package func schemaVersion() async throws -> Int {
         let exists = try await client.query("SELECT to_regclass('schema_migrations') IS NOT NULL", logger: logger)
         for try await present in exists.decode(Bool.self) where !present { return 0 }
         let rows = try await client.query("SELECT coalesce(max(version), 0) FROM schema_migrations", logger: logger)
@@ -11,7 +11,7 @@ extension Database {
     }
 
     /// How many runs are stored (0 before the schema exists).
-    public func runCount() async throws -> Int {
+    package func runCount() async throws -> Int {
         guard try await schemaVersion() > 0 else { return 0 }
         let rows = try await client.query("SELECT count(*) FROM runs", logger: logger)
         for try await count in rows.decode(Int.self) { return count }

@@ -11,13 +11,13 @@ import PostgresNIO
 ///     let queue = AttemptQueue(database: database)
 /// }
 /// ```
-public final class Database: Sendable {
-    public let client: PostgresClient
-    public let endpoint: DatabaseEndpoint
+package final class Database: Sendable {
+    package let client: PostgresClient
+    package let endpoint: DatabaseEndpoint
     let logger: Logger
 
     /// 15 s, or ORCHESTRATE_CONNECT_TIMEOUT (e.g. `2s`, in seconds when a bare number).
-    public static var defaultConnectTimeout: Duration {
+    package static var defaultConnectTimeout: Duration {
         let text = ProcessInfo.processInfo.environment["ORCHESTRATE_CONNECT_TIMEOUT"] ?? ""
         let seconds = Double(text.hasSuffix("s") ? String(text.dropLast()) : text) ?? 15
         return .milliseconds(Int64(seconds * 1000))
@@ -32,7 +32,7 @@ public final class Database: Sendable {
     /// Connects (retrying while the server starts up), migrates, runs `body`, and closes the pool.
     /// - Parameters:
     ///   - connectTimeout: how long to keep retrying an unreachable server before ``StoreError/Code/unreachable``.
-    public static func with<R: Sendable>(
+    package static func with<R: Sendable>(
         _ endpoint: DatabaseEndpoint,
         logger: Logger,
         maximumConnections: Int = 20,
@@ -141,7 +141,7 @@ public final class Database: Sendable {
     }
 
     /// A one-line description of a database error, without the query's bound values.
-    public static func describe(_ error: any Error) -> String {
+    package static func describe(_ error: any Error) -> String {
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] { return message }
             if let underlying = error.underlying { return "\(error.code): \(underlying)" }

@@ -1,20 +1,20 @@
 import Foundation
 
 /// Where the database is and who to be there. Its `description` never shows the password.
-public struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
-    public enum Address: Sendable, Equatable {
+package struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
+    package enum Address: Sendable, Equatable {
         case tcp(host: String, port: Int)
         /// Full path of the socket file (`…/.s.PGSQL.5432`).
         case unixSocket(path: String)
     }
 
-    public var address: Address
-    public var username: String
-    public var password: String?
-    public var database: String
-    public var requireTLS: Bool
+    package var address: Address
+    package var username: String
+    package var password: String?
+    package var database: String
+    package var requireTLS: Bool
 
-    public init(address: Address, username: String, password: String? = nil, database: String, requireTLS: Bool = false) {
+    package init(address: Address, username: String, password: String? = nil, database: String, requireTLS: Bool = false) {
         self.address = address
         self.username = username
         self.password = password
@@ -22,7 +22,7 @@ public struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
         self.requireTLS = requireTLS
     }
 
-    public var description: String {
+    package var description: String {
         switch address {
         case .tcp(let host, let port):
             return "postgresql://\(username)@\(host):\(port)/\(database)"
@@ -34,7 +34,7 @@ public struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `postgres://user:pass@host:port/db?sslmode=require` and the unix-socket form
     /// `postgresql://user@/db?host=/run/postgresql`.
-    public init(url string: String) throws(StoreError) {
+    package init(url string: String) throws(StoreError) {
         guard let components = URLComponents(string: string),
               let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
         else {
@@ -56,7 +56,7 @@ public struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The libpq variables (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE), when PGHOST or PGDATABASE is set.
-    public static func fromEnvironment(_ environment: [String: String]) -> DatabaseEndpoint? {
+    package static func fromEnvironment(_ environment: [String: String]) -> DatabaseEndpoint? {
         guard environment["PGHOST"] != nil || environment["PGDATABASE"] != nil else { return nil }
         let host = environment["PGHOST"] ?? "/var/run/postgresql"
         let port = Int(environment["PGPORT"] ?? "") ?? 5432

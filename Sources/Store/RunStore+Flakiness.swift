@@ -3,35 +3,35 @@ import OrchestrateModel
 import PostgresNIO
 
 /// A scenario's flakiness over a window: `orchestrate flaky`, and automatic quarantine.
-public struct FlakinessLine: Sendable, Encodable {
-    public var scenarioId: String
-    public var name: String
+package struct FlakinessLine: Sendable, Encodable {
+    package var scenarioId: String
+    package var name: String
     /// `(flips + priorFlips) / (transitions + priorTransitions)` (README: "Flakiness score").
-    public var score: Double
-    public var attempts: Int
-    public var passed: Int
+    package var score: Double
+    package var attempts: Int
+    package var passed: Int
     /// Attempts and passes by kind of backend (`replay`: replay, mock, hybrid; `live`: live, record); only kinds the
     /// scenario ran against in the window.
-    public var lanes: [String: PassTally]
+    package var lanes: [String: PassTally]
     /// Consecutive outcome pairs on the same git revision and kind of backend, and how many of them differ.
-    public var transitions: Int
-    public var flips: Int
+    package var transitions: Int
+    package var flips: Int
     /// Verdicts of the scenario's runs in the window, by verdict.
-    public var verdicts: [String: Int]
-    public var lastVerdict: String?
-    public var lastReason: String?
+    package var verdicts: [String: Int]
+    package var lastVerdict: String?
+    package var lastReason: String?
     /// The first network difference of the newest run that had any.
-    public var lastEvidence: NetworkDifference?
-    public var quarantined: Bool
+    package var lastEvidence: NetworkDifference?
+    package var quarantined: Bool
 }
 
 /// How many attempts ran and how many of them passed.
-public struct PassTally: Sendable, Encodable, Equatable {
-    public var attempts: Int
-    public var passed: Int
-    public var passRate: Double
+package struct PassTally: Sendable, Encodable, Equatable {
+    package var attempts: Int
+    package var passed: Int
+    package var passRate: Double
 
-    public init(attempts: Int, passed: Int) {
+    package init(attempts: Int, passed: Int) {
         self.attempts = attempts
         self.passed = passed
         self.passRate = attempts == 0 ? 0 : Double(passed) / Double(attempts)
@@ -39,19 +39,19 @@ public struct PassTally: Sendable, Encodable, Equatable {
 }
 
 /// A quarantined scenario: `orchestrate quarantine list`.
-public struct QuarantineEntry: Sendable, Encodable {
-    public var scenarioId: String
-    public var reason: String
-    public var automatic: Bool
-    public var score: Double?
-    public var addedAt: Date
+package struct QuarantineEntry: Sendable, Encodable {
+    package var scenarioId: String
+    package var reason: String
+    package var automatic: Bool
+    package var score: Double?
+    package var addedAt: Date
 }
 
 extension RunStore {
     /// Scenarios by flakiness score over the attempts finished since `since`, highest first. `scenarioIDs` narrows
     /// it to those (`nil`: all). The prior is ``FlakinessScore``'s. `scoresOnly` leaves out the verdict counts and
     /// the newest evidence (two lookups per scenario; automatic quarantine needs only the scores).
-    public func flakiness(
+    package func flakiness(
         since: Date, scenarioIDs: [String]? = nil, limit: Int, priorFlips: Double, priorTransitions: Double, scoresOnly: Bool = false
     ) async throws -> [FlakinessLine] {
         let liveModes = Mode.allCases.filter { $0.lane == .live }.map(\.rawValue)
@@ -113,7 +113,7 @@ extension RunStore {
     }
 
     /// Quarantines a scenario by hand (replacing an automatic entry). False when no scenario has that id.
-    public func quarantine(_ scenarioID: String, reason: String) async throws -> Bool {
+    package func quarantine(_ scenarioID: String, reason: String) async throws -> Bool {
         let rows = try await database.client.query(
             """
             INSERT INTO quarantine (scenario_id, reason, automatic)
@@ -128,7 +128,7 @@ extension RunStore {
     }
 
     /// Takes a scenario out of quarantine. False when it was not in it.
-    public func release(_ scenarioID: String) async throws -> Bool {
+    package func release(_ scenarioID: String) async throws -> Bool {
         let rows = try await database.client.query(
             "DELETE FROM quarantine WHERE scenario_id = \(scenarioID) RETURNING scenario_id", logger: database.logger
         )
@@ -136,7 +136,7 @@ extension RunStore {
         return false
     }
 
-    public func quarantined() async throws -> [QuarantineEntry] {
+    package func quarantined() async throws -> [QuarantineEntry] {
         let rows = try await database.client.query(
             "SELECT scenario_id, reason, automatic, score, added_at FROM quarantine ORDER BY added_at DESC, scenario_id",
             logger: database.logger
@@ -150,7 +150,7 @@ extension RunStore {
 
     /// Automatic quarantine after a run, in one transaction: the scenarios scoring at least the threshold go in (unless
     /// there by hand), automatic entries of the given scenarios below it come out. Returns what went in and out.
-    public func updateAutomaticQuarantine(scores: [(scenarioID: String, score: Double)], threshold: Double) async throws -> (added: [String], released: [String]) {
+    package func updateAutomaticQuarantine(scores: [(scenarioID: String, score: Double)], threshold: Double) async throws -> (added: [String], released: [String]) {
         struct Row: Encodable {
             var id: String
             var score: Double

@@ -2,37 +2,37 @@ import Foundation
 import PostgresNIO
 
 /// One finished attempt of a scenario, with its steps: `orchestrate history`.
-public struct AttemptHistory: Sendable, Encodable {
-    public var runID: UUID
-    public var attempt: Int
+package struct AttemptHistory: Sendable, Encodable {
+    package var runID: UUID
+    package var attempt: Int
     /// How the mock server answered (the exchanges' mode, else the run's).
-    public var mode: String
-    public var gitRevision: String?
-    public var startedAt: Date?
-    public var durationMs: Int64?
-    public var outcome: String?
-    public var exitCode: Int?
-    public var error: String?
-    public var exchanges: Int
-    public var unmatchedExchanges: Int
-    public var steps: [StepHistory]
+    package var mode: String
+    package var gitRevision: String?
+    package var startedAt: Date?
+    package var durationMs: Int64?
+    package var outcome: String?
+    package var exitCode: Int?
+    package var error: String?
+    package var exchanges: Int
+    package var unmatchedExchanges: Int
+    package var steps: [StepHistory]
 }
 
-public struct StepHistory: Sendable, Encodable {
-    public var position: Int
-    public var keyword: String
-    public var name: String
-    public var status: String
-    public var startedAt: Date
-    public var durationMs: Int64?
-    public var error: String?
+package struct StepHistory: Sendable, Encodable {
+    package var position: Int
+    package var keyword: String
+    package var name: String
+    package var status: String
+    package var startedAt: Date
+    package var durationMs: Int64?
+    package var error: String?
     /// Exchanges that happened during the step.
-    public var exchanges: Int
+    package var exchanges: Int
 }
 
 extension RunStore {
     /// The scenario whose id is `text`, else the ids of scenarios with history that contain it (case-insensitive), at most `limit`.
-    public func scenarioIDs(containing text: String, limit: Int = 10) async throws -> [String] {
+    package func scenarioIDs(containing text: String, limit: Int = 10) async throws -> [String] {
         let pattern = "%" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
             .replacingOccurrences(of: "_", with: "\\_") + "%"
         let rows = try await database.client.query(
@@ -50,7 +50,7 @@ extension RunStore {
     }
 
     /// Run ids that start with `prefix` (lowercase hex), at most 10.
-    public func runIDs(startingWith prefix: String) async throws -> [UUID] {
+    package func runIDs(startingWith prefix: String) async throws -> [UUID] {
         let rows = try await database.client.query(
             "SELECT id FROM runs WHERE id::text LIKE \(prefix.replacingOccurrences(of: "%", with: "").replacingOccurrences(of: "_", with: "") + "%") ORDER BY created_at DESC LIMIT 10",
             logger: database.logger
@@ -61,7 +61,7 @@ extension RunStore {
     }
 
     /// A scenario's finished attempts, newest first, each with its steps and how many exchanges each step made.
-    public func history(scenarioID: String, limit: Int) async throws -> [AttemptHistory] {
+    package func history(scenarioID: String, limit: Int) async throws -> [AttemptHistory] {
         let rows = try await database.client.query(
             """
             SELECT a.id, a.run_id, a.attempt, coalesce(a.mode, (SELECT e.mode FROM exchanges e WHERE e.attempt_id = a.id LIMIT 1), r.mode),

@@ -4,23 +4,23 @@ import OrchestrateModel
 import PostgresNIO
 
 /// What a verdict is judged from: a scenario's outcomes per kind of backend, oldest first.
-public struct LaneOutcome: Sendable, Hashable {
+package struct LaneOutcome: Sendable, Hashable {
     /// `replay` for a controlled backend (replay, mock, hybrid), `live` for the real one (live, record).
-    public var lane: Mode
+    package var lane: Mode
     /// The mode it ran in (a record is a live attempt that made the recording).
-    public var mode: Mode
-    public var passed: Bool
-    public var attemptID: Int64
+    package var mode: Mode
+    package var passed: Bool
+    package var attemptID: Int64
 }
 
 /// A scenario's verdict in a run, as stored.
-public struct StoredVerdict: Sendable {
-    public var scenarioID: String
-    public var verdict: Verdict
-    public var reason: String
-    public var evidence: [NetworkDifference]
+package struct StoredVerdict: Sendable {
+    package var scenarioID: String
+    package var verdict: Verdict
+    package var reason: String
+    package var evidence: [NetworkDifference]
 
-    public init(scenarioID: String, verdict: Verdict, reason: String, evidence: [NetworkDifference]) {
+    package init(scenarioID: String, verdict: Verdict, reason: String, evidence: [NetworkDifference]) {
         self.scenarioID = scenarioID
         self.verdict = verdict
         self.reason = reason
@@ -30,7 +30,7 @@ public struct StoredVerdict: Sendable {
 
 extension RunStore {
     /// The attempts' steps and exchanges (bodies and headers joined back), by attempt id.
-    public func networkLogs(_ ids: [Int64]) async throws -> [Int64: NetworkLog] {
+    package func networkLogs(_ ids: [Int64]) async throws -> [Int64: NetworkLog] {
         var logs = Dictionary(ids.map { ($0, NetworkLog()) }, uniquingKeysWith: { first, _ in first })
         guard !logs.isEmpty else { return [:] }
         let stepRows = try await database.client.query(
@@ -68,7 +68,7 @@ extension RunStore {
     }
 
     /// One attempt of a scenario in a run: the given number (the last when `nil`) in the given lane (any when `nil`).
-    public func attempt(runID: UUID, scenarioID: String, number: Int?, lane: Mode?) async throws -> AttemptRecord? {
+    package func attempt(runID: UUID, scenarioID: String, number: Int?, lane: Mode?) async throws -> AttemptRecord? {
         let candidates = try await attemptRecords(runID, scenarioID: scenarioID).filter { (number == nil || $0.attempt == number) && (lane == nil || $0.lane == lane) }
         return candidates.max { ($0.finishedAt ?? .distantPast, $0.attempt) < ($1.finishedAt ?? .distantPast, $1.attempt) }
     }
@@ -81,7 +81,7 @@ extension RunStore {
     /// Only scenarios with an attempt that did not pass — in this run or in those runs — are read: a history of passes
     /// changes no verdict (without a failure in it there is at most one flip, where this run's failures begin), and
     /// neither makes a scenario unsteady nor gives a stable one evidence. In a suite that keeps passing that is none.
-    public func laneHistory(of runID: UUID, limit: Int = 20, runs: Int = 10) async throws -> [String: [LaneOutcome]] {
+    package func laneHistory(of runID: UUID, limit: Int = 20, runs: Int = 10) async throws -> [String: [LaneOutcome]] {
         let rows = try await database.client.query(
             """
             WITH same AS MATERIALIZED (
@@ -115,7 +115,7 @@ extension RunStore {
     }
 
     /// Stores the verdicts of a run's scenarios, in one statement.
-    public func saveVerdicts(_ runID: UUID, _ verdicts: [StoredVerdict]) async throws {
+    package func saveVerdicts(_ runID: UUID, _ verdicts: [StoredVerdict]) async throws {
         struct Row: Encodable {
             var id, verdict, reason: String
             var evidence: [NetworkDifference]

@@ -4,18 +4,18 @@ import OrchestrateModel
 import PostgresNIO
 
 /// A new run, as the coordinator plans it.
-public struct RunPlan: Sendable {
-    public var id: UUID
-    public var host: String
-    public var gitRevision: String?
-    public var workingDirectory: String
-    public var configPath: String?
-    public var mode: Mode
-    public var workers: Int
-    public var retries: Int
-    public var scenarios: [Scenario]
+package struct RunPlan: Sendable {
+    package var id: UUID
+    package var host: String
+    package var gitRevision: String?
+    package var workingDirectory: String
+    package var configPath: String?
+    package var mode: Mode
+    package var workers: Int
+    package var retries: Int
+    package var scenarios: [Scenario]
 
-    public init(
+    package init(
         id: UUID = UUID(), host: String, gitRevision: String?, workingDirectory: String, configPath: String?,
         mode: Mode, workers: Int, retries: Int, scenarios: [Scenario]
     ) {
@@ -32,29 +32,29 @@ public struct RunPlan: Sendable {
 }
 
 /// A stored run, as listings show it.
-public struct RunSummary: Sendable, Hashable {
-    public var id: UUID
-    public var state: String
-    public var createdAt: Date
-    public var finishedAt: Date?
-    public var host: String
-    public var gitRevision: String?
-    public var workingDirectory: String
-    public var mode: String
-    public var workers: Int
-    public var retries: Int
-    public var scenarios: Int
-    public var passed: Int
-    public var flaky: Int
-    public var failed: Int
-    public var pending: Int
+package struct RunSummary: Sendable, Hashable {
+    package var id: UUID
+    package var state: String
+    package var createdAt: Date
+    package var finishedAt: Date?
+    package var host: String
+    package var gitRevision: String?
+    package var workingDirectory: String
+    package var mode: String
+    package var workers: Int
+    package var retries: Int
+    package var scenarios: Int
+    package var passed: Int
+    package var flaky: Int
+    package var failed: Int
+    package var pending: Int
 }
 
 /// Runs, scenarios and their history.
-public struct RunStore: Sendable {
+package struct RunStore: Sendable {
     let database: Database
 
-    public init(database: Database) {
+    package init(database: Database) {
         self.database = database
     }
 
@@ -63,7 +63,7 @@ public struct RunStore: Sendable {
     /// claimed in that order. Returns when the run started (its frozen "now") and the expected durations (`nil` for
     /// never-seen scenarios), as ``unsettled(_:)`` would.
     @discardableResult
-    public func create(_ plan: RunPlan) async throws -> (startedAt: Date, expected: [String: Int64?]) {
+    package func create(_ plan: RunPlan) async throws -> (startedAt: Date, expected: [String: Int64?]) {
         // One statement, the scenarios as parallel arrays (PostgreSQL reads a binary array ten times faster than the
         // same rows as JSON). A scenario's tags are a slice of one array of all tags (an empty slice, `[n + 1 : n]`, is `{}`);
         // absent uri and line travel as '' and 0.
@@ -155,7 +155,7 @@ public struct RunStore: Sendable {
 
     /// A run of one scenario whose single attempt is running now, for work outside the queue
     /// (`orchestrate mock serve`): its exchanges need an attempt to belong to. Returns the attempt's id.
-    public func createRunning(_ plan: RunPlan) async throws -> Int64 {
+    package func createRunning(_ plan: RunPlan) async throws -> Int64 {
         try await create(plan)
         let rows = try await database.client.query(
             """
@@ -169,7 +169,7 @@ public struct RunStore: Sendable {
     }
 
     /// Ends what ``createRunning(_:)`` started: the attempt passed, the run finished.
-    public func finishRunning(_ runID: UUID, attemptID: Int64) async throws {
+    package func finishRunning(_ runID: UUID, attemptID: Int64) async throws {
         try await database.client.withTransaction(logger: database.logger) { connection in
             try await connection.query(
                 """
@@ -184,7 +184,7 @@ public struct RunStore: Sendable {
     }
 
     /// Expected durations (median of recent passing attempts) for the given scenarios; absent when never seen.
-    public func expectedDurations(_ scenarioIDs: [String]) async throws -> [String: Int64] {
+    package func expectedDurations(_ scenarioIDs: [String]) async throws -> [String: Int64] {
         var result: [String: Int64] = [:]
         let query = PostgresQuery(unsafeSQL: RunStore.expectedSQL("SELECT unnest($1::text[])"), binds: {
             var binds = PostgresBindings()
@@ -219,7 +219,7 @@ public struct RunStore: Sendable {
 
     /// What is left to run: the unsettled scenarios with their expected durations (`nil` when never
     /// seen), and when the run started (its frozen "now"); `nil` when the id is unknown.
-    public func unsettled(_ runID: UUID) async throws -> (startedAt: Date, expected: [String: Int64?])? {
+    package func unsettled(_ runID: UUID) async throws -> (startedAt: Date, expected: [String: Int64?])? {
         let rows = try await database.client.query(
             """
             SELECT r.created_at, rs.scenario_id, rs.expected_ms
@@ -237,7 +237,7 @@ public struct RunStore: Sendable {
         return startedAt.map { ($0, expected) }
     }
 
-    public func setState(_ runID: UUID, _ state: String) async throws {
+    package func setState(_ runID: UUID, _ state: String) async throws {
         try await database.client.query(
             """
             UPDATE runs SET state = \(state),
@@ -249,12 +249,12 @@ public struct RunStore: Sendable {
     }
 
     /// One run's listing; `nil` when the id is unknown.
-    public func summary(_ runID: UUID) async throws -> RunSummary? {
+    package func summary(_ runID: UUID) async throws -> RunSummary? {
         try await summaries(where: runID, limit: 1).first
     }
 
     /// The most recent runs, newest first.
-    public func recent(limit: Int) async throws -> [RunSummary] {
+    package func recent(limit: Int) async throws -> [RunSummary] {
         try await summaries(where: nil, limit: limit)
     }
 
@@ -305,7 +305,7 @@ public struct RunStore: Sendable {
     }
 
     /// The run with every scenario and attempt, in plan order.
-    public func report(_ runID: UUID) async throws -> RunReport {
+    package func report(_ runID: UUID) async throws -> RunReport {
         // The three reads go side by side (the pool has connections to spare at the end of a run).
         async let summaryRead = summary(runID)
         async let attemptsRead = attemptRecords(runID)

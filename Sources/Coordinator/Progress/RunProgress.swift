@@ -1,38 +1,38 @@
 import OrchestrateModel
 
 /// The run's progress as a pure state machine: fed with coordinator events, read by displays.
-public struct RunProgress: Sendable {
-    public struct Running: Sendable, Equatable {
-        public var scenarioID: String
-        public var attempt: Int
-        public var startedAt: ContinuousClock.Instant
-        public var expectedMilliseconds: Int64?
+package struct RunProgress: Sendable {
+    package struct Running: Sendable, Equatable {
+        package var scenarioID: String
+        package var attempt: Int
+        package var startedAt: ContinuousClock.Instant
+        package var expectedMilliseconds: Int64?
     }
 
-    public private(set) var total: Int
-    public private(set) var passed = 0
-    public private(set) var flaky = 0
-    public private(set) var failed = 0
+    package private(set) var total: Int
+    package private(set) var passed = 0
+    package private(set) var flaky = 0
+    package private(set) var failed = 0
     /// Slot → what it runs now.
-    public private(set) var running: [Int: Running] = [:]
+    package private(set) var running: [Int: Running] = [:]
     /// Scenario ids that failed for good, in order.
-    public private(set) var failures: [String] = []
-    public private(set) var attemptsFinished = 0
+    package private(set) var failures: [String] = []
+    package private(set) var attemptsFinished = 0
     /// Expected milliseconds of scenarios not yet settled (unknown ones count as `fallbackExpected`).
     private var expectedRemaining: [String: Int64]
     private let workers: Int
-    public let fallbackExpected: Int64
+    package let fallbackExpected: Int64
 
-    public init(expected: [String: Int64?], workers: Int, fallbackExpected: Int64 = 1000) {
+    package init(expected: [String: Int64?], workers: Int, fallbackExpected: Int64 = 1000) {
         self.total = expected.count
         self.workers = max(workers, 1)
         self.fallbackExpected = fallbackExpected
         self.expectedRemaining = expected.mapValues { $0 ?? fallbackExpected }
     }
 
-    public var settled: Int { passed + flaky + failed }
+    package var settled: Int { passed + flaky + failed }
 
-    public mutating func apply(_ event: CoordinatorEvent, at now: ContinuousClock.Instant) {
+    package mutating func apply(_ event: CoordinatorEvent, at now: ContinuousClock.Instant) {
         switch event {
         case .attemptStarted(let slot, let attempt):
             running[slot] = Running(scenarioID: attempt.scenario.id, attempt: attempt.attempt, startedAt: now,
@@ -66,7 +66,7 @@ public struct RunProgress: Sendable {
 
     /// The remaining work spread over the workers, but never less than the longest single piece left
     /// (from expected durations); `nil` for an empty run.
-    public func estimatedRemaining(at now: ContinuousClock.Instant) -> Duration? {
+    package func estimatedRemaining(at now: ContinuousClock.Instant) -> Duration? {
         guard total > 0 else { return nil }
         var milliseconds: Int64 = 0
         var longest: Int64 = 0

@@ -3,7 +3,7 @@ import OrchestrateModel
 
 /// The run queue as the coordinator uses it. The Store's PostgreSQL queue is the implementation;
 /// every method must be atomic on its own, and a completion must count only under its lease token.
-public protocol AttemptQueueClient: Sendable {
+package protocol AttemptQueueClient: Sendable {
     /// One atomic round trip: records results (each fenced by its lease token), queues retries when due,
     /// settles scenarios, and claims the longest expected attempts for the claimants.
     func round(_ round: QueueRound) async throws -> QueueRoundReply

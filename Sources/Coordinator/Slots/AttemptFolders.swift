@@ -5,22 +5,22 @@ import OrchestrateModel
 /// passed); `<scenario>.<lane>-attempt-<n>` for the lanes of a compare run. Only attempts that did not pass or left
 /// artifacts get one (``AttemptRunner``), directly in the run's folder: a folder per scenario with one per attempt
 /// inside took two directory creations per attempt, each several times dearer than one in an existing folder.
-public enum AttemptFolders {
-    public static func path(attemptsDirectory: String, runID: UUID, scenarioID: String, attempt: Int, lane: Mode? = nil) -> String {
+package enum AttemptFolders {
+    package static func path(attemptsDirectory: String, runID: UUID, scenarioID: String, attempt: Int, lane: Mode? = nil) -> String {
         "\(attemptsDirectory)/\(runID.uuidString.lowercased())/\(safeName(scenarioID)).\(name(attempt: attempt, lane: lane))"
     }
 
     /// An attempt's name in folder and file names: `attempt-<n>`, `<lane>-attempt-<n>` in a compare run.
-    public static func name(attempt: Int, lane: Mode?) -> String {
+    package static func name(attempt: Int, lane: Mode?) -> String {
         "\(lane.map { "\($0.rawValue)-" } ?? "")attempt-\(attempt)"
     }
 
-    public static func path(attemptsDirectory: String, of claimed: ClaimedAttempt) -> String {
+    package static func path(attemptsDirectory: String, of claimed: ClaimedAttempt) -> String {
         path(attemptsDirectory: attemptsDirectory, runID: claimed.runID, scenarioID: claimed.scenario.id, attempt: claimed.attempt, lane: claimed.lane)
     }
 
     /// A file-name-safe form of a scenario id.
-    public static func safeName(_ id: String) -> String {
+    package static func safeName(_ id: String) -> String {
         var bytes = Array(id.utf8.prefix(120))
         for index in bytes.indices {
             switch bytes[index] {

@@ -9,10 +9,10 @@ import Darwin
 /// Bind-and-hold, never check-then-bind: the kernel hands out the port and nobody else — no other
 /// slot, no concurrent run on the same host — can get it while it is held. The mock server of the
 /// slot adopts the descriptor.
-public final class PortLease: Sendable {
-    public let port: Int
+package final class PortLease: Sendable {
+    package let port: Int
     /// The listening socket (close-on-exec).
-    public let descriptor: Int32
+    package let descriptor: Int32
 
     private init(port: Int, descriptor: Int32) {
         self.port = port
@@ -20,7 +20,7 @@ public final class PortLease: Sendable {
     }
 
     /// Binds a free port on 127.0.0.1 chosen by the kernel.
-    public static func acquire() throws(CoordinatorError) -> PortLease {
+    package static func acquire() throws(CoordinatorError) -> PortLease {
         #if canImport(Glibc)
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         #else

@@ -2,20 +2,20 @@ import Foundation
 import OrchestrateModel
 
 /// A scenario's recording on disk: a HAR 1.2 file.
-public struct Cassette: Sendable, Equatable {
-    public var path: String
-    public var har: HAR
+package struct Cassette: Sendable, Equatable {
+    package var path: String
+    package var har: HAR
 
-    public init(path: String, extras: CassetteExtras) {
+    package init(path: String, extras: CassetteExtras) {
         self.path = path
         self.har = HAR(log: HAR.Log(orchestrate: extras))
     }
 
-    public var entries: [HAR.Entry] { har.log.entries }
-    public var extras: CassetteExtras { har.log.orchestrate ?? CassetteExtras() }
+    package var entries: [HAR.Entry] { har.log.entries }
+    package var extras: CassetteExtras { har.log.orchestrate ?? CassetteExtras() }
 
     /// Reads a cassette; a missing, corrupt or newer-format file is a ``MockServerError`` naming it.
-    public static func load(_ path: String) throws(MockServerError) -> Cassette {
+    package static func load(_ path: String) throws(MockServerError) -> Cassette {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw MockServerError(.cassette, "\(path): no such cassette (record it first: --mode record)")
         }
@@ -44,7 +44,7 @@ public struct Cassette: Sendable, Equatable {
     }
 
     /// Writes the cassette atomically (a temporary file renamed over the old one), creating folders.
-    public func save() throws(MockServerError) {
+    package func save() throws(MockServerError) {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         do {
@@ -61,23 +61,23 @@ public struct Cassette: Sendable, Equatable {
 }
 
 /// What goes wrong in the mock server that the user must fix.
-public struct MockServerError: Error, Sendable, CustomStringConvertible {
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
+package struct MockServerError: Error, Sendable, CustomStringConvertible {
+    package struct Code: Sendable, Hashable, CustomStringConvertible {
         let name: String
-        public var description: String { name }
+        package var description: String { name }
         /// A cassette is missing, corrupt or of an unknown format.
-        public static let cassette = Code(name: "cassette")
+        package static let cassette = Code(name: "cassette")
         /// The server cannot listen.
-        public static let bind = Code(name: "bind")
+        package static let bind = Code(name: "bind")
     }
 
-    public var code: Code
-    public var message: String
+    package var code: Code
+    package var message: String
 
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    public var description: String { message }
+    package var description: String { message }
 }

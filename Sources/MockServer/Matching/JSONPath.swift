@@ -3,7 +3,7 @@ import OrchestrateModel
 
 /// The part of JSONPath that names fields to ignore or redact: `$.a.b`, `$['a b']`, `$.list[0]`,
 /// `$.list[*].id` and `$..token` (a field at any depth).
-public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
+package struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     enum Component: Sendable, Hashable {
         case member(String)
         case index(Int)
@@ -12,9 +12,9 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     }
 
     let components: [Component]
-    public let description: String
+    package let description: String
 
-    public init(_ text: String) throws(StubError) {
+    package init(_ text: String) throws(StubError) {
         description = text
         var components: [Component] = []
         var rest = Substring(text)
@@ -59,7 +59,7 @@ public struct JSONPath: Sendable, Hashable, CustomStringConvertible {
     /// Applies `change` to every value the path names (`nil` in, member absent; `nil` out, member removed).
     /// Returns whether anything was named.
     @discardableResult
-    public func apply(to value: inout JSONValue, _ change: (JSONValue) -> JSONValue?) -> Bool {
+    package func apply(to value: inout JSONValue, _ change: (JSONValue) -> JSONValue?) -> Bool {
         guard !components.isEmpty else { return false }
         return Self.apply(components[...], to: &value, change)
     }

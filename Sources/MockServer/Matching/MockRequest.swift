@@ -2,18 +2,18 @@ import Foundation
 
 /// A request as the mock server received it: `/api.example.com/v1/x?y=1` addresses host
 /// `api.example.com`, path `/v1/x`, query `y=1`.
-public struct MockRequest: Sendable {
-    public var method: String
+package struct MockRequest: Sendable {
+    package var method: String
     /// The first path component of the mock URL: the host the app meant.
-    public var host: String
+    package var host: String
     /// The path on that host, starting with `/`.
-    public var path: String
+    package var path: String
     /// The query as sent (percent-encoded), without `?`; empty when there is none.
-    public var rawQuery: String
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]
+    package var rawQuery: String
+    package var headers: [(name: String, value: String)]
+    package var body: [UInt8]
 
-    public init(method: String, host: String, path: String, rawQuery: String, headers: [(name: String, value: String)], body: [UInt8]) {
+    package init(method: String, host: String, path: String, rawQuery: String, headers: [(name: String, value: String)], body: [UInt8]) {
         self.method = method
         self.host = host
         self.path = path
@@ -23,7 +23,7 @@ public struct MockRequest: Sendable {
     }
 
     /// Splits a mock URI (`/host/path?query`); `nil` host when the URI has no first path component.
-    public init(method: String, uri: String, headers: [(name: String, value: String)], body: [UInt8]) {
+    package init(method: String, uri: String, headers: [(name: String, value: String)], body: [UInt8]) {
         // Over the UTF-8 bytes ('/' and '?' are ASCII): splitting by Characters cost a twentieth of the server's time.
         let bytes = uri.utf8
         let slash = UInt8(ascii: "/")
@@ -42,15 +42,15 @@ public struct MockRequest: Sendable {
     }
 
     /// The first value of a header (names are case-insensitive).
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
     }
 
     /// How the request reads in messages: `GET /api.example.com/v1/x?y=1`.
-    public var summary: String { "\(method) /\(host)\(path)\(rawQuery.isEmpty ? "" : "?\(rawQuery)")" }
+    package var summary: String { "\(method) /\(host)\(path)\(rawQuery.isEmpty ? "" : "?\(rawQuery)")" }
 
     /// Decoded query pairs in order (`a=1&b` → `[("a", "1"), ("b", "")]`).
-    public static func queryItems(_ rawQuery: String) -> [(name: String, value: String)] {
+    package static func queryItems(_ rawQuery: String) -> [(name: String, value: String)] {
         guard !rawQuery.isEmpty else { return [] }
         return rawQuery.split(separator: "&", omittingEmptySubsequences: true).map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)

@@ -7,7 +7,7 @@ import OrchestrateModel
 /// does not matter, ignored parameters left out), the body — JSON bodies canonically (key order and
 /// spacing do not matter). Identical requests are answered by their recordings in recorded order;
 /// past the last one, the last repeats (or the request fails, when configured so).
-public struct RequestMatcher: Sendable {
+package struct RequestMatcher: Sendable {
     /// One recorded request, reduced to what matching compares.
     struct Key: Hashable, Sendable {
         var method: String
@@ -18,14 +18,14 @@ public struct RequestMatcher: Sendable {
         var body: [UInt8]
     }
 
-    public struct NearMiss: Sendable, Error, CustomStringConvertible {
-        public var request: String
+    package struct NearMiss: Sendable, Error, CustomStringConvertible {
+        package var request: String
         /// The closest recorded request and what differs; `nil` when the cassette has nothing for the host.
-        public var closest: String?
-        public var differences: [String]
-        public var exhausted: Bool
+        package var closest: String?
+        package var differences: [String]
+        package var exhausted: Bool
 
-        public var description: String {
+        package var description: String {
             if exhausted {
                 return "every recording of \(request) was already used (mock.repeat is off)"
             }
@@ -39,7 +39,7 @@ public struct RequestMatcher: Sendable {
     private let summaries: [String]
     private let candidates: [Key: [Int]]
 
-    public init(entries: [HAR.Entry], configuration: MockConfiguration) {
+    package init(entries: [HAR.Entry], configuration: MockConfiguration) {
         self.configuration = configuration
         var keys: [Key] = []
         var summaries: [String] = []
@@ -62,7 +62,7 @@ public struct RequestMatcher: Sendable {
 
     /// The index of the entry answering `request`, given how often each identical request was already
     /// answered (`used`, updated).
-    public func match(_ request: MockRequest, used: inout [Int: Int]) -> Result<Int, NearMiss> {
+    package func match(_ request: MockRequest, used: inout [Int: Int]) -> Result<Int, NearMiss> {
         let key = Self.key(method: request.method, host: request.host, path: request.path, rawQuery: request.rawQuery,
                            headers: request.headers, body: request.body, configuration: configuration)
         if let indices = candidates[key] {

@@ -15,22 +15,22 @@ import OrchestrateModel
 /// - request: { host: api.clinic.test, path: /v1/appointments }
 ///   collection: { name: appointments, id: id, items: [ { id: 1, day: monday } ] }
 /// ```
-public struct Stub: Sendable {
-    public var name: String?
-    public var method: String?
-    public var host: String?
-    public var path: PathPattern
-    public var query: [String: String]
-    public var headers: [String: String]
+package struct Stub: Sendable {
+    package var name: String?
+    package var method: String?
+    package var host: String?
+    package var path: PathPattern
+    package var query: [String: String]
+    package var headers: [String: String]
     /// One answer, or a sequence (the last repeats).
-    public var responses: [StubResponse]
+    package var responses: [StubResponse]
     /// A stateful collection instead of canned answers: CRUD over JSON objects by id at `path` and `path/{id}`.
-    public var collection: CollectionStub?
+    package var collection: CollectionStub?
 
-    public struct CollectionStub: Sendable {
-        public var name: String
-        public var idField: String
-        public var items: [JSONValue]
+    package struct CollectionStub: Sendable {
+        package var name: String
+        package var idField: String
+        package var items: [JSONValue]
     }
 
     /// What a match captured: the path parameters, and for a collection the id of the item addressed
@@ -56,20 +56,20 @@ public struct Stub: Sendable {
 }
 
 /// One canned answer.
-public struct StubResponse: Sendable {
-    public var status = 200
-    public var headers: [(name: String, value: String)] = []
-    public var body: [UInt8] = []
+package struct StubResponse: Sendable {
+    package var status = 200
+    package var headers: [(name: String, value: String)] = []
+    package var body: [UInt8] = []
     /// Rendered over the request when set (Mustache), instead of `body`.
-    public var template: MustacheTemplate?
-    public var delay: Duration?
-    public var fault: Fault?
+    package var template: MustacheTemplate?
+    package var delay: Duration?
+    package var fault: Fault?
 
-    public init() {}
+    package init() {}
 }
 
 /// How a stub breaks the connection, as a flaky network would.
-public enum Fault: String, Sendable, CaseIterable {
+package enum Fault: String, Sendable, CaseIterable {
     /// The connection is reset (RST) without an answer.
     case reset
     /// The status line and headers arrive, then the connection closes before the body.
@@ -84,7 +84,7 @@ public enum Fault: String, Sendable, CaseIterable {
 }
 
 /// A path with `{name}` parameters (one segment each), `*` (any one segment) and a trailing `**` (the rest).
-public struct PathPattern: Sendable, CustomStringConvertible {
+package struct PathPattern: Sendable, CustomStringConvertible {
     enum Segment: Sendable, Equatable {
         case literal(String)
         case parameter(String)
@@ -93,9 +93,9 @@ public struct PathPattern: Sendable, CustomStringConvertible {
     }
 
     let segments: [Segment]
-    public let description: String
+    package let description: String
 
-    public init(_ text: String) {
+    package init(_ text: String) {
         description = text
         segments = text.split(separator: "/").map { part in
             if part == "*" { return .any }
@@ -139,17 +139,17 @@ public struct PathPattern: Sendable, CustomStringConvertible {
 }
 
 /// A stub definition that cannot be used; `path` names the key (`response.status`).
-public struct StubError: Error, CustomStringConvertible {
-    public var path: String
-    public var message: String
+package struct StubError: Error, CustomStringConvertible {
+    package var path: String
+    package var message: String
 
-    public var description: String { path.isEmpty ? message : "\(path): \(message)" }
+    package var description: String { path.isEmpty ? message : "\(path): \(message)" }
 }
 
 extension Stub {
     /// Reads a stub from its JSON (control API) or YAML (configuration) form. Files named by
     /// `response.file` are read relative to `directory`.
-    public init(_ value: JSONValue, directory: String = FileManager.default.currentDirectoryPath) throws(StubError) {
+    package init(_ value: JSONValue, directory: String = FileManager.default.currentDirectoryPath) throws(StubError) {
         let members = try Self.object(value, path: "", keys: ["name", "request", "response", "responses", "collection"])
         name = try members["name"].map { v throws(StubError) in try Self.string(v, path: "name") }
         let request = try Self.object(members["request"] ?? .object([:]), path: "request", keys: ["method", "host", "path", "query", "headers"])

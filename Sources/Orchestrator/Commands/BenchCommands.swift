@@ -5,10 +5,10 @@ import Store
 
 /// Drivers for `make bench` (hidden from help): each measures one of orchestrate's own paths so that
 /// Benchmarks/run.sh can set it against a peer measured in the same run.
-public enum BenchCommands {
+package enum BenchCommands {
     /// Sends `count` exchanges with a 1 KB JSON response through the network-log writer (encoding, batches,
     /// COPY) into the database and returns the seconds from the first append until all are written.
-    public static func ingest(count: Int, database url: String?, logger: Logger) async throws -> (attemptID: Int64, seconds: Double) {
+    package static func ingest(count: Int, database url: String?, logger: Logger) async throws -> (attemptID: Int64, seconds: Double) {
         let selection = try DatabaseSelection.resolve(flag: url, configured: nil, projectDirectory: FileManager.default.currentDirectoryPath)
         if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
         return try await Database.with(selection.endpoint, logger: logger) { database in
@@ -40,7 +40,7 @@ public enum BenchCommands {
     }
 
     /// Fills the (empty, migrated) database with ``HistoryGenerator``'s synthetic history; returns the seconds it took.
-    public static func history(scenarios: Int, runs: Int, days: Int, database url: String?, logger: Logger) async throws -> Double {
+    package static func history(scenarios: Int, runs: Int, days: Int, database url: String?, logger: Logger) async throws -> Double {
         let selection = try DatabaseSelection.resolve(flag: url, configured: nil, projectDirectory: FileManager.default.currentDirectoryPath)
         if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
         return try await Database.with(selection.endpoint, logger: logger) { database in

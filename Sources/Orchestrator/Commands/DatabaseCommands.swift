@@ -3,12 +3,12 @@ import Logging
 import Store
 
 /// `orchestrate db status|stop|url|migrate`.
-public enum DatabaseCommands {
-    public enum Action: String, Sendable, CaseIterable {
+package enum DatabaseCommands {
+    package enum Action: String, Sendable, CaseIterable {
         case status, stop, url, migrate
     }
 
-    public static func perform(_ action: Action, configPath: String, database: String?, logger: Logger) async throws -> String {
+    package static func perform(_ action: Action, configPath: String, database: String?, logger: Logger) async throws -> String {
         let config = try RunOrchestration.loadConfig(configPath, required: false)
         let selection = try DatabaseSelection.resolve(flag: database, configured: config.database, projectDirectory: config.directory)
         switch action {

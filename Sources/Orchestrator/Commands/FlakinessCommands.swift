@@ -6,9 +6,9 @@ import Reports
 import Store
 
 /// `orchestrate flaky`, `orchestrate quarantine` and `orchestrate logs`.
-public enum FlakinessCommands {
+package enum FlakinessCommands {
     /// Scenarios by flakiness score over the window, highest first, with their verdicts and the newest evidence.
-    public static func flaky(configPath: String, since: Duration, limit: Int, database: String?, format: OutputFormat, logger: Logger) async throws -> String {
+    package static func flaky(configPath: String, since: Duration, limit: Int, database: String?, format: OutputFormat, logger: Logger) async throws -> String {
         let config = try RunOrchestration.loadConfig(configPath, required: false)
         let start = Date().addingTimeInterval(-Double(since.wholeMilliseconds) / 1000)
         let lines = try await ListingCommands.withStore(config, database: database, logger: logger) { store in
@@ -35,11 +35,11 @@ public enum FlakinessCommands {
         }
     }
 
-    public enum QuarantineAction: String, Sendable, CaseIterable {
+    package enum QuarantineAction: String, Sendable, CaseIterable {
         case add, remove, list
     }
 
-    public static func quarantine(
+    package static func quarantine(
         configPath: String, action: QuarantineAction, scenario: String?, reason: String?, database: String?, format: OutputFormat, logger: Logger
     ) async throws -> String {
         let config = try RunOrchestration.loadConfig(configPath, required: false)
@@ -69,7 +69,7 @@ public enum FlakinessCommands {
     }
 
     /// An attempt's step timeline with its exchanges, or (`har`) its exchanges as HAR 1.2 (without a final newline).
-    public static func logs(
+    package static func logs(
         configPath: String, run: String, scenario: String, attempt: Int?, lane: Mode?, har: Bool, database: String?, logger: Logger
     ) async throws -> String {
         let config = try RunOrchestration.loadConfig(configPath, required: false)

@@ -2,11 +2,11 @@ import Foundation
 import Gherkin
 
 /// `orchestrate gherkin pickles FILE...`: Cucumber Messages NDJSON of feature files.
-public enum GherkinCommands {
+package enum GherkinCommands {
     /// Writes one envelope per line to `output`: each file's pickles, or its parse errors (each also as one
     /// `file:line:column: message` line on `errors`). Returns the exit status: 0, or 2 when a file does not parse
     /// or cannot be read.
-    public static func pickles(files: [String], output: (String) -> Void, errors: (String) -> Void) -> Int32 {
+    package static func pickles(files: [String], output: (String) -> Void, errors: (String) -> Void) -> Int32 {
         var status: Int32 = 0
         for file in files {
             guard let data = FileManager.default.contents(atPath: file), let source = String(data: data, encoding: .utf8) else {

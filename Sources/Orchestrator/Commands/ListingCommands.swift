@@ -4,7 +4,7 @@ import OrchestrateModel
 import Store
 
 /// `orchestrate scenarios` and `orchestrate runs`.
-public enum ListingCommands {
+package enum ListingCommands {
     struct ScenarioLine: Encodable {
         var id: String
         var name: String
@@ -53,7 +53,7 @@ public enum ListingCommands {
     }
 
     /// What would run, in the order the planner would start it (longest expected first, unknown first).
-    public static func scenarios(
+    package static func scenarios(
         configPath: String, only: [String], tags: String?, database: String?, format: OutputFormat, logger: Logger
     ) async throws -> String {
         let config = try ConfigLoader.load(path: configPath)
@@ -97,7 +97,7 @@ public enum ListingCommands {
     }
 
     /// Recent runs with their counts, newest first.
-    public static func runs(configPath: String, limit: Int, database: String?, format: OutputFormat, logger: Logger) async throws -> String {
+    package static func runs(configPath: String, limit: Int, database: String?, format: OutputFormat, logger: Logger) async throws -> String {
         let config = try RunOrchestration.loadConfig(configPath, required: false)
         let runs = try await withStore(config, database: database, logger: logger) { store in try await store.recent(limit: limit) }
         switch format {
@@ -133,7 +133,7 @@ extension ListingCommands {
 
     /// One scenario's attempts over time, newest first, and the steps of the newest with the exchanges each made.
     /// `scenario` is an id, or a part of exactly one id that has history.
-    public static func history(
+    package static func history(
         configPath: String, scenario: String, limit: Int, database: String?, format: OutputFormat, logger: Logger
     ) async throws -> String {
         let config = try RunOrchestration.loadConfig(configPath, required: false)

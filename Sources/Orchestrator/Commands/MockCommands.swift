@@ -6,18 +6,18 @@ import Store
 import UnixSignals
 
 /// `orchestrate mock serve`: one mock server outside a run, until Ctrl-C or SIGTERM.
-public enum MockCommands {
-    public struct ServeOptions: Sendable {
-        public var configPath: String
-        public var port: Int
-        public var mode: Mode?
+package enum MockCommands {
+    package struct ServeOptions: Sendable {
+        package var configPath: String
+        package var port: Int
+        package var mode: Mode?
         /// The cassette to replay from or record into (record/replay need one).
-        public var cassette: String?
+        package var cassette: String?
         /// `--database`; with `log` false no database is used.
-        public var database: String?
-        public var log: Bool
+        package var database: String?
+        package var log: Bool
 
-        public init(configPath: String, port: Int, mode: Mode?, cassette: String?, database: String? = nil, log: Bool = true) {
+        package init(configPath: String, port: Int, mode: Mode?, cassette: String?, database: String? = nil, log: Bool = true) {
             self.configPath = configPath
             self.port = port
             self.mode = mode
@@ -29,7 +29,7 @@ public enum MockCommands {
 
     /// Serves until a signal; in record mode the cassette is written when it stops. Exchanges and steps
     /// go to the database as a run of one scenario, `mock-serve`, unless `log` is off.
-    public static func serve(_ options: ServeOptions, logger: Logger) async throws -> Int32 {
+    package static func serve(_ options: ServeOptions, logger: Logger) async throws -> Int32 {
         let config = try RunOrchestration.loadConfig(options.configPath, required: false)
         let mode = options.mode ?? config.mock.mode
         guard mode != .compare else { throw UsageError("mock serve runs one mode: replay, record, live, mock or hybrid") }

@@ -1,7 +1,7 @@
 import Foundation
 
 /// `--format table|json`.
-public enum OutputFormat: String, Sendable, CaseIterable {
+package enum OutputFormat: String, Sendable, CaseIterable {
     case table
     case json
 

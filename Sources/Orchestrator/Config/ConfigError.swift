@@ -1,11 +1,11 @@
 /// A problem in orchestrate.yml (or in flags that refer to it), pointing at file:line:column.
-public struct ConfigError: Error, CustomStringConvertible, Sendable {
-    public let file: String
-    public let line: Int?
-    public let column: Int?
-    public let message: String
+package struct ConfigError: Error, CustomStringConvertible, Sendable {
+    package let file: String
+    package let line: Int?
+    package let column: Int?
+    package let message: String
 
-    public init(file: String, line: Int? = nil, column: Int? = nil, _ message: String) {
+    package init(file: String, line: Int? = nil, column: Int? = nil, _ message: String) {
         self.file = file
         self.line = line
         self.column = column
@@ -13,7 +13,7 @@ public struct ConfigError: Error, CustomStringConvertible, Sendable {
     }
 
     /// `orchestrate.yml:12:5: unknown key "workrs" …`
-    public var description: String {
+    package var description: String {
         var location = file
         if let line { location += ":\(line)" }
         if let line, let column, line > 0 { location += ":\(column)" }

@@ -5,9 +5,9 @@ import Yams
 
 /// Reads orchestrate.yml strictly: unknown keys, wrong types and duplicate ids are errors that name
 /// file:line:column.
-public enum ConfigLoader {
+package enum ConfigLoader {
     /// Loads the file at `path` (relative paths start at the current directory).
-    public static func load(path: String) throws(ConfigError) -> OrchestrateConfig {
+    package static func load(path: String) throws(ConfigError) -> OrchestrateConfig {
         let url = URL(fileURLWithPath: path)
         guard let data = FileManager.default.contents(atPath: url.path) else {
             let exists = FileManager.default.fileExists(atPath: url.path)
@@ -20,7 +20,7 @@ public enum ConfigLoader {
     }
 
     /// Parses YAML text; `path` is used in messages, `directory` is where commands will run.
-    public static func parse(_ text: String, path: String, directory: String) throws(ConfigError) -> OrchestrateConfig {
+    package static func parse(_ text: String, path: String, directory: String) throws(ConfigError) -> OrchestrateConfig {
         var config = OrchestrateConfig(directory: directory, path: path)
         let reader = NodeReader(file: path)
         let root: Node
@@ -331,8 +331,8 @@ struct NodeReader {
 }
 
 /// Durations as people write them: `500ms`, `90s`, `1.5s`, `2m`, `1h`; a bare number is seconds.
-public enum DurationText {
-    public static func parse(_ text: String) -> Duration? {
+package enum DurationText {
+    package static func parse(_ text: String) -> Duration? {
         let text = text.trimmingCharacters(in: .whitespaces).lowercased()
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
         for (suffix, seconds) in units where text.hasSuffix(suffix) {

@@ -3,77 +3,77 @@ import MockServer
 import OrchestrateModel
 
 /// orchestrate.yml, with its documented defaults.
-public struct OrchestrateConfig: Sendable {
+package struct OrchestrateConfig: Sendable {
     /// Worker slots on this host. Default: the number of processor cores.
-    public var workers: Int = ProcessInfo.processInfo.activeProcessorCount
+    package var workers: Int = ProcessInfo.processInfo.activeProcessorCount
     /// Re-runs of a failed attempt. Default 0.
-    public var retries: Int = 0
+    package var retries: Int = 0
     /// A postgres:// URL; default the embedded cluster under `.orchestrate/postgres`.
-    public var database: String?
+    package var database: String?
     /// Where JUnit and other reports go, relative to the config file. Default `.orchestrate/reports`.
-    public var reports: String = ".orchestrate/reports"
+    package var reports: String = ".orchestrate/reports"
     /// A lease not renewed for this long is taken back (its worker is presumed dead). Default 30 s.
-    public var lease: Duration = .seconds(30)
-    public var suite = Suite()
-    public var mock = Mock()
-    public var quarantine = Quarantine()
+    package var lease: Duration = .seconds(30)
+    package var suite = Suite()
+    package var mock = Mock()
+    package var quarantine = Quarantine()
     /// The folder holding the config file: commands run there and relative paths start there.
-    public var directory: String
+    package var directory: String
     /// The config file as given (for messages).
-    public var path: String
+    package var path: String
 
     /// Automatic quarantine: after every run, a scenario whose flakiness score over `window` reaches `threshold` is
     /// quarantined (its failures reported, not fatal), and released when its score falls below it again. Scenarios
     /// quarantined by hand (`orchestrate quarantine add`) stay until removed.
-    public struct Quarantine: Sendable {
+    package struct Quarantine: Sendable {
         /// Default 0.3; `off` disables automatic quarantine.
-        public var threshold: Double? = 0.3
+        package var threshold: Double? = 0.3
         /// Default 14 days.
-        public var window: Duration = .seconds(14 * 86_400)
+        package var window: Duration = .seconds(14 * 86_400)
     }
 
-    public struct Suite: Sendable {
+    package struct Suite: Sendable {
         /// Command template for scenarios without their own: `{id} {name} {uri} {line}` are filled in.
-        public var command: String?
+        package var command: String?
         /// Time limit per attempt. Default 5 min.
-        public var timeout: Duration = .seconds(300)
+        package var timeout: Duration = .seconds(300)
         /// Added to every scenario's environment.
-        public var environment: [String: String] = [:]
-        public var scenarios: [Entry] = []
+        package var environment: [String: String] = [:]
+        package var scenarios: [Entry] = []
         /// Glob patterns of feature files (`Features/**/*.feature`): every pickle becomes a scenario.
-        public var gherkin: [String] = []
+        package var gherkin: [String] = []
         /// Where `gherkin` is in the config file.
-        public var gherkinLine = 0
+        package var gherkinLine = 0
 
-        public struct Entry: Sendable {
-            public var id: String
-            public var name: String?
-            public var command: String?
-            public var tags: [String] = []
-            public var timeout: Duration?
-            public var environment: [String: String] = [:]
+        package struct Entry: Sendable {
+            package var id: String
+            package var name: String?
+            package var command: String?
+            package var tags: [String] = []
+            package var timeout: Duration?
+            package var environment: [String: String] = [:]
             /// Where the entry starts in the config file.
-            public var line: Int
+            package var line: Int
         }
     }
 
-    public struct Mock: Sendable {
+    package struct Mock: Sendable {
         /// Default replay.
-        public var mode: Mode = .replay
+        package var mode: Mode = .replay
         /// Where cassettes live, relative to the config file. Default `Recordings`.
-        public var recordings: String = "Recordings"
+        package var recordings: String = "Recordings"
         /// Hosts, matching, redaction, rewriting and stubs: what every mock server of the run does.
-        public var server = MockConfiguration()
+        package var server = MockConfiguration()
     }
 
-    public init(directory: String, path: String) {
+    package init(directory: String, path: String) {
         self.directory = directory
         self.path = path
     }
 
     /// The scenarios as they run, templates filled in: the listed ones in config order, then every pickle of the
     /// feature files `suite.gherkin` names (files in path order, pickles in file order).
-    public func scenarios() throws -> [Scenario] {
+    package func scenarios() throws -> [Scenario] {
         var scenarios = suite.scenarios.map { entry in
             let name = entry.name ?? entry.id
             let command = entry.command ?? CommandTemplate.fill(suite.command ?? "", id: entry.id, name: name, uri: path, line: entry.line)
@@ -102,8 +102,8 @@ public struct OrchestrateConfig: Sendable {
 }
 
 /// Fills `{id}`, `{name}`, `{uri}` and `{line}` into a command template, shell-quoting values that need it.
-public enum CommandTemplate {
-    public static func fill(_ template: String, id: String, name: String, uri: String, line: Int) -> String {
+package enum CommandTemplate {
+    package static func fill(_ template: String, id: String, name: String, uri: String, line: Int) -> String {
         // Suites of thousands of scenarios fill it once each: a template without placeholders is the command.
         guard template.utf8.contains(UInt8(ascii: "{")) else { return template }
         return template
@@ -114,7 +114,7 @@ public enum CommandTemplate {
     }
 
     /// A word the shell reads back unchanged.
-    public static func quote(_ value: String) -> String {
+    package static func quote(_ value: String) -> String {
         if !value.isEmpty, value.utf8.allSatisfy(isSafe) { return value }
         return "'" + value.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
     }

@@ -2,9 +2,9 @@ import Foundation
 import OrchestrateModel
 
 /// An attempt's network log as files people and tools open: a HAR 1.2 document, and the step timeline as text.
-public enum NetworkLogExport {
+package enum NetworkLogExport {
     /// The exchanges as HAR 1.2 JSON (each entry's step, mode, match and note under `_orchestrate`).
-    public static func har(_ exchanges: [Exchange]) throws -> Data {
+    package static func har(_ exchanges: [Exchange]) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         return try encoder.encode(HAR(exchanges: exchanges))
@@ -14,7 +14,7 @@ public enum NetworkLogExport {
     ///
     ///     +0.000s   210 ms  passed  Given I open the app
     ///                               GET https://api.clinic.test/v1/news → 500 (3 ms)
-    public static func timeline(_ log: NetworkLog, attempt: AttemptRecord) -> String {
+    package static func timeline(_ log: NetworkLog, attempt: AttemptRecord) -> String {
         var lines = ["\(attempt.scenarioID) \(attempt.lane.map { "\($0.rawValue) " } ?? "")attempt \(attempt.attempt): \(attempt.failureSummary)"]
         let pad = String(repeating: " ", count: 32)
         func exchangeLine(_ exchange: Exchange) -> String {

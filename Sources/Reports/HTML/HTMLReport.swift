@@ -7,16 +7,16 @@ import OrchestrateModel
 ///
 /// It works offline (no external resource) and runs no script at all: its Content-Security-Policy allows none, and
 /// everything it shows — recorded bodies are untrusted input — is escaped. Sections fold with `<details>`.
-public enum HTMLReport {
+package enum HTMLReport {
     /// Bodies longer than this are cut (the HAR attachment has them whole).
-    public static let bodyLimit = 64 * 1024
+    package static let bodyLimit = 64 * 1024
 
-    public static let contentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+    package static let contentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 
     /// - Parameters:
     ///   - logs: the network logs of the attempts to show in detail, by attempt id.
     ///   - attachments: files per scenario id, linked by their paths relative to the report.
-    public static func render(_ report: RunReport, logs: [Int64: NetworkLog], attachments: [String: [String]] = [:]) -> String {
+    package static func render(_ report: RunReport, logs: [Int64: NetworkLog], attachments: [String: [String]] = [:]) -> String {
         let id = report.runID.uuidString.lowercased()
         let ordered = report.scenarios.enumerated().sorted { lhs, rhs in
             let (l, r) = (rank(lhs.element), rank(rhs.element))

@@ -6,9 +6,9 @@ import OrchestrateModel
 /// property, retries of a failure as `rerunFailure`. The verdict and its reason are properties, the network
 /// differences that explain it are in `system-out`, and attached files are referenced there as
 /// `[[ATTACHMENT|/path]]` (Jenkins' JUnit attachments, GitLab's artifacts). A quarantined failure is `skipped`.
-public enum JUnitReport {
+package enum JUnitReport {
     /// - Parameter attachments: files per scenario id (absolute paths).
-    public static func render(_ report: RunReport, attachments: [String: [String]] = [:]) -> String {
+    package static func render(_ report: RunReport, attachments: [String: [String]] = [:]) -> String {
         let entries = report.scenarios
         let failures = entries.filter { $0.result == .failed && !$0.quarantined }.count
         let skipped = entries.filter { $0.result == .pending || ($0.result == .failed && $0.quarantined) }.count

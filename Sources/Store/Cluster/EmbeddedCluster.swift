@@ -13,24 +13,24 @@ import Darwin
 /// The default database of `orchestrate` lives under `.orchestrate/postgres`; tests make their own in a
 /// temporary folder. When started by root, the server runs as the unprivileged `postgres` user (initdb and
 /// postgres refuse root), and the data folder moves to `/var/tmp` if that user cannot reach the project.
-public struct EmbeddedCluster: Sendable {
+package struct EmbeddedCluster: Sendable {
     /// The folder holding the cluster's files (data, log, lock).
-    public let root: String
+    package let root: String
     /// The PostgreSQL data folder (`root/postgres`, or a reachable folder under /var/tmp when run as root).
-    public let dataDirectory: String
+    package let dataDirectory: String
     /// A short folder for the socket: unix socket paths must stay under 107 bytes.
-    public let socketDirectory: String
-    public static let port = 5432
-    public static let username = "orchestrate"
-    public static let database = "postgres"
+    package let socketDirectory: String
+    package static let port = 5432
+    package static let username = "orchestrate"
+    package static let database = "postgres"
 
-    public var socketPath: String { "\(socketDirectory)/.s.PGSQL.\(Self.port)" }
-    public var logFile: String { "\(dataDirectory)/orchestrate-server.log" }
-    public var endpoint: DatabaseEndpoint {
+    package var socketPath: String { "\(socketDirectory)/.s.PGSQL.\(Self.port)" }
+    package var logFile: String { "\(dataDirectory)/orchestrate-server.log" }
+    package var endpoint: DatabaseEndpoint {
         DatabaseEndpoint(address: .unixSocket(path: socketPath), username: Self.username, database: Self.database)
     }
 
-    public init(root: String) {
+    package init(root: String) {
         let root = URL(fileURLWithPath: root).standardizedFileURL.path
         self.root = root
         let key = stableHash(root)
@@ -43,11 +43,11 @@ public struct EmbeddedCluster: Sendable {
         self.socketDirectory = "/tmp/orchestrate-\(key)"
     }
 
-    public var isInitialized: Bool { FileManager.default.fileExists(atPath: "\(dataDirectory)/PG_VERSION") }
+    package var isInitialized: Bool { FileManager.default.fileExists(atPath: "\(dataDirectory)/PG_VERSION") }
 
     /// Whether a server is running on this cluster's data folder: what `pg_ctl status` checks — the postmaster's pid
     /// file names a live process — without starting a program for it (every command with the embedded database asks).
-    public func isRunning() async -> Bool {
+    package func isRunning() async -> Bool {
         guard isInitialized, let text = try? String(contentsOfFile: "\(dataDirectory)/postmaster.pid", encoding: .utf8),
               let first = text.split(separator: "\n").first, let pid = pid_t(first.trimmingCharacters(in: .whitespaces)), pid > 0
         else { return false }
@@ -56,7 +56,7 @@ public struct EmbeddedCluster: Sendable {
 
     /// Creates the cluster if needed and starts it in the background, where it stays for later queries.
     /// Safe to call from several processes at once.
-    public func startDetached(logger: Logger) async throws(StoreError) {
+    package func startDetached(logger: Logger) async throws(StoreError) {
         try await withClusterLock { () async throws(StoreError) in
             try await prepare(logger: logger)
             if await isRunning() { return }
@@ -75,7 +75,7 @@ public struct EmbeddedCluster: Sendable {
 
     /// Stops a running cluster (fast shutdown). Returns false when none was running.
     @discardableResult
-    public func stop(logger: Logger) async throws(StoreError) -> Bool {
+    package func stop(logger: Logger) async throws(StoreError) -> Bool {
         guard await isRunning() else { return false }
         let binaries = try PostgresBinaries.locate()
         let status = try await runTool(binaries.path("pg_ctl"), ["stop", "-w", "-m", "fast", "-D", dataDirectory], logger: logger)
@@ -84,7 +84,7 @@ public struct EmbeddedCluster: Sendable {
     }
 
     /// The server in the foreground, for a supervisor to own: it ends when its owner ends.
-    public func foregroundServer() throws(StoreError) -> SupervisedCommand {
+    package func foregroundServer() throws(StoreError) -> SupervisedCommand {
         let binaries = try PostgresBinaries.locate()
         var command = SupervisedCommand(
             executable: binaries.path("postgres"),
@@ -99,7 +99,7 @@ public struct EmbeddedCluster: Sendable {
     }
 
     /// Creates the folders and, when missing, the cluster itself.
-    public func prepare(logger: Logger) async throws(StoreError) {
+    package func prepare(logger: Logger) async throws(StoreError) {
         let binaries = try PostgresBinaries.locate()
         let user = ServerUser.current
         if geteuid() == 0 && user == nil {

@@ -2,12 +2,12 @@ import Foundation
 
 /// Where the machine's PostgreSQL server programs are: `ORCHESTRATE_PG_BINDIR`, `pg_config --bindir`'s
 /// usual answers, Debian's versioned folders (newest first), then PATH.
-public struct PostgresBinaries: Sendable {
-    public let directory: String
+package struct PostgresBinaries: Sendable {
+    package let directory: String
 
-    public func path(_ tool: String) -> String { "\(directory)/\(tool)" }
+    package func path(_ tool: String) -> String { "\(directory)/\(tool)" }
 
-    public static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError) -> PostgresBinaries {
+    package static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError) -> PostgresBinaries {
         let fileManager = FileManager.default
         var candidates: [String] = []
         if let explicit = environment["ORCHESTRATE_PG_BINDIR"] { candidates.append(explicit) }

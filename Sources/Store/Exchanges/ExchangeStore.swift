@@ -6,10 +6,10 @@ import OrchestrateModel
 import PostgresNIO
 
 /// The network log: exchanges, their steps and payloads, written in batches with `COPY … FROM STDIN`.
-public struct ExchangeStore: Sendable {
+package struct ExchangeStore: Sendable {
     let database: Database
 
-    public init(database: Database) {
+    package init(database: Database) {
         self.database = database
     }
 

@@ -21,7 +21,7 @@ import Darwin
 /// first. Each distinct body or header list is written once per writer (``PayloadCatalog``).
 /// A slow or briefly unavailable database therefore slows no request and loses no row; spool files left
 /// by a process that ended before its database came back are taken over by the next writer.
-public final class NetworkLogWriter: Sendable {
+package final class NetworkLogWriter: Sendable {
     private let store: ExchangeStore
     private let spoolDirectory: String
     private let memoryLimit: Int
@@ -51,7 +51,7 @@ public final class NetworkLogWriter: Sendable {
     /// How long an open COPY waits for a chunk to fill before it takes what came (or ends, when nothing did).
     private static let chunkPatience = Duration.milliseconds(20)
 
-    public init(
+    package init(
         store: ExchangeStore, spoolDirectory: String, memoryLimit: Int = 64 << 20, batchRows: Int = 256, chunkRows: Int = 64,
         logger: Logger
     ) {
@@ -72,15 +72,15 @@ public final class NetworkLogWriter: Sendable {
     }
 
     /// Rows written to the database so far.
-    public var written: Int { state.withLock { $0.written } }
+    package var written: Int { state.withLock { $0.written } }
     /// Rows in the spool files, including those a write under way is sending.
-    public var spooled: Int { state.withLock { $0.spooled } }
+    package var spooled: Int { state.withLock { $0.spooled } }
 
-    public func append(_ exchange: Exchange, attemptID: Int64) {
+    package func append(_ exchange: Exchange, attemptID: Int64) {
         append { $0.rows.append(exchange, attemptID: attemptID, catalog: &$0.catalog) }
     }
 
-    public func append(_ step: Step, attemptID: Int64) {
+    package func append(_ step: Step, attemptID: Int64) {
         append { $0.rows.append(step, attemptID: attemptID) }
     }
 
@@ -108,7 +108,7 @@ public final class NetworkLogWriter: Sendable {
 
     /// Starts the background loop (a batch every `interval`, or once `batchRows` rows or `chunkRows` exchanges
     /// wait); takes over spool files of processes that are gone.
-    public func start(interval: Duration = .milliseconds(100)) {
+    package func start(interval: Duration = .milliseconds(100)) {
         adoptOrphanedSpools()
         state.withLock { $0.interval = interval }
         let task = Task(executorPreference: Database.executor) { [self] in
@@ -134,7 +134,7 @@ public final class NetworkLogWriter: Sendable {
     /// Ends the loop and writes what is left; rows the database does not take stay spooled.
     /// Returns the rows left in the spool.
     @discardableResult
-    public func close() async -> Int {
+    package func close() async -> Int {
         let task = loop.withLock { task -> Task<Void, Never>? in
             defer { task = nil }
             return task
@@ -159,7 +159,7 @@ public final class NetworkLogWriter: Sendable {
 
     /// Writes the spool and what waits in memory now. Returns whether nothing is left to write.
     @discardableResult
-    public func flush() async -> Bool {
+    package func flush() async -> Bool {
         let taken = state.withLock { state -> (rows: CopyRows, spooled: Int)? in
             guard !state.writing, state.rows.count > 0 || state.spooled > 0 else { return nil }
             state.writing = true

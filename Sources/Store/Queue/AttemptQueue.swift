@@ -7,25 +7,25 @@ import PostgresNIO
 ///
 /// Every method is one statement (hence one round trip and atomic); no transaction stays open while a
 /// scenario runs. A completion counts only under the lease token it was claimed with.
-public struct AttemptQueue: Sendable {
+package struct AttemptQueue: Sendable {
     let database: Database
     /// How long a lease lasts without a heartbeat.
-    public var lease: Duration
+    package var lease: Duration
     /// How long a retry keeps off the slot whose attempt failed, so that another free slot takes it (after that any
     /// slot may: a run never waits for a particular one).
-    public var retryAvoidance: Duration = .seconds(1)
+    package var retryAvoidance: Duration = .seconds(1)
     /// The verdict (and its reason) a scenario that passed in a single-lane run is stored with as it settles; the
     /// judge then writes only verdicts that differ from it. `nil`: verdicts are left to the judge.
-    public var passVerdict: (verdict: Verdict, reason: String)?
+    package var passVerdict: (verdict: Verdict, reason: String)?
     private let planned = PlannedScenarios()
 
-    public init(database: Database, lease: Duration = .seconds(30)) {
+    package init(database: Database, lease: Duration = .seconds(30)) {
         self.database = database
         self.lease = lease
     }
 
     /// Hands over the scenarios of a run just planned, so that they need not be read back for its claims.
-    public func remember(_ plan: RunPlan) {
+    package func remember(_ plan: RunPlan) {
         planned.remember(plan.id, Dictionary(plan.scenarios.map {
             ($0.id, PlannedScenarios.Entry(scenario: $0, maxAttempts: plan.retries + 1))
         }, uniquingKeysWith: { first, _ in first }))
@@ -44,7 +44,7 @@ public struct AttemptQueue: Sendable {
     /// for `round.claimants` — all in one statement.
     ///
     /// A retry avoids the slot whose attempt failed for ``retryAvoidance``, so that another free slot takes it.
-    public func round(_ round: QueueRound) async throws -> QueueRoundReply {
+    package func round(_ round: QueueRound) async throws -> QueueRoundReply {
         guard let process = round.claimants.first?.worker.process ?? round.completions.first?.claimed.worker.process else {
             return QueueRoundReply(acks: [], claimed: [], counts: nil)
         }
@@ -136,25 +136,25 @@ public struct AttemptQueue: Sendable {
     }
 
     /// Claims the claimable attempt with the longest expected duration for one slot (a one-claim round).
-    public func claim(runID: UUID, worker: WorkerIdentity, port: Int) async throws -> ClaimedAttempt? {
+    package func claim(runID: UUID, worker: WorkerIdentity, port: Int) async throws -> ClaimedAttempt? {
         try await round(QueueRound(runID: runID, claimants: [Claimant(worker: worker, port: port)])).claimed[0]
     }
 
     /// Records the result under the lease, queues a retry when one is due, and settles the scenario
     /// when this was its last word (a one-completion round).
-    public func complete(_ claimed: ClaimedAttempt, result: AttemptResult) async throws -> CompletionAck {
+    package func complete(_ claimed: ClaimedAttempt, result: AttemptResult) async throws -> CompletionAck {
         try await round(QueueRound(runID: claimed.runID, completions: [(claimed, result)])).acks[0]
     }
 
     /// Puts a claimed attempt back in the queue without a result (the run was interrupted).
     @discardableResult
-    public func release(_ claimed: ClaimedAttempt) async throws -> Bool {
+    package func release(_ claimed: ClaimedAttempt) async throws -> Bool {
         try await requeue(attemptID: claimed.id, token: claimed.leaseToken)
     }
 
     /// Puts an attempt back in the queue if `token` still holds its lease.
     @discardableResult
-    public func requeue(attemptID: Int64, token: UUID) async throws -> Bool {
+    package func requeue(attemptID: Int64, token: UUID) async throws -> Bool {
         let rows = try await database.client.query(
             """
             UPDATE attempts \(unescaped: Self.backToQueue)
@@ -168,7 +168,7 @@ public struct AttemptQueue: Sendable {
     }
 
     /// Extends the leases of the attempts a process is running.
-    public func heartbeat(tokens: [UUID]) async throws {
+    package func heartbeat(tokens: [UUID]) async throws {
         guard !tokens.isEmpty else { return }
         try await database.client.query(
             """
@@ -181,7 +181,7 @@ public struct AttemptQueue: Sendable {
 
     /// Requeues the run's attempts whose lease expired (their worker died or lost the database).
     @discardableResult
-    public func reapExpired(runID: UUID) async throws -> Int {
+    package func reapExpired(runID: UUID) async throws -> Int {
         let rows = try await database.client.query(
             """
             UPDATE attempts \(unescaped: Self.backToQueue)
@@ -196,7 +196,7 @@ public struct AttemptQueue: Sendable {
     }
 
     /// The leases currently held in a run.
-    public func leaseHolders(runID: UUID) async throws -> [LeaseHolder] {
+    package func leaseHolders(runID: UUID) async throws -> [LeaseHolder] {
         let rows = try await database.client.query(
             "SELECT id, lease_token, lease_owner FROM attempts WHERE run_id = \(runID) AND state = 'running'",
             logger: database.logger
@@ -209,7 +209,7 @@ public struct AttemptQueue: Sendable {
     }
 
     /// How many attempts of the run are queued and running.
-    public func counts(runID: UUID) async throws -> QueueCounts {
+    package func counts(runID: UUID) async throws -> QueueCounts {
         for try await (queued, running) in try await database.client.execute(CountsStatement(runID: runID), logger: database.logger) {
             return QueueCounts(queued: Int(queued), running: Int(running))
         }

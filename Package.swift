@@ -38,7 +38,7 @@ let package = Package(
         .target(
             name: "Orchestrator",
             dependencies: [
-                "Coordinator", "Store", "Analysis", "Reports", "MockServer", "OrchestrateModel", "ProcessSupervisor", "Gherkin",
+                "Coordinator", "Store", "Analysis", "Reports", "MockServer", "OrchestrateModel", "ProcessSupervisor", "Gherkin", "OrchestrateKit",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -49,7 +49,7 @@ let package = Package(
         .target(
             name: "Coordinator",
             dependencies: [
-                "OrchestrateModel", "ProcessSupervisor",
+                "OrchestrateModel", "ProcessSupervisor", "OrchestrateKit",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -143,7 +143,7 @@ let package = Package(
         .testTarget(
             name: "orchestrateTests",
             dependencies: [
-                "orchestrate", "OrchestrateTesting", "ProcessSupervisor", "Store",
+                "orchestrate", "OrchestrateTesting", "ProcessSupervisor", "Store", "OrchestrateKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],

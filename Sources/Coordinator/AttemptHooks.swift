@@ -1,4 +1,5 @@
 import OrchestrateModel
+import struct OrchestrateKit.OrchestrateEnvironment
 
 /// What a slot does around each attempt besides running its process — the Orchestrator starts and
 /// ends the session of the slot's mock server here (the Coordinator knows no mock server).
@@ -6,7 +7,7 @@ package protocol AttemptHooks: Sendable {
     /// Before the attempt's process starts; a thrown error makes the attempt an infrastructure error
     /// saying why, and the process does not start. Returns the contract values that are the session's
     /// own (a replayed cassette's frozen clock and seed), which replace the run's in the environment.
-    func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws -> [String: String]
+    func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws -> [OrchestrateEnvironment.Variable: String]
     /// After the attempt ended, before its result is recorded; may turn the result into an
     /// infrastructure error (a recording that cannot be written, say).
     func attemptDidEnd(_ attempt: ClaimedAttempt, slot: Int, result: inout AttemptResult) async

@@ -18,13 +18,19 @@ public struct OrchestrateEnvironment: Sendable, Equatable {
     /// Reads the contract from `environment` (the process's own by default).
     public init(_ environment: [String: String] = ProcessInfo.processInfo.environment) {
         var variables: [String: String] = [:]
-        for (key, value) in environment where key.hasPrefix("TEST_RUNNER_ORCHESTRATE_") {
-            variables[String(key.dropFirst("TEST_RUNNER_".count))] = value
+        for (key, value) in environment where key.hasPrefix(Variable.testRunnerPrefix + Self.prefix) {
+            variables[String(key.dropFirst(Variable.testRunnerPrefix.count))] = value
         }
         // The plain names win: they are what the worker set for this very process.
-        for (key, value) in environment where key.hasPrefix("ORCHESTRATE_") { variables[key] = value }
+        for (key, value) in environment where key.hasPrefix(Self.prefix) { variables[key] = value }
         self.variables = variables
     }
+
+    /// What every contract variable's name starts with.
+    static let prefix = "ORCHESTRATE_"
+
+    /// The value of a contract variable, when it is set.
+    public subscript(_ variable: Variable) -> String? { variables[variable.rawValue] }
 
     /// The environment of this process.
     public static var current: OrchestrateEnvironment { OrchestrateEnvironment() }
@@ -33,30 +39,30 @@ public struct OrchestrateEnvironment: Sendable, Equatable {
     public var isOrchestrated: Bool { mockURL != nil }
 
     /// The worker's mock server, `http://127.0.0.1:PORT`.
-    public var mockURL: URL? { variables["ORCHESTRATE_MOCK_URL"].flatMap(URL.init(string:)) }
+    public var mockURL: URL? { self[.mockURL].flatMap(URL.init(string:)) }
     /// The mock server's control API, `…/__orchestrate`.
     public var controlURL: URL? {
-        variables["ORCHESTRATE_CONTROL_URL"].flatMap(URL.init(string:)) ?? mockURL?.appendingPathComponent("__orchestrate")
+        self[.controlURL].flatMap(URL.init(string:)) ?? mockURL?.appendingPathComponent("__orchestrate")
     }
     /// How the mock server answers this attempt.
-    public var mode: Mode? { variables["ORCHESTRATE_MODE"].flatMap(Mode.init(rawValue:)) }
-    public var runID: String? { variables["ORCHESTRATE_RUN_ID"] }
-    public var scenarioID: String? { variables["ORCHESTRATE_SCENARIO_ID"] }
+    public var mode: Mode? { self[.mode].flatMap(Mode.init(rawValue:)) }
+    public var runID: String? { self[.runID] }
+    public var scenarioID: String? { self[.scenarioID] }
     /// 1 for the first attempt, 2 for its first retry…
-    public var attempt: Int? { variables["ORCHESTRATE_ATTEMPT"].flatMap { Int($0) } }
-    public var worker: Int? { variables["ORCHESTRATE_WORKER"].flatMap { Int($0) } }
+    public var attempt: Int? { self[.attempt].flatMap { Int($0) } }
+    public var worker: Int? { self[.worker].flatMap { Int($0) } }
     /// The scenario's random seed: the same in every run, and in replay the one its recording was made with.
-    public var seed: UInt64? { variables["ORCHESTRATE_SEED"].flatMap { UInt64($0) } }
+    public var seed: UInt64? { self[.seed].flatMap { UInt64($0) } }
     /// The frozen clock: when the run started, and in replay when the recording was made.
     public var frozenNow: Date? {
-        guard let text = variables["ORCHESTRATE_NOW"] else { return nil }
+        guard let text = self[.now] else { return nil }
         return (try? Date(text, strategy: .iso8601))
             ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
     }
     /// The attempt's private folder; Cucumber reports written here become the attempt's steps.
-    public var artifactsDirectory: URL? { variables["ORCHESTRATE_ARTIFACTS_DIR"].map { URL(fileURLWithPath: $0) } }
+    public var artifactsDirectory: URL? { self[.artifactsDirectory].map { URL(fileURLWithPath: $0) } }
     /// The Cucumber Messages pickle of a `suite.gherkin` scenario, as JSON.
-    public var pickleJSON: String? { variables["ORCHESTRATE_PICKLE"] }
+    public var pickleJSON: String? { self[.pickle] }
 
     /// The frozen clock when there is one, else the real time: what "today" and "tomorrow" of a test
     /// should be computed from, so that a replay asks for the dates its recording asked for.

@@ -10,7 +10,7 @@ package struct AttemptRecord: Sendable, Codable, Hashable {
     package var attempt: Int
     /// The lane of a compare run (replay or live); `nil` for the run's mode.
     package var lane: Mode?
-    package var state: String
+    package var state: AttemptState
     package var outcome: Outcome?
     package var exitCode: Int?
     package var signal: Int?
@@ -23,7 +23,7 @@ package struct AttemptRecord: Sendable, Codable, Hashable {
     package var error: String?
 
     package init(
-        id: Int64, runID: UUID, scenarioID: String, attempt: Int, lane: Mode? = nil, state: String, outcome: Outcome?, exitCode: Int?,
+        id: Int64, runID: UUID, scenarioID: String, attempt: Int, lane: Mode? = nil, state: AttemptState, outcome: Outcome?, exitCode: Int?,
         signal: Int?, worker: String?, startedAt: Date?, finishedAt: Date?, durationMilliseconds: Int64?,
         stdout: String, stderr: String, error: String?
     ) {

@@ -43,7 +43,7 @@ package struct RunReport: Sendable, Codable {
     }
 
     package var runID: UUID
-    package var state: String
+    package var state: RunState
     package var startedAt: Date
     package var finishedAt: Date?
     package var host: String
@@ -52,7 +52,7 @@ package struct RunReport: Sendable, Codable {
     package var scenarios: [ScenarioEntry]
 
     package init(
-        runID: UUID, state: String, startedAt: Date, finishedAt: Date?, host: String, gitRevision: String?, mode: Mode = .replay,
+        runID: UUID, state: RunState, startedAt: Date, finishedAt: Date?, host: String, gitRevision: String?, mode: Mode = .replay,
         scenarios: [ScenarioEntry]
     ) {
         self.mode = mode

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import MockServer
 import OrchestrateModel
+import struct OrchestrateKit.OrchestrateEnvironment
 import Store
 import Synchronization
 
@@ -34,7 +35,7 @@ final class MockFleet: AttemptHooks {
     }
 
     /// The cassette of a scenario:
-    /// `<recordings>/<feature path>/<scenario name [example row]>.har` for a pickle (DESIGN.md), otherwise
+    /// `<recordings>/<feature path>/<scenario name [example row]>.har` for a pickle, otherwise
     /// `<recordings>/<scenario id>.har`; every component made file-name safe.
     static func cassette(for scenario: Scenario, recordings: String) -> String {
         if let uri = scenario.uri, let name = FeatureDiscovery.name(inID: scenario.id, uri: uri) {
@@ -46,7 +47,7 @@ final class MockFleet: AttemptHooks {
     }
 
     /// Starts the slot's session; a replayed cassette's clock and seed go to the scenario's environment.
-    func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws -> [String: String] {
+    func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws -> [OrchestrateEnvironment.Variable: String] {
         let server = try await server(slot: slot, port: port)
         state.withLock { $0.started[slot] = Date() }
         let cassettePath = Self.cassette(for: attempt.scenario, recordings: recordings)
@@ -56,8 +57,8 @@ final class MockFleet: AttemptHooks {
             mode: attempt.mode(inRun: mode), cassettePath: cassettePath, scenarioID: attempt.scenario.id,
             seed: seed, now: frozenNow, attemptID: attempt.id
         ))
-        var contract = ["ORCHESTRATE_SEED": "\(session.seed ?? seed)"]
-        contract["ORCHESTRATE_NOW"] = session.now
+        var contract: [OrchestrateEnvironment.Variable: String] = [.seed: "\(session.seed ?? seed)"]
+        contract[.now] = session.now
         return contract
     }
 

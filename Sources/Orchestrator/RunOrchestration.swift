@@ -64,7 +64,7 @@ package enum RunOrchestration {
                 }
                 runID = resume
                 workingDirectory = summary.workingDirectory
-                try await runs.setState(runID, "running")
+                try await runs.setState(runID, .running)
                 FileHandle.standardError.write(Data("resuming run \(runID.uuidString.lowercased()): \(summary.pending) scenario(s) left\n".utf8))
                 guard let left = try await runs.unsettled(runID) else {
                     throw StoreError(.unknownRun, "run \(runID.uuidString.lowercased()) vanished from \(selection.endpoint)")
@@ -109,7 +109,7 @@ package enum RunOrchestration {
             reporter.finish()
 
             async let history = outcome == .interrupted ? [:] : runs.laneHistory(of: runID)
-            try await runs.setState(runID, outcome == .interrupted ? "interrupted" : "finished")
+            try await runs.setState(runID, outcome == .interrupted ? .interrupted : .finished)
             var final = try await runs.report(runID)
             let recordings = resolve(config.mock.recordings, against: config.directory)
             var verdicts: [StoredVerdict] = []

@@ -11,7 +11,7 @@ enum RunSummaryText {
         if report.count(.flaky) > 0 { counts.append("\(report.count(.flaky)) flaky") }
         counts.append("\(report.count(.failed)) failed")
         if report.count(.pending) > 0 { counts.append("\(report.count(.pending)) not run") }
-        let verb = report.state == "interrupted" ? "interrupted after" : "finished in"
+        let verb = report.state == .interrupted ? "interrupted after" : "finished in"
         var lines = ["run \(id) \(verb) \(String(format: "%.1f", elapsed))s: \(report.scenarios.count) scenarios, \(counts.joined(separator: ", "))"]
         let verdicts = Verdict.allCases.compactMap { verdict in
             let count = report.scenarios.filter { $0.verdict == verdict }.count
@@ -49,7 +49,7 @@ enum RunSummaryText {
                 lines.append("  \(entry.scenario.id)  \(failures.joined(separator: "; "))")
             }
         }
-        if report.state == "interrupted" { lines.append("resume with: orchestrate run --resume \(id)") }
+        if report.state == .interrupted { lines.append("resume with: orchestrate run --resume \(id)") }
         lines.append("junit: \(files.junit.last!)")
         lines.append("report: \(files.html)")
         return lines.joined(separator: "\n")

@@ -34,7 +34,7 @@ package struct RunPlan: Sendable {
 /// A stored run, as listings show it.
 package struct RunSummary: Sendable, Hashable {
     package var id: UUID
-    package var state: String
+    package var state: RunState
     package var createdAt: Date
     package var finishedAt: Date?
     package var host: String
@@ -237,11 +237,11 @@ package struct RunStore: Sendable {
         return startedAt.map { ($0, expected) }
     }
 
-    package func setState(_ runID: UUID, _ state: String) async throws {
+    package func setState(_ runID: UUID, _ state: RunState) async throws {
         try await database.client.query(
             """
-            UPDATE runs SET state = \(state),
-                finished_at = CASE WHEN \(state) = 'running' THEN NULL ELSE now() END
+            UPDATE runs SET state = \(state.rawValue),
+                finished_at = CASE WHEN \(state == .running) THEN NULL ELSE now() END
             WHERE id = \(runID)
             """,
             logger: database.logger
@@ -274,7 +274,7 @@ package struct RunStore: Sendable {
         var result: [RunSummary] = []
         for try await row in rows.decode((UUID, String, Date, Date?, String, String?, String, String, Int, Int, Int, Int, Int, Int, Int).self) {
             result.append(RunSummary(
-                id: row.0, state: row.1, createdAt: row.2, finishedAt: row.3, host: row.4, gitRevision: row.5,
+                id: row.0, state: RunState(rawValue: row.1) ?? .running, createdAt: row.2, finishedAt: row.3, host: row.4, gitRevision: row.5,
                 workingDirectory: row.6, mode: row.7, workers: row.8, retries: row.9, scenarios: row.10,
                 passed: row.11, flaky: row.12, failed: row.13, pending: row.14
             ))
@@ -296,7 +296,7 @@ package struct RunStore: Sendable {
         var records: [AttemptRecord] = []
         for try await row in rows.decode((String, Int, String, String?, Int?, Int?, String?, Date?, Date?, Int64?, String, String, String?, Int64, String?).self) {
             records.append(AttemptRecord(
-                id: row.13, runID: runID, scenarioID: row.0, attempt: row.1, lane: row.14.flatMap(Mode.init(rawValue:)), state: row.2,
+                id: row.13, runID: runID, scenarioID: row.0, attempt: row.1, lane: row.14.flatMap(Mode.init(rawValue:)), state: AttemptState(rawValue: row.2) ?? .queued,
                 outcome: row.3.flatMap(Outcome.init(rawValue:)), exitCode: row.4, signal: row.5, worker: row.6, startedAt: row.7,
                 finishedAt: row.8, durationMilliseconds: row.9, stdout: row.10, stderr: row.11, error: row.12
             ))

@@ -132,7 +132,7 @@ struct CoordinatorTests {
                 #expect(try await queue.counts(runID: runID) == QueueCounts(queued: 10, running: 0))
                 let report = try await store.report(runID)
                 #expect(report.scenarios.filter { $0.result == .passed }.map(\.scenario.id) == quick.map(\.id))
-                #expect(report.scenarios.flatMap(\.attempts).filter { $0.state == "finished" }.count == 12)
+                #expect(report.scenarios.flatMap(\.attempts).filter { $0.state == .finished }.count == 12)
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import OrchestrateKit
 import OrchestrateTesting
 import PostgresNIO
 import Store
@@ -93,6 +94,15 @@ struct RunCommandTests {
                 #expect(env["TEST_RUNNER_ORCHESTRATE_MOCK_URL"] == env["ORCHESTRATE_MOCK_URL"])
                 #expect(env["ORCHESTRATE_SEED"].flatMap(UInt32.init) != nil)
                 #expect(env["ORCHESTRATE_NOW"]?.hasSuffix("Z") == true)
+                // Every variable of the contract but a pickle's own is set, also with the TEST_RUNNER_ prefix, and test code
+                // reads back what the worker set.
+                let gherkinOnly: Set<OrchestrateEnvironment.Variable> = [.gherkinURI, .gherkinLine, .pickle]
+                for variable in OrchestrateEnvironment.Variable.allCases where !gherkinOnly.contains(variable) {
+                    #expect(env[variable.rawValue] != nil && env[variable.testRunnerName] == env[variable.rawValue], "\(variable.rawValue)")
+                }
+                let seen = OrchestrateEnvironment(env)
+                #expect(seen.runID == runID && seen.scenarioID == scenario && seen.attempt == 1 && seen.mode == .replay)
+                #expect(seen.mockURL?.absoluteString == "http://127.0.0.1:\(port)" && seen.frozenNow != nil)
                 // HOME, TMPDIR and the artifacts folder are the slot's, emptied before every attempt: nothing carries over.
                 let worker = try #require(env["ORCHESTRATE_WORKER"])
                 #expect(env["ORCHESTRATE_ARTIFACTS_DIR"]?.hasSuffix("/.orchestrate/runs/\(runID)/.slots/\(worker)/artifacts") == true)

@@ -1,5 +1,6 @@
 import Foundation
 import OrchestrateModel
+import struct OrchestrateKit.OrchestrateEnvironment
 import ProcessSupervisor
 
 /// Runs one claimed attempt as a real process: its own process group, the env contract, a private
@@ -22,7 +23,8 @@ struct AttemptRunner: Sendable {
     /// attempt cost more than a fifth of orchestrate's own time per attempt on suites of short scenarios, and left
     /// thousands of empty folders behind every run.
     func run(
-        _ claimed: ClaimedAttempt, slot: SlotResources, session: [String: String] = [:], onLaunch: (SupervisedProcess) -> Void
+        _ claimed: ClaimedAttempt, slot: SlotResources, session: [OrchestrateEnvironment.Variable: String] = [:],
+        onLaunch: (SupervisedProcess) -> Void
     ) async -> (AttemptResult, Termination.Reason?) {
         let clock = ContinuousClock()
         let start = clock.now
@@ -38,9 +40,9 @@ struct AttemptRunner: Sendable {
         // win), then the attempt's part of the contract.
         var environment: [String: String] = [:]
         for (key, value) in claimed.scenario.environment where !slot.fixedKeys.contains(key) { environment[key] = value }
-        for (key, value) in attemptContract(for: claimed).merging(session, uniquingKeysWith: { $1 }) {
-            environment[key] = value
-            environment["TEST_RUNNER_\(key)"] = value
+        for (variable, value) in attemptContract(for: claimed).merging(session, uniquingKeysWith: { $1 }) {
+            environment[variable.rawValue] = value
+            environment[variable.testRunnerName] = value
         }
 
         var command = SupervisedCommand.shell(claimed.scenario.command, environment: environment)
@@ -109,35 +111,35 @@ struct AttemptRunner: Sendable {
         return folder
     }
 
-    /// The scenario process environment of DESIGN.md (also exported with the `TEST_RUNNER_` prefix): the slot's part,
+    /// The env contract (docs/ARCHITECTURE.md; also exported with the `TEST_RUNNER_` prefix): the slot's part,
     /// the same for every attempt on it, is worked out once per slot, with the run's environment, HOME and TMPDIR.
     func slotEnvironment(_ slot: SlotResources) -> (environment: SharedEnvironment, fixedKeys: Set<String>) {
-        let contract = [
-            "ORCHESTRATE_MOCK_URL": "http://127.0.0.1:\(slot.port)",
-            "ORCHESTRATE_MOCK_PORT": "\(slot.port)",
-            "ORCHESTRATE_CONTROL_URL": "http://127.0.0.1:\(slot.port)/__orchestrate",
-            "ORCHESTRATE_RUN_ID": configuration.runID.uuidString.lowercased(),
-            "ORCHESTRATE_WORKER": "\(slot.number)",
-            "ORCHESTRATE_ARTIFACTS_DIR": slot.artifacts.path,
+        let contract: [OrchestrateEnvironment.Variable: String] = [
+            .mockURL: "http://127.0.0.1:\(slot.port)",
+            .mockPort: "\(slot.port)",
+            .controlURL: "http://127.0.0.1:\(slot.port)/__orchestrate",
+            .runID: configuration.runID.uuidString.lowercased(),
+            .worker: "\(slot.number)",
+            .artifactsDirectory: slot.artifacts.path,
         ]
         var environment = configuration.baseEnvironment
         var fixed: [String: String] = ["HOME": slot.home.path, "TMPDIR": slot.temporary.path]
-        for (key, value) in contract {
-            fixed[key] = value
-            fixed["TEST_RUNNER_\(key)"] = value
+        for (variable, value) in contract {
+            fixed[variable.rawValue] = value
+            fixed[variable.testRunnerName] = value
         }
         environment.merge(fixed) { $1 }
         return (SharedEnvironment(environment), Set(fixed.keys))
     }
 
     /// The attempt's part of the contract (a mock session may replace the seed and the clock).
-    func attemptContract(for claimed: ClaimedAttempt) -> [String: String] {
+    func attemptContract(for claimed: ClaimedAttempt) -> [OrchestrateEnvironment.Variable: String] {
         [
-            "ORCHESTRATE_MODE": claimed.mode(inRun: configuration.mode).rawValue,
-            "ORCHESTRATE_SCENARIO_ID": claimed.scenario.id,
-            "ORCHESTRATE_ATTEMPT": "\(claimed.attempt)",
-            "ORCHESTRATE_SEED": "\(claimed.scenario.seed)",
-            "ORCHESTRATE_NOW": configuration.frozenNow,
+            .mode: claimed.mode(inRun: configuration.mode).rawValue,
+            .scenarioID: claimed.scenario.id,
+            .attempt: "\(claimed.attempt)",
+            .seed: "\(claimed.scenario.seed)",
+            .now: configuration.frozenNow,
         ]
     }
 

@@ -18,7 +18,7 @@ package enum ListingCommands {
 
     struct RunLine: Encodable {
         var id: String
-        var state: String
+        var state: RunState
         var createdAt: Date
         var finishedAt: Date?
         var host: String
@@ -109,7 +109,7 @@ package enum ListingCommands {
             for run in runs {
                 let seconds = run.finishedAt.map { String(format: "%.1fs", $0.timeIntervalSince(run.createdAt)) } ?? "-"
                 table.rows.append([
-                    run.id.uuidString.lowercased(), dates.string(from: run.createdAt), run.state, "\(run.scenarios)",
+                    run.id.uuidString.lowercased(), dates.string(from: run.createdAt), run.state.rawValue, "\(run.scenarios)",
                     "\(run.passed)", "\(run.flaky)", "\(run.failed)", "\(run.pending)", seconds, String((run.gitRevision ?? "-").prefix(12)),
                 ])
             }

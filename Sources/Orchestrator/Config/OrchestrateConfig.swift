@@ -1,6 +1,7 @@
 import Foundation
 import MockServer
 import OrchestrateModel
+import struct OrchestrateKit.OrchestrateEnvironment
 
 /// orchestrate.yml, with its documented defaults.
 package struct OrchestrateConfig: Sendable {
@@ -88,7 +89,9 @@ package struct OrchestrateConfig: Sendable {
         for pickle in try FeatureDiscovery.pickles(patterns: suite.gherkin, in: directory, config: path, line: suite.gherkinLine) {
             let id = FeatureDiscovery.uniqueID(pickle.stableID, seen: &seen)
             let environment = suite.environment.merging([
-                "ORCHESTRATE_GHERKIN_URI": pickle.uri, "ORCHESTRATE_GHERKIN_LINE": "\(pickle.line)", "ORCHESTRATE_PICKLE": pickle.json,
+                OrchestrateEnvironment.Variable.gherkinURI.rawValue: pickle.uri,
+                OrchestrateEnvironment.Variable.gherkinLine.rawValue: "\(pickle.line)",
+                OrchestrateEnvironment.Variable.pickle.rawValue: pickle.json,
             ]) { $1 }
             scenarios.append(Scenario(
                 id: id, name: pickle.name,

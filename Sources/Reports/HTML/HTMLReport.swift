@@ -58,7 +58,7 @@ package enum HTMLReport {
     }
 
     private static func summaryLine(_ report: RunReport) -> String {
-        var parts = ["\(report.state)", "mode \(report.mode.rawValue)", "started \(ISO8601DateFormatter().string(from: report.startedAt))",
+        var parts = [report.state.rawValue, "mode \(report.mode.rawValue)", "started \(ISO8601DateFormatter().string(from: report.startedAt))",
                      "host \(report.host)"]
         if let revision = report.gitRevision { parts.append("revision \(revision)") }
         let results = ScenarioResult.allCases.compactMap { result in report.count(result) > 0 ? "\(report.count(result)) \(result.rawValue)" : nil }

@@ -20,7 +20,7 @@ package enum JUnitReport {
         xml += #"  <testsuite name="orchestrate" \#(counts) timestamp="\#(timestamp)" hostname="\#(XMLText.escape(report.host))">"# + "\n"
         xml += "    <properties>\n"
         xml += property("orchestrate.run_id", report.runID.uuidString.lowercased(), indent: 6)
-        xml += property("orchestrate.run_state", report.state, indent: 6)
+        xml += property("orchestrate.run_state", report.state.rawValue, indent: 6)
         if let revision = report.gitRevision { xml += property("git.revision", revision, indent: 6) }
         xml += "    </properties>\n"
         // Scenarios of one feature file share their class name: worked out once per file.

@@ -168,8 +168,7 @@ package enum RunOrchestration {
         guard !candidates.isEmpty else { return }
         let since = Date().addingTimeInterval(-Double(settings.window.wholeMilliseconds) / 1000)
         let lines = try await runs.flakiness(
-            since: since, scenarioIDs: candidates, limit: candidates.count,
-            priorFlips: FlakinessScore.priorFlips, priorTransitions: FlakinessScore.priorTransitions, scoresOnly: true
+            since: since, scenarioIDs: candidates, limit: candidates.count, scoresOnly: true
         )
         let (added, released) = try await runs.updateAutomaticQuarantine(scores: lines.map { ($0.scenarioId, $0.score) }, threshold: threshold)
         for id in added { FileHandle.standardError.write(Data("quarantined \(id): flakiness score reached \(threshold) (orchestrate flaky)\n".utf8)) }

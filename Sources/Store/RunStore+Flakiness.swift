@@ -6,7 +6,7 @@ import PostgresNIO
 package struct FlakinessLine: Sendable, Encodable {
     package var scenarioId: String
     package var name: String
-    /// `(flips + priorFlips) / (transitions + priorTransitions)` (README: "Flakiness score").
+    /// ``FlakinessScore``: `(flips + 1) / (transitions + 10)`.
     package var score: Double
     package var attempts: Int
     package var passed: Int
@@ -48,12 +48,13 @@ package struct QuarantineEntry: Sendable, Encodable {
 }
 
 extension RunStore {
-    /// Scenarios by flakiness score over the attempts finished since `since`, highest first. `scenarioIDs` narrows
-    /// it to those (`nil`: all). The prior is ``FlakinessScore``'s. `scoresOnly` leaves out the verdict counts and
-    /// the newest evidence (two lookups per scenario; automatic quarantine needs only the scores).
+    /// Scenarios by flakiness score over the attempts finished since `since`, highest first: the one implementation of
+    /// ``FlakinessScore``. `scenarioIDs` narrows it to those (`nil`: all). `scoresOnly` leaves out the verdict counts
+    /// and the newest evidence (two lookups per scenario; automatic quarantine needs only the scores).
     package func flakiness(
-        since: Date, scenarioIDs: [String]? = nil, limit: Int, priorFlips: Double, priorTransitions: Double, scoresOnly: Bool = false
+        since: Date, scenarioIDs: [String]? = nil, limit: Int, scoresOnly: Bool = false
     ) async throws -> [FlakinessLine] {
+        let (priorFlips, priorTransitions) = (FlakinessScore.priorFlips, FlakinessScore.priorTransitions)
         let liveModes = Mode.allCases.filter { $0.lane == .live }.map(\.rawValue)
         let rows = try await database.client.query(
             """

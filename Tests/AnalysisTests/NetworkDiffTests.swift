@@ -93,12 +93,4 @@ import Testing
     func verdicts(_ replay: Outcomes?, _ live: Outcomes?, _ expected: Verdict) {
         #expect(VerdictRule.judge(replay: replay, live: live).verdict == expected)
     }
-
-    @Test("the flakiness score is a flip rate with a Beta(1, 9) prior")
-    func score() {
-        #expect(FlakinessScore.score([]) == 0.1)
-        #expect(FlakinessScore.score(Array(repeating: true, count: 11)) == 0.05)
-        #expect(FlakinessScore.score((0..<11).map { $0.isMultiple(of: 2) }) == 0.55)
-        #expect(FlakinessScore.score([true, false]) < FlakinessScore.score([true, false, true, false]))
-    }
 }

@@ -12,7 +12,7 @@ package enum FlakinessCommands {
         let config = try RunOrchestration.loadConfig(configPath, required: false)
         let start = Date().addingTimeInterval(-Double(since.wholeMilliseconds) / 1000)
         let lines = try await ListingCommands.withStore(config, database: database, logger: logger) { store in
-            try await store.flakiness(since: start, limit: limit, priorFlips: FlakinessScore.priorFlips, priorTransitions: FlakinessScore.priorTransitions)
+            try await store.flakiness(since: start, limit: limit)
         }
         switch format {
         case .json:

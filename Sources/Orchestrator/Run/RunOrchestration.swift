@@ -1,0 +1,74 @@
+import Analysis
+import Coordinator
+import Foundation
+import Logging
+import OrchestrateModel
+import Store
+
+/// `orchestrate run`, in its four phases: plan (or resume) the run in the database, execute it on this host's slots,
+/// judge it, report it. Returns the exit code (docs/ARCHITECTURE.md: 0 passed, 1 a scenario failed, 130 interrupted);
+/// throws ``ConfigError``/``UsageError`` (exit 2) and store or coordinator failures (exit 3).
+package enum RunOrchestration {
+    package static func run(_ options: RunOptions, output: any RunOutput, logger: Logger) async throws -> Int32 {
+        let config = try ConfigLoader.load(path: options.configPath, required: options.resume == nil)
+        // Asking git (two processes in a repository) overlaps with reading the scenarios and reaching the database.
+        let gitRevision = options.resume == nil ? Task { await HostFacts.gitRevision(in: config.directory) } : nil
+        let workers = options.workers ?? config.workers
+        let mode = options.mode ?? config.mock.mode
+        return try await ProjectDatabase.open(flag: options.database, config: config, logger: logger) { database in
+            let runs = RunStore(database: database)
+            let planner = RunPlanner(runs: runs, output: output)
+            let planned = if let resume = options.resume {
+                try await planner.resume(resume, database: database.endpoint.description)
+            } else {
+                try await planner.plan(
+                    try ScenarioSelection(only: options.only, tags: options.tags).select(from: config.scenarios(), config: config),
+                    config: config, configPath: options.configPath, mode: mode, workers: workers,
+                    retries: options.retries ?? config.retries, gitRevision: await gitRevision?.value
+                )
+            }
+            let execution = RunExecution(
+                config: config, planned: planned, workers: workers, mode: mode, lease: options.lease ?? config.lease, database: database,
+                output: output, logger: logger
+            )
+            let interrupted = try await execution.execute() == .interrupted
+            try await runs.setState(planned.runID, interrupted ? .interrupted : .finished)
+            // An interrupted run is not judged: its passes keep the verdict they settled with, the rest have none.
+            let judgement = interrupted
+                ? RunJudge.Judgement(report: try await runs.report(planned.runID), changed: [], unsteady: [])
+                : try await RunJudge(runs: runs, cassette: { [recordings = config.resolve(config.mock.recordings)] in
+                    MockFleet.cassette(for: $0, recordings: recordings)
+                }).judge(planned.runID)
+            // Verdicts and quarantine changes are stored while the reports are written.
+            async let saved: Void = judgement.changed.isEmpty ? () : runs.saveVerdicts(planned.runID, judgement.changed)
+            async let quarantined: Void = interrupted ? () : updateQuarantine(after: judgement, config.quarantine, runs: runs, output: output)
+            let files = try await RunReportFiles(runs: runs, directory: "\(config.resolve(options.reportsDirectory ?? config.reports))/\(planned.runID.uuidString.lowercased())")
+                .write(judgement.report, extraJUnit: options.junitPath.map { OrchestrateConfig.resolve($0, against: FileManager.default.currentDirectoryPath) })
+            try await saved
+            try await quarantined
+            output.summary(RunSummaryText.render(judgement.report, attemptsDirectory: execution.attemptsDirectory, files: files))
+            if interrupted { return ExitStatus.interrupted }
+            return judgement.report.scenarios.contains { $0.failsRun(strict: options.strict) } ? ExitStatus.scenarioFailed : ExitStatus.passed
+        }
+    }
+
+    /// Automatic quarantine after a judged run (``QuarantinePolicy``): scores the candidates and applies what goes in and
+    /// out, said as a note each. It applies from the next run on.
+    private static func updateQuarantine(
+        after judgement: RunJudge.Judgement, _ settings: OrchestrateConfig.Quarantine, runs: RunStore, output: any RunOutput
+    ) async throws {
+        let policy = QuarantinePolicy(threshold: settings.threshold)
+        guard let threshold = policy.threshold else { return }
+        let automatic = policy.needsAutomaticEntries ? Set(try await runs.quarantined().filter(\.automatic).map(\.scenarioId)) : []
+        let candidates = policy.candidates(ran: judgement.report.scenarios.map(\.scenario.id), unsteady: judgement.unsteady, automatic: automatic)
+        guard !candidates.isEmpty else { return }
+        let since = Date().addingTimeInterval(-Double(settings.window.wholeMilliseconds) / 1000)
+        let scores = try await runs.flakiness(since: since, scenarioIDs: candidates, limit: candidates.count, scoresOnly: true)
+        let changes = policy.changes(scores: scores.map { ($0.scenarioId, $0.score) })
+        let (added, released) = try await runs.applyAutomaticQuarantine(
+            add: changes.add.map { ($0.scenarioID, $0.score, $0.reason) }, release: changes.release
+        )
+        for id in added { output.note("quarantined \(id): flakiness score reached \(threshold) (orchestrate flaky)") }
+        for id in released { output.note("released \(id) from quarantine: flakiness score below \(threshold)") }
+    }
+}

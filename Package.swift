@@ -100,6 +100,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The drivers of `make bench` (Benchmarks/run.sh), built beside the product, not part of it.
+        .executableTarget(
+            name: "orchestrate-bench",
+            dependencies: [
+                "Orchestrator", "Store", "OrchestrateModel",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Benchmarks/Sources/OrchestrateBench", swiftSettings: swiftSettings
+        ),
         // The example of Examples/clinic: a backend, an "app" that reaches it only through OrchestrateKit,
         // and the scenario executable whose step definitions drive the app.
         .executableTarget(

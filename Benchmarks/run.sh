@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # orchestrate's benchmarks. Each figure is a ratio against a peer measured in the same run, on the
 # same machine, so a noisy machine moves both sides. Usage: Benchmarks/run.sh path/to/orchestrate
+# (orchestrate-bench, the drivers of (d) and (e), sits beside it in the build folder).
 # BENCH=cd Benchmarks/run.sh … runs only the sections named (a b c d e; default all).
 set -euo pipefail
 BIN=${1:?usage: Benchmarks/run.sh path/to/orchestrate}
+DRIVER="$(dirname "$BIN")/orchestrate-bench"
 WORK=$(mktemp -d /tmp/orch-bench-XXXXXX)
 chmod 755 "$WORK"
 SERVERS=""  # background servers, ended however the script ends
@@ -149,7 +151,7 @@ fi
 if want d; then
 echo "== (d) exchanges into PostgreSQL: orchestrate's writer (bodies and header lists stored once) vs a plain COPY of the same exchanges, all inline"
 count=100000
-"$BIN" bench ingest --count "$count" >"$WORK/ingest"; read -r attempt seconds <"$WORK/ingest"
+"$DRIVER" ingest --count "$count" >"$WORK/ingest"; read -r attempt seconds <"$WORK/ingest"
 ingest_rate=$(python3 -c "print(f'{$count / $seconds:.0f}')")
 columns="attempt_id, sequence, mode, matched, host, method, url, request_headers, request_body, status, response_headers, response_body, started_at, duration_us, note, step_position"
 # The peer: the same exchanges, bodies inline, as a plain COPY into a table of that shape.
@@ -167,7 +169,7 @@ H="$WORK/history"
 mkdir -p "$H"
 HISTORY_URL=$(cd "$H" && unset ORCHESTRATE_DATABASE_URL && "$BIN" db url)
 ( cd "$H" && unset ORCHESTRATE_DATABASE_URL && "$BIN" db migrate >/dev/null )
-generated=$("$BIN" bench history --scenarios 2000 --runs 500 --days 180 --database "$HISTORY_URL")
+generated=$("$DRIVER" history --scenarios 2000 --runs 500 --days 180 --database "$HISTORY_URL")
 echo "   generated in ${generated}s: $(psql -Atq "$HISTORY_URL" -c "SELECT count(*) FROM attempts") attempts"
 run=$("$BIN" runs --limit 1 --format json --database "$HISTORY_URL" | python3 -c "import json, sys; print(json.load(sys.stdin)[0]['id'][:8])")
 scenario="Features/area10.feature: scenario 50"

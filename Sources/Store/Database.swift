@@ -14,7 +14,7 @@ import PostgresNIO
 package final class Database: Sendable {
     package let client: PostgresClient
     package let endpoint: DatabaseEndpoint
-    let logger: Logger
+    package let logger: Logger
 
     /// 15 s, or ORCHESTRATE_CONNECT_TIMEOUT (e.g. `2s`, in seconds when a bare number).
     package static var defaultConnectTimeout: Duration {

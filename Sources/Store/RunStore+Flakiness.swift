@@ -149,23 +149,21 @@ extension RunStore {
         return entries
     }
 
-    /// Automatic quarantine after a run, in one transaction: the scenarios scoring at least the threshold go in (unless
-    /// there by hand), automatic entries of the given scenarios below it come out. Returns what went in and out.
-    package func updateAutomaticQuarantine(scores: [(scenarioID: String, score: Double)], threshold: Double) async throws -> (added: [String], released: [String]) {
-        struct Row: Encodable {
-            var id: String
-            var score: Double
-        }
-        let json = String(decoding: try JSONEncoder().encode(scores.map { Row(id: $0.scenarioID, score: $0.score) }), as: UTF8.self)
+    /// Applies automatic quarantine's changes in one transaction: `add` goes in (an entry made by hand stays as it is,
+    /// an automatic one gets the new score), `release` comes out if its entry is automatic. Returns what actually went in
+    /// (new entries) and came out.
+    package func applyAutomaticQuarantine(
+        add: [(scenarioID: String, score: Double, reason: String)], release: [String]
+    ) async throws -> (added: [String], released: [String]) {
+        guard !add.isEmpty || !release.isEmpty else { return ([], []) }
         return try await database.client.withTransaction(logger: database.logger) { connection in
             var added: [String] = []
             var released: [String] = []
             let addedRows = try await connection.query(
                 """
                 INSERT INTO quarantine (scenario_id, reason, automatic, score)
-                SELECT x.id, 'flakiness score ' || round(x.score::numeric, 2) || ' reached the threshold ' || \(threshold)::text, true, x.score
-                FROM jsonb_to_recordset(\(json)::jsonb) AS x(id text, score float8)
-                WHERE x.score >= \(threshold)::float8
+                SELECT x.id, x.reason, true, x.score FROM unnest(\(add.map(\.scenarioID))::text[], \(add.map(\.score))::float8[],
+                                                               \(add.map(\.reason))::text[]) AS x(id, score, reason)
                 ON CONFLICT (scenario_id) DO UPDATE SET score = excluded.score WHERE quarantine.automatic
                 RETURNING scenario_id, (xmax = 0) AS inserted
                 """,
@@ -173,11 +171,7 @@ extension RunStore {
             )
             for try await (id, inserted) in addedRows.decode((String, Bool).self) where inserted { added.append(id) }
             let releasedRows = try await connection.query(
-                """
-                DELETE FROM quarantine q USING jsonb_to_recordset(\(json)::jsonb) AS x(id text, score float8)
-                WHERE q.scenario_id = x.id AND q.automatic AND x.score < \(threshold)::float8
-                RETURNING q.scenario_id
-                """,
+                "DELETE FROM quarantine WHERE scenario_id = ANY(\(release)) AND automatic RETURNING scenario_id",
                 logger: database.logger
             )
             for try await id in releasedRows.decode(String.self) { released.append(id) }

@@ -19,11 +19,11 @@ struct Orchestrate: AsyncParsableCommand {
             """,
         subcommands: [
             Run.self, Scenarios.self, Runs.self, History.self, Flaky.self, Logs.self, QuarantineCommand.self, Mock.self, GherkinGroup.self,
-            DB.self, Bench.self,
+            DB.self,
         ]
     )
 
-    /// As ArgumentParser's, except that bad usage exits 2 (DESIGN.md), not 64.
+    /// As ArgumentParser's, except that bad usage exits 2 (docs/ARCHITECTURE.md), not 64.
     static func main() async {
         do {
             var command = try parseAsRoot()
@@ -73,7 +73,7 @@ func printing(_ body: () async throws -> String) async throws {
     }
 }
 
-/// Runs a command body, turning errors into one line on stderr and DESIGN.md's exit codes.
+/// Runs a command body, turning errors into one line on stderr and the exit codes of docs/ARCHITECTURE.md.
 func exiting(_ body: () async throws -> Int32) async throws {
     let code: Int32
     do {
@@ -167,7 +167,7 @@ struct Run: AsyncParsableCommand {
         options.progress = progress
         options.lease = lease.flatMap(DurationText.parse)
         let logger = common.logger
-        try await exiting { try await RunOrchestration.run(options, logger: logger) }
+        try await exiting { try await RunOrchestration.run(options, output: ConsoleRunOutput(progress: progress), logger: logger) }
     }
 }
 
@@ -439,58 +439,6 @@ struct GherkinGroup: ParsableCommand {
             let status = GherkinCommands.pickles(files: files, output: { print($0) },
                                                  errors: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
             if status != 0 { throw ExitCode(status) }
-        }
-    }
-}
-
-/// Drivers for `make bench`; not part of the user's surface.
-struct Bench: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Benchmark drivers (used by make bench).", shouldDisplay: false, subcommands: [Ingest.self, HistoryDatabase.self]
-    )
-
-    struct HistoryDatabase: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "history",
-            abstract: "Fill an empty database with RUNS x SCENARIOS synthetic attempts (with steps, exchanges, verdicts); prints the seconds."
-        )
-
-        @OptionGroup var common: CommonOptions
-
-        @Option(name: .long, help: "Scenarios in the suite.")
-        var scenarios = 2_000
-
-        @Option(name: .long, help: "Finished runs.")
-        var runs = 500
-
-        @Option(name: .long, help: "Days the runs spread over, the newest now.")
-        var days = 180
-
-        func run() async throws {
-            let logger = common.logger
-            try await printing {
-                "\(try await BenchCommands.history(scenarios: scenarios, runs: runs, days: days, database: common.database, logger: logger))"
-            }
-        }
-    }
-
-    struct Ingest: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Write N exchanges (1 KB JSON responses) through the network-log writer; prints the attempt id and seconds."
-        )
-
-        @OptionGroup var common: CommonOptions
-
-        @Option(name: .long, help: "How many exchanges.")
-        var count = 100_000
-
-        func run() async throws {
-            let logger = common.logger
-            try await exiting {
-                let (attemptID, seconds) = try await BenchCommands.ingest(count: count, database: common.database, logger: logger)
-                print("\(attemptID) \(seconds)")
-                return 0
-            }
         }
     }
 }

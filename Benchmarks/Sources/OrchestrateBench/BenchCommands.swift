@@ -1,17 +1,21 @@
 import Foundation
 import Logging
 import OrchestrateModel
+import Orchestrator
 import Store
 
-/// Drivers for `make bench` (hidden from help): each measures one of orchestrate's own paths so that
+/// Drivers for `make bench`: each measures one of orchestrate's own paths so that
 /// Benchmarks/run.sh can set it against a peer measured in the same run.
-package enum BenchCommands {
+enum BenchCommands {
+    /// The current folder as a project without a config: its embedded cluster, unless a database is named.
+    static var here: OrchestrateConfig {
+        OrchestrateConfig(directory: FileManager.default.currentDirectoryPath, path: "orchestrate.yml")
+    }
+
     /// Sends `count` exchanges with a 1 KB JSON response through the network-log writer (encoding, batches,
     /// COPY) into the database and returns the seconds from the first append until all are written.
-    package static func ingest(count: Int, database url: String?, logger: Logger) async throws -> (attemptID: Int64, seconds: Double) {
-        let selection = try DatabaseSelection.resolve(flag: url, configured: nil, projectDirectory: FileManager.default.currentDirectoryPath)
-        if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
-        return try await Database.with(selection.endpoint, logger: logger) { database in
+    static func ingest(count: Int, database url: String?, logger: Logger) async throws -> (attemptID: Int64, seconds: Double) {
+        try await ProjectDatabase.open(flag: url, config: here, logger: logger) { database in
             let attemptID = try await RunStore(database: database).createRunning(RunPlan(
                 host: HostFacts.hostName, gitRevision: nil, workingDirectory: FileManager.default.currentDirectoryPath, configPath: nil,
                 mode: .replay, workers: 1, retries: 0,
@@ -40,10 +44,8 @@ package enum BenchCommands {
     }
 
     /// Fills the (empty, migrated) database with ``HistoryGenerator``'s synthetic history; returns the seconds it took.
-    package static func history(scenarios: Int, runs: Int, days: Int, database url: String?, logger: Logger) async throws -> Double {
-        let selection = try DatabaseSelection.resolve(flag: url, configured: nil, projectDirectory: FileManager.default.currentDirectoryPath)
-        if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
-        return try await Database.with(selection.endpoint, logger: logger) { database in
+    static func history(scenarios: Int, runs: Int, days: Int, database url: String?, logger: Logger) async throws -> Double {
+        try await ProjectDatabase.open(flag: url, config: here, logger: logger) { database in
             let clock = ContinuousClock.now
             try await HistoryGenerator.generate(database: database, scenarios: scenarios, runs: runs, days: days)
             let elapsed = ContinuousClock.now - clock

@@ -1,13 +1,14 @@
 import Foundation
 import Logging
 import PostgresNIO
+import Store
 
 /// A synthetic history for `make bench`: `runs` finished runs of `scenarios` scenarios spread over `days`, one attempt
 /// per scenario per run (so `runs × scenarios` attempts), three steps and two exchanges per attempt, on a new git
 /// revision every 10 runs; every 7th run a compare run. One scenario in 50 is flaky (fails 30% of its attempts,
 /// judged nondeterministic with a network difference as evidence); the rest pass. Seeded: the same every time.
-package enum HistoryGenerator {
-    package static func generate(database: Database, scenarios: Int, runs: Int, days: Int) async throws {
+enum HistoryGenerator {
+    static func generate(database: Database, scenarios: Int, runs: Int, days: Int) async throws {
         let logger = database.logger
         let statements = [
             "SELECT setseed(0.42)",

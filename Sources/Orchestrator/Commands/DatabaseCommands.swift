@@ -9,7 +9,7 @@ package enum DatabaseCommands {
     }
 
     package static func perform(_ action: Action, configPath: String, database: String?, logger: Logger) async throws -> String {
-        let config = try RunOrchestration.loadConfig(configPath, required: false)
+        let config = try ConfigLoader.load(path: configPath, required: false)
         let selection = try DatabaseSelection.resolve(flag: database, configured: config.database, projectDirectory: config.directory)
         switch action {
         case .url:
@@ -20,8 +20,7 @@ package enum DatabaseCommands {
             }
             return try await cluster.stop(logger: logger) ? "stopped the embedded PostgreSQL (\(cluster.dataDirectory))" : "the embedded PostgreSQL was not running"
         case .migrate:
-            if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
-            let version = try await Database.with(selection.endpoint, logger: logger, maximumConnections: 1) { database in
+            let version = try await ProjectDatabase.open(selection, logger: logger, maximumConnections: 1) { database in
                 try await database.schemaVersion()
             }
             return "schema at version \(version) (\(selection.endpoint))"

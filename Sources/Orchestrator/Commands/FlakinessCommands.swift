@@ -9,7 +9,7 @@ import Store
 package enum FlakinessCommands {
     /// Scenarios by flakiness score over the window, highest first, with their verdicts and the newest evidence.
     package static func flaky(configPath: String, since: Duration, limit: Int, database: String?, format: OutputFormat, logger: Logger) async throws -> String {
-        let config = try RunOrchestration.loadConfig(configPath, required: false)
+        let config = try ConfigLoader.load(path: configPath, required: false)
         let start = Date().addingTimeInterval(-Double(since.wholeMilliseconds) / 1000)
         let lines = try await ListingCommands.withStore(config, database: database, logger: logger) { store in
             try await store.flakiness(since: start, limit: limit)
@@ -42,7 +42,7 @@ package enum FlakinessCommands {
     package static func quarantine(
         configPath: String, action: QuarantineAction, scenario: String?, reason: String?, database: String?, format: OutputFormat, logger: Logger
     ) async throws -> String {
-        let config = try RunOrchestration.loadConfig(configPath, required: false)
+        let config = try ConfigLoader.load(path: configPath, required: false)
         return try await ListingCommands.withStore(config, database: database, logger: logger) { store in
             switch action {
             case .list:
@@ -72,7 +72,7 @@ package enum FlakinessCommands {
     package static func logs(
         configPath: String, run: String, scenario: String, attempt: Int?, lane: Mode?, har: Bool, database: String?, logger: Logger
     ) async throws -> String {
-        let config = try RunOrchestration.loadConfig(configPath, required: false)
+        let config = try ConfigLoader.load(path: configPath, required: false)
         return try await ListingCommands.withStore(config, database: database, logger: logger) { store in
             let runID = try await runID(run, store: store)
             let id = try await ListingCommands.scenarioID(scenario, store: store)

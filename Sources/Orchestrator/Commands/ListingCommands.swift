@@ -54,17 +54,18 @@ package enum ListingCommands {
 
     /// What would run, in the order the planner would start it (longest expected first, unknown first).
     package static func scenarios(
-        configPath: String, only: [String], tags: String?, database: String?, format: OutputFormat, logger: Logger
+        configPath: String, only: [String], tags: String?, database: String?, format: OutputFormat, console: Console = .standard,
+        logger: Logger
     ) async throws -> String {
         let config = try ConfigLoader.load(path: configPath)
-        let scenarios = try RunOrchestration.select(config.scenarios(), only: only, tags: tags, config: config)
+        let scenarios = try ScenarioSelection(only: only, tags: tags).select(from: config.scenarios(), config: config)
         var expected: [String: Int64] = [:]
         do {
             expected = try await withStore(config, database: database, logger: logger) { store in
                 try await store.expectedDurations(scenarios.map(\.id))
             }
         } catch {
-            FileHandle.standardError.write(Data("warning: no history (\(error)); expected durations unknown\n".utf8))
+            console.note("warning: no history (\(error)); expected durations unknown")
         }
         let lines = scenarios.map {
             ScenarioLine(id: $0.id, name: $0.name, command: $0.command, tags: $0.tags, timeoutMs: $0.timeoutMilliseconds,
@@ -89,16 +90,14 @@ package enum ListingCommands {
     static func withStore<T: Sendable>(
         _ config: OrchestrateConfig, database: String?, logger: Logger, _ body: @Sendable (RunStore) async throws -> T
     ) async throws -> T {
-        let selection = try DatabaseSelection.resolve(flag: database, configured: config.database, projectDirectory: config.directory)
-        if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
-        return try await Database.with(selection.endpoint, logger: logger, maximumConnections: 2) { database in
+        try await ProjectDatabase.open(flag: database, config: config, logger: logger, maximumConnections: 2) { database in
             try await body(RunStore(database: database))
         }
     }
 
     /// Recent runs with their counts, newest first.
     package static func runs(configPath: String, limit: Int, database: String?, format: OutputFormat, logger: Logger) async throws -> String {
-        let config = try RunOrchestration.loadConfig(configPath, required: false)
+        let config = try ConfigLoader.load(path: configPath, required: false)
         let runs = try await withStore(config, database: database, logger: logger) { store in try await store.recent(limit: limit) }
         switch format {
         case .json:
@@ -136,7 +135,7 @@ extension ListingCommands {
     package static func history(
         configPath: String, scenario: String, limit: Int, database: String?, format: OutputFormat, logger: Logger
     ) async throws -> String {
-        let config = try RunOrchestration.loadConfig(configPath, required: false)
+        let config = try ConfigLoader.load(path: configPath, required: false)
         let (id, attempts) = try await withStore(config, database: database, logger: logger) { store in
             let id = try await scenarioID(scenario, store: store)
             return (id, try await store.history(scenarioID: id, limit: limit))

@@ -29,17 +29,15 @@ package enum MockCommands {
 
     /// Serves until a signal; in record mode the cassette is written when it stops. Exchanges and steps
     /// go to the database as a run of one scenario, `mock-serve`, unless `log` is off.
-    package static func serve(_ options: ServeOptions, logger: Logger) async throws -> Int32 {
-        let config = try RunOrchestration.loadConfig(options.configPath, required: false)
+    package static func serve(_ options: ServeOptions, console: Console = .standard, logger: Logger) async throws -> Int32 {
+        let config = try ConfigLoader.load(path: options.configPath, required: false)
         let mode = options.mode ?? config.mock.mode
         guard mode != .compare else { throw UsageError("mock serve runs one mode: replay, record, live, mock or hybrid") }
         if [.replay, .record].contains(mode) && options.cassette == nil {
             throw UsageError("--mode \(mode.rawValue) needs --cassette FILE (the HAR file to \(mode == .replay ? "replay" : "record into"))")
         }
-        guard options.log else { return try await serve(options, mode: mode, config: config, log: nil, logger: logger) }
-        let selection = try DatabaseSelection.resolve(flag: options.database, configured: config.database, projectDirectory: config.directory)
-        if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
-        return try await Database.with(selection.endpoint, logger: logger) { database in
+        guard options.log else { return try await serve(options, mode: mode, config: config, log: nil, console: console, logger: logger) }
+        return try await ProjectDatabase.open(flag: options.database, config: config, logger: logger) { database in
             let runs = RunStore(database: database)
             let plan = RunPlan(
                 host: HostFacts.hostName, gitRevision: nil, workingDirectory: config.directory, configPath: options.configPath, mode: mode,
@@ -51,7 +49,7 @@ package enum MockCommands {
             writer.start()
             let status: Int32
             do {
-                status = try await serve(options, mode: mode, config: config, log: (writer, attemptID), logger: logger)
+                status = try await serve(options, mode: mode, config: config, log: (writer, attemptID), console: console, logger: logger)
             } catch {
                 await writer.close()
                 try? await runs.finishRunning(plan.id, attemptID: attemptID)
@@ -59,18 +57,19 @@ package enum MockCommands {
             }
             await writer.close()
             try await runs.finishRunning(plan.id, attemptID: attemptID)
-            print("exchanges: run \(plan.id.uuidString.lowercased()) (\(writer.written) row(s) written)")
+            console.line("exchanges: run \(plan.id.uuidString.lowercased()) (\(writer.written) row(s) written)")
             return status
         }
     }
 
     private static func serve(
-        _ options: ServeOptions, mode: Mode, config: OrchestrateConfig, log: (writer: NetworkLogWriter, attemptID: Int64)?, logger: Logger
+        _ options: ServeOptions, mode: Mode, config: OrchestrateConfig, log: (writer: NetworkLogWriter, attemptID: Int64)?, console: Console,
+        logger: Logger
     ) async throws -> Int32 {
         let server = MockServer(configuration: config.mock.server, logger: logger)
         do {
             try server.begin(MockSession(
-                mode: mode, cassettePath: options.cassette.map { RunOrchestration.resolve($0, against: FileManager.default.currentDirectoryPath) },
+                mode: mode, cassettePath: options.cassette.map { OrchestrateConfig.resolve($0, against: FileManager.default.currentDirectoryPath) },
                 attemptID: log?.attemptID
             ))
             try await server.start(port: options.port)
@@ -79,13 +78,12 @@ package enum MockCommands {
             throw error
         }
         let hosts = config.mock.server.hosts.keys.sorted()
-        FileHandle.standardOutput.write(Data("""
+        console.line("""
             mock server on http://127.0.0.1:\(server.port ?? options.port) (mode \(mode.rawValue)\(options.cassette.map { ", cassette \($0)" } ?? ""))
             hosts: \(hosts.isEmpty ? "none configured (mock.hosts in \(options.configPath))" : hosts.map { "/\($0)/… → \(config.mock.server.hosts[$0]!)" }.joined(separator: ", "))
             stubs: \(config.mock.server.stubs.count); control API: http://127.0.0.1:\(server.port ?? options.port)/__orchestrate/
             Ctrl-C stops it\(mode == .record ? " and writes the cassette" : "")
-
-            """.utf8))
+            """)
         let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
         let drain = Task {
             for await event in server.events {
@@ -105,7 +103,7 @@ package enum MockCommands {
         }
         await server.shutdown()
         _ = await drain.value
-        if let saved { print("recorded \(saved.entries.count) exchange(s) into \(saved.path)") }
+        if let saved { console.line("recorded \(saved.entries.count) exchange(s) into \(saved.path)") }
         return ExitStatus.passed
     }
 }

@@ -19,6 +19,15 @@ package enum ConfigLoader {
         return try parse(text, path: path, directory: url.deletingLastPathComponent().standardizedFileURL.path)
     }
 
+    /// The file at `path`; when it is not `required` and there is none, the defaults, in the current folder (commands
+    /// that only read history work without a config).
+    package static func load(path: String, required: Bool) throws(ConfigError) -> OrchestrateConfig {
+        if !required && !FileManager.default.fileExists(atPath: path) {
+            return OrchestrateConfig(directory: FileManager.default.currentDirectoryPath, path: path)
+        }
+        return try load(path: path)
+    }
+
     /// Parses YAML text; `path` is used in messages, `directory` is where commands will run.
     package static func parse(_ text: String, path: String, directory: String) throws(ConfigError) -> OrchestrateConfig {
         var config = OrchestrateConfig(directory: directory, path: path)

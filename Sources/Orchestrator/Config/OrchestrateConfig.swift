@@ -72,6 +72,16 @@ package struct OrchestrateConfig: Sendable {
         self.path = path
     }
 
+    /// A path of the config (reports, recordings), absolute: relative ones start at the config's folder.
+    package func resolve(_ path: String) -> String {
+        Self.resolve(path, against: directory)
+    }
+
+    /// `path` made absolute against `directory`.
+    package static func resolve(_ path: String, against directory: String) -> String {
+        path.hasPrefix("/") ? path : URL(fileURLWithPath: directory).appendingPathComponent(path).standardizedFileURL.path
+    }
+
     /// The scenarios as they run, templates filled in: the listed ones in config order, then every pickle of the
     /// feature files `suite.gherkin` names (files in path order, pickles in file order).
     package func scenarios() throws -> [Scenario] {

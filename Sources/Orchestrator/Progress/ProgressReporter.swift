@@ -32,12 +32,14 @@ final class ProgressReporter: Sendable {
 
     private let style: Style
     private let workers: Int
+    private let console: Console
     private let state: Mutex<State>
     private let clock = ContinuousClock()
 
-    init(style: Style, expected: [String: Int64?], workers: Int) {
+    init(style: Style, expected: [String: Int64?], workers: Int, console: Console) {
         self.style = style
         self.workers = workers
+        self.console = console
         self.state = Mutex(State(progress: RunProgress(expected: expected, workers: workers)))
     }
 
@@ -133,7 +135,7 @@ final class ProgressReporter: Sendable {
 
     private func write(_ text: String) {
         guard !text.isEmpty else { return }
-        FileHandle.standardError.write(Data(text.utf8))
+        console.raw(text)
     }
 }
 

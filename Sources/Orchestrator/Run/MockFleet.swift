@@ -101,7 +101,7 @@ final class MockFleet: AttemptHooks {
 
 extension NetworkLogWriter {
     /// The writer of a project: its spool under `<project>/.orchestrate/spool`.
-    static func forProject(_ directory: String, database: Database, logger: Logger) -> NetworkLogWriter {
+    package static func forProject(_ directory: String, database: Database, logger: Logger) -> NetworkLogWriter {
         NetworkLogWriter(
             store: ExchangeStore(database: database), spoolDirectory: "\(directory)/.orchestrate/spool", logger: logger
         )

@@ -4,11 +4,11 @@ import MockServer
 import OrchestrateModel
 import Store
 
-/// After a run: every scenario's verdict, from its outcomes against a controlled backend (replay) and the real one
-/// (live, record) in this run and on the same git revision before, with — unless stable — the evidence that explains it: the live
-/// attempt's network differences from the recording (fields that also differed in earlier passing live attempts are
-/// noise, left out) and the requests a replay could not answer — each at its step.
-struct RunJudge {
+/// The third phase of a run: every scenario's verdict, from its outcomes against a controlled backend (replay) and the
+/// real one (live, record) in this run and on the same git revision before, with — unless stable — the evidence that
+/// explains it: the live attempt's network differences from the recording (fields that also differed in earlier passing
+/// live attempts are noise, left out) and the requests a replay could not answer — each at its step.
+package struct RunJudge {
     let runs: RunStore
     /// The cassette of a scenario.
     let cassette: @Sendable (Scenario) -> String
@@ -16,16 +16,46 @@ struct RunJudge {
     /// How many earlier passing live attempts' differences from the recording are noise.
     var noiseSamples = 3
 
-    struct Judgement {
-        /// One per scenario that ran (the caller stores them: ``RunStore/saveVerdicts(_:_:)``).
-        var verdicts: [StoredVerdict]
+    package struct Judgement {
+        /// The run as stored, with its verdicts.
+        package var report: RunReport
+        /// The verdicts that differ from what is stored, for the caller to store (``RunStore/saveVerdicts(_:_:)``): a
+        /// single lane's pass was stored with its verdict as it settled.
+        package var changed: [StoredVerdict]
         /// The scenarios with a failure in this run or in their history on this revision: the only ones whose
         /// flakiness score can have risen (without a failure there is no flip).
-        var unsteady: Set<String>
+        package var unsteady: Set<String>
     }
 
-    /// `history`: ``RunStore/laneHistory(of:limit:runs:)`` of the run (read while the run's report is).
-    func judge(_ report: RunReport, history: [String: [LaneOutcome]]) async throws -> Judgement {
+    /// Reads the finished run (and, side by side, its scenarios' history) and judges it.
+    func judge(_ runID: UUID) async throws -> Judgement {
+        async let history = runs.laneHistory(of: runID)
+        let report = try await runs.report(runID)
+        let (verdicts, unsteady) = try await verdicts(report, history: try await history)
+        let (judged, changed) = Self.apply(verdicts, to: report)
+        return Judgement(report: judged, changed: changed, unsteady: unsteady)
+    }
+
+    /// The report with the verdicts filled in, and those of the verdicts that differ from what the report had stored.
+    package static func apply(_ verdicts: [StoredVerdict], to report: RunReport) -> (report: RunReport, changed: [StoredVerdict]) {
+        let byScenario = Dictionary(verdicts.map { ($0.scenarioID, $0) }, uniquingKeysWith: { _, last in last })
+        var report = report
+        var unchanged = Set<String>()
+        for index in report.scenarios.indices {
+            guard let judged = byScenario[report.scenarios[index].scenario.id] else { continue }
+            let stored = report.scenarios[index]
+            if stored.verdict == judged.verdict, stored.verdictReason == judged.reason, stored.evidence == judged.evidence {
+                unchanged.insert(judged.scenarioID)
+            }
+            report.scenarios[index].verdict = judged.verdict
+            report.scenarios[index].verdictReason = judged.reason
+            report.scenarios[index].evidence = judged.evidence
+        }
+        return (report, verdicts.filter { !unchanged.contains($0.scenarioID) })
+    }
+
+    /// One verdict per scenario that ran, and the unsteady scenarios.
+    func verdicts(_ report: RunReport, history: [String: [LaneOutcome]]) async throws -> (verdicts: [StoredVerdict], unsteady: Set<String>) {
         let entries = report.scenarios.filter { $0.attempts.contains { $0.outcome != nil } }
         // First the verdicts (and, unless stable, the attempts that explain them); then the logs the evidence comes from,
         // in one query.
@@ -72,7 +102,7 @@ struct RunJudge {
             }
             verdicts.append(StoredVerdict(scenarioID: entry.scenario.id, verdict: verdict, reason: reason, evidence: evidence))
         }
-        return Judgement(verdicts: verdicts, unsteady: unsteady)
+        return (verdicts, unsteady)
     }
 
     /// The mode an attempt ran in: its lane's in a compare run, else the scenario's in the run.

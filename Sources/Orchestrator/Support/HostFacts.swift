@@ -8,9 +8,9 @@ import Darwin
 #endif
 
 /// Facts about this machine and checkout, recorded with every run.
-enum HostFacts {
+package enum HostFacts {
     /// The host name (no DNS lookup).
-    static var hostName: String {
+    package static var hostName: String {
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count) == 0 else { return "localhost" }
         let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)

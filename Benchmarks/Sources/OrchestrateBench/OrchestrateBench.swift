@@ -1,0 +1,63 @@
+import ArgumentParser
+import Foundation
+import Logging
+
+/// `orchestrate-bench`: the drivers Benchmarks/run.sh measures orchestrate's own paths with (`make bench`). Not part of
+/// the product: it is built beside it, never installed.
+@main
+struct OrchestrateBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "orchestrate-bench",
+        abstract: "Benchmark drivers for make bench.",
+        subcommands: [Ingest.self, History.self]
+    )
+
+    /// The database flag both drivers take (default: ORCHESTRATE_DATABASE_URL, else the current folder's embedded cluster).
+    struct DatabaseOption: ParsableArguments {
+        @Option(name: .long, help: "postgres://user@host/db (default: ORCHESTRATE_DATABASE_URL, else the embedded cluster here).")
+        var database: String?
+
+        var logger: Logger {
+            var logger = Logger(label: "orchestrate-bench") { StreamLogHandler.standardError(label: $0) }
+            logger.logLevel = .warning
+            return logger
+        }
+    }
+
+    struct History: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Fill an empty database with RUNS x SCENARIOS synthetic attempts (with steps, exchanges, verdicts); prints the seconds."
+        )
+
+        @OptionGroup var database: DatabaseOption
+
+        @Option(name: .long, help: "Scenarios in the suite.")
+        var scenarios = 2_000
+
+        @Option(name: .long, help: "Finished runs.")
+        var runs = 500
+
+        @Option(name: .long, help: "Days the runs spread over, the newest now.")
+        var days = 180
+
+        func run() async throws {
+            print(try await BenchCommands.history(scenarios: scenarios, runs: runs, days: days, database: database.database, logger: database.logger))
+        }
+    }
+
+    struct Ingest: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write N exchanges (1 KB JSON responses) through the network-log writer; prints the attempt id and seconds."
+        )
+
+        @OptionGroup var database: DatabaseOption
+
+        @Option(name: .long, help: "How many exchanges.")
+        var count = 100_000
+
+        func run() async throws {
+            let (attemptID, seconds) = try await BenchCommands.ingest(count: count, database: database.database, logger: database.logger)
+            print("\(attemptID) \(seconds)")
+        }
+    }
+}

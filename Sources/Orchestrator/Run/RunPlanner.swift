@@ -1,0 +1,54 @@
+import Foundation
+import OrchestrateModel
+import Store
+
+/// The first phase of a run: plan it in the database (its scenarios, with expected durations from history, and their
+/// first attempts), or take up an interrupted one where it stopped.
+package struct RunPlanner {
+    let runs: RunStore
+    let output: any RunOutput
+
+    package init(runs: RunStore, output: any RunOutput) {
+        self.runs = runs
+        self.output = output
+    }
+
+    /// A run ready to be worked.
+    package struct Planned: Sendable {
+        package var runID: UUID
+        /// Where its commands run (a resumed run keeps the folder it was planned in).
+        package var workingDirectory: String
+        /// When it started: its frozen clock.
+        package var startedAt: Date
+        /// The scenarios left to settle, with their expected milliseconds (`nil`: never seen).
+        package var expected: [String: Int64?]
+        /// The plan just stored (`nil` when resumed): the queue takes the scenarios' definitions from it.
+        package var plan: RunPlan?
+    }
+
+    /// Plans a new run of `scenarios` (in this order, longest expected first once history knows them).
+    package func plan(
+        _ scenarios: [Scenario], config: OrchestrateConfig, configPath: String, mode: Mode, workers: Int, retries: Int, gitRevision: String?
+    ) async throws -> Planned {
+        let plan = RunPlan(
+            host: HostFacts.hostName, gitRevision: gitRevision, workingDirectory: config.directory, configPath: configPath, mode: mode,
+            workers: workers, retries: retries, scenarios: scenarios
+        )
+        let (startedAt, expected) = try await runs.create(plan)
+        return Planned(runID: plan.id, workingDirectory: config.directory, startedAt: startedAt, expected: expected, plan: plan)
+    }
+
+    /// Takes up run `runID` again: what passed does not run again. An unknown id is a ``UsageError``.
+    package func resume(_ runID: UUID, database: String) async throws -> Planned {
+        let id = runID.uuidString.lowercased()
+        guard let summary = try await runs.summary(runID) else {
+            throw UsageError("no run \(id) in \(database) (see orchestrate runs)")
+        }
+        try await runs.setState(runID, .running)
+        output.note("resuming run \(id): \(summary.pending) scenario(s) left")
+        guard let left = try await runs.unsettled(runID) else {
+            throw StoreError(.unknownRun, "run \(id) vanished from \(database)")
+        }
+        return Planned(runID: runID, workingDirectory: summary.workingDirectory, startedAt: left.startedAt, expected: left.expected)
+    }
+}

@@ -1,0 +1,47 @@
+import OrchestrateModel
+import Orchestrator
+import Testing
+
+@Suite("Selecting scenarios (--only, --tags)")
+struct ScenarioSelectionTests {
+    static let config = OrchestrateConfig(directory: "/project", path: "orchestrate.yml")
+
+    static let scenarios: [Scenario] = [
+        Scenario(id: "login", name: "Log in", command: "true", tags: ["smoke"], timeoutMilliseconds: 1000),
+        Scenario(id: "pay: visa", name: "Pay", command: "true", tags: ["smoke", "slow"], timeoutMilliseconds: 1000,
+                 uri: "Features/pay.feature", line: 14, definitionLine: 5),
+        Scenario(id: "pay: cash", name: "Pay", command: "true", tags: ["wip"], timeoutMilliseconds: 1000,
+                 uri: "Features/pay.feature", line: 15, definitionLine: 5),
+        Scenario(id: "refund", name: "Refund", command: "true", timeoutMilliseconds: 1000, uri: "Features/pay.feature", line: 30),
+    ]
+
+    func ids(_ only: [String] = [], tags: String? = nil) throws -> [String] {
+        try ScenarioSelection(only: only, tags: tags).select(from: Self.scenarios, config: Self.config).map(\.id)
+    }
+
+    @Test("ids, feature files and lines as Cucumber takes them, in the config's order")
+    func only() throws {
+        #expect(try ids() == ["login", "pay: visa", "pay: cash", "refund"])
+        #expect(try ids(["refund", "login"]) == ["login", "refund"])
+        #expect(try ids(["Features/pay.feature"]) == ["pay: visa", "pay: cash", "refund"])
+        #expect(try ids(["Features/pay.feature:15:30"]) == ["pay: cash", "refund"], "a row's line, a scenario's line")
+        #expect(try ids(["./Features/pay.feature:5"]) == ["pay: visa", "pay: cash"], "an outline's line: all its rows")
+    }
+
+    @Test("tag expressions, and both selections together")
+    func tags() throws {
+        #expect(try ids(tags: "@smoke and not @slow") == ["login"])
+        #expect(try ids(tags: "@wip or @slow") == ["pay: visa", "pay: cash"])
+        #expect(try ids(["Features/pay.feature"], tags: "@smoke") == ["pay: visa"])
+    }
+
+    @Test("a selector that selects nothing, a bad expression and an empty suite are errors naming what is wrong")
+    func errors() {
+        let unknown = #expect(throws: UsageError.self) { try ids(["nope"]) }
+        #expect(unknown?.description == "--only nope: no such scenario id or feature FILE[:LINE] in orchestrate.yml (see orchestrate scenarios)")
+        #expect(throws: UsageError.self) { try ids(tags: "@nothing-has-this") }
+        #expect(throws: UsageError.self) { try ids(tags: "@a and or @b") }
+        #expect(throws: ConfigError.self) { try ScenarioSelection().select(from: [], config: Self.config) }
+        #expect(throws: UsageError.self) { try ids(["Features/pay.feature:99"]) }
+    }
+}

@@ -4,7 +4,7 @@ import OrchestrateModel
 
 /// The stubs of one session: the configured ones, those added at run time (newest first, and
 /// consulted first), how often each answered (sequences), and the state of the collections.
-struct StubBook: Sendable {
+package struct StubBook: Sendable {
     private var configured: [Stub]
     private var added: [(serial: Int, stub: Stub)] = []
     private var serial = 0
@@ -21,7 +21,7 @@ struct StubBook: Sendable {
     var runtimeStubs: [Stub] { added.map(\.stub) }
 
     /// Adds stubs at run time; one with the name of an earlier one replaces it.
-    mutating func add(_ stubs: [Stub]) {
+    package mutating func add(_ stubs: [Stub]) {
         for stub in stubs {
             if let name = stub.name { added.removeAll { $0.stub.name == name } }
             serial += 1

@@ -27,13 +27,13 @@ package struct MockSession: Sendable, Equatable {
 }
 
 /// A response the server sends.
-struct MockResponse: Sendable {
-    var status: Int
-    var headers: [(name: String, value: String)]
-    var body: [UInt8]
+package struct MockResponse: Sendable {
+    package var status: Int
+    package var headers: [(name: String, value: String)]
+    package var body: [UInt8]
     /// Waited before the answer goes out.
-    var delay: Duration? = nil
-    var fault: Fault? = nil
+    package var delay: Duration? = nil
+    package var fault: Fault? = nil
 
     static func text(_ status: Int, _ message: String, headers: [(name: String, value: String)] = []) -> MockResponse {
         MockResponse(status: status, headers: [("content-type", "text/plain; charset=utf-8")] + headers, body: Array("\(message)\n".utf8))

@@ -83,51 +83,25 @@ extension MockServer {
     }
 
     private func step(_ body: JSONValue) -> MockResponse {
-        let now = Date()
         func date(_ key: String) -> Date? {
             body[key]?.stringValue.flatMap { try? Date($0, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }
                 ?? body[key]?.stringValue.flatMap { try? Date($0, strategy: .iso8601) }
         }
-        // Without a status: a whole step when it says when it finished, else the start of one.
-        let status = body["status"]?.stringValue ?? (date("finishedAt") == nil ? "started" : "passed")
-        let (event, position, attemptID) = state.withLock { state -> (Step?, Int, Int64?) in
-            if status == "started" {
-                // A new step; one still open ends unfinished.
-                var ended: Step?
-                if let open = state.openStep {
-                    state.steps[open - 1].status = "unfinished"
-                    state.steps[open - 1].finishedAt = now
-                    ended = state.steps[open - 1]
-                }
-                let step = Step(position: state.steps.count + 1, keyword: body["keyword"]?.stringValue ?? "",
-                                name: body["name"]?.stringValue ?? "", status: "started", startedAt: date("startedAt") ?? now)
-                state.steps.append(step)
-                state.openStep = step.position
-                return (ended, step.position, state.session.attemptID)
-            }
-            // Ends the open step, unless it is a whole step of its own (named, with its end).
-            if let open = state.openStep, body["name"] == nil || date("finishedAt") == nil {
-                state.steps[open - 1].status = status
-                state.steps[open - 1].finishedAt = date("finishedAt") ?? now
-                state.steps[open - 1].error = body["error"]?.stringValue
-                state.openStep = nil
-                return (state.steps[open - 1], open, state.session.attemptID)
-            }
-            let step = Step(position: state.steps.count + 1, keyword: body["keyword"]?.stringValue ?? "", name: body["name"]?.stringValue ?? "",
-                            status: status, startedAt: date("startedAt") ?? now, finishedAt: date("finishedAt") ?? now, error: body["error"]?.stringValue)
-            state.steps.append(step)
-            return (step, step.position, state.session.attemptID)
+        let report = StepReport(
+            keyword: body["keyword"]?.stringValue, name: body["name"]?.stringValue, status: body["status"]?.stringValue,
+            startedAt: date("startedAt"), finishedAt: date("finishedAt"), error: body["error"]?.stringValue
+        )
+        let now = Date()
+        let (ended, position, attemptID) = state.withLock { state in
+            let (ended, position) = state.report(report, at: now)
+            return (ended, position, state.session.attemptID)
         }
-        if let event { emit(.step(event, attemptID: attemptID)) }
+        if let ended { emit(.step(ended, attemptID: attemptID)) }
         return .jsonValue(201, .object(["position": .integer(Int64(position))]))
     }
 
     private func random(key: String, proposed: String) -> MockResponse {
-        let (value, recorded) = state.withLock { state -> (String, Bool) in
-            if state.replays, let recorded = state.randoms[key] { return (recorded, true) }
-            if !state.replays { state.randoms[key] = proposed }
-            return (proposed, false)
-        }
+        let (value, recorded) = state.withLock { $0.random(key, proposed: proposed) }
         return .jsonValue(200, .object(["key": .string(key), "value": .string(value), "replayed": .bool(recorded)]))
     }
 

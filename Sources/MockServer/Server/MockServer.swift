@@ -1,0 +1,239 @@
+import AsyncHTTPClient
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import OrchestrateModel
+import Synchronization
+
+/// The mock server of one worker slot: an HTTP/1.1 server on 127.0.0.1 that records, replays, forwards
+/// live or mocks the backends the app under test talks to.
+///
+/// The app addresses `http://127.0.0.1:PORT/<host>/<path>`: the first path component is the host it
+/// meant, looked up in ``MockConfiguration/hosts`` (anything else gets 403: never an open proxy).
+/// One server serves a slot for the whole run; ``begin(_:)`` starts each attempt's session and
+/// ``end()`` closes it (writing the recording in record mode). Every exchange and step is emitted on
+/// ``events`` for the caller to store; the server itself knows no database.
+///
+/// Each request takes the session once to decide what answers it (``SessionState/decide(_:redactedBody:bodyTooLarge:mockBase:)``,
+/// no I/O), then carries the decision out: a stub's or a recording's answer, a forward to the upstream, or a refusal.
+package final class MockServer: Sendable {
+    package let configuration: MockConfiguration
+    /// Exchanges and steps as they happen; the caller drains them (into PostgreSQL).
+    package let events: AsyncStream<MockEvent>
+    private let continuation: AsyncStream<MockEvent>.Continuation
+    let logger: Logger
+    let client: HTTPClient
+    let rewriter: URLRewriter
+    let redactor: Redactor
+    let state: Mutex<SessionState>
+    private let channel = Mutex<(any Channel)?>(nil)
+
+    package init(configuration: MockConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        (events, continuation) = AsyncStream.makeStream(of: MockEvent.self, bufferingPolicy: .unbounded)
+        rewriter = URLRewriter(hosts: configuration.rewriteURLs ? configuration.hosts : [:])
+        redactor = Redactor(configuration: configuration)
+        state = Mutex(SessionState(configuration: configuration))
+        var clientConfiguration = HTTPClient.Configuration()
+        clientConfiguration.decompression = .disabled
+        clientConfiguration.redirectConfiguration = .disallow
+        clientConfiguration.timeout = .init(connect: .seconds(10), read: .seconds(60))
+        client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration)
+    }
+
+    /// The port the server listens on, once started.
+    package var port: Int? { channel.withLock { $0?.localAddress?.port } }
+
+    /// Listens on an already bound and listening socket (a slot's port lease); the server takes a
+    /// duplicate of the descriptor, the caller keeps its own.
+    package func start(adopting descriptor: Int32) async throws {
+        let copy = dup(descriptor)
+        guard copy >= 0 else { throw MockServerError(.bind, "cannot take over the slot's socket: \(String(cString: strerror(errno)))") }
+        let bound = try await bootstrap().withBoundSocket(copy).get()
+        channel.withLock { $0 = bound }
+    }
+
+    /// Listens on 127.0.0.1:`port` (0: any free port).
+    package func start(host: String = "127.0.0.1", port: Int) async throws {
+        do {
+            let bound = try await bootstrap().bind(host: host, port: port).get()
+            channel.withLock { $0 = bound }
+        } catch {
+            throw MockServerError(.bind, "cannot listen on \(host):\(port): \(error)")
+        }
+    }
+
+    private func bootstrap() -> ServerBootstrap {
+        let server = self
+        let maximum = configuration.maximumBodyBytes
+        return ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(HTTPRequestHandler(maximumBodyBytes: maximum) { request, tooLarge in
+                        await server.respond(to: request, bodyTooLarge: tooLarge)
+                    })
+                }
+            }
+    }
+
+    /// Stops listening, ends the event stream and the upstream client.
+    package func shutdown() async {
+        let bound = channel.withLock { channel -> (any Channel)? in
+            defer { channel = nil }
+            return channel
+        }
+        try? await bound?.close()
+        continuation.finish()
+        try? await client.shutdown()
+    }
+
+    // MARK: Sessions
+
+    /// Starts a session: a new mode, cassette, seed and clock, nothing kept from the previous one.
+    /// Replay reads the cassette now, so that a missing or corrupt one fails the attempt before it starts.
+    /// Returns the session as it runs: in replay with the recording's frozen clock and seed, so that the
+    /// test computes the same requests it made when it was recorded.
+    @discardableResult
+    package func begin(_ session: MockSession) throws(MockServerError) -> MockSession {
+        var next = SessionState(session: session, configuration: configuration)
+        switch session.mode {
+        case .replay, .hybrid:
+            guard let path = session.cassettePath else {
+                if session.mode == .hybrid { break }
+                throw MockServerError(.cassette, "replay needs a cassette")
+            }
+            // access(2), not FileManager: this runs before every attempt, and most find no cassette in a suite without them.
+            if access(path, F_OK) == 0 {
+                next = SessionState(session: session, replaying: try Cassette.load(path), configuration: configuration)
+            } else if session.mode == .replay {
+                next = SessionState(session: session, missingCassette: path, configuration: configuration)
+            }
+        case .record:
+            guard session.cassettePath != nil else { throw MockServerError(.cassette, "record needs a cassette path") }
+        case .live, .mock, .compare:
+            break
+        }
+        state.withLock { $0 = next }
+        return next.session
+    }
+
+    /// Steps the test reported through the control API in this session so far.
+    package var reportedSteps: Int { state.withLock { $0.steps.count } }
+
+    /// Ends the session; in record mode writes the cassette (atomically) and returns it.
+    @discardableResult
+    package func end() throws(MockServerError) -> Cassette? {
+        let (recording, open, attemptID) = state.withLock { state -> (Cassette?, Step?, Int64?) in
+            defer { state = SessionState(configuration: configuration) }
+            var recording = state.recording
+            recording?.har.log.orchestrate?.randoms = state.randoms
+            return (recording, state.openStep.map { state.steps[$0 - 1] }, state.session.attemptID)
+        }
+        if var open {
+            open.status = "unfinished"
+            open.finishedAt = Date()
+            continuation.yield(.step(open, attemptID: attemptID))
+        }
+        try recording?.save()
+        return recording
+    }
+
+    // MARK: Requests
+
+    func respond(to request: ReceivedRequest, bodyTooLarge: Bool) async -> MockResponse {
+        let started = Date()
+        let clock = ContinuousClock.now
+        if request.uri.hasPrefix("/__orchestrate") { return control(request) }
+        let mockRequest = MockRequest(method: request.method, uri: request.uri, headers: request.headers, body: request.body)
+        // What is written anywhere and what matching compares: the body with its secrets redacted.
+        let loggedBody = redactor.body(mockRequest.body, headers: mockRequest.headers)
+        let mockBase = rewriter.isEmpty ? nil : mockBase(request.headers)
+        let decision = state.withLock {
+            $0.decide(mockRequest, redactedBody: loggedBody, bodyTooLarge: bodyTooLarge, mockBase: mockBase)
+        }
+        var exchange = Exchange(
+            sequence: decision.sequence, mode: decision.session.mode, matched: false, host: mockRequest.host, method: mockRequest.method,
+            url: request.uri, requestHeaders: redactor.headers(mockRequest.headers), requestBody: loggedBody, status: nil,
+            responseHeaders: [], responseBody: [], startedAt: started, durationMicroseconds: 0, attemptID: decision.session.attemptID,
+            stepPosition: decision.step
+        )
+        if let upstream = configuration.hosts[mockRequest.host] { exchange.url = Self.originalURL(upstream: upstream, request: mockRequest) }
+        var response = await answer(decision, to: mockRequest, loggedBody: loggedBody, exchange: &exchange)
+        if let delay = response.delay { try? await Task.sleep(for: delay) }
+        exchange.status = response.fault.map { $0 == .dribble ? response.status : nil } ?? response.status
+        if let fault = response.fault { exchange.note = "fault: \(fault.rawValue)" }
+        exchange.responseHeaders = redactor.headers(response.headers)
+        exchange.responseBody = redactor.body(response.body, headers: response.headers)
+        if exchange.matched, let mockBase {
+            if case .replay(let index, _, let rewritten) = decision.action {
+                response = rewritten ?? rewrittenReply(index, response, mockBase: mockBase)
+            } else {
+                rewriteURLs(&response, mockBase: mockBase)
+            }
+        }
+        exchange.durationMicroseconds = Int64((ContinuousClock.now - clock).wholeMicroseconds)
+        continuation.yield(.exchange(exchange))
+        return response
+    }
+
+    /// Carries out a decision: the response, and what the exchange says of it (matched, a note).
+    private func answer(_ decision: RequestDecision, to request: MockRequest, loggedBody: [UInt8], exchange: inout Exchange) async -> MockResponse {
+        switch decision.action {
+        case .tooLarge(let limit):
+            exchange.note = "request body too large"
+            return .text(413, "orchestrate: request body larger than mock.maximumBodyBytes (\(limit) bytes)")
+        case .stub(let response):
+            exchange.matched = true
+            exchange.note = "stub"
+            return response
+        case .replay(_, let response, _):
+            exchange.matched = true
+            return response
+        case .forward(let upstream):
+            return await forward(request, to: upstream, loggedBody: loggedBody, exchange: &exchange)
+        case .unmatched(let miss):
+            exchange.note = miss.description
+            logger.warning("unmatched request in replay", metadata: ["mock.request": "\(request.summary)"])
+            return .text(404, "orchestrate: \(miss)", headers: [("x-orchestrate-unmatched", "1")])
+        case .noCassette(let path):
+            exchange.note = "no cassette"
+            return .text(404, "orchestrate: no cassette at \(path) to replay \(request.summary) from; record it first (--mode record)",
+                         headers: [("x-orchestrate-unmatched", "1")])
+        case .noStub:
+            exchange.note = "no stub"
+            logger.warning("no stub answers a request", metadata: ["mock.request": "\(request.summary)"])
+            return .text(404, "orchestrate: no stub answers \(request.summary) (\(exchange.mode.rawValue) mode; add one to mock.stubs or POST it to /__orchestrate/stubs)",
+                         headers: [("x-orchestrate-unmatched", "1")])
+        case .refuse:
+            let known = configuration.hosts.keys.sorted()
+            let message = request.host.isEmpty
+                ? "orchestrate: the first path component must be the host the app meant, as in /api.example.com/v1/items"
+                : "orchestrate: host \"\(request.host)\" is not in mock.hosts of the configuration"
+                    + (known.isEmpty ? " (no hosts are configured)" : " (configured: \(known.joined(separator: ", ")))")
+                    + "; requests are only forwarded to configured hosts"
+            exchange.note = "host not configured"
+            logger.warning("refused a request to a host that is not configured", metadata: ["mock.host": "\(request.host)"])
+            return .text(403, message)
+        case .noSession:
+            exchange.note = "no replay session"
+            return .text(500, "orchestrate: the mock server has no replay session")
+        }
+    }
+
+    /// The URL the app meant: the upstream base with the request's path and query.
+    static func originalURL(upstream: String, request: MockRequest) -> String {
+        let base = upstream.hasSuffix("/") ? String(upstream.dropLast()) : upstream
+        return "\(base)\(request.path)\(request.rawQuery.isEmpty ? "" : "?\(request.rawQuery)")"
+    }
+
+    func emit(_ event: MockEvent) {
+        continuation.yield(event)
+    }
+}

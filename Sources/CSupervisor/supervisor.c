@@ -3,6 +3,7 @@
 // calls and memory reserved before the fork.
 #define _GNU_SOURCE
 #include "supervisor.h"
+#include "attempt_lifecycle.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +31,6 @@
 #define CONTROL_FD 4
 #define REPORT_FD 5
 #define PARENT_CHECK_MS 250
-#define DRAIN_AFTER_KILL_MS 200
 #define MAX_REQUEST (4 * 1024 * 1024)
 #define MAX_STRINGS 16384
 #define MAX_TAIL (1024 * 1024)
@@ -287,6 +287,12 @@ static void reap_group(pid_t group) {
     }
 }
 
+/// Carries out what the attempt's lifecycle decided for the command's process group.
+static void perform(orch_attempt_action action, pid_t leader) {
+    if (action == ORCH_ACTION_TERMINATE_GROUP) kill(-leader, SIGTERM);
+    if (action == ORCH_ACTION_KILL_GROUP) kill(-leader, SIGKILL);
+}
+
 static int parent_alive(pid_t parent, int control_open) {
     return control_open && getppid() == parent;
 }
@@ -357,39 +363,16 @@ static int run_request(const wire_header *header, pid_t parent, int *control_ope
     }
     send_report(ORCH_STARTED, 0, leader, 0, 0);
 
-    int64_t start = now_ms();
-    int64_t timeout_at = header->timeout_ms > 0 ? start + header->timeout_ms : -1;
-    int64_t kill_at = -1, drain_until = -1;
-    int leader_done = 0, leader_status = 0, timed_out = 0, terminated = 0;
+    orch_attempt_lifecycle attempt = orch_attempt_start(now_ms(), header->timeout_ms, header->grace_ms, out.pipe_fd >= 0 || err.pipe_fd >= 0);
     char buffer[16384];
 
-    for (;;) {
-        if (leader_done && out.pipe_fd < 0 && err.pipe_fd < 0) break;
+    while (attempt.phase != ORCH_ATTEMPT_DONE) {
         int64_t now = now_ms();
-        if (drain_until >= 0 && now >= drain_until) break;
-        if (!leader_done && timeout_at >= 0 && now >= timeout_at && !timed_out && !terminated) {
-            timed_out = 1;
-            kill(-leader, SIGTERM);
-            kill_at = now + header->grace_ms;
-        }
-        if (kill_at >= 0 && now >= kill_at) {
-            kill(-leader, SIGKILL);
-            kill_at = -1;
-            if (leader_done && drain_until < 0) drain_until = now + DRAIN_AFTER_KILL_MS;
-        }
+        perform(orch_attempt_tick(&attempt, now), leader);
         if (*control_open && !parent_alive(parent, *control_open)) *control_open = 0;
-        if (!*control_open && !terminated && !leader_done) {
-            // The caller is gone: nobody will read a result. End the group.
-            terminated = 1;
-            kill(-leader, SIGTERM);
-            kill_at = now + header->grace_ms;
-        }
-
-        int64_t wait_ms = PARENT_CHECK_MS;
-        if (timeout_at >= 0 && !timed_out && !leader_done && timeout_at - now < wait_ms) wait_ms = timeout_at - now;
-        if (kill_at >= 0 && kill_at - now < wait_ms) wait_ms = kill_at - now;
-        if (drain_until >= 0 && drain_until - now < wait_ms) wait_ms = drain_until - now;
-        if (wait_ms < 0) wait_ms = 0;
+        // The caller is gone: nobody will read a result. End the group.
+        if (!*control_open) perform(orch_attempt_terminate(&attempt, now), leader);
+        if (attempt.phase == ORCH_ATTEMPT_DONE) break;
 
         struct pollfd fds[4];
         int count = 0, control_index = -1, out_index = -1, err_index = -1;
@@ -397,7 +380,7 @@ static int run_request(const wire_header *header, pid_t parent, int *control_ope
         if (*control_open) { control_index = count; fds[count].fd = CONTROL_FD; fds[count].events = POLLIN; count++; }
         if (out.pipe_fd >= 0) { out_index = count; fds[count].fd = out.pipe_fd; fds[count].events = POLLIN; count++; }
         if (err.pipe_fd >= 0) { err_index = count; fds[count].fd = err.pipe_fd; fds[count].events = POLLIN; count++; }
-        int ready = poll(fds, (nfds_t)count, (int)wait_ms);
+        int ready = poll(fds, (nfds_t)count, (int)orch_attempt_wait_ms(&attempt, now, PARENT_CHECK_MS));
         if (ready < 0 && errno != EINTR) break;
         if (ready > 0) {
             if (fds[0].revents) {
@@ -408,11 +391,7 @@ static int run_request(const wire_header *header, pid_t parent, int *control_ope
                 char byte = 0;
                 ssize_t n = read(CONTROL_FD, &byte, 1);
                 if (n <= 0) *control_open = 0;
-                if ((n <= 0 || byte == 'T') && !terminated && !leader_done) {
-                    terminated = 1;
-                    kill(-leader, SIGTERM);
-                    kill_at = now_ms() + header->grace_ms;
-                }
+                if (n <= 0 || byte == 'T') perform(orch_attempt_terminate(&attempt, now_ms()), leader);
             }
             capture *streams[2] = {&out, &err};
             int indexes[2] = {out_index, err_index};
@@ -424,6 +403,7 @@ static int run_request(const wire_header *header, pid_t parent, int *control_ope
                 } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
                     close(streams[s]->pipe_fd);
                     streams[s]->pipe_fd = -1;
+                    if (out.pipe_fd < 0 && err.pipe_fd < 0) perform(orch_attempt_output_closed(&attempt), leader);
                 }
             }
         }
@@ -431,28 +411,16 @@ static int run_request(const wire_header *header, pid_t parent, int *control_ope
             int status = 0;
             pid_t reaped = waitpid(-1, &status, WNOHANG);
             if (reaped <= 0) break;
-            if (reaped != leader || leader_done) continue;  // an orphaned descendant: reaped, nothing more
-            leader_done = 1;
-            leader_status = status;
-            // Whatever the leader left behind in its group ends with it.
-            if (kill(-leader, 0) == 0) {
-                kill(-leader, SIGTERM);
-                int64_t grace = header->grace_ms < 1000 ? header->grace_ms : 1000;
-                if (kill_at < 0 || kill_at > now_ms() + grace) kill_at = now_ms() + grace;
-            } else if (drain_until < 0) {
-                drain_until = now_ms() + DRAIN_AFTER_KILL_MS;
-            }
+            if (reaped != leader) continue;  // an orphaned descendant: reaped, nothing more
+            perform(orch_attempt_leader_exited(&attempt, status, kill(-leader, 0) == 0, now_ms()), leader);
         }
     }
     if (kill(-leader, 0) == 0) kill(-leader, SIGKILL);
     reap_group(leader);
     capture_finish(&out);
     capture_finish(&err);
-    int32_t kind, value;
-    if (timed_out) { kind = ORCH_TIMED_OUT; value = status_value(leader_status); }
-    else if (terminated) { kind = ORCH_TERMINATED; value = status_value(leader_status); }
-    else if (WIFSIGNALED(leader_status)) { kind = ORCH_SIGNALED; value = WTERMSIG(leader_status); }
-    else { kind = ORCH_EXITED; value = WEXITSTATUS(leader_status); }
+    int32_t kind = attempt.report_kind, value = status_value(attempt.leader_status);
+    if (kind == ORCH_EXITED && WIFSIGNALED(attempt.leader_status)) { kind = ORCH_SIGNALED; value = WTERMSIG(attempt.leader_status); }
     send_report(kind, value, leader, out.total, err.total);
     return *control_open ? 0 : -1;
 }

@@ -128,7 +128,7 @@ let package = Package(
             name: "clinic-scenarios", dependencies: ["ClinicApp", "OrchestrateKit"], path: "Examples/clinic/Sources/ClinicScenarios",
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "ProcessSupervisorTests", dependencies: ["ProcessSupervisor", "CSupervisor"], swiftSettings: swiftSettings),
+        .testTarget(name: "ProcessSupervisorTests", dependencies: ["ProcessSupervisor", "CSupervisor", "OrchestrateTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "StoreTests", dependencies: ["Store", "OrchestrateTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "CoordinatorTests", dependencies: ["Coordinator", "Store", "Orchestrator", "OrchestrateTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "OrchestrateModel"], swiftSettings: swiftSettings),

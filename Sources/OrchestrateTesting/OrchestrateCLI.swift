@@ -76,14 +76,3 @@ package struct OrchestrateCLI: Sendable {
 package func processExists(_ pid: Int32) -> Bool {
     kill(pid, 0) == 0 || errno != ESRCH
 }
-
-/// Polls `condition` until it holds or `timeout` passes.
-package func eventually(timeout: Duration = .seconds(10), _ condition: () async throws -> Bool) async rethrows -> Bool {
-    let clock = ContinuousClock()
-    let deadline = clock.now + timeout
-    while clock.now < deadline {
-        if try await condition() { return true }
-        try? await Task.sleep(for: .milliseconds(50))
-    }
-    return try await condition()
-}

@@ -44,6 +44,19 @@ package final class TestUpstream: Sendable {
         try? await channel.close()
     }
 
+    /// Runs `body` with a started upstream and stops it afterwards, whatever happens.
+    package static func with<R>(name: String = "upstream", _ body: (TestUpstream) async throws -> R) async throws -> R {
+        let upstream = try await start(name: name)
+        do {
+            let result = try await body(upstream)
+            await upstream.stop()
+            return result
+        } catch {
+            await upstream.stop()
+            throw error
+        }
+    }
+
     private final class Handler: ChannelInboundHandler {
         typealias InboundIn = HTTPServerRequestPart
         typealias OutboundOut = HTTPServerResponsePart

@@ -151,39 +151,41 @@ struct MockServerTests {
 
     @Test("one port serves many hosts; a host that is not configured gets 403 naming mock.hosts")
     func multiHost() async throws {
-        let one = try await TestUpstream.start(name: "one"), two = try await TestUpstream.start(name: "two")
-        defer { Task { await one.stop(); await two.stop() } }
-        try await withMockServer(hosts: ["api.one.test": one.url, "api.two.test": two.url + "/base"]) { server, client in
-            try server.begin(MockSession(mode: .live))
-            let first = try await client.send(.GET, "/api.one.test/ping?x=1")
-            let second = try await client.send(.GET, "/api.two.test/ping")
-            #expect(try first.json()["upstream"] as? String == "one")
-            #expect(try first.json()["query"] as? String == "x=1")
-            #expect(try second.json()["upstream"] as? String == "two")
-            #expect(try second.json()["path"] as? String == "/base/ping")
-            let refused = try await client.send(.GET, "/evil.example.com/steal")
-            #expect(refused.status == 403)
-            #expect(refused.body.contains("mock.hosts") && refused.body.contains("evil.example.com"))
-            #expect(one.hits.withLock { $0 } == 1 && two.hits.withLock { $0 } == 1)
-            try server.end()
+        try await TestUpstream.with(name: "one") { one in
+            try await TestUpstream.with(name: "two") { two in
+                try await withMockServer(hosts: ["api.one.test": one.url, "api.two.test": two.url + "/base"]) { server, client in
+                    try server.begin(MockSession(mode: .live))
+                    let first = try await client.send(.GET, "/api.one.test/ping?x=1")
+                    let second = try await client.send(.GET, "/api.two.test/ping")
+                    #expect(try first.json()["upstream"] as? String == "one")
+                    #expect(try first.json()["query"] as? String == "x=1")
+                    #expect(try second.json()["upstream"] as? String == "two")
+                    #expect(try second.json()["path"] as? String == "/base/ping")
+                    let refused = try await client.send(.GET, "/evil.example.com/steal")
+                    #expect(refused.status == 403)
+                    #expect(refused.body.contains("mock.hosts") && refused.body.contains("evil.example.com"))
+                    #expect(one.hits.withLock { $0 } == 1 && two.hits.withLock { $0 } == 1)
+                    try server.end()
+                }
+            }
         }
     }
 
     @Test("identical requests replay in recorded order, then the last repeats")
     func repeatedRequests() async throws {
         try await TemporaryDirectory.with { directory in
-            let upstream = try await TestUpstream.start()
-            defer { Task { await upstream.stop() } }
-            let cassette = directory.file("poll.har")
-            try await withMockServer(hosts: ["api.test": upstream.url]) { server, client in
-                try server.begin(MockSession(mode: .record, cassettePath: cassette))
-                for _ in 1...3 { _ = try await client.send(.GET, "/api.test/status") }
-                try server.end()
-                try server.begin(MockSession(mode: .replay, cassettePath: cassette))
-                var hits: [Int] = []
-                for _ in 1...4 { hits.append(try await client.send(.GET, "/api.test/status").json()["hit"] as? Int ?? 0) }
-                #expect(hits == [1, 2, 3, 3])
-                try server.end()
+            try await TestUpstream.with { upstream in
+                let cassette = directory.file("poll.har")
+                try await withMockServer(hosts: ["api.test": upstream.url]) { server, client in
+                    try server.begin(MockSession(mode: .record, cassettePath: cassette))
+                    for _ in 1...3 { _ = try await client.send(.GET, "/api.test/status") }
+                    try server.end()
+                    try server.begin(MockSession(mode: .replay, cassettePath: cassette))
+                    var hits: [Int] = []
+                    for _ in 1...4 { hits.append(try await client.send(.GET, "/api.test/status").json()["hit"] as? Int ?? 0) }
+                    #expect(hits == [1, 2, 3, 3])
+                    try server.end()
+                }
             }
         }
     }
@@ -191,26 +193,26 @@ struct MockServerTests {
     @Test("an unmatched request in replay names the closest recording and what differs")
     func nearMiss() async throws {
         try await TemporaryDirectory.with { directory in
-            let upstream = try await TestUpstream.start()
-            defer { Task { await upstream.stop() } }
-            let cassette = directory.file("search.har")
-            try await withMockServer(hosts: ["api.test": upstream.url]) { server, client in
-                try server.begin(MockSession(mode: .record, cassettePath: cassette))
-                _ = try await client.send(.GET, "/api.test/search?q=shoes&page=1")
-                _ = try await client.send(.POST, "/api.test/orders", body: #"{"id":1}"#)
-                try server.end()
-                try server.begin(MockSession(mode: .replay, cassettePath: cassette))
-                let miss = try await client.send(.GET, "/api.test/search?q=boots&page=1")
-                #expect(miss.status == 404)
-                #expect(miss.headers["x-orchestrate-unmatched"] == "1")
-                #expect(miss.body.contains("closest: GET \(upstream.url)/search?q=shoes&page=1"))
-                #expect(miss.body.contains("query: sent q=boots, recorded q=shoes"))
-                let body = try await client.send(.POST, "/api.test/orders", body: #"{"id":2}"#)
-                #expect(body.body.contains(#"body: {"id":2} vs {"id":1}"#))
-                let exchanges = await server.nextExchanges(4)
-                #expect(exchanges.map(\.matched) == [true, true, false, false])
-                #expect(exchanges[2].note?.contains("closest") == true)
-                try server.end()
+            try await TestUpstream.with { upstream in
+                let cassette = directory.file("search.har")
+                try await withMockServer(hosts: ["api.test": upstream.url]) { server, client in
+                    try server.begin(MockSession(mode: .record, cassettePath: cassette))
+                    _ = try await client.send(.GET, "/api.test/search?q=shoes&page=1")
+                    _ = try await client.send(.POST, "/api.test/orders", body: #"{"id":1}"#)
+                    try server.end()
+                    try server.begin(MockSession(mode: .replay, cassettePath: cassette))
+                    let miss = try await client.send(.GET, "/api.test/search?q=boots&page=1")
+                    #expect(miss.status == 404)
+                    #expect(miss.headers["x-orchestrate-unmatched"] == "1")
+                    #expect(miss.body.contains("closest: GET \(upstream.url)/search?q=shoes&page=1"))
+                    #expect(miss.body.contains("query: sent q=boots, recorded q=shoes"))
+                    let body = try await client.send(.POST, "/api.test/orders", body: #"{"id":2}"#)
+                    #expect(body.body.contains(#"body: {"id":2} vs {"id":1}"#))
+                    let exchanges = await server.nextExchanges(4)
+                    #expect(exchanges.map(\.matched) == [true, true, false, false])
+                    #expect(exchanges[2].note?.contains("closest") == true)
+                    try server.end()
+                }
             }
         }
     }
@@ -250,18 +252,18 @@ struct MockServerTests {
 
     @Test("secrets never reach the exchange log")
     func redaction() async throws {
-        let upstream = try await TestUpstream.start()
-        defer { Task { await upstream.stop() } }
-        try await withMockServer(hosts: ["api.test": upstream.url]) { server, client in
-            try server.begin(MockSession(mode: .live))
-            _ = try await client.send(.GET, "/api.test/me", headers: [("Authorization", "Bearer s3cret"), ("Cookie", "sid=1")])
-            let exchange = try #require(await server.nextExchanges(1).first)
-            #expect(exchange.requestHeaders.first { $0.name == "Authorization" }?.value == "[REDACTED]")
-            #expect(exchange.requestHeaders.first { $0.name == "Cookie" }?.value == "[REDACTED]")
-            #expect(exchange.responseHeaders.first { $0.name.lowercased() == "set-cookie" }?.value == "[REDACTED]")
-            #expect(exchange.url == "\(upstream.url)/me")
-            #expect(exchange.status == 200 && exchange.matched)
-            try server.end()
+        try await TestUpstream.with { upstream in
+            try await withMockServer(hosts: ["api.test": upstream.url]) { server, client in
+                try server.begin(MockSession(mode: .live))
+                _ = try await client.send(.GET, "/api.test/me", headers: [("Authorization", "Bearer s3cret"), ("Cookie", "sid=1")])
+                let exchange = try #require(await server.nextExchanges(1).first)
+                #expect(exchange.requestHeaders.first { $0.name == "Authorization" }?.value == "[REDACTED]")
+                #expect(exchange.requestHeaders.first { $0.name == "Cookie" }?.value == "[REDACTED]")
+                #expect(exchange.responseHeaders.first { $0.name.lowercased() == "set-cookie" }?.value == "[REDACTED]")
+                #expect(exchange.url == "\(upstream.url)/me")
+                #expect(exchange.status == 200 && exchange.matched)
+                try server.end()
+            }
         }
     }
 

@@ -14,72 +14,72 @@ import Testing
 struct RewritingTests {
     @Test("URLs of configured hosts become mock URLs in bodies and headers; other hosts, and URLs inside them, stay")
     func rewriting() async throws {
-        let upstream = try await TestUpstream.start()
-        defer { Task { await upstream.stop() } }
-        try await withMockServer(hosts: ["api.test": upstream.url]) { server, client in
-            try server.begin(MockSession(mode: .live))
-            let mock = client.base + "/api.test"
-            for query in ["", "?chunked=1"] {
-                let response = try await client.send(.GET, "/api.test/v1/links\(query)")
-                let json = try response.json()
-                #expect(json["self"] as? String == "\(mock)/v1/items/1")
-                #expect(json["next"] as? String == "\(mock)/v1/items?page=2")
-                #expect(json["other"] as? String == "https://cdn.example/img?src=\(upstream.url)/v1/x")
-                #expect(json["escaped"] as? String == "\(mock)/v1/e")  // written as http:\/\/… and kept that way
-                #expect(response.body.contains(#"\/api.test\/v1\/e"#))
-                #expect(json["text"] as? String == "see \(mock)/help.")
-                #expect(json["lookalike"] as? String == "\(upstream.url)0/v1/no")  // another port is another host
-                #expect(response.headers["location"] == "\(mock)/v1/items/2")
-                #expect(response.headers["link"] == "<\(mock)/v1/items?page=3>; rel=\"next\"")
-                #expect(response.headers["content-length"] == "\(response.body.utf8.count)")
-                #expect(response.headers["transfer-encoding"] == nil)
+        try await TestUpstream.with { upstream in
+            try await withMockServer(hosts: ["api.test": upstream.url]) { server, client in
+                try server.begin(MockSession(mode: .live))
+                let mock = client.base + "/api.test"
+                for query in ["", "?chunked=1"] {
+                    let response = try await client.send(.GET, "/api.test/v1/links\(query)")
+                    let json = try response.json()
+                    #expect(json["self"] as? String == "\(mock)/v1/items/1")
+                    #expect(json["next"] as? String == "\(mock)/v1/items?page=2")
+                    #expect(json["other"] as? String == "https://cdn.example/img?src=\(upstream.url)/v1/x")
+                    #expect(json["escaped"] as? String == "\(mock)/v1/e")  // written as http:\/\/… and kept that way
+                    #expect(response.body.contains(#"\/api.test\/v1\/e"#))
+                    #expect(json["text"] as? String == "see \(mock)/help.")
+                    #expect(json["lookalike"] as? String == "\(upstream.url)0/v1/no")  // another port is another host
+                    #expect(response.headers["location"] == "\(mock)/v1/items/2")
+                    #expect(response.headers["link"] == "<\(mock)/v1/items?page=3>; rel=\"next\"")
+                    #expect(response.headers["content-length"] == "\(response.body.utf8.count)")
+                    #expect(response.headers["transfer-encoding"] == nil)
+                }
+                try server.end()
             }
-            try server.end()
         }
     }
 
     @Test("gzip bodies are decoded for rewriting and sent gzip again with a matching Content-Length; br is not asked for")
     func gzip() async throws {
-        let upstream = try await TestUpstream.start()
-        defer { Task { await upstream.stop() } }
-        try await withMockServer(hosts: ["api.test": upstream.url]) { server, client in
-            try server.begin(MockSession(mode: .live))
-            let (status, headers, bytes) = try await client.sendBytes(.GET, "/api.test/v1/links?gzip=1", headers: [("accept-encoding", "br, gzip")])
-            #expect(status == 200 && headers["content-encoding"] == "gzip" && headers["content-length"] == "\(bytes.count)")
-            var buffer = ByteBuffer(bytes: bytes)
-            let text = String(buffer: try buffer.decompress(with: .gzip()))
-            #expect(text.contains("\"self\":\"\(client.base)/api.test/v1/items/1\""))
-            let echo = try await client.send(.GET, "/api.test/v1/echo", headers: [("accept-encoding", "br, gzip;q=0.8")])
-            #expect(try echo.json()["acceptEncoding"] as? String == "gzip;q=0.8")
-            try server.end()
+        try await TestUpstream.with { upstream in
+            try await withMockServer(hosts: ["api.test": upstream.url]) { server, client in
+                try server.begin(MockSession(mode: .live))
+                let (status, headers, bytes) = try await client.sendBytes(.GET, "/api.test/v1/links?gzip=1", headers: [("accept-encoding", "br, gzip")])
+                #expect(status == 200 && headers["content-encoding"] == "gzip" && headers["content-length"] == "\(bytes.count)")
+                var buffer = ByteBuffer(bytes: bytes)
+                let text = String(buffer: try buffer.decompress(with: .gzip()))
+                #expect(text.contains("\"self\":\"\(client.base)/api.test/v1/items/1\""))
+                let echo = try await client.send(.GET, "/api.test/v1/echo", headers: [("accept-encoding", "br, gzip;q=0.8")])
+                #expect(try echo.json()["acceptEncoding"] as? String == "gzip;q=0.8")
+                try server.end()
+            }
         }
     }
 
     @Test("chosen headers take part in matching; ignored JSON fields do not")
     func matching() async throws {
         try await TemporaryDirectory.with { directory in
-            let upstream = try await TestUpstream.start()
-            defer { Task { await upstream.stop() } }
-            let cassette = directory.file("m.har")
-            try await withMockServer(hosts: ["api.test": upstream.url], configure: { configuration in
-                configuration.matchHeaders = ["accept-language"]
-                configuration.ignoredJSON = [try JSONPath("$.requestId"), try JSONPath("$.items[*].at")]
-            }) { server, client in
-                try server.begin(MockSession(mode: .record, cassettePath: cassette))
-                let english = try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "en")])
-                let french = try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "fr")])
-                let order = try await client.send(.POST, "/api.test/v1/order", body: #"{"requestId": "r1", "items": [{"sku": 1, "at": "t1"}]}"#)
-                try server.end()
-                try server.begin(MockSession(mode: .replay, cassettePath: cassette))
-                #expect(try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "fr")]).body == french.body)
-                #expect(try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "en")]).body == english.body)
-                let miss = try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "de")])
-                #expect(miss.status == 404 && miss.body.contains("header accept-language: de vs"))
-                let replayed = try await client.send(.POST, "/api.test/v1/order", body: #"{"items": [{"at": "t2", "sku": 1}], "requestId": "r2"}"#)
-                #expect(replayed.body == order.body)
-                let other = try await client.send(.POST, "/api.test/v1/order", body: #"{"requestId": "r1", "items": [{"sku": 2, "at": "t1"}]}"#)
-                #expect(other.status == 404)
-                try server.end()
+            try await TestUpstream.with { upstream in
+                let cassette = directory.file("m.har")
+                try await withMockServer(hosts: ["api.test": upstream.url], configure: { configuration in
+                    configuration.matchHeaders = ["accept-language"]
+                    configuration.ignoredJSON = [try JSONPath("$.requestId"), try JSONPath("$.items[*].at")]
+                }) { server, client in
+                    try server.begin(MockSession(mode: .record, cassettePath: cassette))
+                    let english = try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "en")])
+                    let french = try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "fr")])
+                    let order = try await client.send(.POST, "/api.test/v1/order", body: #"{"requestId": "r1", "items": [{"sku": 1, "at": "t1"}]}"#)
+                    try server.end()
+                    try server.begin(MockSession(mode: .replay, cassettePath: cassette))
+                    #expect(try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "fr")]).body == french.body)
+                    #expect(try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "en")]).body == english.body)
+                    let miss = try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "de")])
+                    #expect(miss.status == 404 && miss.body.contains("header accept-language: de vs"))
+                    let replayed = try await client.send(.POST, "/api.test/v1/order", body: #"{"items": [{"at": "t2", "sku": 1}], "requestId": "r2"}"#)
+                    #expect(replayed.body == order.body)
+                    let other = try await client.send(.POST, "/api.test/v1/order", body: #"{"requestId": "r1", "items": [{"sku": 2, "at": "t1"}]}"#)
+                    #expect(other.status == 404)
+                    try server.end()
+                }
             }
         }
     }

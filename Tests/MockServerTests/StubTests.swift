@@ -117,25 +117,25 @@ struct StubTests {
     @Test("stubs added through the control API answer first in every mode; bad stubs are refused with the reason")
     func runtimeStubs() async throws {
         try await TemporaryDirectory.with { directory in
-            let upstream = try await TestUpstream.start()
-            defer { Task { await upstream.stop() } }
-            let cassette = directory.file("c.har")
-            try await withMockServer(hosts: ["api.test": upstream.url]) { server, client in
-                try server.begin(MockSession(mode: .record, cassettePath: cassette))
-                _ = try await client.send(.GET, "/api.test/v1/profile")
-                try server.end()
-                try server.begin(MockSession(mode: .replay, cassettePath: cassette))
-                let added = try await client.send(.POST, "/__orchestrate/stubs",
-                                                  body: #"[{"name": "down", "request": {"path": "/v1/profile"}, "response": {"status": 503}}]"#)
-                #expect(added.status == 201)
-                #expect(try await client.send(.GET, "/api.test/v1/profile").status == 503)
-                let bad = try await client.send(.POST, "/__orchestrate/stubs", body: #"{"request": {"path": "x"}, "response": {"stauts": 1}}"#)
-                #expect(bad.status == 400 && bad.body.contains("request.path"))
-                let badKey = try await client.send(.POST, "/__orchestrate/stubs", body: #"{"response": {"stauts": 1}}"#)
-                #expect(badKey.status == 400 && badKey.body.contains("response.stauts: unknown key"))
-                #expect(try await client.send(.DELETE, "/__orchestrate/stubs?name=down").body == #"{"removed":1}"#)
-                #expect(try await client.send(.GET, "/api.test/v1/profile").status == 200)  // the recording again
-                try server.end()
+            try await TestUpstream.with { upstream in
+                let cassette = directory.file("c.har")
+                try await withMockServer(hosts: ["api.test": upstream.url]) { server, client in
+                    try server.begin(MockSession(mode: .record, cassettePath: cassette))
+                    _ = try await client.send(.GET, "/api.test/v1/profile")
+                    try server.end()
+                    try server.begin(MockSession(mode: .replay, cassettePath: cassette))
+                    let added = try await client.send(.POST, "/__orchestrate/stubs",
+                                                      body: #"[{"name": "down", "request": {"path": "/v1/profile"}, "response": {"status": 503}}]"#)
+                    #expect(added.status == 201)
+                    #expect(try await client.send(.GET, "/api.test/v1/profile").status == 503)
+                    let bad = try await client.send(.POST, "/__orchestrate/stubs", body: #"{"request": {"path": "x"}, "response": {"stauts": 1}}"#)
+                    #expect(bad.status == 400 && bad.body.contains("request.path"))
+                    let badKey = try await client.send(.POST, "/__orchestrate/stubs", body: #"{"response": {"stauts": 1}}"#)
+                    #expect(badKey.status == 400 && badKey.body.contains("response.stauts: unknown key"))
+                    #expect(try await client.send(.DELETE, "/__orchestrate/stubs?name=down").body == #"{"removed":1}"#)
+                    #expect(try await client.send(.GET, "/api.test/v1/profile").status == 200)  // the recording again
+                    try server.end()
+                }
             }
         }
     }
@@ -143,25 +143,25 @@ struct StubTests {
     @Test("hybrid: stubs first, then the recording; without one, the live backend")
     func hybrid() async throws {
         try await TemporaryDirectory.with { directory in
-            let upstream = try await TestUpstream.start()
-            defer { Task { await upstream.stop() } }
-            let cassette = directory.file("h.har")
-            try await withMockServer(hosts: ["api.test": upstream.url], configure: { configuration in
-                configuration.stubs = [try stub(#"{"request": {"path": "/v1/flags"}, "response": {"json": {"beta": true}}}"#)]
-            }) { server, client in
-                try server.begin(MockSession(mode: .hybrid, cassettePath: directory.file("none.har")))
-                #expect(try await client.send(.GET, "/api.test/v1/flags").body == #"{"beta":true}"#)
-                #expect(try await client.send(.GET, "/api.test/v1/live").json()["upstream"] as? String == "upstream")
-                try server.end()
-                try server.begin(MockSession(mode: .record, cassettePath: cassette))
-                let recorded = try await client.send(.GET, "/api.test/v1/items")
-                try server.end()
-                let hits = upstream.hits.withLock { $0 }
-                try server.begin(MockSession(mode: .hybrid, cassettePath: cassette))
-                #expect(try await client.send(.GET, "/api.test/v1/items").body == recorded.body)
-                #expect(try await client.send(.GET, "/api.test/v1/flags").body == #"{"beta":true}"#)
-                #expect(upstream.hits.withLock { $0 } == hits)
-                try server.end()
+            try await TestUpstream.with { upstream in
+                let cassette = directory.file("h.har")
+                try await withMockServer(hosts: ["api.test": upstream.url], configure: { configuration in
+                    configuration.stubs = [try stub(#"{"request": {"path": "/v1/flags"}, "response": {"json": {"beta": true}}}"#)]
+                }) { server, client in
+                    try server.begin(MockSession(mode: .hybrid, cassettePath: directory.file("none.har")))
+                    #expect(try await client.send(.GET, "/api.test/v1/flags").body == #"{"beta":true}"#)
+                    #expect(try await client.send(.GET, "/api.test/v1/live").json()["upstream"] as? String == "upstream")
+                    try server.end()
+                    try server.begin(MockSession(mode: .record, cassettePath: cassette))
+                    let recorded = try await client.send(.GET, "/api.test/v1/items")
+                    try server.end()
+                    let hits = upstream.hits.withLock { $0 }
+                    try server.begin(MockSession(mode: .hybrid, cassettePath: cassette))
+                    #expect(try await client.send(.GET, "/api.test/v1/items").body == recorded.body)
+                    #expect(try await client.send(.GET, "/api.test/v1/flags").body == #"{"beta":true}"#)
+                    #expect(upstream.hits.withLock { $0 } == hits)
+                    try server.end()
+                }
             }
         }
     }

@@ -56,7 +56,14 @@ struct NetworkLogWriterTests {
                 // The loop may already be sending the spool (moved aside while the COPY waits for the lock).
                 let spool = directory.file("spool/exchanges-v5-\(getpid()).copy")
                 #expect(FileManager.default.fileExists(atPath: spool) || FileManager.default.fileExists(atPath: spool + ".sending"))
-                try await Task.sleep(for: .milliseconds(300))
+                // The writer's COPY waits for the lock before the table is let go.
+                #expect(try await eventually {
+                    let rows = try await database.client.query(
+                        "SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'COPY%'", logger: Logger(label: "test")
+                    )
+                    for try await waiting in rows.decode(Int.self) { return waiting > 0 }
+                    return false
+                })
                 try await blocker.query("COMMIT", logger: Logger(label: "test"))
             }
             #expect(await writer.close() == 0)
@@ -99,12 +106,9 @@ struct NetworkLogWriterTests {
         try await withWriter(batchRows: 10) { writer, database, attemptID, _ in
             writer.start(interval: .seconds(90))
             for sequence in 1...9 { writer.append(Self.exchange(sequence), attemptID: attemptID) }
-            try await Task.sleep(for: .milliseconds(500))
-            #expect(writer.written == 0)
+            #expect(await holds(for: .milliseconds(500)) { writer.written == 0 }, "nine rows wait for the pause")
             writer.append(Self.exchange(10), attemptID: attemptID)
-            let deadline = ContinuousClock.now + .seconds(30)
-            while writer.written < 10, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
-            #expect(writer.written == 10)
+            #expect(await eventually(timeout: .seconds(30)) { writer.written == 10 }, "the tenth fills the batch: all go")
             #expect(try await Self.count("exchanges", in: database) == 10)
             #expect(await writer.close() == 0)
         }
@@ -115,9 +119,8 @@ struct NetworkLogWriterTests {
         try await withWriter(chunkRows: 10) { writer, database, attemptID, _ in
             writer.start(interval: .milliseconds(500))
             // 100 chunks of 10 exchanges, one every 5 ms.
-            for chunk in 0..<100 {
+            try await paced(every: .milliseconds(5), times: 100) { chunk in
                 for row in 1...10 { writer.append(Self.exchange(chunk * 10 + row), attemptID: attemptID) }
-                try await Task.sleep(for: .milliseconds(5))
             }
             #expect(await writer.close() == 0)
             #expect(try await Self.count("exchanges", in: database) == 1_000)

@@ -119,10 +119,12 @@ struct ClinicExampleTests {
                 """)
             let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             var outputs: [String] = []
+            var lastEnd: Date?
             for mode in ["record", "replay", "live"] {
-                // Runs a second apart at least, so that their clocks differ.
-                if !outputs.isEmpty { try await Task.sleep(for: .milliseconds(1100)) }
+                // Each run starts in a later second than the one before ended, so that their clocks differ.
+                if let lastEnd { #expect(await eventually { Int(Date().timeIntervalSince1970) > Int(lastEnd.timeIntervalSince1970) }) }
                 let run = try await cli.run(["run", "--mode", mode, "--progress", "none"])
+                lastEnd = Date()
                 #expect(run.exitCode == 0, "\(run.stdout)\(run.stderr)")
                 let history = try await cli.run(["history", "clock", "--limit", "1", "--format", "json"])
                 let attempts = try #require(try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as? [[String: Any]])

@@ -32,14 +32,14 @@ struct InterruptionTests {
         return try #require(list.first?["id"] as? String)
     }
 
-    /// Waits until the slow scenario is blocked and the quick ones have run once.
-    func waitForBlockedSlowScenario(_ directory: TemporaryDirectory) async throws -> Int32 {
-        let ready = await eventually(timeout: .seconds(30)) {
-            FileManager.default.fileExists(atPath: directory.file("slow.blocked"))
-                && (1...4).allSatisfy { directory.read("runs-q\($0)") == "x\n" }
+    /// Waits until the slow scenario is blocked and the quick ones have run once, their results recorded.
+    func waitForBlockedSlowScenario(_ directory: TemporaryDirectory, _ cli: OrchestrateCLI) async throws -> Int32 {
+        let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
+        let ready = try await eventually(timeout: .seconds(30)) {
+            guard FileManager.default.fileExists(atPath: directory.file("slow.blocked")) else { return false }
+            return try await queryRows(database, "SELECT count(*) FROM attempts WHERE state = 'finished'", as: Int64.self) == [4]
         }
         #expect(ready)
-        try await Task.sleep(for: .milliseconds(300))  // let the last completions land
         return try #require(Int32(directory.read("slow.blocked").trimmingCharacters(in: .whitespacesAndNewlines)))
     }
 
@@ -49,7 +49,7 @@ struct InterruptionTests {
             try writeSuite(directory)
             let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             let coordinator = try cli.launch(["run"], name: "first")
-            let slowPID = try await waitForBlockedSlowScenario(directory)
+            let slowPID = try await waitForBlockedSlowScenario(directory, cli)
             // The whole process group, as a cancelled CI job does.
             kill(-(try #require(coordinator.pid)), SIGKILL)
             _ = await coordinator.wait()
@@ -77,7 +77,7 @@ struct InterruptionTests {
             try writeSuite(directory)
             let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             let coordinator = try cli.launch(["run"], name: "first")
-            let slowPID = try await waitForBlockedSlowScenario(directory)
+            let slowPID = try await waitForBlockedSlowScenario(directory, cli)
             kill(try #require(coordinator.pid), SIGINT)
             let first = cli.output(await coordinator.wait(), name: "first")
             #expect(first.exitCode == 130, "\(first.stdout)\(first.stderr)")

@@ -58,8 +58,8 @@ struct AttemptQueueTests {
             let queue = AttemptQueue(database: database, lease: .milliseconds(200))
             let dead = WorkerIdentity(host: "gone", pid: 1, slot: 1)
             let stale = try #require(try await queue.claim(runID: runID, worker: dead, port: 1))
-            try await Task.sleep(for: .milliseconds(400))
-            #expect(try await queue.reapExpired(runID: runID) == 1)
+            // Once the lease has expired, the reaper takes the attempt back.
+            #expect(try await eventually { try await queue.reapExpired(runID: runID) == 1 })
             let fresh = try #require(try await queue.claim(runID: runID, worker: WorkerIdentity(host: "alive", pid: 2, slot: 1), port: 2))
             #expect(fresh.id == stale.id)
             #expect(fresh.leaseToken != stale.leaseToken)
@@ -78,11 +78,10 @@ struct AttemptQueueTests {
     func heartbeat() async throws {
         try await withTestDatabase { database in
             let runID = try await plan(database, count: 1)
-            // Four beats 400 ms apart outlast the 1 s lease; the slack leaves room for a busy machine.
+            // Five beats 400 ms apart outlast the 1 s lease; the slack leaves room for a busy machine.
             let queue = AttemptQueue(database: database, lease: .seconds(1))
             let claimed = try #require(try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: 1))
-            for _ in 0..<4 {
-                try await Task.sleep(for: .milliseconds(400))
+            try await paced(every: .milliseconds(400), times: 5) { _ in
                 try await queue.heartbeat(tokens: [claimed.leaseToken])
                 #expect(try await queue.reapExpired(runID: runID) == 0)
             }
@@ -177,8 +176,10 @@ struct AttemptQueueTests {
             queue.retryAvoidance = .milliseconds(100)
             var acks: [CompletionAck] = []
             for slot in 1...2 {
-                try await Task.sleep(for: .milliseconds(200))  // past the retry's avoidance of the failing slot
-                let claimed = try #require(try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: slot))
+                // The same slot asking alone gets the retry once its avoidance of the failing slot is over.
+                let claimed = try #require(try await eventuallyValue {
+                    try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: slot)
+                })
                 acks.append(try await queue.complete(claimed, result: AttemptResult(outcome: .timedOut, durationMilliseconds: 9)))
             }
             #expect(acks.map(\.retryQueued) == [true, false])

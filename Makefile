@@ -1,11 +1,15 @@
 # make demo   records the clinic example once, then replays it with 8 workers on the embedded PostgreSQL
 # make test   builds and runs the whole test suite (real PostgreSQL, real processes)
+# make lint   checks the formatting (swift format, .swift-format); make format applies it
 # make bench  release build and the benchmarks (ratios against peers measured in the same run)
 SWIFT ?= swift
+# Extra flags for the test build; CI passes -Xswiftc -warnings-as-errors.
+SWIFT_BUILD_FLAGS ?=
 DEBUG_BIN := $(CURDIR)/.build/debug/orchestrate
 RELEASE_BIN := $(CURDIR)/.build/release/orchestrate
+FORMATTED := Sources Tests Benchmarks/Sources Examples Package.swift
 
-.PHONY: all deps build test demo bench clean
+.PHONY: all deps build test lint format demo bench clean
 
 all: build
 
@@ -17,8 +21,14 @@ build: deps
 
 test:
 	@./scripts/install-deps.sh test
-	$(SWIFT) build --build-tests
+	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) test --skip-build
+
+lint:
+	$(SWIFT) format lint --recursive --strict $(FORMATTED)
+
+format:
+	$(SWIFT) format format --in-place --recursive $(FORMATTED)
 
 demo: build
 	@./Examples/clinic/demo.sh

@@ -128,14 +128,20 @@ let package = Package(
             name: "clinic-scenarios", dependencies: ["ClinicApp", "OrchestrateKit"], path: "Examples/clinic/Sources/ClinicScenarios",
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "ProcessSupervisorTests", dependencies: ["ProcessSupervisor", "CSupervisor", "OrchestrateTesting"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ProcessSupervisorTests", dependencies: ["ProcessSupervisor", "CSupervisor", "OrchestrateTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "StoreTests", dependencies: ["Store", "OrchestrateTesting"], swiftSettings: swiftSettings),
-        .testTarget(name: "CoordinatorTests", dependencies: ["Coordinator", "Store", "Orchestrator", "OrchestrateTesting"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "CoordinatorTests", dependencies: ["Coordinator", "Store", "Orchestrator", "OrchestrateTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "OrchestrateModel"], swiftSettings: swiftSettings),
         .testTarget(name: "ReportsTests", dependencies: ["Reports"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "OrchestrateKitTests", dependencies: ["OrchestrateKit", "OrchestrateTesting", "MockServer", "OrchestrateModel", .product(name: "Logging", package: "swift-log")], swiftSettings: swiftSettings),
-        .testTarget(name: "GherkinTests", dependencies: ["Gherkin", "OrchestrateTesting"], exclude: ["Corpus", "oracle.py"], swiftSettings: swiftSettings),
+            name: "OrchestrateKitTests",
+            dependencies: [
+                "OrchestrateKit", "OrchestrateTesting", "MockServer", "OrchestrateModel", .product(name: "Logging", package: "swift-log"),
+            ], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "GherkinTests", dependencies: ["Gherkin", "OrchestrateTesting"], exclude: ["Corpus", "oracle.py"], swiftSettings: swiftSettings),
         .testTarget(
             name: "MockServerTests",
             dependencies: [

@@ -34,7 +34,8 @@ package enum JSONDiff {
 
     /// `.name`, or `['odd key']` for keys that are not plain identifiers.
     static func member(_ key: String) -> String {
-        let plain = !key.isEmpty && key.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" }
+        let plain =
+            !key.isEmpty && key.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" }
             && !("0"..."9").contains(key.unicodeScalars.first!)
         return plain ? ".\(key)" : "['\(key.replacing("\\", with: "\\\\").replacing("'", with: "\\'"))']"
     }

@@ -41,7 +41,8 @@ package struct NetworkDiff: Sendable {
     private func compare(_ recorded: Exchange, _ live: Exchange) -> [NetworkDifference] {
         var found: [NetworkDifference] = []
         if recorded.status != live.status {
-            found.append(NetworkDifference(.status, live, recorded: recorded.status.map(String.init) ?? "none", live: live.status.map(String.init) ?? "none"))
+            found.append(
+                NetworkDifference(.status, live, recorded: recorded.status.map(String.init) ?? "none", live: live.status.map(String.init) ?? "none"))
         }
         for name in headers.sorted() {
             let before = recorded.responseHeaders.first { $0.name.lowercased() == name }?.value
@@ -54,7 +55,8 @@ package struct NetworkDiff: Sendable {
                     NetworkDifference(.body, live, path: $0.path, recorded: JSONDiff.render($0.before), live: JSONDiff.render($0.after))
                 }
             } else {
-                found.append(NetworkDifference(.body, live, recorded: "\(recorded.responseBody.count) bytes", live: "\(live.responseBody.count) bytes"))
+                found.append(
+                    NetworkDifference(.body, live, recorded: "\(recorded.responseBody.count) bytes", live: "\(live.responseBody.count) bytes"))
             }
         }
         let before = Double(recorded.durationMicroseconds) / 1000
@@ -79,14 +81,16 @@ package struct NetworkDiff: Sendable {
     }
 
     static func json(_ body: [UInt8]) -> JSONValue? {
-        guard let first = body.first(where: { ![0x20, 0x0a, 0x0d, 0x09].contains($0) }), first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else { return nil }
+        guard let first = body.first(where: { ![0x20, 0x0a, 0x0d, 0x09].contains($0) }), first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+        else { return nil }
         return try? JSONDecoder().decode(JSONValue.self, from: Data(body))
     }
 }
 
 extension NetworkDifference {
     init(_ kind: Kind, _ exchange: Exchange, path: String? = nil, recorded: String? = nil, live: String? = nil) {
-        self.init(kind: kind, request: "\(exchange.method) \(NetworkDiff.target(exchange))", path: path, recorded: recorded, live: live,
-                  step: exchange.stepPosition)
+        self.init(
+            kind: kind, request: "\(exchange.method) \(NetworkDiff.target(exchange))", path: path, recorded: recorded, live: live,
+            step: exchange.stepPosition)
     }
 }

@@ -36,7 +36,10 @@ package struct QuarantinePolicy: Sendable, Equatable {
         var changes = Changes()
         for (id, score) in scores {
             if score >= threshold {
-                changes.add.append(.init(scenarioID: id, score: score, reason: "flakiness score \(Self.format(score)) reached the threshold \(Self.format(threshold))"))
+                changes.add.append(
+                    .init(
+                        scenarioID: id, score: score, reason: "flakiness score \(Self.format(score)) reached the threshold \(Self.format(threshold))")
+                )
             } else {
                 changes.release.append(id)
             }

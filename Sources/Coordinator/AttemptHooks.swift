@@ -1,4 +1,5 @@
 import OrchestrateModel
+
 import struct OrchestrateKit.OrchestrateEnvironment
 
 /// What a slot does around each attempt besides running its process — the Orchestrator starts and

@@ -150,12 +150,16 @@ package final class Coordinator: Sendable {
 
     /// Records what a round acknowledged.
     private func acknowledged(_ claimed: ClaimedAttempt, _ result: AttemptResult, _ ack: CompletionAck) {
-        logger.debug("attempt finished", metadata: [
-            "scenario.id": "\(claimed.scenario.id)", "attempt.number": "\(claimed.attempt)",
-            "attempt.outcome": "\(result.outcome.rawValue)", "attempt.duration_ms": "\(result.durationMilliseconds)",
-        ])
-        onEvent(ack.accepted ? .attemptFinished(slot: claimed.worker.slot, attempt: claimed, result: result, ack: ack)
-                             : .attemptReleased(slot: claimed.worker.slot, attempt: claimed))
+        logger.debug(
+            "attempt finished",
+            metadata: [
+                "scenario.id": "\(claimed.scenario.id)", "attempt.number": "\(claimed.attempt)",
+                "attempt.outcome": "\(result.outcome.rawValue)", "attempt.duration_ms": "\(result.durationMilliseconds)",
+            ])
+        onEvent(
+            ack.accepted
+                ? .attemptFinished(slot: claimed.worker.slot, attempt: claimed, result: result, ack: ack)
+                : .attemptReleased(slot: claimed.worker.slot, attempt: claimed))
     }
 
     private func release(_ claimed: ClaimedAttempt, slot: Int) async throws {

@@ -1,5 +1,6 @@
-import struct Foundation.UUID
 import OrchestrateModel
+
+import struct Foundation.UUID
 
 /// How a coordinator runs a run's attempts on this host.
 package struct CoordinatorConfiguration: Sendable {

@@ -98,8 +98,10 @@ struct Transition {
         return ordered
     }
 
-    private static func walk(_ stack: [Frame], actions: [Action], lookahead: (skipping: Set<TokenType>, target: TokenType)?,
-                             into found: inout [Transition]) {
+    private static func walk(
+        _ stack: [Frame], actions: [Action], lookahead: (skipping: Set<TokenType>, target: TokenType)?,
+        into found: inout [Transition]
+    ) {
         guard let top = stack.last else {
             found.append(Transition(type: .eof, actions: actions, next: []))
             return
@@ -115,8 +117,9 @@ struct Transition {
                 let check = lookahead.flatMap { $0.skipping.contains(type) ? $0 : nil }
                 found.append(Transition(type: type, actions: actions, next: rest, lookahead: check))
             case .rule(let rule):
-                walk(rest + [.end(rule), .match(rule.expression)], actions: rule.isNode ? actions + [.start(rule)] : actions,
-                     lookahead: rule.lookahead ?? lookahead, into: &found)
+                walk(
+                    rest + [.end(rule), .match(rule.expression)], actions: rule.isNode ? actions + [.start(rule)] : actions,
+                    lookahead: rule.lookahead ?? lookahead, into: &found)
             case .sequence(let parts):
                 walk(rest + parts.reversed().map(Frame.match), actions: actions, lookahead: lookahead, into: &found)
             case .choice(let alternatives):

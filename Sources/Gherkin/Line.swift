@@ -46,7 +46,10 @@ struct Line {
                 cell = []
                 start = column + 1
             case "\\":
-                guard index < row.endIndex else { cell.append("\\"); continue }
+                guard index < row.endIndex else {
+                    cell.append("\\")
+                    continue
+                }
                 let escaped = row[index]
                 index += 1
                 column += 1

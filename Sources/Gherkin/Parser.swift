@@ -75,8 +75,10 @@ private struct Parse {
         for transition in transitions where !expected.contains("#" + transition.type.rawValue) { expected.append("#" + transition.type.rawValue) }
         let list = expected.joined(separator: ", ")
         if let line {
-            try add(ParseError(message: "expected: \(list), got '\(String(line.trimmed.strippedOfSpace))'",
-                               location: Location(line: lineNumber, column: line.indent + 1)))
+            try add(
+                ParseError(
+                    message: "expected: \(list), got '\(String(line.trimmed.strippedOfSpace))'",
+                    location: Location(line: lineNumber, column: line.indent + 1)))
         } else {
             try add(ParseError(message: "unexpected end of file, expected: \(list)", location: Location(line: lineNumber, column: nil)))
         }
@@ -92,7 +94,10 @@ private struct Parse {
             if try match(lookahead.target, line, lineNumber: line.number) != nil { return true }
             var skipped = false
             for type in [TokenType.empty, .comment, .tagLine] where lookahead.skipping.contains(type) {
-                if try match(type, line, lineNumber: line.number) != nil { skipped = true; break }
+                if try match(type, line, lineNumber: line.number) != nil {
+                    skipped = true
+                    break
+                }
             }
             if !skipped { return false }
         }
@@ -179,8 +184,9 @@ private struct TreeBuilder {
 
     mutating func rows(_ node: Node) throws(ParseError) -> [TableRow] {
         let rows = node.tokens.filter { $0.type == .tableRow }.map { token in
-            TableRow(id: id(), location: token.location,
-                     cells: token.items.map { TableCell(location: Location(line: token.location.line, column: $0.column), value: $0.text) })
+            TableRow(
+                id: id(), location: token.location,
+                cells: token.items.map { TableCell(location: Location(line: token.location.line, column: $0.column), value: $0.text) })
         }
         if let count = rows.first?.cells.count, let odd = rows.first(where: { $0.cells.count != count }) {
             throw ParseError(message: "inconsistent cell count within the table", location: odd.location)
@@ -196,13 +202,17 @@ private struct TreeBuilder {
             if case .dataTable(let table)? = node.single(.dataTable) { dataTable = table }
             var docString: DocString?
             if case .docString(let string)? = node.single(.docString) { docString = string }
-            return .step(Step(id: id(), location: line.location, keyword: line.keyword ?? "", keywordType: line.keywordType,
-                              text: line.text, dataTable: dataTable, docString: docString))
+            return .step(
+                Step(
+                    id: id(), location: line.location, keyword: line.keyword ?? "", keywordType: line.keywordType,
+                    text: line.text, dataTable: dataTable, docString: docString))
         case .docString:
             let separator = node.token(.docStringSeparator)!
-            return .docString(DocString(location: separator.location,
-                                        content: node.tokens.filter { $0.type == .other }.map(\.text).joined(separator: "\n"),
-                                        delimiter: separator.keyword ?? "", mediaType: separator.text.isEmpty ? nil : separator.text))
+            return .docString(
+                DocString(
+                    location: separator.location,
+                    content: node.tokens.filter { $0.type == .other }.map(\.text).joined(separator: "\n"),
+                    delimiter: separator.keyword ?? "", mediaType: separator.text.isEmpty ? nil : separator.text))
         case .dataTable:
             let rows = try rows(node)
             return .dataTable(DataTable(location: rows[0].location, rows: rows))
@@ -214,8 +224,10 @@ private struct TreeBuilder {
             return .description(lines.joined(separator: "\n"))
         case .background:
             let line = node.token(.backgroundLine)!
-            return .background(Background(id: id(), location: line.location, keyword: line.keyword ?? "", name: line.text,
-                                          description: node.description, steps: steps(node)))
+            return .background(
+                Background(
+                    id: id(), location: line.location, keyword: line.keyword ?? "", name: line.text,
+                    description: node.description, steps: steps(node)))
         case .scenarioDefinition:
             let tags = tags(node)
             guard case .node(let scenario)? = node.single(.scenario), let line = scenario.token(.scenarioLine) else { return .node(node) }
@@ -223,30 +235,38 @@ private struct TreeBuilder {
                 if case .examples(let examples) = built { return examples }
                 return nil
             }
-            return .scenario(Scenario(id: id(), location: line.location, tags: tags, keyword: line.keyword ?? "", name: line.text,
-                                      description: scenario.description, steps: steps(scenario), examples: examples))
+            return .scenario(
+                Scenario(
+                    id: id(), location: line.location, tags: tags, keyword: line.keyword ?? "", name: line.text,
+                    description: scenario.description, steps: steps(scenario), examples: examples))
         case .examplesDefinition:
             let tags = tags(node)
             guard case .node(let examples)? = node.single(.examples), let line = examples.token(.examplesLine) else { return .node(node) }
             var rows: [TableRow] = []
             if case .rows(let table)? = examples.single(.examplesTable) { rows = table }
-            return .examples(Examples(id: id(), location: line.location, tags: tags, keyword: line.keyword ?? "", name: line.text,
-                                      description: examples.description, tableHeader: rows.first, tableBody: Array(rows.dropFirst())))
+            return .examples(
+                Examples(
+                    id: id(), location: line.location, tags: tags, keyword: line.keyword ?? "", name: line.text,
+                    description: examples.description, tableHeader: rows.first, tableBody: Array(rows.dropFirst())))
         case .rule:
             guard case .node(let header)? = node.single(.ruleHeader), let line = header.token(.ruleLine) else { return .node(node) }
             let tags = tags(header)
             let (background, scenarios) = backgroundAndScenarios(node)
             let children = (background.map { [Rule.Child.background($0)] } ?? []) + scenarios.map(Rule.Child.scenario)
-            return .rule(Rule(id: id(), location: line.location, tags: tags, keyword: line.keyword ?? "", name: line.text,
-                              description: header.description, children: children))
+            return .rule(
+                Rule(
+                    id: id(), location: line.location, tags: tags, keyword: line.keyword ?? "", name: line.text,
+                    description: header.description, children: children))
         case .feature:
             guard case .node(let header)? = node.single(.featureHeader), let line = header.token(.featureLine) else { return .node(node) }
             let tags = tags(header)
             let (background, scenarios) = backgroundAndScenarios(node)
             var children = (background.map { [Feature.Child.background($0)] } ?? []) + scenarios.map(Feature.Child.scenario)
             for case .rule(let rule) in node.all(.rule) { children.append(.rule(rule)) }
-            return .feature(Feature(location: line.location, tags: tags, language: line.language, keyword: line.keyword ?? "",
-                                    name: line.text, description: header.description, children: children))
+            return .feature(
+                Feature(
+                    location: line.location, tags: tags, language: line.language, keyword: line.keyword ?? "",
+                    name: line.text, description: header.description, children: children))
         default:
             return .node(node)
         }

@@ -106,9 +106,11 @@ private struct PickleCompiler {
                     steps.append(pickleStep(step, type: last, astNodeIds: [step.id], variables: [], values: []))
                 }
             }
-            pickles.append(Pickle(id: id(), uri: uri, location: scenario.location, astNodeIds: [scenario.id],
-                                  tags: Self.pickleTags(tags + scenario.tags), name: scenario.name, language: language, steps: steps,
-                                  writtenName: scenario.name, example: [], scenarioLine: scenario.location.line))
+            pickles.append(
+                Pickle(
+                    id: id(), uri: uri, location: scenario.location, astNodeIds: [scenario.id],
+                    tags: Self.pickleTags(tags + scenario.tags), name: scenario.name, language: language, steps: steps,
+                    writtenName: scenario.name, example: [], scenarioLine: scenario.location.line))
             return
         }
         for examples in scenario.examples {
@@ -128,11 +130,13 @@ private struct PickleCompiler {
                         steps.append(pickleStep(step, type: last, astNodeIds: [step.id, row.id], variables: variables, values: values))
                     }
                 }
-                pickles.append(Pickle(id: id(), uri: uri, location: row.location, astNodeIds: [scenario.id, row.id],
-                                      tags: Self.pickleTags(tags + scenario.tags + examples.tags),
-                                      name: Self.interpolate(scenario.name, variables, values), language: language, steps: steps,
-                                      writtenName: scenario.name, example: zip(variables, values).map { "\($0)=\($1)" },
-                                      scenarioLine: scenario.location.line))
+                pickles.append(
+                    Pickle(
+                        id: id(), uri: uri, location: row.location, astNodeIds: [scenario.id, row.id],
+                        tags: Self.pickleTags(tags + scenario.tags + examples.tags),
+                        name: Self.interpolate(scenario.name, variables, values), language: language, steps: steps,
+                        writtenName: scenario.name, example: zip(variables, values).map { "\($0)=\($1)" },
+                        scenarioLine: scenario.location.line))
             }
         }
     }
@@ -157,12 +161,14 @@ private struct PickleCompiler {
             }
             argument = PickleStepArgument(
                 docString: step.docString.map { docString in
-                    .init(content: Self.interpolate(docString.content, variables, values),
-                          mediaType: docString.mediaType.map { Self.interpolate($0, variables, values) }, argumentIndex: indices?.docString)
+                    .init(
+                        content: Self.interpolate(docString.content, variables, values),
+                        mediaType: docString.mediaType.map { Self.interpolate($0, variables, values) }, argumentIndex: indices?.docString)
                 },
                 dataTable: step.dataTable.map { table in
-                    .init(rows: table.rows.map { row in .init(cells: row.cells.map { .init(value: Self.interpolate($0.value, variables, values)) }) },
-                          argumentIndex: indices?.table)
+                    .init(
+                        rows: table.rows.map { row in .init(cells: row.cells.map { .init(value: Self.interpolate($0.value, variables, values)) }) },
+                        argumentIndex: indices?.table)
                 }
             )
         }

@@ -28,19 +28,25 @@ struct TokenMatcher {
     private var indentToRemove = 0
 
     /// Errors a match found (an unknown language, whitespace in a tag); the parser records them.
-    struct Failure: Error { let message: String; let location: Location }
+    struct Failure: Error {
+        let message: String
+        let location: Location
+    }
 
     /// The token `line` (nil at the end of the file) is, if it is of `type`.
     mutating func match(_ type: TokenType, _ line: Line?, lineNumber: Int) throws(Failure) -> Token? {
         guard let line else {
             return type == .eof ? Token(type: .eof, location: Location(line: lineNumber, column: nil), language: language) : nil
         }
-        func token(_ text: String = "", keyword: String? = nil, keywordType: KeywordType? = nil, indent: Int? = nil,
-                   items: [(column: Int, text: String)] = []) -> Token {
+        func token(
+            _ text: String = "", keyword: String? = nil, keywordType: KeywordType? = nil, indent: Int? = nil,
+            items: [(column: Int, text: String)] = []
+        ) -> Token {
             var text = text
             while text.unicodeScalars.last == "\r" || text.unicodeScalars.last == "\n" { text.unicodeScalars.removeLast() }
-            return Token(type: type, location: Location(line: line.number, column: (indent ?? line.indent) + 1), text: text,
-                         keyword: keyword, keywordType: keywordType, items: items, language: language)
+            return Token(
+                type: type, location: Location(line: line.number, column: (indent ?? line.indent) + 1), text: text,
+                keyword: keyword, keywordType: keywordType, items: items, language: language)
         }
         switch type {
         case .eof:

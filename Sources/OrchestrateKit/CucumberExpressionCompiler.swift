@@ -59,7 +59,8 @@ struct CucumberExpressionCompiler {
             case .parameter(let name, let column):
                 try flush()
                 guard let type = types[name] else {
-                    throw error(at: column, "there is no parameter type {\(name)} (known: \(types.keys.sorted().map { "{\($0)}" }.joined(separator: " ")))")
+                    throw error(
+                        at: column, "there is no parameter type {\(name)} (known: \(types.keys.sorted().map { "{\($0)}" }.joined(separator: " ")))")
                 }
                 pattern += "(\(type.regex))"
                 parameters.append(type)
@@ -125,7 +126,9 @@ struct CucumberExpressionCompiler {
                         closed = true
                         break
                     }
-                    guard !["{", "(", ")", "/", "\\"].contains(inner) else { throw error(at: innerOffset + 1, "a parameter name may not contain \(inner)") }
+                    guard !["{", "(", ")", "/", "\\"].contains(inner) else {
+                        throw error(at: innerOffset + 1, "a parameter name may not contain \(inner)")
+                    }
                     name.append(inner)
                 }
                 guard closed else { throw error(at: column, "the { is not closed") }

@@ -1,4 +1,5 @@
 import Foundation
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -32,10 +33,12 @@ public struct OrchestrateControl: Sendable {
     /// Reports a whole step at once, such as one skipped after a failure.
     public func step(keyword: String, name: String, status: String, startedAt: Date, finishedAt: Date, error: String? = nil) async throws {
         let format = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-        _ = try await post("steps", StepEvent(
-            name: name, keyword: keyword, status: status, error: error,
-            startedAt: startedAt.formatted(format), finishedAt: finishedAt.formatted(format)
-        ))
+        _ = try await post(
+            "steps",
+            StepEvent(
+                name: name, keyword: keyword, status: status, error: error,
+                startedAt: startedAt.formatted(format), finishedAt: finishedAt.formatted(format)
+            ))
     }
 
     /// A value that must be fresh when a scenario is recorded (an e-mail address nobody registered yet) and the

@@ -27,7 +27,7 @@ public struct ScenarioRunner<World>: Sendable {
         func report(_ work: () async throws -> Void) async {
             do {
                 try await work()
-            } catch where !reportingFailed {
+            } catch  where !reportingFailed {
                 reportingFailed = true
                 output("  warning: steps are not reported: \(error)")
             } catch {}
@@ -36,7 +36,10 @@ public struct ScenarioRunner<World>: Sendable {
         for step in pickle.steps {
             let started = Date()
             if stopped {
-                await report { try await control.step(keyword: step.keyword, name: step.text, status: StepStatus.skipped.rawValue, startedAt: started, finishedAt: started) }
+                await report {
+                    try await control.step(
+                        keyword: step.keyword, name: step.text, status: StepStatus.skipped.rawValue, startedAt: started, finishedAt: started)
+                }
                 results.append(StepResult(keyword: step.keyword, text: step.text, status: .skipped, duration: .zero))
                 output("  skipped    \(step.keyword)\(step.text)")
                 continue
@@ -95,7 +98,10 @@ public struct ScenarioRunner<World>: Sendable {
                     pickles += try Pickle.pickles(ndjson: String(decoding: data, as: UTF8.self))
                 }
             } else {
-                throw OrchestrateKitError(.pickle, "no scenario: run this under orchestrate (suite.gherkin sets ORCHESTRATE_PICKLE) or name NDJSON files of `orchestrate gherkin pickles`")
+                throw OrchestrateKitError(
+                    .pickle,
+                    "no scenario: run this under orchestrate (suite.gherkin sets ORCHESTRATE_PICKLE) or name NDJSON files of `orchestrate gherkin pickles`"
+                )
             }
         } catch {
             output("error: \(error)")

@@ -165,9 +165,11 @@ extension HAR.Entry {
             time: milliseconds,
             request: HAR.Request(
                 method: exchange.method, url: exchange.url, headers: exchange.requestHeaders, queryString: query,
-                postData: exchange.requestBody.isEmpty ? nil : HAR.PostData(
-                    mimeType: header("content-type", in: exchange.requestHeaders) ?? "", text: requestBody.text, encoding: requestBody.encoding
-                ),
+                postData: exchange.requestBody.isEmpty
+                    ? nil
+                    : HAR.PostData(
+                        mimeType: header("content-type", in: exchange.requestHeaders) ?? "", text: requestBody.text, encoding: requestBody.encoding
+                    ),
                 bodySize: exchange.requestBody.count
             ),
             response: HAR.Response(
@@ -188,10 +190,12 @@ extension HAR.Entry {
 
     /// The recorded exchange back as an ``Exchange`` (the recording's side of a network diff).
     package func exchange(mode: Mode = .record) -> Exchange {
-        let started = (try? Date(startedDateTime, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        let started =
+            (try? Date(startedDateTime, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
             ?? (try? Date(startedDateTime, strategy: .iso8601)) ?? Date(timeIntervalSince1970: 0)
         return Exchange(
-            sequence: orchestrate?.sequence ?? 0, mode: mode, matched: true, host: orchestrate?.host ?? URLComponents(string: request.url)?.host ?? "",
+            sequence: orchestrate?.sequence ?? 0, mode: mode, matched: true,
+            host: orchestrate?.host ?? URLComponents(string: request.url)?.host ?? "",
             method: request.method, url: request.url, requestHeaders: request.headers, requestBody: requestBody,
             status: response.status, responseHeaders: response.headers, responseBody: responseBody, startedAt: started,
             durationMicroseconds: Int64((time * 1000).rounded()), stepPosition: orchestrate?.step

@@ -19,7 +19,9 @@ package struct NetworkDifference: Sendable, Equatable, Codable, CustomStringConv
     /// The step's text (`When I tell the bot "hello"`), where known.
     package var stepName: String?
 
-    package init(kind: Kind, request: String, path: String? = nil, recorded: String? = nil, live: String? = nil, step: Int? = nil, stepName: String? = nil) {
+    package init(
+        kind: Kind, request: String, path: String? = nil, recorded: String? = nil, live: String? = nil, step: Int? = nil, stepName: String? = nil
+    ) {
         self.kind = kind
         self.request = request
         self.path = path

@@ -34,7 +34,8 @@ package struct RunReport: Sendable, Codable {
         /// Whether it makes the run fail: a failure, or a verdict that needs action (failing, drift, stale
         /// recording) — unless quarantined, which only `strict` overrides.
         package func failsRun(strict: Bool) -> Bool {
-            let bad = result == .failed || result == .pending || [.failing, .drift, .staleRecording].contains(verdict)
+            let bad =
+                result == .failed || result == .pending || [.failing, .drift, .staleRecording].contains(verdict)
                 || (strict && (result == .flaky || verdict == .nondeterministic))
             return bad && (!quarantined || strict)
         }

@@ -18,7 +18,9 @@ package enum Python {
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
-            throw PythonError(description: "python3 \(arguments.prefix(2).joined(separator: " "))… exited with \(process.terminationStatus) (\(hint)): \(errors.read())")
+            throw PythonError(
+                description:
+                    "python3 \(arguments.prefix(2).joined(separator: " "))… exited with \(process.terminationStatus) (\(hint)): \(errors.read())")
         }
         return text
     }

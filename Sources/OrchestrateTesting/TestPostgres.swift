@@ -88,15 +88,17 @@ package func withTestDatabase<R: Sendable>(_ body: @Sendable (Database) async th
 
 /// A run of one scenario whose attempt is running: what exchanges and steps need to belong to.
 package func makeRunningAttempt(in database: Database, scenario: String = "scenario") async throws -> Int64 {
-    try await RunStore(database: database).createRunning(RunPlan(
-        host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .record, workers: 1, retries: 0,
-        scenarios: [Scenario(id: scenario, name: scenario, command: "true", timeoutMilliseconds: 1000)]
-    ))
+    try await RunStore(database: database).createRunning(
+        RunPlan(
+            host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .record, workers: 1, retries: 0,
+            scenarios: [Scenario(id: scenario, name: scenario, command: "true", timeoutMilliseconds: 1000)]
+        ))
 }
 
 /// The rows of one query (its text made of constants only) on the database at `url`, as a test reads what a
 /// run left there.
-package func queryRows<each T: PostgresDecodable & Sendable>(_ url: String, _ sql: String, as: (repeat each T).Type) async throws -> [(repeat each T)] {
+package func queryRows<each T: PostgresDecodable & Sendable>(_ url: String, _ sql: String, as: (repeat each T).Type) async throws -> [(repeat each T)]
+{
     try await Database.with(try DatabaseEndpoint(url: url), logger: Logger(label: "test"), maximumConnections: 1) { database in
         var rows: [(repeat each T)] = []
         let query = try await database.client.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "test"))

@@ -79,17 +79,20 @@ package final class TestUpstream: Sendable {
                 body += String(buffer: buffer)
             case .end:
                 guard let head else { return }
-                let hit = upstream()?.hits.withLock { hits -> Int in
-                    hits += 1
-                    return hits
-                } ?? 0
-                let (path, query) = head.uri.firstIndex(of: "?").map { (String(head.uri[..<$0]), String(head.uri[head.uri.index(after: $0)...])) } ?? (head.uri, "")
+                let hit =
+                    upstream()?.hits.withLock { hits -> Int in
+                        hits += 1
+                        return hits
+                    } ?? 0
+                let (path, query) =
+                    head.uri.firstIndex(of: "?").map { (String(head.uri[..<$0]), String(head.uri[head.uri.index(after: $0)...])) } ?? (head.uri, "")
                 let own = "http://127.0.0.1:\(context.channel.localAddress?.port ?? 0)"
                 var data: Data
                 var headers = HTTPHeaders()
                 if path.hasSuffix("/links") {
                     let escaped = own.replacingOccurrences(of: "/", with: "\\/")
-                    data = Data("""
+                    data = Data(
+                        """
                         {"self":"\(own)/v1/items/1","next":"\(own)/v1/items?page=2","other":"https://cdn.example/img?src=\(own)/v1/x",\
                         "escaped":"\(escaped)\\/v1\\/e","text":"see \(own)/help.","lookalike":"\(own)0/v1/no"}
                         """.utf8)

@@ -9,8 +9,9 @@ package enum ProjectDatabase {
         flag: String?, config: OrchestrateConfig, logger: Logger, maximumConnections: Int = 20,
         _ body: @Sendable (Database) async throws -> R
     ) async throws -> R {
-        try await open(DatabaseSelection.resolve(flag: flag, configured: config.database, projectDirectory: config.directory),
-                       logger: logger, maximumConnections: maximumConnections, body)
+        try await open(
+            DatabaseSelection.resolve(flag: flag, configured: config.database, projectDirectory: config.directory),
+            logger: logger, maximumConnections: maximumConnections, body)
     }
 
     package static func open<R: Sendable>(

@@ -76,8 +76,9 @@ package final class Database: Sendable {
         var configuration: PostgresClient.Configuration
         switch endpoint.address {
         case .tcp(let host, let port):
-            configuration = .init(host: host, port: port, username: endpoint.username, password: endpoint.password,
-                                  database: endpoint.database, tls: endpoint.requireTLS ? .require(.makeClientConfiguration()) : .disable)
+            configuration = .init(
+                host: host, port: port, username: endpoint.username, password: endpoint.password,
+                database: endpoint.database, tls: endpoint.requireTLS ? .require(.makeClientConfiguration()) : .disable)
         case .unixSocket(let path):
             configuration = .init(unixSocketPath: path, username: endpoint.username, password: endpoint.password, database: endpoint.database)
         }
@@ -117,8 +118,9 @@ package final class Database: Sendable {
         var configuration: PostgresConnection.Configuration
         switch endpoint.address {
         case .tcp(let host, let port):
-            configuration = .init(host: host, port: port, username: endpoint.username, password: endpoint.password,
-                                  database: endpoint.database, tls: endpoint.requireTLS ? .require(try .init(configuration: .makeClientConfiguration())) : .disable)
+            configuration = .init(
+                host: host, port: port, username: endpoint.username, password: endpoint.password,
+                database: endpoint.database, tls: endpoint.requireTLS ? .require(try .init(configuration: .makeClientConfiguration())) : .disable)
         case .unixSocket(let path):
             configuration = .init(unixSocketPath: path, username: endpoint.username, password: endpoint.password, database: endpoint.database)
         }

@@ -36,7 +36,7 @@ package struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
     /// `postgresql://user@/db?host=/run/postgresql`.
     package init(url string: String) throws(StoreError) {
         guard let components = URLComponents(string: string),
-              let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
+            let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
         else {
             throw StoreError(.badConfiguration, "database URL must look like postgres://user@host:5432/db (got a value that does not)")
         }

@@ -100,15 +100,18 @@ extension RunStore {
         )
         var lines: [FlakinessLine] = []
         let decoder = JSONDecoder()
-        for try await row in rows.decode((String, String, Double, Int, Int, Int, Int, String, String?, String?, String?, Bool, Int, Int, Int, Int).self) {
+        for try await row in rows.decode(
+            (String, String, Double, Int, Int, Int, Int, String, String?, String?, String?, Bool, Int, Int, Int, Int).self)
+        {
             var lanes: [String: PassTally] = [:]
             if row.12 > 0 { lanes[Mode.replay.rawValue] = PassTally(attempts: row.12, passed: row.13) }
             if row.14 > 0 { lanes[Mode.live.rawValue] = PassTally(attempts: row.14, passed: row.15) }
-            lines.append(FlakinessLine(
-                scenarioId: row.0, name: row.1, score: row.2, attempts: row.3, passed: row.4, lanes: lanes, transitions: row.5, flips: row.6,
-                verdicts: (try? decoder.decode([String: Int].self, from: Data(row.7.utf8))) ?? [:], lastVerdict: row.8, lastReason: row.9,
-                lastEvidence: row.10.flatMap { try? decoder.decode(NetworkDifference.self, from: Data($0.utf8)) }, quarantined: row.11
-            ))
+            lines.append(
+                FlakinessLine(
+                    scenarioId: row.0, name: row.1, score: row.2, attempts: row.3, passed: row.4, lanes: lanes, transitions: row.5, flips: row.6,
+                    verdicts: (try? decoder.decode([String: Int].self, from: Data(row.7.utf8))) ?? [:], lastVerdict: row.8, lastReason: row.9,
+                    lastEvidence: row.10.flatMap { try? decoder.decode(NetworkDifference.self, from: Data($0.utf8)) }, quarantined: row.11
+                ))
         }
         return lines
     }

@@ -33,7 +33,9 @@ package struct StepHistory: Sendable, Encodable {
 extension RunStore {
     /// The scenario whose id is `text`, else the ids of scenarios with history that contain it (case-insensitive), at most `limit`.
     package func scenarioIDs(containing text: String, limit: Int = 10) async throws -> [String] {
-        let pattern = "%" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
+        let pattern =
+            "%"
+            + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
             .replacingOccurrences(of: "_", with: "\\_") + "%"
         let rows = try await database.client.query(
             """
@@ -79,10 +81,11 @@ extension RunStore {
         var attempts: [AttemptHistory] = []
         for try await row in rows.decode((Int64, UUID, Int, String, String?, Date?, Int64?, String?, Int?, String?, Int, Int).self) {
             ids.append(row.0)
-            attempts.append(AttemptHistory(
-                runID: row.1, attempt: row.2, mode: row.3, gitRevision: row.4, startedAt: row.5, durationMs: row.6, outcome: row.7,
-                exitCode: row.8, error: row.9, exchanges: row.10, unmatchedExchanges: row.11, steps: []
-            ))
+            attempts.append(
+                AttemptHistory(
+                    runID: row.1, attempt: row.2, mode: row.3, gitRevision: row.4, startedAt: row.5, durationMs: row.6, outcome: row.7,
+                    exitCode: row.8, error: row.9, exchanges: row.10, unmatchedExchanges: row.11, steps: []
+                ))
         }
         guard !ids.isEmpty else { return [] }
         let stepRows = try await database.client.query(
@@ -98,9 +101,10 @@ extension RunStore {
         let index = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
         for try await row in stepRows.decode((Int64, Int, String, String, String, Date, Int64?, String?, Int).self) {
             guard let at = index[row.0] else { continue }
-            attempts[at].steps.append(StepHistory(
-                position: row.1, keyword: row.2, name: row.3, status: row.4, startedAt: row.5, durationMs: row.6, error: row.7, exchanges: row.8
-            ))
+            attempts[at].steps.append(
+                StepHistory(
+                    position: row.1, keyword: row.2, name: row.3, status: row.4, startedAt: row.5, durationMs: row.6, error: row.7, exchanges: row.8
+                ))
         }
         return attempts
     }

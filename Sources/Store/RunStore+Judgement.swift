@@ -41,7 +41,8 @@ extension RunStore {
             logger: database.logger
         )
         for try await row in stepRows.decode((Int64, Int, String, String, String, Date, Date?, String?).self) {
-            logs[row.0]?.steps.append(Step(position: row.1, keyword: row.2, name: row.3, status: row.4, startedAt: row.5, finishedAt: row.6, error: row.7))
+            logs[row.0]?.steps.append(
+                Step(position: row.1, keyword: row.2, name: row.3, status: row.4, startedAt: row.5, finishedAt: row.6, error: row.7))
         }
         let exchangeRows = try await database.client.query(
             """
@@ -55,21 +56,24 @@ extension RunStore {
         for try await row in exchangeRows.decode(
             (Int64, Int, String, Bool, String, String, String, String, ByteBuffer, Int?, String, ByteBuffer, Date, Int64, String?, Int?).self
         ) {
-            logs[row.0]?.exchanges.append(Exchange(
-                sequence: row.1, mode: Mode(rawValue: row.2) ?? .replay, matched: row.3, host: row.4, method: row.5, url: row.6,
-                requestHeaders: (try? decoder.decode([Exchange.Header].self, from: Data(row.7.utf8))) ?? [],
-                requestBody: Array(buffer: row.8), status: row.9,
-                responseHeaders: (try? decoder.decode([Exchange.Header].self, from: Data(row.10.utf8))) ?? [],
-                responseBody: Array(buffer: row.11), startedAt: row.12, durationMicroseconds: row.13, note: row.14,
-                attemptID: row.0, stepPosition: row.15
-            ))
+            logs[row.0]?.exchanges.append(
+                Exchange(
+                    sequence: row.1, mode: Mode(rawValue: row.2) ?? .replay, matched: row.3, host: row.4, method: row.5, url: row.6,
+                    requestHeaders: (try? decoder.decode([Exchange.Header].self, from: Data(row.7.utf8))) ?? [],
+                    requestBody: Array(buffer: row.8), status: row.9,
+                    responseHeaders: (try? decoder.decode([Exchange.Header].self, from: Data(row.10.utf8))) ?? [],
+                    responseBody: Array(buffer: row.11), startedAt: row.12, durationMicroseconds: row.13, note: row.14,
+                    attemptID: row.0, stepPosition: row.15
+                ))
         }
         return logs
     }
 
     /// One attempt of a scenario in a run: the given number (the last when `nil`) in the given lane (any when `nil`).
     package func attempt(runID: UUID, scenarioID: String, number: Int?, lane: Mode?) async throws -> AttemptRecord? {
-        let candidates = try await attemptRecords(runID, scenarioID: scenarioID).filter { (number == nil || $0.attempt == number) && (lane == nil || $0.lane == lane) }
+        let candidates = try await attemptRecords(runID, scenarioID: scenarioID).filter {
+            (number == nil || $0.attempt == number) && (lane == nil || $0.lane == lane)
+        }
         return candidates.max { ($0.finishedAt ?? .distantPast, $0.attempt) < ($1.finishedAt ?? .distantPast, $1.attempt) }
     }
 
@@ -120,9 +124,11 @@ extension RunStore {
             var id, verdict, reason: String
             var evidence: [NetworkDifference]
         }
-        let json = String(decoding: try JSONEncoder().encode(verdicts.map {
-            Row(id: $0.scenarioID, verdict: $0.verdict.rawValue, reason: $0.reason, evidence: $0.evidence)
-        }), as: UTF8.self)
+        let json = String(
+            decoding: try JSONEncoder().encode(
+                verdicts.map {
+                    Row(id: $0.scenarioID, verdict: $0.verdict.rawValue, reason: $0.reason, evidence: $0.evidence)
+                }), as: UTF8.self)
         try await database.client.query(
             """
             UPDATE run_scenarios rs SET verdict = x.verdict, verdict_reason = x.reason, evidence = x.evidence

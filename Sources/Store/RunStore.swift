@@ -142,14 +142,16 @@ package struct RunStore: Sendable {
         _ row: (String, String, String, [String], Int64, String, String?, Int?), decoder: JSONDecoder
     ) -> Scenario {
         let environment = row.5 == "{}" ? [:] : (try? decoder.decode([String: String].self, from: Data(row.5.utf8))) ?? [:]
-        return Scenario(id: row.0, name: row.1, command: row.2, tags: row.3, timeoutMilliseconds: row.4,
-                        environment: environment, uri: row.6, line: row.7)
+        return Scenario(
+            id: row.0, name: row.1, command: row.2, tags: row.3, timeoutMilliseconds: row.4,
+            environment: environment, uri: row.6, line: row.7)
     }
 
     /// A JSON object of strings, written directly (one per planned scenario; most are `{}`).
     static func jsonObject(_ values: [String: String]) -> String {
         guard !values.isEmpty else { return "{}" }
-        return "{" + values.sorted { $0.key < $1.key }.map { "\"\(JSONValue.escaped($0.key))\":\"\(JSONValue.escaped($0.value))\"" }
+        return "{"
+            + values.sorted { $0.key < $1.key }.map { "\"\(JSONValue.escaped($0.key))\":\"\(JSONValue.escaped($0.value))\"" }
             .joined(separator: ",") + "}"
     }
 
@@ -186,11 +188,13 @@ package struct RunStore: Sendable {
     /// Expected durations (median of recent passing attempts) for the given scenarios; absent when never seen.
     package func expectedDurations(_ scenarioIDs: [String]) async throws -> [String: Int64] {
         var result: [String: Int64] = [:]
-        let query = PostgresQuery(unsafeSQL: RunStore.expectedSQL("SELECT unnest($1::text[])"), binds: {
-            var binds = PostgresBindings()
-            binds.append(scenarioIDs)
-            return binds
-        }())
+        let query = PostgresQuery(
+            unsafeSQL: RunStore.expectedSQL("SELECT unnest($1::text[])"),
+            binds: {
+                var binds = PostgresBindings()
+                binds.append(scenarioIDs)
+                return binds
+            }())
         for try await (id, expected) in try await database.client.query(query, logger: database.logger).decode((String, Int64).self) {
             result[id] = expected
         }
@@ -273,11 +277,12 @@ package struct RunStore: Sendable {
         )
         var result: [RunSummary] = []
         for try await row in rows.decode((UUID, String, Date, Date?, String, String?, String, String, Int, Int, Int, Int, Int, Int, Int).self) {
-            result.append(RunSummary(
-                id: row.0, state: RunState(rawValue: row.1) ?? .running, createdAt: row.2, finishedAt: row.3, host: row.4, gitRevision: row.5,
-                workingDirectory: row.6, mode: row.7, workers: row.8, retries: row.9, scenarios: row.10,
-                passed: row.11, flaky: row.12, failed: row.13, pending: row.14
-            ))
+            result.append(
+                RunSummary(
+                    id: row.0, state: RunState(rawValue: row.1) ?? .running, createdAt: row.2, finishedAt: row.3, host: row.4, gitRevision: row.5,
+                    workingDirectory: row.6, mode: row.7, workers: row.8, retries: row.9, scenarios: row.10,
+                    passed: row.11, flaky: row.12, failed: row.13, pending: row.14
+                ))
         }
         return result
     }
@@ -294,12 +299,16 @@ package struct RunStore: Sendable {
             logger: database.logger
         )
         var records: [AttemptRecord] = []
-        for try await row in rows.decode((String, Int, String, String?, Int?, Int?, String?, Date?, Date?, Int64?, String, String, String?, Int64, String?).self) {
-            records.append(AttemptRecord(
-                id: row.13, runID: runID, scenarioID: row.0, attempt: row.1, lane: row.14.flatMap(Mode.init(rawValue:)), state: AttemptState(rawValue: row.2) ?? .queued,
-                outcome: row.3.flatMap(Outcome.init(rawValue:)), exitCode: row.4, signal: row.5, worker: row.6, startedAt: row.7,
-                finishedAt: row.8, durationMilliseconds: row.9, stdout: row.10, stderr: row.11, error: row.12
-            ))
+        for try await row in rows.decode(
+            (String, Int, String, String?, Int?, Int?, String?, Date?, Date?, Int64?, String, String, String?, Int64, String?).self)
+        {
+            records.append(
+                AttemptRecord(
+                    id: row.13, runID: runID, scenarioID: row.0, attempt: row.1, lane: row.14.flatMap(Mode.init(rawValue:)),
+                    state: AttemptState(rawValue: row.2) ?? .queued,
+                    outcome: row.3.flatMap(Outcome.init(rawValue:)), exitCode: row.4, signal: row.5, worker: row.6, startedAt: row.7,
+                    finishedAt: row.8, durationMilliseconds: row.9, stdout: row.10, stderr: row.11, error: row.12
+                ))
         }
         return records
     }
@@ -321,14 +330,17 @@ package struct RunStore: Sendable {
         var rows: [RunReport.ScenarioEntry] = []
         // Most scenarios have no evidence: those skip the decoder.
         let decoder = JSONDecoder()
-        for try await row in scenarioRows.decode((String, String, String, [String], Int64, String, String?, Int?, String?, String?, String?, String, Bool).self) {
+        for try await row in scenarioRows.decode(
+            (String, String, String, [String], Int64, String, String?, Int?, String?, String?, String?, String, Bool).self)
+        {
             let scenario = Self.plannedScenario((row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7), decoder: decoder)
-            rows.append(RunReport.ScenarioEntry(
-                scenario: scenario, result: row.8.flatMap(ScenarioResult.init(rawValue:)) ?? .pending,
-                attempts: [], verdict: row.9.flatMap(Verdict.init(rawValue:)), verdictReason: row.10,
-                evidence: row.11 == "[]" ? [] : (try? decoder.decode([NetworkDifference].self, from: Data(row.11.utf8))) ?? [],
-                quarantined: row.12
-            ))
+            rows.append(
+                RunReport.ScenarioEntry(
+                    scenario: scenario, result: row.8.flatMap(ScenarioResult.init(rawValue:)) ?? .pending,
+                    attempts: [], verdict: row.9.flatMap(Verdict.init(rawValue:)), verdictReason: row.10,
+                    evidence: row.11 == "[]" ? [] : (try? decoder.decode([NetworkDifference].self, from: Data(row.11.utf8))) ?? [],
+                    quarantined: row.12
+                ))
         }
         guard let summary = try await summaryRead else {
             throw StoreError(.unknownRun, "no run \(runID) in the database")

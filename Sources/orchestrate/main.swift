@@ -52,7 +52,8 @@ struct CommonOptions: ParsableArguments {
     @Option(name: .long, help: "The config file; commands run in its folder.")
     var config = "orchestrate.yml"
 
-    @Option(name: .long, help: "postgres://user@host/db (default: ORCHESTRATE_DATABASE_URL, orchestrate.yml, PG* variables, else the embedded cluster).")
+    @Option(
+        name: .long, help: "postgres://user@host/db (default: ORCHESTRATE_DATABASE_URL, orchestrate.yml, PG* variables, else the embedded cluster).")
     var database: String?
 
     @Flag(name: .long, help: "Log what orchestrate does (to stderr).")
@@ -107,17 +108,21 @@ struct Run: AsyncParsableCommand {
     @Option(name: .long, help: "Worker slots on this host (default: orchestrate.yml's workers, else the core count).")
     var workers: Int?
 
-    @Option(name: .long, help: """
-        replay | record | live | mock | hybrid | compare (default: orchestrate.yml's mock.mode, else replay; a scenario's mode tag \
-        wins). compare runs every scenario in replay and live and judges it: stable, failing, drift, stale-recording, \
-        nondeterministic.
-        """)
+    @Option(
+        name: .long,
+        help: """
+            replay | record | live | mock | hybrid | compare (default: orchestrate.yml's mock.mode, else replay; a scenario's mode tag \
+            wins). compare runs every scenario in replay and live and judges it: stable, failing, drift, stale-recording, \
+            nondeterministic.
+            """)
     var mode: Mode?
 
     @Option(name: .long, help: "Re-runs of a failed attempt (default: orchestrate.yml's retries, else 0).")
     var retries: Int?
 
-    @Option(name: .long, parsing: .upToNextOption, help: "Run only these scenarios: ids, or feature files with optional lines (Features/chat.feature:12:30).")
+    @Option(
+        name: .long, parsing: .upToNextOption,
+        help: "Run only these scenarios: ids, or feature files with optional lines (Features/chat.feature:12:30).")
     var only: [String] = []
 
     @Option(name: .long, help: "Run only scenarios whose tags match a Cucumber tag expression, e.g. \"@smoke and not (@wip or @slow)\".")
@@ -176,7 +181,8 @@ struct Scenarios: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Option(name: .long, parsing: .upToNextOption, help: "Only these scenarios: ids, or feature files with optional lines (Features/chat.feature:12).")
+    @Option(
+        name: .long, parsing: .upToNextOption, help: "Only these scenarios: ids, or feature files with optional lines (Features/chat.feature:12).")
     var only: [String] = []
 
     @Option(name: .long, help: "Only scenarios whose tags match a Cucumber tag expression, e.g. \"@smoke and not @wip\".")
@@ -395,7 +401,9 @@ struct Mock: AsyncParsableCommand {
         @Option(name: .long, help: "The HAR cassette to replay from or record into.")
         var cassette: String?
 
-        @Flag(name: .long, inversion: .prefixedNo, help: "Write every exchange and step to the database (as a run of one scenario, mock-serve); --no-log serves without a database.")
+        @Flag(
+            name: .long, inversion: .prefixedNo,
+            help: "Write every exchange and step to the database (as a run of one scenario, mock-serve); --no-log serves without a database.")
         var log = true
 
         func validate() throws {
@@ -436,8 +444,9 @@ struct GherkinGroup: ParsableCommand {
         var files: [String]
 
         func run() throws {
-            let status = GherkinCommands.pickles(files: files, output: { print($0) },
-                                                 errors: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
+            let status = GherkinCommands.pickles(
+                files: files, output: { print($0) },
+                errors: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
             if status != 0 { throw ExitCode(status) }
         }
     }

@@ -20,15 +20,18 @@ import Testing
     @Test("JSON bodies differ field by field, by JSON path")
     func jsonChanges() throws {
         let before = try json(#"{"reply":"Shall I book you in?","options":[{"label":"OK"},{"label":"Not now"}],"n":1,"gone":true,"odd key":[1]}"#)
-        let after = try json(#"{"reply":"Shall I book you in?","options":[{"label":"SURE"},{"label":"Not now"},{"label":"Later"}],"n":1.0,"new":null,"odd key":[1,2]}"#)
+        let after = try json(
+            #"{"reply":"Shall I book you in?","options":[{"label":"SURE"},{"label":"Not now"},{"label":"Later"}],"n":1.0,"new":null,"odd key":[1,2]}"#
+        )
         let changes = JSONDiff.changes(before, after).map { "\($0.path): \(JSONDiff.render($0.before)) → \(JSONDiff.render($0.after))" }
-        #expect(changes == [
-            "$.gone: true → absent",
-            "$.new: absent → null",
-            "$['odd key'][1]: absent → 2",
-            "$.options[0].label: \"OK\" → \"SURE\"",
-            "$.options[2]: absent → {\"label\":\"Later\"}",
-        ])
+        #expect(
+            changes == [
+                "$.gone: true → absent",
+                "$.new: absent → null",
+                "$['odd key'][1]: absent → 2",
+                "$.options[0].label: \"OK\" → \"SURE\"",
+                "$.options[2]: absent → {\"label\":\"Later\"}",
+            ])
         #expect(JSONDiff.changes(before, before).isEmpty)
     }
 
@@ -38,31 +41,38 @@ import Testing
         let recorded = [
             exchange(1, "GET", "https://api.clinic.test/v1/news?b=2&a=1", status: 500, step: 1),
             exchange(2, "GET", "https://api.clinic.test/v1/news?a=1&b=2", step: 1),
-            exchange(3, "POST", "https://api.clinic.test/v1/chat/messages", body: chat, headers: ["Content-Type": "application/json", "Date": "Mon"], milliseconds: 40, step: 2),
+            exchange(
+                3, "POST", "https://api.clinic.test/v1/chat/messages", body: chat, headers: ["Content-Type": "application/json", "Date": "Mon"],
+                milliseconds: 40, step: 2),
         ]
         let live = [
             exchange(1, "GET", "https://api.clinic.test/v1/news?a=1&b=2", step: 1),
-            exchange(2, "POST", "https://api.clinic.test/v1/chat/messages", body: #"{"options":[{"label":"SURE"}],"id":"b2"}"#,
-                     headers: ["content-type": "text/json", "date": "Tue"], milliseconds: 900, step: 2),
+            exchange(
+                2, "POST", "https://api.clinic.test/v1/chat/messages", body: #"{"options":[{"label":"SURE"}],"id":"b2"}"#,
+                headers: ["content-type": "text/json", "date": "Tue"], milliseconds: 900, step: 2),
             exchange(3, "GET", "https://api.clinic.test/v1/slots", status: 503, step: 3),
         ]
         let found = NetworkDiff().differences(recorded: recorded, live: live)
-        #expect(found.map(\.description) == [
-            "GET api.clinic.test/v1/news?a=1&b=2: status 500 → 200",
-            "POST api.clinic.test/v1/chat/messages header content-type: application/json → text/json",
-            "POST api.clinic.test/v1/chat/messages $.id: \"a1\" → \"b2\"",
-            "POST api.clinic.test/v1/chat/messages $.options[0].label: \"OK\" → \"SURE\"",
-            "POST api.clinic.test/v1/chat/messages: 40 ms → 900 ms (slower)",
-            "GET api.clinic.test/v1/slots: new request (live answered 503)",
-            "GET api.clinic.test/v1/news?a=1&b=2: recorded, not made live",
-        ])
+        #expect(
+            found.map(\.description) == [
+                "GET api.clinic.test/v1/news?a=1&b=2: status 500 → 200",
+                "POST api.clinic.test/v1/chat/messages header content-type: application/json → text/json",
+                "POST api.clinic.test/v1/chat/messages $.id: \"a1\" → \"b2\"",
+                "POST api.clinic.test/v1/chat/messages $.options[0].label: \"OK\" → \"SURE\"",
+                "POST api.clinic.test/v1/chat/messages: 40 ms → 900 ms (slower)",
+                "GET api.clinic.test/v1/slots: new request (live answered 503)",
+                "GET api.clinic.test/v1/news?a=1&b=2: recorded, not made live",
+            ])
         #expect(found.map(\.step) == [1, 2, 2, 2, 2, 3, 1])
 
         // $.id changed between two passing runs too: noise, not evidence.
-        let passing = NetworkDiff().differences(recorded: [recorded[2]], live: [
-            exchange(1, "POST", "https://api.clinic.test/v1/chat/messages", body: #"{"options":[{"label":"OK"}],"id":"c3"}"#,
-                     headers: ["Content-Type": "application/json"], milliseconds: 40, step: 2),
-        ])
+        let passing = NetworkDiff().differences(
+            recorded: [recorded[2]],
+            live: [
+                exchange(
+                    1, "POST", "https://api.clinic.test/v1/chat/messages", body: #"{"options":[{"label":"OK"}],"id":"c3"}"#,
+                    headers: ["Content-Type": "application/json"], milliseconds: 40, step: 2)
+            ])
         #expect(passing.map(\.key) == ["body POST api.clinic.test/v1/chat/messages $.id"])
         let evidence = NetworkDiff().differences(recorded: recorded, live: live, noise: NetworkDifference.noise([passing]))
         #expect(evidence.count == found.count - 1)

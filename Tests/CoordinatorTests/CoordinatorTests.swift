@@ -11,10 +11,11 @@ import Testing
 struct CoordinatorTests {
     func plan(_ database: Database, _ scenarios: [Scenario], retries: Int = 0) async throws -> UUID {
         let id = UUID()
-        try await RunStore(database: database).create(RunPlan(
-            id: id, host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .replay, workers: 2,
-            retries: retries, scenarios: scenarios
-        ))
+        try await RunStore(database: database).create(
+            RunPlan(
+                id: id, host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .replay, workers: 2,
+                retries: retries, scenarios: scenarios
+            ))
         return id
     }
 
@@ -37,14 +38,17 @@ struct CoordinatorTests {
     func deadWorkerLease() async throws {
         try await TemporaryDirectory.with { directory in
             try await withTestDatabase { database in
-                let runID = try await plan(database, [scenario("a", "echo a >> runs"), scenario("b", "echo b >> runs"), scenario("c", "echo c >> runs")])
+                let runID = try await plan(
+                    database, [scenario("a", "echo a >> runs"), scenario("b", "echo b >> runs"), scenario("c", "echo c >> runs")])
                 // A worker on another host claims one attempt (a short lease) and is never heard of again.
-                let lost = try #require(try await AttemptQueue(database: database, lease: .milliseconds(300))
-                    .claim(runID: runID, worker: WorkerIdentity(host: "gone", pid: 42, slot: 1), port: 1))
+                let lost = try #require(
+                    try await AttemptQueue(database: database, lease: .milliseconds(300))
+                        .claim(runID: runID, worker: WorkerIdentity(host: "gone", pid: 42, slot: 1), port: 1))
                 // The live coordinator's own leases are long enough that a busy machine never lets them lapse.
                 let queue = AttemptQueue(database: database, lease: .seconds(2))
-                let coordinator = Coordinator(configuration: configuration(runID, directory, lease: .seconds(2)), queue: queue,
-                                              logger: Logger(label: "test"))
+                let coordinator = Coordinator(
+                    configuration: configuration(runID, directory, lease: .seconds(2)), queue: queue,
+                    logger: Logger(label: "test"))
                 #expect(try await coordinator.run() == .drained)
                 let runs = directory.read("runs").split(separator: "\n").map(String.init).sorted()
                 #expect(runs == ["a", "b", "c"])
@@ -122,11 +126,12 @@ struct CoordinatorTests {
                 async let outcome = coordinator.run()
                 // The quick ones passed; two slots run two long ones, and more were claimed ahead, under leases.
                 let store = RunStore(database: database)
-                #expect(await eventually {
-                    let passed = (try? await store.summary(runID))??.passed ?? 0
-                    let running = (try? await queue.counts(runID: runID))?.running ?? 0
-                    return passed == 12 && running > 2
-                })
+                #expect(
+                    await eventually {
+                        let passed = (try? await store.summary(runID))??.passed ?? 0
+                        let running = (try? await queue.counts(runID: runID))?.running ?? 0
+                        return passed == 12 && running > 2
+                    })
                 coordinator.requestStop()
                 #expect(try await outcome == .interrupted)
                 #expect(try await queue.counts(runID: runID) == QueueCounts(queued: 10, running: 0))

@@ -49,8 +49,9 @@ enum Oracle {
     /// orchestrate's says 2 in both.
     private static func locatedByMessage(_ envelope: Any) -> Any {
         guard var object = envelope as? [String: Any], var error = object["parseError"] as? [String: Any],
-              var source = error["source"] as? [String: Any], let message = error["message"] as? String,
-              message.hasPrefix("("), let end = message.firstIndex(of: ")") else { return envelope }
+            var source = error["source"] as? [String: Any], let message = error["message"] as? String,
+            message.hasPrefix("("), let end = message.firstIndex(of: ")")
+        else { return envelope }
         let numbers = message[message.index(after: message.startIndex)..<end].split(separator: ":").compactMap { Int($0) }
         guard numbers.count == 2 else { return envelope }
         source["location"] = numbers[1] == 0 ? ["line": numbers[0]] : ["line": numbers[0], "column": numbers[1]]
@@ -77,10 +78,12 @@ enum Oracle {
     static func compare(_ source: String, expected: [NSDictionary]?, name: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
         let expected = try #require(expected, "the oracle said nothing of \(name)", sourceLocation: sourceLocation)
         let ours = try ours(source)
-        #expect(ours.count == expected.count, "\(name): \(ours.count) envelopes, the official parser \(expected.count)", sourceLocation: sourceLocation)
+        #expect(
+            ours.count == expected.count, "\(name): \(ours.count) envelopes, the official parser \(expected.count)", sourceLocation: sourceLocation)
         for (index, (mine, theirs)) in zip(ours, expected).enumerated() where mine != theirs {
             let numbered = source.components(separatedBy: "\n").enumerated().map { "  \($0 + 1)| \($1)" }.joined(separator: "\n")
-            Issue.record("\(name), envelope \(index + 1):\n  ours:   \(mine)\n  oracle: \(theirs)\nthe file:\n\(numbered)", sourceLocation: sourceLocation)
+            Issue.record(
+                "\(name), envelope \(index + 1):\n  ours:   \(mine)\n  oracle: \(theirs)\nthe file:\n\(numbered)", sourceLocation: sourceLocation)
             return
         }
     }

@@ -13,11 +13,15 @@ import Glibc
 @Suite("Mock server faults, as clients see them", .timeLimit(.minutes(1)))
 struct FaultTests {
     func withFaults(_ body: (MockServer, MockClient) async throws -> Void) async throws {
-        try await withMockServer(hosts: [:], configure: { configuration in
-            configuration.stubs = try Fault.allCases.map { fault in
-                try stub(#"{"request": {"path": "/\#(fault.rawValue)"}, "response": {"fault": "\#(fault.rawValue)", "body": "0123456789abcdefghij"}}"#)
+        try await withMockServer(
+            hosts: [:],
+            configure: { configuration in
+                configuration.stubs = try Fault.allCases.map { fault in
+                    try stub(
+                        #"{"request": {"path": "/\#(fault.rawValue)"}, "response": {"fault": "\#(fault.rawValue)", "body": "0123456789abcdefghij"}}"#)
+                }
             }
-        }) { server, client in
+        ) { server, client in
             try server.begin(MockSession(mode: .mock))
             try await body(server, client)
             try server.end()

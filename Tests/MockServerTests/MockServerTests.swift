@@ -69,7 +69,9 @@ final class MockClient: @unchecked Sendable {
         return Seen(status: status, headers: seen, body: String(decoding: bytes, as: UTF8.self))
     }
 
-    func sendBytes(_ method: HTTPMethod = .GET, _ path: String, body: String? = nil, headers: [(String, String)] = []) async throws -> (Int, [String: String], [UInt8]) {
+    func sendBytes(
+        _ method: HTTPMethod = .GET, _ path: String, body: String? = nil, headers: [(String, String)] = []
+    ) async throws -> (Int, [String: String], [UInt8]) {
         var request = HTTPClientRequest(url: base + path)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
@@ -93,8 +95,9 @@ struct MockServerTests {
                 try server.begin(MockSession(mode: .record, cassettePath: cassette, scenarioID: "checkout", seed: 7))
                 let recorded = [
                     try await client.send(.GET, "/api.shop.test/v1/items?b=2&a=1"),
-                    try await client.send(.POST, "/api.shop.test/v1/cart", body: #"{"item": 3, "count": 1}"#,
-                                          headers: [("content-type", "application/json"), ("authorization", "Bearer s3cret")]),
+                    try await client.send(
+                        .POST, "/api.shop.test/v1/cart", body: #"{"item": 3, "count": 1}"#,
+                        headers: [("content-type", "application/json"), ("authorization", "Bearer s3cret")]),
                     try await client.send(.GET, "/api.shop.test/v1/missing"),
                 ]
                 #expect(recorded.map(\.status) == [200, 200, 404])
@@ -115,8 +118,9 @@ struct MockServerTests {
                 try server.begin(MockSession(mode: .replay, cassettePath: cassette, scenarioID: "checkout"))
                 let replayed = [
                     try await client.send(.GET, "/api.shop.test/v1/items?a=1&b=2"),  // query order does not matter
-                    try await client.send(.POST, "/api.shop.test/v1/cart", body: #"{"count":1,"item":3}"#,  // nor JSON key order
-                                          headers: [("content-type", "application/json")]),
+                    try await client.send(
+                        .POST, "/api.shop.test/v1/cart", body: #"{"count":1,"item":3}"#,  // nor JSON key order
+                        headers: [("content-type", "application/json")]),
                     try await client.send(.GET, "/api.shop.test/v1/missing"),
                 ]
                 for (recorded, replayed) in zip(recorded, replayed) {
@@ -132,15 +136,17 @@ struct MockServerTests {
         }
     }
 
-    @Test("a mock URI names the host first, then the path and query as sent", arguments: [
-        ("get", "/API.Example.com/v1/x?b=2&a=1", "GET", "api.example.com", "/v1/x", "b=2&a=1"),
-        ("POST", "/api.example.com", "POST", "api.example.com", "/", ""),
-        ("GET", "/api.example.com/?", "GET", "api.example.com", "/", ""),
-        ("GET", "//h.test//p?q=/x?y", "GET", "h.test", "//p", "q=/x?y"),
-        ("GET", "/", "GET", "", "/", ""),
-        ("GET", "/?only=query", "GET", "", "/", "only=query"),
-        ("GET", "/h.test/ü/é%20x?q=ä", "GET", "h.test", "/ü/é%20x", "q=ä"),
-    ])
+    @Test(
+        "a mock URI names the host first, then the path and query as sent",
+        arguments: [
+            ("get", "/API.Example.com/v1/x?b=2&a=1", "GET", "api.example.com", "/v1/x", "b=2&a=1"),
+            ("POST", "/api.example.com", "POST", "api.example.com", "/", ""),
+            ("GET", "/api.example.com/?", "GET", "api.example.com", "/", ""),
+            ("GET", "//h.test//p?q=/x?y", "GET", "h.test", "//p", "q=/x?y"),
+            ("GET", "/", "GET", "", "/", ""),
+            ("GET", "/?only=query", "GET", "", "/", "only=query"),
+            ("GET", "/h.test/ü/é%20x?q=ä", "GET", "h.test", "/ü/é%20x", "q=ä"),
+        ])
     func mockURI(method: String, uri: String, expectedMethod: String, host: String, path: String, query: String) {
         let request = MockRequest(method: method, uri: uri, headers: [], body: [])
         #expect(request.method == expectedMethod)

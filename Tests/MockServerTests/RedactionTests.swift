@@ -49,20 +49,28 @@ struct RedactionTests {
                 try await withTestDatabase { database in
                     let attemptID = try await makeRunningAttempt(in: database, scenario: "login")
                     let writer = NetworkLogWriter(store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"), logger: logger)
-                    let drain = Task { for await event in server.events { if let id = event.attemptID, case .exchange(let exchange) = event { writer.append(exchange, attemptID: id) } } }
+                    let drain = Task {
+                        for await event in server.events {
+                            if let id = event.attemptID, case .exchange(let exchange) = event { writer.append(exchange, attemptID: id) }
+                        }
+                    }
                     let headers = [("content-type", "application/json"), ("authorization", "Bearer s3cret"), ("x-api-key", "key-SECRET")]
                     try server.begin(MockSession(mode: .record, cassettePath: cassette, attemptID: attemptID))
-                    let login = try await client.send(.POST, "/api.test/v1/login", body: #"{"user": "ann", "password": "pw-SECRET"}"#, headers: headers)
+                    let login = try await client.send(
+                        .POST, "/api.test/v1/login", body: #"{"user": "ann", "password": "pw-SECRET"}"#, headers: headers)
                     #expect(login.body.contains("-SECRET"))  // the app gets the real token
-                    let (_, _, zipped) = try await client.sendBytes(.POST, "/api.test/v1/login?gzip=1", body: #"{"password": "pw-SECRET"}"#, headers: headers)
+                    let (_, _, zipped) = try await client.sendBytes(
+                        .POST, "/api.test/v1/login?gzip=1", body: #"{"password": "pw-SECRET"}"#, headers: headers)
                     var buffer = ByteBuffer(bytes: zipped)
                     #expect(String(buffer: try buffer.decompress(with: .gzip())).contains("-SECRET"))
                     try server.end()
                     // Replay compares redacted bodies; a near miss shows the redacted form.
                     try server.begin(MockSession(mode: .replay, cassettePath: cassette, attemptID: attemptID))
-                    let replayed = try await client.send(.POST, "/api.test/v1/login", body: #"{"user": "ann", "password": "other-pw-SECRET"}"#, headers: headers)
+                    let replayed = try await client.send(
+                        .POST, "/api.test/v1/login", body: #"{"user": "ann", "password": "other-pw-SECRET"}"#, headers: headers)
                     #expect(replayed.status == 200)
-                    let miss = try await client.send(.POST, "/api.test/v1/login", body: #"{"user": "bob", "password": "pw-SECRET"}"#, headers: headers)
+                    let miss = try await client.send(
+                        .POST, "/api.test/v1/login", body: #"{"user": "bob", "password": "pw-SECRET"}"#, headers: headers)
                     #expect(miss.status == 404 && miss.body.contains("[REDACTED]") && !miss.body.contains("pw-SECRET"))
                     try server.end()
                     await server.shutdown()

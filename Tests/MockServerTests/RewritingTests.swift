@@ -43,7 +43,8 @@ struct RewritingTests {
         try await TestUpstream.with { upstream in
             try await withMockServer(hosts: ["api.test": upstream.url]) { server, client in
                 try server.begin(MockSession(mode: .live))
-                let (status, headers, bytes) = try await client.sendBytes(.GET, "/api.test/v1/links?gzip=1", headers: [("accept-encoding", "br, gzip")])
+                let (status, headers, bytes) = try await client.sendBytes(
+                    .GET, "/api.test/v1/links?gzip=1", headers: [("accept-encoding", "br, gzip")])
                 #expect(status == 200 && headers["content-encoding"] == "gzip" && headers["content-length"] == "\(bytes.count)")
                 var buffer = ByteBuffer(bytes: bytes)
                 let text = String(buffer: try buffer.decompress(with: .gzip()))
@@ -60,10 +61,13 @@ struct RewritingTests {
         try await TemporaryDirectory.with { directory in
             try await TestUpstream.with { upstream in
                 let cassette = directory.file("m.har")
-                try await withMockServer(hosts: ["api.test": upstream.url], configure: { configuration in
-                    configuration.matchHeaders = ["accept-language"]
-                    configuration.ignoredJSON = [try JSONPath("$.requestId"), try JSONPath("$.items[*].at")]
-                }) { server, client in
+                try await withMockServer(
+                    hosts: ["api.test": upstream.url],
+                    configure: { configuration in
+                        configuration.matchHeaders = ["accept-language"]
+                        configuration.ignoredJSON = [try JSONPath("$.requestId"), try JSONPath("$.items[*].at")]
+                    }
+                ) { server, client in
                     try server.begin(MockSession(mode: .record, cassettePath: cassette))
                     let english = try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "en")])
                     let french = try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "fr")])
@@ -74,7 +78,8 @@ struct RewritingTests {
                     #expect(try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "en")]).body == english.body)
                     let miss = try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "de")])
                     #expect(miss.status == 404 && miss.body.contains("header accept-language: de vs"))
-                    let replayed = try await client.send(.POST, "/api.test/v1/order", body: #"{"items": [{"at": "t2", "sku": 1}], "requestId": "r2"}"#)
+                    let replayed = try await client.send(
+                        .POST, "/api.test/v1/order", body: #"{"items": [{"at": "t2", "sku": 1}], "requestId": "r2"}"#)
                     #expect(replayed.body == order.body)
                     let other = try await client.send(.POST, "/api.test/v1/order", body: #"{"requestId": "r1", "items": [{"sku": 2, "at": "t1"}]}"#)
                     #expect(other.status == 404)
@@ -86,17 +91,21 @@ struct RewritingTests {
 
     @Test("steps from the control API: exchanges name the step open when they arrived; steps are reported when they end")
     func steps() async throws {
-        try await withMockServer(hosts: [:], configure: { configuration in
-            configuration.stubs = [try stub(#"{"request": {"path": "/x"}, "response": {"body": "x"}}"#)]
-        }) { server, client in
+        try await withMockServer(
+            hosts: [:],
+            configure: { configuration in
+                configuration.stubs = [try stub(#"{"request": {"path": "/x"}, "response": {"body": "x"}}"#)]
+            }
+        ) { server, client in
             try server.begin(MockSession(mode: .mock, attemptID: 9))
             _ = try await client.send(.GET, "/api.test/x")
             #expect(try await client.send(.POST, "/__orchestrate/steps", body: #"{"keyword": "Given ", "name": "I open the app"}"#).status == 201)
             _ = try await client.send(.GET, "/api.test/x")
             _ = try await client.send(.POST, "/__orchestrate/steps", body: #"{"status": "passed"}"#)
             // A whole step, reported after the fact, leaves no step open.
-            _ = try await client.send(.POST, "/__orchestrate/steps",
-                                      body: #"{"name": "a check", "startedAt": "2026-01-01T00:00:00Z", "finishedAt": "2026-01-01T00:00:01Z"}"#)
+            _ = try await client.send(
+                .POST, "/__orchestrate/steps",
+                body: #"{"name": "a check", "startedAt": "2026-01-01T00:00:00Z", "finishedAt": "2026-01-01T00:00:01Z"}"#)
             _ = try await client.send(.POST, "/__orchestrate/steps", body: #"{"keyword": "When ", "name": "I book"}"#)
             _ = try await client.send(.GET, "/api.test/x")
             try server.end()

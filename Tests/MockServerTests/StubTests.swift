@@ -18,14 +18,23 @@ func stub(_ json: String) throws -> Stub {
 struct StubTests {
     @Test("static and templated answers: path parameters, query, JSON body fields, seed and the frozen clock")
     func templates() async throws {
-        try await withMockServer(hosts: [:], configure: { configuration in
-            configuration.stubs = [
-                try stub(#"{"request": {"method": "GET", "host": "api.test", "path": "/v1/slots/{day}"},"#
-                         + #" "response": {"json": {"day": "{{request.params.day}}", "lang": "{{request.query.lang}}", "now": "{{now}}", "seed": "{{seed}}"}, "template": true}}"#),
-                try stub(#"{"request": {"method": "POST", "path": "/v1/echo"}, "response": {"status": 201, "body": "hi {{request.body.user.name}}, call {{call}}", "template": true}}"#),
-                try stub(#"{"request": {"path": "/v1/static"}, "response": {"status": 418, "headers": {"x-kind": "teapot"}, "body": "short and stout"}}"#),
-            ]
-        }) { server, client in
+        try await withMockServer(
+            hosts: [:],
+            configure: { configuration in
+                configuration.stubs = [
+                    try stub(
+                        #"{"request": {"method": "GET", "host": "api.test", "path": "/v1/slots/{day}"},"#
+                            + #" "response": {"json": {"day": "{{request.params.day}}", "lang": "{{request.query.lang}}", "now": "{{now}}", "seed": "{{seed}}"}, "template": true}}"#
+                    ),
+                    try stub(
+                        #"{"request": {"method": "POST", "path": "/v1/echo"}, "response": {"status": 201, "body": "hi {{request.body.user.name}}, call {{call}}", "template": true}}"#
+                    ),
+                    try stub(
+                        #"{"request": {"path": "/v1/static"}, "response": {"status": 418, "headers": {"x-kind": "teapot"}, "body": "short and stout"}}"#
+                    ),
+                ]
+            }
+        ) { server, client in
             try server.begin(MockSession(mode: .mock, seed: 42, now: "2026-01-02T03:04:05Z"))
             let slots = try await client.send(.GET, "/api.test/v1/slots/mon%20day?lang=fr")
             #expect(slots.status == 200 && slots.headers["content-type"] == "application/json")
@@ -46,12 +55,15 @@ struct StubTests {
 
     @Test("a sequence answers the nth call with the nth response, then repeats the last; a delay holds the answer")
     func sequenceAndDelay() async throws {
-        try await withMockServer(hosts: [:], configure: { configuration in
-            configuration.stubs = [
-                try stub(#"{"request": {"path": "/pay"}, "responses": [{"status": 500}, {"status": 503}, {"status": 200, "body": "paid"}]}"#),
-                try stub(#"{"request": {"path": "/slow"}, "response": {"body": "late", "delay": "400ms"}}"#),
-            ]
-        }) { server, client in
+        try await withMockServer(
+            hosts: [:],
+            configure: { configuration in
+                configuration.stubs = [
+                    try stub(#"{"request": {"path": "/pay"}, "responses": [{"status": 500}, {"status": 503}, {"status": 200, "body": "paid"}]}"#),
+                    try stub(#"{"request": {"path": "/slow"}, "response": {"body": "late", "delay": "400ms"}}"#),
+                ]
+            }
+        ) { server, client in
             try server.begin(MockSession(mode: .mock))
             var statuses: [Int] = []
             for _ in 0..<4 { statuses.append(try await client.send(.POST, "/api.test/pay").status) }
@@ -69,13 +81,16 @@ struct StubTests {
 
     @Test("pipelined requests are answered in the order they came, also when the first one is slow, and after a dribbled body")
     func pipelinedInOrder() async throws {
-        try await withMockServer(hosts: [:], configure: { configuration in
-            configuration.stubs = [
-                try stub(#"{"request": {"path": "/slow"}, "response": {"body": "late", "delay": "300ms"}}"#),
-                try stub(#"{"request": {"path": "/fast"}, "response": {"body": "quick"}}"#),
-                try stub(#"{"request": {"path": "/drip"}, "response": {"body": "0123456789", "fault": "dribble"}}"#),
-            ]
-        }) { server, _ in
+        try await withMockServer(
+            hosts: [:],
+            configure: { configuration in
+                configuration.stubs = [
+                    try stub(#"{"request": {"path": "/slow"}, "response": {"body": "late", "delay": "300ms"}}"#),
+                    try stub(#"{"request": {"path": "/fast"}, "response": {"body": "quick"}}"#),
+                    try stub(#"{"request": {"path": "/drip"}, "response": {"body": "0123456789", "fault": "dribble"}}"#),
+                ]
+            }
+        ) { server, _ in
             try server.begin(MockSession(mode: .mock))
             let request = { (path: String, last: Bool) in "GET /api.test/\(path) HTTP/1.1\r\nHost: x\r\n\(last ? "Connection: close\r\n" : "")\r\n" }
             let text = try await RawSocket.exchange(
@@ -91,11 +106,16 @@ struct StubTests {
 
     @Test("a collection keeps state: create, read, update, delete by id, and set through the control API")
     func collection() async throws {
-        try await withMockServer(hosts: [:], configure: { configuration in
-            configuration.stubs = [
-                try stub(#"{"request": {"host": "api.clinic.test", "path": "/v1/appointments"}, "collection": {"name": "appointments", "items": [{"id": 1, "day": "mon"}]}}"#),
-            ]
-        }) { server, client in
+        try await withMockServer(
+            hosts: [:],
+            configure: { configuration in
+                configuration.stubs = [
+                    try stub(
+                        #"{"request": {"host": "api.clinic.test", "path": "/v1/appointments"}, "collection": {"name": "appointments", "items": [{"id": 1, "day": "mon"}]}}"#
+                    )
+                ]
+            }
+        ) { server, client in
             try server.begin(MockSession(mode: .mock))
             let created = try await client.send(.POST, "/api.clinic.test/v1/appointments", body: #"{"day": "tue"}"#)
             #expect(try created.status == 201 && created.json()["id"] as? Int == 2)
@@ -124,8 +144,9 @@ struct StubTests {
                     _ = try await client.send(.GET, "/api.test/v1/profile")
                     try server.end()
                     try server.begin(MockSession(mode: .replay, cassettePath: cassette))
-                    let added = try await client.send(.POST, "/__orchestrate/stubs",
-                                                      body: #"[{"name": "down", "request": {"path": "/v1/profile"}, "response": {"status": 503}}]"#)
+                    let added = try await client.send(
+                        .POST, "/__orchestrate/stubs",
+                        body: #"[{"name": "down", "request": {"path": "/v1/profile"}, "response": {"status": 503}}]"#)
                     #expect(added.status == 201)
                     #expect(try await client.send(.GET, "/api.test/v1/profile").status == 503)
                     let bad = try await client.send(.POST, "/__orchestrate/stubs", body: #"{"request": {"path": "x"}, "response": {"stauts": 1}}"#)
@@ -145,9 +166,12 @@ struct StubTests {
         try await TemporaryDirectory.with { directory in
             try await TestUpstream.with { upstream in
                 let cassette = directory.file("h.har")
-                try await withMockServer(hosts: ["api.test": upstream.url], configure: { configuration in
-                    configuration.stubs = [try stub(#"{"request": {"path": "/v1/flags"}, "response": {"json": {"beta": true}}}"#)]
-                }) { server, client in
+                try await withMockServer(
+                    hosts: ["api.test": upstream.url],
+                    configure: { configuration in
+                        configuration.stubs = [try stub(#"{"request": {"path": "/v1/flags"}, "response": {"json": {"beta": true}}}"#)]
+                    }
+                ) { server, client in
                     try server.begin(MockSession(mode: .hybrid, cassettePath: directory.file("none.har")))
                     #expect(try await client.send(.GET, "/api.test/v1/flags").body == #"{"beta":true}"#)
                     #expect(try await client.send(.GET, "/api.test/v1/live").json()["upstream"] as? String == "upstream")

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Logging
 import MockServer
 import OrchestrateKit
@@ -9,6 +6,10 @@ import OrchestrateModel
 import OrchestrateTesting
 import Synchronization
 import Testing
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 
 /// What the steps of these tests drive: an "app" that reaches its backend only through OrchestrateKit's URLs.
 final class NotesApp: Sendable {
@@ -80,10 +81,11 @@ final class NotesApp: Sendable {
         let recorded = await runner.main(arguments: []) { recordApp }
         try server.end()
         #expect(recorded == 1, "\(lines.withLock { $0 })")
-        #expect(lines.withLock { $0 }.joined(separator: "\n").contains(
-            " ms)\n             no step definition matches \"nothing else happens\"; add one: "
-                + #"steps.then("nothing else happens") { world, match in … }"#
-        ))
+        #expect(
+            lines.withLock { $0 }.joined(separator: "\n").contains(
+                " ms)\n             no step definition matches \"nothing else happens\"; add one: "
+                    + #"steps.then("nothing else happens") { world, match in … }"#
+            ))
 
         // Replayed with the upstream gone: the same e-mail comes back, so the same requests match.
         await upstream.stop()
@@ -99,10 +101,11 @@ final class NotesApp: Sendable {
         #expect(result.steps.map(\.status) == [.passed, .passed, .passed, .undefined])
         let steps = events.compactMap { event -> Step? in if case .step(let step, _) = event { step } else { nil } }
         #expect(steps.count == 8)
-        #expect(steps.prefix(4).map { "\($0.keyword)\($0.name): \($0.status)" } == [
-            "Given a new user signs up: passed", "When they write 2 notes: passed",
-            "Then the list shows \"2 notes\": passed", "Then nothing else happens: undefined",
-        ])
+        #expect(
+            steps.prefix(4).map { "\($0.keyword)\($0.name): \($0.status)" } == [
+                "Given a new user signs up: passed", "When they write 2 notes: passed",
+                "Then the list shows \"2 notes\": passed", "Then nothing else happens: undefined",
+            ])
         #expect(steps.allSatisfy { $0.finishedAt != nil && $0.finishedAt! >= $0.startedAt })
         let exchanges = events.compactMap { event -> Exchange? in if case .exchange(let exchange) = event { exchange } else { nil } }
         #expect(exchanges.count == 6)
@@ -155,7 +158,9 @@ extension ScenarioRunnerTests {
         let result = await runner.run(try Pickle(json: Self.pickle), world: NotesApp(environment: OrchestrateEnvironment([:])))
         #expect(result.steps.map(\.status) == [.ambiguous, .skipped, .skipped, .skipped])
         let message = try #require(result.failure?.error)
-        #expect(message.contains(#""a new user signs up" matches 2 step definitions: "a new user signs up" (OrchestrateKitTests/ScenarioRunnerTests.swift:"#))
+        #expect(
+            message.contains(
+                #""a new user signs up" matches 2 step definitions: "a new user signs up" (OrchestrateKitTests/ScenarioRunnerTests.swift:"#))
         #expect(message.contains(#""a new (user|patient) signs up" (OrchestrateKitTests/ScenarioRunnerTests.swift:"#))
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
-@testable import OrchestrateKit
 import Testing
+
+@testable import OrchestrateKit
 
 @Suite struct StepExpressionTests {
     static let matches: [(String, String, [StepValue]?)] = [

@@ -5,9 +5,9 @@ import Testing
 /// command's process group, and what the report says.
 @Suite("Attempt lifecycle in the supervisor")
 struct AttemptLifecycleTests {
-    static let exited0: Int32 = 0            // waitpid status of exit(0)
-    static let exited3: Int32 = 3 << 8       // exit(3)
-    static let killed: Int32 = 9             // terminated by SIGKILL
+    static let exited0: Int32 = 0  // waitpid status of exit(0)
+    static let exited3: Int32 = 3 << 8  // exit(3)
+    static let killed: Int32 = 9  // terminated by SIGKILL
 
     @Test("a command that exits with an empty group ends when its output closes")
     func exits() {

@@ -130,7 +130,9 @@ struct SupervisedProcessTests {
         #expect(output.utf8.count < 2200)
     }
 
-    @Test("a process running as another user is possible for root (PostgreSQL refuses root)", .enabled(if: geteuid() == 0, "only root may run a command as another user"))
+    @Test(
+        "a process running as another user is possible for root (PostgreSQL refuses root)",
+        .enabled(if: geteuid() == 0, "only root may run a command as another user"))
     func otherUser() async throws {
         // getpwnam's answer lives in a static buffer another test may reuse: copy the ids at once.
         let entry = try #require(getpwnam("nobody"), "no user nobody")

@@ -83,13 +83,16 @@ struct FlakinessScoreTests {
             // flips in three pairs.
             try await Self.record(Self.attempts("PF", revision: "r1") + Self.attempts("FP", revision: "r2"), of: "revisions", in: database)
             // Replay always passes and live always fails, taking turns: no flip in either kind of backend.
-            let alternating = (0..<6).flatMap { _ in [Attempt(revision: "r1", mode: .replay, passed: true), Attempt(revision: "r1", mode: .live, passed: false)] }
+            let alternating = (0..<6).flatMap { _ in
+                [Attempt(revision: "r1", mode: .replay, passed: true), Attempt(revision: "r1", mode: .live, passed: false)]
+            }
             try await Self.record(alternating, of: "backends", in: database)
             // Record is live's kind of backend, mock and hybrid are replay's.
-            try await Self.record([
-                Attempt(revision: "r1", mode: .record, passed: true), Attempt(revision: "r1", mode: .mock, passed: false),
-                Attempt(revision: "r1", mode: .live, passed: true), Attempt(revision: "r1", mode: .hybrid, passed: false),
-            ], of: "kinds", in: database)
+            try await Self.record(
+                [
+                    Attempt(revision: "r1", mode: .record, passed: true), Attempt(revision: "r1", mode: .mock, passed: false),
+                    Attempt(revision: "r1", mode: .live, passed: true), Attempt(revision: "r1", mode: .hybrid, passed: false),
+                ], of: "kinds", in: database)
             let revisions = try #require(try await Self.score(of: "revisions", in: database))
             #expect(revisions.transitions == 2 && revisions.flips == 2 && abs(revisions.score - 3.0 / 12) < 1e-12, "\(revisions)")
             let backends = try #require(try await Self.score(of: "backends", in: database))

@@ -32,9 +32,10 @@ struct NetworkLogWriterTests {
     ) async throws {
         try await TemporaryDirectory.with { directory in
             try await withTestDatabase { database in
-                let writer = NetworkLogWriter(store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"),
-                                              memoryLimit: memoryLimit, batchRows: batchRows, chunkRows: chunkRows,
-                                              logger: Logger(label: "test"))
+                let writer = NetworkLogWriter(
+                    store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"),
+                    memoryLimit: memoryLimit, batchRows: batchRows, chunkRows: chunkRows,
+                    logger: Logger(label: "test"))
                 try await body(writer, database, try await makeRunningAttempt(in: database), directory)
             }
         }
@@ -50,20 +51,24 @@ struct NetworkLogWriterTests {
                 try await blocker.query("LOCK TABLE exchanges IN ACCESS EXCLUSIVE MODE", logger: Logger(label: "test"))
                 let clock = ContinuousClock.now
                 for sequence in 1...1_000 { writer.append(Self.exchange(sequence), attemptID: attemptID) }
-                writer.append(Step(position: 1, keyword: "Given ", name: "a step", status: "passed", startedAt: Date(), finishedAt: Date()), attemptID: attemptID)
+                writer.append(
+                    Step(position: 1, keyword: "Given ", name: "a step", status: "passed", startedAt: Date(), finishedAt: Date()),
+                    attemptID: attemptID)
                 #expect(ContinuousClock.now - clock < .seconds(2))
                 #expect(writer.spooled >= 900)
                 // The loop may already be sending the spool (moved aside while the COPY waits for the lock).
                 let spool = directory.file("spool/exchanges-v5-\(getpid()).copy")
                 #expect(FileManager.default.fileExists(atPath: spool) || FileManager.default.fileExists(atPath: spool + ".sending"))
                 // The writer's COPY waits for the lock before the table is let go.
-                #expect(try await eventually {
-                    let rows = try await database.client.query(
-                        "SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'COPY%'", logger: Logger(label: "test")
-                    )
-                    for try await waiting in rows.decode(Int.self) { return waiting > 0 }
-                    return false
-                })
+                #expect(
+                    try await eventually {
+                        let rows = try await database.client.query(
+                            "SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'COPY%'",
+                            logger: Logger(label: "test")
+                        )
+                        for try await waiting in rows.decode(Int.self) { return waiting > 0 }
+                        return false
+                    })
                 try await blocker.query("COMMIT", logger: Logger(label: "test"))
             }
             #expect(await writer.close() == 0)
@@ -103,7 +108,7 @@ struct NetworkLogWriterTests {
 
     @Test("a full batch is written without waiting out the pause; fewer rows wait for it")
     func fullBatchGoesAtOnce() async throws {
-        try await withWriter(batchRows: 10) { writer, database, attemptID, _ in
+        try await withWriter(batchRows: 10) { (writer, database, attemptID, _) async throws in
             writer.start(interval: .seconds(90))
             for sequence in 1...9 { writer.append(Self.exchange(sequence), attemptID: attemptID) }
             #expect(await holds(for: .milliseconds(500)) { writer.written == 0 }, "nine rows wait for the pause")

@@ -10,16 +10,18 @@ struct RunStoreTests {
     func planReadsBack() async throws {
         try await withTestDatabase { database in
             let scenarios = [
-                Scenario(id: "login", name: "Log in", command: "make login", tags: ["smoke", "auth"], timeoutMilliseconds: 5_000,
-                         environment: ["USER": "ann", "QUOTE": "say \"hi\"\n"], uri: "features/login.feature", line: 12),
+                Scenario(
+                    id: "login", name: "Log in", command: "make login", tags: ["smoke", "auth"], timeoutMilliseconds: 5_000,
+                    environment: ["USER": "ann", "QUOTE": "say \"hi\"\n"], uri: "features/login.feature", line: 12),
                 Scenario(id: "no-tags", name: "No tags", command: "true", timeoutMilliseconds: 1_000),
                 Scenario(id: "one-tag", name: "One tag, unicode ✓", command: "echo ✓", tags: ["wip"], timeoutMilliseconds: 2_000),
                 Scenario(id: "empty-again", name: "Empty again", command: "true", tags: [], timeoutMilliseconds: 3_000, line: 7),
                 Scenario(id: "last", name: "Last", command: "true", tags: ["a", "b", "c"], timeoutMilliseconds: 4_000),
             ]
             let runs = RunStore(database: database)
-            let plan = RunPlan(host: "test", gitRevision: "abc", workingDirectory: "/tmp", configPath: "orchestrate.yml",
-                               mode: .replay, workers: 2, retries: 1, scenarios: scenarios)
+            let plan = RunPlan(
+                host: "test", gitRevision: "abc", workingDirectory: "/tmp", configPath: "orchestrate.yml",
+                mode: .replay, workers: 2, retries: 1, scenarios: scenarios)
             let planned = try await runs.create(plan)
             // Never seen passing: no expected durations yet (they run first).
             #expect(planned.expected.count == scenarios.count && planned.expected.values.allSatisfy { $0 == nil })
@@ -31,8 +33,9 @@ struct RunStoreTests {
             var changed = scenarios
             changed[1].tags = ["now-tagged"]
             changed[1].name = "Renamed"
-            let again = RunPlan(host: "test", gitRevision: "abc", workingDirectory: "/tmp", configPath: nil,
-                                mode: .replay, workers: 2, retries: 0, scenarios: changed)
+            let again = RunPlan(
+                host: "test", gitRevision: "abc", workingDirectory: "/tmp", configPath: nil,
+                mode: .replay, workers: 2, retries: 0, scenarios: changed)
             try await runs.create(again)
             #expect(try await runs.report(again.id).scenarios.map(\.scenario) == changed)
         }

@@ -82,13 +82,17 @@ struct ClinicExampleTests {
 
             let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
             let lastRun = "(SELECT id FROM runs ORDER BY created_at DESC LIMIT 1)"
-            let steps = try await queryRows(database, """
+            let steps = try await queryRows(
+                database,
+                """
                 SELECT s.keyword || s.name, s.status, extract(epoch FROM s.finished_at - s.started_at)::float8,
                        (SELECT count(*)::int FROM exchange_log e WHERE e.attempt_id = s.attempt_id AND e.step = s.position)
                 FROM steps s JOIN attempts a ON a.id = s.attempt_id WHERE a.run_id = \(lastRun)
                 ORDER BY a.scenario_id, s.position
                 """, as: (String, String, Double, Int32).self)
-            let exchanges = try await queryRows(database, """
+            let exchanges = try await queryRows(
+                database,
+                """
                 SELECT e.mode, e.matched, e.status FROM exchanges e JOIN attempts a ON a.id = e.attempt_id WHERE a.run_id = \(lastRun)
                 """, as: (String, Bool, Int32?).self)
             // 8 scenarios, 25 steps, every one passed, timed and attributed.
@@ -110,7 +114,9 @@ struct ClinicExampleTests {
     @Test("a replay hands the scenario its recording's frozen clock and seed; live gets the run's own")
     func frozenClock() async throws {
         try await TemporaryDirectory.with { directory in
-            try directory.write("orchestrate.yml", """
+            try directory.write(
+                "orchestrate.yml",
+                """
                 suite:
                   scenarios:
                     - { id: clock, command: "echo \\"now=$ORCHESTRATE_NOW seed=$ORCHESTRATE_SEED\\"" }
@@ -136,7 +142,9 @@ struct ClinicExampleTests {
                 .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
             #expect(seen.count == 3)
             #expect(seen[1] == seen[0], "replay sees the recording's clock and seed")
-            #expect(seen[2] != seen[0] && seen[2].hasSuffix(String(seen[0].split(separator: " ").last!)), "live has its own clock, the same seed: \(seen)")
+            #expect(
+                seen[2] != seen[0] && seen[2].hasSuffix(String(seen[0].split(separator: " ").last!)), "live has its own clock, the same seed: \(seen)"
+            )
         }
     }
 }

@@ -56,10 +56,11 @@ struct GherkinCommandTests {
             #expect(bad.exitCode == 2)
             let errors = try lines(bad.stdout).compactMap { $0["parseError"] as? [String: Any] }
             // In the order Cucumber finds them: the table is checked when it ends, after the line that broke it.
-            #expect(errors.map { $0["message"] as? String } == [
-                "(6:1): expected: #EOF, #TableRow, #DocStringSeparator, #StepLine, #TagLine, #ExamplesLine, #ScenarioLine, #RuleLine, #Comment, #Empty, got 'not gherkin here'",
-                "(5:7): inconsistent cell count within the table",
-            ])
+            #expect(
+                errors.map { $0["message"] as? String } == [
+                    "(6:1): expected: #EOF, #TableRow, #DocStringSeparator, #StepLine, #TagLine, #ExamplesLine, #ScenarioLine, #RuleLine, #Comment, #Empty, got 'not gherkin here'",
+                    "(5:7): inconsistent cell count within the table",
+                ])
             #expect(bad.stderr.contains("broken.feature:5:7: inconsistent cell count within the table"), "\(bad.stderr)")
             #expect(bad.stderr.contains("missing.feature: no such file"), "\(bad.stderr)")
         }
@@ -70,7 +71,9 @@ struct GherkinCommandTests {
         try await TemporaryDirectory.with { directory in
             try directory.write("Features/shop/checkout.feature", Self.checkout)
             try directory.write("Features/search.feature", "Feature: Search\n  @smoke\n  Scenario: by name\n    When I search\n")
-            try directory.write("orchestrate.yml", """
+            try directory.write(
+                "orchestrate.yml",
+                """
                 workers: 2
                 suite:
                   command: "printf '%s|%s|%s|%s|%s\\n' {uri} {line} {name} \\"$ORCHESTRATE_GHERKIN_URI\\" \\"$ORCHESTRATE_GHERKIN_LINE\\" >> ran.txt"
@@ -80,21 +83,23 @@ struct GherkinCommandTests {
             let listed = try await cli.run(["scenarios", "--format", "json"])
             #expect(listed.exitCode == 0, "\(listed.stderr)")
             let ids = try #require(try json(listed.stdout) as? [[String: Any]]).compactMap { $0["id"] as? String }
-            #expect(Set(ids) == [
-                "Features/search.feature: by name",
-                "Features/shop/checkout.feature: paying with <method> [method=visa, result=paid]",
-                "Features/shop/checkout.feature: paying with <method> [method=amex, result=declined]",
-                "Features/shop/checkout.feature: a return",
-            ])
+            #expect(
+                Set(ids) == [
+                    "Features/search.feature: by name",
+                    "Features/shop/checkout.feature: paying with <method> [method=visa, result=paid]",
+                    "Features/shop/checkout.feature: paying with <method> [method=amex, result=declined]",
+                    "Features/shop/checkout.feature: a return",
+                ])
 
             // An outline's line selects its rows; a row's line that row; a plain file path all its scenarios.
             let outline = try await cli.run(["run", "--only", "Features/shop/checkout.feature:7", "--progress", "none"])
             #expect(outline.exitCode == 0, "\(outline.stderr)")
             var ran = try String(contentsOfFile: directory.file("ran.txt"), encoding: .utf8).split(separator: "\n").sorted()
-            #expect(ran == [
-                "Features/shop/checkout.feature|14|paying with visa|Features/shop/checkout.feature|14",
-                "Features/shop/checkout.feature|15|paying with amex|Features/shop/checkout.feature|15",
-            ])
+            #expect(
+                ran == [
+                    "Features/shop/checkout.feature|14|paying with visa|Features/shop/checkout.feature|14",
+                    "Features/shop/checkout.feature|15|paying with amex|Features/shop/checkout.feature|15",
+                ])
             try FileManager.default.removeItem(atPath: directory.file("ran.txt"))
             let row = try await cli.run(["run", "--only", "Features/shop/checkout.feature:15", "Features/search.feature", "--progress", "none"])
             #expect(row.exitCode == 0, "\(row.stderr)")
@@ -104,8 +109,12 @@ struct GherkinCommandTests {
             #expect(nothing.exitCode == 2 && nothing.stderr.contains("no such scenario id or feature FILE[:LINE]"), "\(nothing.stderr)")
 
             // Rows and scenarios reordered: the ids, and so the history (expected durations), stay.
-            try directory.write("Features/shop/checkout.feature", Self.checkout
-                .replacingOccurrences(of: "      | visa   | paid     |\n      | amex   | declined |", with: "      | amex   | declined |\n      | visa   | paid     |"))
+            try directory.write(
+                "Features/shop/checkout.feature",
+                Self.checkout
+                    .replacingOccurrences(
+                        of: "      | visa   | paid     |\n      | amex   | declined |",
+                        with: "      | amex   | declined |\n      | visa   | paid     |"))
             let again = try await cli.run(["scenarios", "--format", "json"])
             let entries = try #require(try json(again.stdout) as? [[String: Any]])
             let amex = try #require(entries.first { ($0["id"] as? String)?.contains("method=amex") == true })
@@ -138,7 +147,9 @@ struct GherkinCommandTests {
     @Test("steps a scenario writes as Cucumber Messages NDJSON or Cucumber JSON land in PostgreSQL with their timings, exchanges under them")
     func stepReports() async throws {
         try await TemporaryDirectory.with { directory in
-            try directory.write("Features/reports.feature", """
+            try directory.write(
+                "Features/reports.feature",
+                """
                 Feature: Reports
                   Scenario: messages
                     Given the app is open
@@ -150,7 +161,9 @@ struct GherkinCommandTests {
                     Then a failing step
                 """)
             // A runner that reports as Cucumber does: timestamps around each step; the "When" step calls the backend.
-            try directory.write("runner.py", """
+            try directory.write(
+                "runner.py",
+                """
                 import json, os, sys, time, urllib.request
                 out = os.environ["ORCHESTRATE_ARTIFACTS_DIR"]
                 def ts():
@@ -184,7 +197,9 @@ struct GherkinCommandTests {
                     with open(os.path.join(out, "cucumber.json"), "w") as f:
                         json.dump(report, f)
                 """)
-            try directory.write("orchestrate.yml", """
+            try directory.write(
+                "orchestrate.yml",
+                """
                 workers: 2
                 suite:
                   command: "python3 runner.py {name}"
@@ -201,19 +216,22 @@ struct GherkinCommandTests {
             #expect(run.exitCode == 0, "\(run.stdout)\(run.stderr)")
 
             let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
-            let steps = try await queryRows(database, """
+            let steps = try await queryRows(
+                database,
+                """
                 SELECT sc.name, s.keyword, s.name, s.position, extract(epoch FROM s.finished_at - s.started_at)::float8, s.error,
                        (SELECT count(*)::int FROM exchange_log e WHERE e.attempt_id = s.attempt_id AND e.step = s.position)
                 FROM steps s JOIN attempts a ON a.id = s.attempt_id JOIN scenarios sc ON sc.id = a.scenario_id
                 ORDER BY sc.name, s.position
                 """, as: (String, String, String, Int32, Double, String?, Int32).self)
-            #expect(steps.map { "\($0.0)|\($0.1)\($0.2)|\($0.3)|\($0.6)" } == [
-                "cucumber json|Given a step|1|0",
-                "cucumber json|Then a failing step|2|0",
-                "messages|Given the app is open|1|0",
-                "messages|When I load the slots|2|1",
-                "messages|Then I see them|3|0",
-            ])
+            #expect(
+                steps.map { "\($0.0)|\($0.1)\($0.2)|\($0.3)|\($0.6)" } == [
+                    "cucumber json|Given a step|1|0",
+                    "cucumber json|Then a failing step|2|0",
+                    "messages|Given the app is open|1|0",
+                    "messages|When I load the slots|2|1",
+                    "messages|Then I see them|3|0",
+                ])
             #expect(steps.allSatisfy { $0.4 >= 0.019 }, "every step has its duration: \(steps.map(\.4))")
             #expect(steps[1].5 == "expected 2, got 3")
 

@@ -12,7 +12,9 @@ struct HTMLReportTests {
         try await TemporaryDirectory.with { directory in
             try directory.write("payload.txt", Self.payload)
             // The upstream echoes the request body back: the payload is in the request and in the response.
-            try directory.write("orchestrate.yml", """
+            try directory.write(
+                "orchestrate.yml",
+                """
                 workers: 1
                 suite:
                   scenarios:
@@ -46,7 +48,8 @@ struct HTMLReportTests {
 enum Chromium {
     static func dumpDOM(_ path: String, profile: String) throws -> String {
         let candidates = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
-        let browser = try #require(candidates.first { FileManager.default.isExecutableFile(atPath: $0) }, "no Chromium: make test installs it (apt-get install chromium)")
+        let browser = try #require(
+            candidates.first { FileManager.default.isExecutableFile(atPath: $0) }, "no Chromium: make test installs it (apt-get install chromium)")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
         process.arguments = [

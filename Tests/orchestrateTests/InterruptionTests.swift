@@ -12,7 +12,9 @@ import Glibc
 struct InterruptionTests {
     /// Quick scenarios count their executions in files; `slow` blocks on its first execution only.
     func writeSuite(_ directory: TemporaryDirectory) throws {
-        try directory.write("orchestrate.yml", """
+        try directory.write(
+            "orchestrate.yml",
+            """
             workers: 2
             suite:
               timeout: 120s
@@ -37,7 +39,8 @@ struct InterruptionTests {
         let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
         let ready = try await eventually(timeout: .seconds(30)) {
             guard FileManager.default.fileExists(atPath: directory.file("slow.blocked")) else { return false }
-            return try await queryRows(database, "SELECT count(*) FROM attempts WHERE state = 'finished'", as: Int64.self) == [4]
+            let finished = try await queryRows(database, "SELECT count(*) FROM attempts WHERE state = 'finished'", as: Int64.self)
+            return finished.first == 4
         }
         #expect(ready)
         return try #require(Int32(directory.read("slow.blocked").trimmingCharacters(in: .whitespacesAndNewlines)))

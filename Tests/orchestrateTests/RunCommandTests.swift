@@ -25,7 +25,9 @@ struct RunCommandTests {
     @Test("outcomes, retries and the exit code: a failure fails the run, a flaky pass does not")
     func outcomes() async throws {
         try await TemporaryDirectory.with { directory in
-            try directory.write("orchestrate.yml", """
+            try directory.write(
+                "orchestrate.yml",
+                """
                 workers: 3
                 retries: 1
                 suite:
@@ -61,7 +63,9 @@ struct RunCommandTests {
     @Test("every attempt gets the env contract and a private HOME, TMPDIR and artifacts folder")
     func environment() async throws {
         try await TemporaryDirectory.with { directory in
-            try directory.write("orchestrate.yml", """
+            try directory.write(
+                "orchestrate.yml",
+                """
                 workers: 2
                 suite:
                   command: "env > $ORCHESTRATE_ARTIFACTS_DIR/env.txt; pwd > $ORCHESTRATE_ARTIFACTS_DIR/pwd.txt; ls -A $HOME $TMPDIR > $ORCHESTRATE_ARTIFACTS_DIR/leftovers.txt; touch $HOME/dotfile $TMPDIR/scratch"
@@ -118,7 +122,9 @@ struct RunCommandTests {
     @Test("an attempt's folder keeps what it left and, unless it passed, its output; a quiet pass leaves no folder")
     func attemptFolders() async throws {
         try await TemporaryDirectory.with { directory in
-            try directory.write("orchestrate.yml", """
+            try directory.write(
+                "orchestrate.yml",
+                """
                 workers: 1
                 suite:
                   scenarios:
@@ -145,7 +151,8 @@ struct RunCommandTests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: directory.file(folder("silent-failure"))).isEmpty)
             // Every attempt's output is also in PostgreSQL.
             let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
-            let output = try await queryRows(database, "SELECT scenario_id, stdout, stderr FROM attempts WHERE scenario_id = 'chatty'", as: (String, String, String).self)
+            let output = try await queryRows(
+                database, "SELECT scenario_id, stdout, stderr FROM attempts WHERE scenario_id = 'chatty'", as: (String, String, String).self)
             #expect(output.first.map { [$0.1, $0.2] } == ["hello\n", "warning\n"], "\(output)")
         }
     }
@@ -153,7 +160,9 @@ struct RunCommandTests {
     @Test("bad config names file:line:column, exits 2 and starts nothing")
     func badConfig() async throws {
         try await TemporaryDirectory.with { directory in
-            try directory.write("orchestrate.yml", """
+            try directory.write(
+                "orchestrate.yml",
+                """
                 workers: 2
                 suite:
                   scenarios:
@@ -179,7 +188,9 @@ struct RunCommandTests {
     @Test("--tags selects scenarios by a tag expression in scenarios and run; a bad expression exits 2 and starts nothing")
     func tagSelection() async throws {
         try await TemporaryDirectory.with { directory in
-            try directory.write("orchestrate.yml", """
+            try directory.write(
+                "orchestrate.yml",
+                """
                 workers: 2
                 suite:
                   scenarios:
@@ -198,7 +209,9 @@ struct RunCommandTests {
 
             let bad = try await cli.run(["run", "--tags", "@smoke and or @wip"])
             #expect(bad.exitCode == 2)
-            #expect(bad.stderr.contains(#"Tag expression "@smoke and or @wip" could not be parsed because of syntax error: Expected operand."#), "\(bad.stderr)")
+            #expect(
+                bad.stderr.contains(#"Tag expression "@smoke and or @wip" could not be parsed because of syntax error: Expected operand."#),
+                "\(bad.stderr)")
             let none = try await cli.run(["run", "--tags", "@nightly"])
             #expect(none.exitCode == 2 && none.stderr.contains("no scenario"), "\(none.stderr)")
             #expect(!FileManager.default.fileExists(atPath: directory.file("ran-login")))
@@ -227,8 +240,11 @@ struct RunCommandTests {
     @Test("two concurrent runs on one host never share a port; each slot holds its port")
     func portsAreUnique() async throws {
         try await TemporaryDirectory.with { directory in
-            let probe = #"python3 -c 'import socket,sys; s=socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1])))' $ORCHESTRATE_MOCK_PORT 2>/dev/null && echo free || echo held"#
-            try directory.write("orchestrate.yml", """
+            let probe =
+                #"python3 -c 'import socket,sys; s=socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1])))' $ORCHESTRATE_MOCK_PORT 2>/dev/null && echo free || echo held"#
+            try directory.write(
+                "orchestrate.yml",
+                """
                 workers: 3
                 suite:
                   command: "echo $ORCHESTRATE_MOCK_PORT $ORCHESTRATE_WORKER $(\(probe.replacingOccurrences(of: "\"", with: "\\\""))) >> ports-$RUN_NAME; sleep 0.3"
@@ -271,7 +287,9 @@ struct MockRunTests {
         try await TemporaryDirectory.with { directory in
             let upstream = try await TestUpstream.start()
             // The "app": reaches its backend only through the mock URL, and checks what it got.
-            try directory.write("fetch.py", """
+            try directory.write(
+                "fetch.py",
+                """
                 import json, os, sys, urllib.request
                 def step(**fields):
                     request = urllib.request.Request(os.environ["ORCHESTRATE_CONTROL_URL"] + "/steps", data=json.dumps(fields).encode(), method="POST")
@@ -285,7 +303,9 @@ struct MockRunTests {
                 step(status="passed" if ok else "failed")
                 sys.exit(0 if ok else 1)
                 """)
-            try directory.write("orchestrate.yml", """
+            try directory.write(
+                "orchestrate.yml",
+                """
                 workers: 2
                 suite:
                   command: "python3 fetch.py {id}"
@@ -307,13 +327,16 @@ struct MockRunTests {
             #expect(upstream.hits.withLock { $0 } == 3)
 
             let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
-            let rows = try await queryRows(database, "SELECT mode, matched, status FROM exchanges ORDER BY mode, attempt_id, sequence", as: (String, Bool, Int32).self)
+            let rows = try await queryRows(
+                database, "SELECT mode, matched, status FROM exchanges ORDER BY mode, attempt_id, sequence", as: (String, Bool, Int32).self)
             #expect(rows.count == 6)
             #expect(rows.allSatisfy { $0.1 && $0.2 == 200 })
             #expect(rows.map(\.0).sorted() == ["record", "record", "record", "replay", "replay", "replay"])
 
             // Each exchange under the step that was open, with the step's timing.
-            let steps = try await queryRows(database, """
+            let steps = try await queryRows(
+                database,
+                """
                 SELECT s.name, s.status, count(e.attempt_id)::int, bool_and(s.finished_at >= s.started_at)
                 FROM steps s LEFT JOIN exchanges e ON e.attempt_id = s.attempt_id AND e.step_position = s.position
                 GROUP BY s.attempt_id, s.position, s.name, s.status ORDER BY s.name

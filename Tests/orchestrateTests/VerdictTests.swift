@@ -20,7 +20,9 @@ struct VerdictTests {
             try await backend.started()
             try ClinicExampleTests.project(in: directory, backendPort: backend.port)
             // A scenario that fails whatever the backend says: the bot never answers this.
-            try directory.write("Features/farewell.feature", """
+            try directory.write(
+                "Features/farewell.feature",
+                """
                 Feature: Farewell
                   Scenario: The bot says goodbye
                     Given I open the app
@@ -35,7 +37,8 @@ struct VerdictTests {
             let greeting = directory.file("Recordings/Features/chat/The_bot_greets_whoever_says_hello__greeting_Hello_.har")
             let cassette = try String(contentsOfFile: greeting, encoding: .utf8)
             #expect(cassette.contains("Hello! How can I help?"))
-            try Data(cassette.replacingOccurrences(of: "Hello! How can I help?", with: "Hi! How can I help?").utf8).write(to: URL(fileURLWithPath: greeting))
+            try Data(cassette.replacingOccurrences(of: "Hello! How can I help?", with: "Hi! How can I help?").utf8).write(
+                to: URL(fileURLWithPath: greeting))
             // The backend's content changed: the bot now offers "SURE" instead of "OK" (drift).
             backend.stop()
             let changed = try Backend(log: directory.file("backend-sure.log"), environment: ["CLINIC_CHAT_ANSWER": "SURE"])
@@ -46,11 +49,15 @@ struct VerdictTests {
             let compare = try await cli.run(["run", "--mode", "compare", "--workers", "4", "--retries", "0", "--progress", "none"])
             #expect(compare.exitCode == 1, "\(compare.stdout)\(compare.stderr)")
             #expect(compare.stdout.contains("verdicts: 6 stable, 1 failing, 1 drift, 1 stale-recording"), "\(compare.stdout)")
-            #expect(compare.stdout.contains(#"step 2 “When I tell the bot "I need an appointment"”: POST api.clinic.test/v1/chat/messages $.options[0].label: "OK" → "SURE""#),
-                    "\(compare.stdout)")
+            #expect(
+                compare.stdout.contains(
+                    #"step 2 “When I tell the bot "I need an appointment"”: POST api.clinic.test/v1/chat/messages $.options[0].label: "OK" → "SURE""#),
+                "\(compare.stdout)")
 
             let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
-            let rows = try await queryRows(database, """
+            let rows = try await queryRows(
+                database,
+                """
                 SELECT scenario_id, verdict, verdict_reason, evidence::text, lanes::text FROM run_scenarios
                 WHERE run_id = (SELECT id FROM runs ORDER BY created_at DESC LIMIT 1)
                 """, as: (String, String, String, String, String).self)
@@ -59,7 +66,8 @@ struct VerdictTests {
             #expect(verdicts[Self.staleScenario] == "stale-recording")
             #expect(verdicts[Self.failingScenario] == "failing")
             #expect(verdicts.values.filter { $0 == "stable" }.count == 6, "\(verdicts)")
-            #expect(rows.allSatisfy { $0.4.contains("\"live\"") && $0.4.contains("\"replay\"") }, "every scenario ran in both lanes: \(rows.map(\.4))")
+            #expect(
+                rows.allSatisfy { $0.4.contains("\"live\"") && $0.4.contains("\"replay\"") }, "every scenario ran in both lanes: \(rows.map(\.4))")
 
             let evidence = try #require(rows.first { $0.0 == Self.driftScenario }).3
             let differences = try #require(try JSONSerialization.jsonObject(with: Data(evidence.utf8)) as? [[String: Any]])
@@ -75,7 +83,9 @@ struct VerdictTests {
             #expect(reply["stepName"] as? String == #"When I tell the bot "Hello""#)
 
             // The two lanes of every scenario ran on different worker slots (each with its own mock server).
-            let lanes = try await queryRows(database, """
+            let lanes = try await queryRows(
+                database,
+                """
                 SELECT scenario_id, count(DISTINCT worker)::int FROM attempts
                 WHERE run_id = (SELECT id FROM runs ORDER BY created_at DESC LIMIT 1) GROUP BY scenario_id
                 """, as: (String, Int).self)
@@ -89,21 +99,24 @@ struct VerdictTests {
             let hars = attachments.filter { $0.hasSuffix(".har") }
             #expect(hars.contains { $0.contains("chat.feature__The_bot_offers_to_book_an_appointment/live-attempt-1.har") }, "\(attachments)")
             #expect(hars.count == 4, "the drift's live attempt, the stale replay, both lanes of the failure: \(hars)")
-            let parsed = try Python.lines(script: """
-                import json, sys
-                from haralyzer import HarParser
-                from junitparser import JUnitXml
-                for path in sys.argv[2:]:
-                    with open(path) as f:
-                        entries = HarParser(json.load(f)).har_data["entries"]
-                    print("har", path.split("/")[-2], len(entries), entries[0]["request"]["method"] if entries else "-")
-                for suite in JUnitXml.fromfile(sys.argv[1]):
-                    for case in suite:
-                        properties = {p.get("name"): p.get("value") for p in case._elem.iter("property")}
-                        print("case", properties.get("orchestrate.verdict"), len(case.result), case.name)
-                """, arguments: ["\(reports)/junit.xml"] + hars, hint: "make test installs haralyzer and junitparser")
+            let parsed = try Python.lines(
+                script: """
+                    import json, sys
+                    from haralyzer import HarParser
+                    from junitparser import JUnitXml
+                    for path in sys.argv[2:]:
+                        with open(path) as f:
+                            entries = HarParser(json.load(f)).har_data["entries"]
+                        print("har", path.split("/")[-2], len(entries), entries[0]["request"]["method"] if entries else "-")
+                    for suite in JUnitXml.fromfile(sys.argv[1]):
+                        for case in suite:
+                            properties = {p.get("name"): p.get("value") for p in case._elem.iter("property")}
+                            print("case", properties.get("orchestrate.verdict"), len(case.result), case.name)
+                    """, arguments: ["\(reports)/junit.xml"] + hars, hint: "make test installs haralyzer and junitparser")
             #expect(parsed.filter { $0.hasPrefix("har ") }.count == 4, "\(parsed)")
-            #expect(parsed.contains { $0.hasPrefix("har Features_chat.feature__The_bot_offers_to_book_an_appointment ") && !$0.hasSuffix(" 0 -") }, "\(parsed)")
+            #expect(
+                parsed.contains { $0.hasPrefix("har Features_chat.feature__The_bot_offers_to_book_an_appointment ") && !$0.hasSuffix(" 0 -") },
+                "\(parsed)")
             #expect(parsed.contains("case drift 1 The bot offers to book an appointment"), "\(parsed)")
             #expect(parsed.contains("case stale-recording 1 The bot greets whoever says hello"), "\(parsed)")
             #expect(parsed.filter { $0.hasPrefix("case stable 0 ") }.count == 6, "\(parsed)")
@@ -119,7 +132,9 @@ struct VerdictTests {
             // The news feed fails the first request of every other client (the app retries it): 2 or 3 exchanges.
             let requests = (entries ?? []).compactMap { ($0["request"] as? [String: Any]).map { "\($0["method"] ?? "") \($0["url"] ?? "")" } }
             #expect(requests.last == "POST http://127.0.0.1:\(changed.port)/v1/chat/messages", "\(requests)")
-            #expect(requests.dropLast().allSatisfy { $0 == "GET http://127.0.0.1:\(changed.port)/v1/news" } && (2...3).contains(requests.count), "\(requests)")
+            #expect(
+                requests.dropLast().allSatisfy { $0 == "GET http://127.0.0.1:\(changed.port)/v1/news" } && (2...3).contains(requests.count),
+                "\(requests)")
             let unknown = try await cli.run(["logs", runID, "no such scenario"])
             #expect(unknown.exitCode == 2)
             #expect(unknown.stderr.contains("no scenario with history matches \"no such scenario\""), "\(unknown.stderr)")
@@ -134,7 +149,9 @@ struct VerdictTests {
             try await backend.started()
             // The backend fails the first news request of every other new client; this app version shows the error at
             // once. Each attempt is a new client: the outcome depends on how many came before, not on the app.
-            try directory.write("Features/news.feature", """
+            try directory.write(
+                "Features/news.feature",
+                """
                 Feature: News
                   Scenario: Headlines on the first try
                     Given I open the app without a second try
@@ -151,12 +168,18 @@ struct VerdictTests {
             #expect(compare.exitCode == 0, "nondeterministic is not fatal without --strict: \(compare.stdout)\(compare.stderr)")
             #expect(compare.stdout.contains("verdicts: 1 nondeterministic"), "\(compare.stdout)")
             #expect(compare.stdout.contains("live: failed, then passed in this run"), "\(compare.stdout)")
-            #expect(backend.requests.filter { $0.hasPrefix("GET /v1/news") } == ["GET /v1/news 200", "GET /v1/news 500", "GET /v1/news 200"], "\(backend.requests)")
+            #expect(
+                backend.requests.filter { $0.hasPrefix("GET /v1/news") } == ["GET /v1/news 200", "GET /v1/news 500", "GET /v1/news 200"],
+                "\(backend.requests)")
 
             let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
-            let evidence = try #require(try await queryRows(database, """
-                SELECT verdict, evidence::text FROM run_scenarios WHERE run_id = (SELECT id FROM runs ORDER BY created_at DESC LIMIT 1)
-                """, as: (String, String).self).first)
+            let evidence = try #require(
+                try await queryRows(
+                    database,
+                    """
+                    SELECT verdict, evidence::text FROM run_scenarios WHERE run_id = (SELECT id FROM runs ORDER BY created_at DESC LIMIT 1)
+                    """, as: (String, String).self
+                ).first)
             #expect(evidence.0 == "nondeterministic")
             // The failed live attempt explains it: the news request answered 500 where the recording has 200, at step 1.
             let differences = try #require(try JSONSerialization.jsonObject(with: Data(evidence.1.utf8)) as? [[String: Any]], "\(evidence.1)")
@@ -183,7 +206,9 @@ struct FlakinessTests {
     func nondeterministicAndQuarantine() async throws {
         try await TemporaryDirectory.with { directory in
             // Fails on every other call, whatever the run: a nondeterministic test.
-            try directory.write("orchestrate.yml", """
+            try directory.write(
+                "orchestrate.yml",
+                """
                 workers: 2
                 retries: 1
                 quarantine: { threshold: 0.3 }
@@ -199,7 +224,9 @@ struct FlakinessTests {
             #expect(first.stdout.contains("coin-flip  nondeterministic: replay: failed, then passed in this run"), "\(first.stdout)")
             let strict = try await cli.run(["run", "--progress", "none", "--strict"])
             #expect(strict.exitCode == 1, "--strict fails on a nondeterministic scenario: \(strict.stdout)")
-            #expect(strict.stderr.contains("quarantined coin-flip: flakiness score reached 0.3"), "F P F P: 3 flips in 3 transitions, (3+1)/(3+10) = 0.31: \(strict.stderr)")
+            #expect(
+                strict.stderr.contains("quarantined coin-flip: flakiness score reached 0.3"),
+                "F P F P: 3 flips in 3 transitions, (3+1)/(3+10) = 0.31: \(strict.stderr)")
 
             let list = try await cli.run(["quarantine", "list", "--format", "json"])
             let entries = try #require(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]], "\(list.stdout)")
@@ -224,7 +251,9 @@ struct FlakinessTests {
             let lines = try #require(try JSONSerialization.jsonObject(with: Data(flaky.stdout.utf8)) as? [[String: Any]], "\(flaky.stdout)")
             #expect(lines.map { $0["scenario_id"] as? String } == ["coin-flip", "steady"])
             let coin = lines[0]
-            #expect(coin["attempts"] as? Int == 7 && coin["passed"] as? Int == 3 && coin["flips"] as? Int == 6 && coin["transitions"] as? Int == 6, "\(coin)")
+            #expect(
+                coin["attempts"] as? Int == 7 && coin["passed"] as? Int == 3 && coin["flips"] as? Int == 6 && coin["transitions"] as? Int == 6,
+                "\(coin)")
             #expect(abs((coin["score"] as? Double ?? 0) - 7.0 / 16.0) < 1e-9, "(6 + 1) / (6 + 10): \(coin)")
             #expect((coin["verdicts"] as? [String: Int])?["nondeterministic"] == 5, "\(coin)")
             #expect((coin["lanes"] as? [String: Any]).map { Array($0.keys) } == ["replay"], "a controlled backend only: \(coin)")

@@ -16,12 +16,14 @@ enum BenchCommands {
     /// COPY) into the database and returns the seconds from the first append until all are written.
     static func ingest(count: Int, database url: String?, logger: Logger) async throws -> (attemptID: Int64, seconds: Double) {
         try await ProjectDatabase.open(flag: url, config: here, logger: logger) { database in
-            let attemptID = try await RunStore(database: database).createRunning(RunPlan(
-                host: HostFacts.hostName, gitRevision: nil, workingDirectory: FileManager.default.currentDirectoryPath, configPath: nil,
-                mode: .replay, workers: 1, retries: 0,
-                scenarios: [Scenario(id: "bench-ingest", name: "bench ingest", command: "", timeoutMilliseconds: 0)]
-            ))
-            let body = Array(("{\"items\":[" + (0..<20).map { "{\"id\":\($0),\"name\":\"item \($0) of the bench\"}" }.joined(separator: ",") + "]}").utf8)
+            let attemptID = try await RunStore(database: database).createRunning(
+                RunPlan(
+                    host: HostFacts.hostName, gitRevision: nil, workingDirectory: FileManager.default.currentDirectoryPath, configPath: nil,
+                    mode: .replay, workers: 1, retries: 0,
+                    scenarios: [Scenario(id: "bench-ingest", name: "bench ingest", command: "", timeoutMilliseconds: 0)]
+                ))
+            let body = Array(
+                ("{\"items\":[" + (0..<20).map { "{\"id\":\($0),\"name\":\"item \($0) of the bench\"}" }.joined(separator: ",") + "]}").utf8)
             let template = Exchange(
                 sequence: 0, mode: .replay, matched: true, host: "api.bench.test", method: "GET", url: "https://api.bench.test/v1/items",
                 requestHeaders: [.init(name: "accept", value: "application/json"), .init(name: "user-agent", value: "bench")],

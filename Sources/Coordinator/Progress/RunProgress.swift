@@ -35,8 +35,9 @@ package struct RunProgress: Sendable {
     package mutating func apply(_ event: CoordinatorEvent, at now: ContinuousClock.Instant) {
         switch event {
         case .attemptStarted(let slot, let attempt):
-            running[slot] = Running(scenarioID: attempt.scenario.id, attempt: attempt.attempt, startedAt: now,
-                                    expectedMilliseconds: attempt.expectedMilliseconds)
+            running[slot] = Running(
+                scenarioID: attempt.scenario.id, attempt: attempt.attempt, startedAt: now,
+                expectedMilliseconds: attempt.expectedMilliseconds)
         case .attemptFinished(let slot, let attempt, _, let ack):
             clear(slot, if: attempt)
             attemptsFinished += 1

@@ -1,5 +1,6 @@
-import struct Foundation.UUID
 import OrchestrateModel
+
+import struct Foundation.UUID
 
 /// The run queue as the coordinator uses it. The Store's PostgreSQL queue is the implementation;
 /// every method must be atomic on its own, and a completion must count only under its lease token.

@@ -1,5 +1,6 @@
-import struct Foundation.UUID
 import OrchestrateModel
+
+import struct Foundation.UUID
 
 /// Where what an attempt left is kept: `<attempts>/<run>/<scenario>.attempt-<n>` (its artifacts; its logs unless it
 /// passed); `<scenario>.<lane>-attempt-<n>` for the lanes of a compare run. Only attempts that did not pass or left
@@ -16,7 +17,8 @@ package enum AttemptFolders {
     }
 
     package static func path(attemptsDirectory: String, of claimed: ClaimedAttempt) -> String {
-        path(attemptsDirectory: attemptsDirectory, runID: claimed.runID, scenarioID: claimed.scenario.id, attempt: claimed.attempt, lane: claimed.lane)
+        path(
+            attemptsDirectory: attemptsDirectory, runID: claimed.runID, scenarioID: claimed.scenario.id, attempt: claimed.attempt, lane: claimed.lane)
     }
 
     /// A file-name-safe form of a scenario id.
@@ -25,7 +27,7 @@ package enum AttemptFolders {
         for index in bytes.indices {
             switch bytes[index] {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
-                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
+                UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
                 break
             default:
                 bytes[index] = UInt8(ascii: "_")

@@ -1,7 +1,8 @@
 import Foundation
 import OrchestrateModel
-import struct OrchestrateKit.OrchestrateEnvironment
 import ProcessSupervisor
+
+import struct OrchestrateKit.OrchestrateEnvironment
 
 /// Runs one claimed attempt as a real process: its own process group, the env contract, a private
 /// HOME/TMPDIR/artifacts folder, a time limit on the whole tree, bounded stdout/stderr.

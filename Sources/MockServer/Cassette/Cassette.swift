@@ -33,7 +33,10 @@ package struct Cassette: Sendable, Equatable {
         }
         let format = har.log.orchestrate?.formatVersion ?? CassetteExtras.currentFormat
         guard format <= CassetteExtras.currentFormat else {
-            throw MockServerError(.cassette, "\(path): cassette format \(format) is newer than this orchestrate understands (\(CassetteExtras.currentFormat)); upgrade orchestrate")
+            throw MockServerError(
+                .cassette,
+                "\(path): cassette format \(format) is newer than this orchestrate understands (\(CassetteExtras.currentFormat)); upgrade orchestrate"
+            )
         }
         return Cassette(path: path, har: har)
     }

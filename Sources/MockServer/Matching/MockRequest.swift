@@ -37,8 +37,9 @@ package struct MockRequest: Sendable {
         // Already upper (lower) case, as nearly every request is: no conversion.
         let upperMethod = method.utf8.contains { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) } ? method.uppercased() : method
         let lowerHost = String(host).lowercasedASCII
-        self.init(method: upperMethod, host: lowerHost, path: rest.isEmpty ? "/" : String(rest),
-                  rawQuery: query, headers: headers, body: body)
+        self.init(
+            method: upperMethod, host: lowerHost, path: rest.isEmpty ? "/" : String(rest),
+            rawQuery: query, headers: headers, body: body)
     }
 
     /// The first value of a header (names are case-insensitive).

@@ -49,8 +49,10 @@ package struct RequestMatcher: Sendable {
             let path = url?.percentEncodedPath ?? "/"
             let rawQuery = url?.percentEncodedQuery ?? ""
             let headers = entry.request.headers.map { (name: $0.name, value: $0.value) }
-            keys.append(Self.key(method: entry.request.method.uppercased(), host: host, path: path.isEmpty ? "/" : path,
-                                 rawQuery: rawQuery, headers: headers, body: entry.requestBody, configuration: configuration))
+            keys.append(
+                Self.key(
+                    method: entry.request.method.uppercased(), host: host, path: path.isEmpty ? "/" : path,
+                    rawQuery: rawQuery, headers: headers, body: entry.requestBody, configuration: configuration))
             summaries.append("\(entry.request.method) \(entry.request.url)")
         }
         var candidates: [Key: [Int]] = [:]
@@ -63,8 +65,9 @@ package struct RequestMatcher: Sendable {
     /// The index of the entry answering `request`, given how often each identical request was already
     /// answered (`used`, updated).
     package func match(_ request: MockRequest, used: inout [Int: Int]) -> Result<Int, NearMiss> {
-        let key = Self.key(method: request.method, host: request.host, path: request.path, rawQuery: request.rawQuery,
-                           headers: request.headers, body: request.body, configuration: configuration)
+        let key = Self.key(
+            method: request.method, host: request.host, path: request.path, rawQuery: request.rawQuery,
+            headers: request.headers, body: request.body, configuration: configuration)
         if let indices = candidates[key] {
             let count = used[indices[0], default: 0]
             used[indices[0]] = count + 1
@@ -118,7 +121,8 @@ package struct RequestMatcher: Sendable {
         configuration: MockConfiguration
     ) -> Key {
         let match = configuration.match
-        let query = match.contains(.query)
+        let query =
+            match.contains(.query)
             ? MockRequest.queryItems(rawQuery).filter { !configuration.ignoredQuery.contains($0.name) }.map { "\($0.name)=\($0.value)" }.sorted()
             : []
         return Key(
@@ -135,7 +139,8 @@ package struct RequestMatcher: Sendable {
 
     /// JSON bodies in one canonical form (sorted keys, no spacing, ignored fields left out); anything else as is.
     static func canonicalBody(_ body: [UInt8], ignoring ignored: [JSONPath] = []) -> [UInt8] {
-        guard let first = body.first(where: { ![0x20, 0x09, 0x0a, 0x0d].contains($0) }), first == UInt8(ascii: "{") || first == UInt8(ascii: "[") else {
+        guard let first = body.first(where: { ![0x20, 0x09, 0x0a, 0x0d].contains($0) }), first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+        else {
             return body
         }
         guard var document = try? JSONDecoder().decode(JSONValue.self, from: Data(body)) else { return body }

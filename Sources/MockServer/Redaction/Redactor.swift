@@ -12,7 +12,8 @@ struct Redactor: Sendable {
     /// The headers as they are stored: redacted values replaced.
     func headers(_ headers: [(name: String, value: String)]) -> [Exchange.Header] {
         headers.map { header in
-            Exchange.Header(name: header.name, value: configuration.redactedHeaders.contains(header.name.lowercasedASCII) ? Self.redactedValue : header.value)
+            Exchange.Header(
+                name: header.name, value: configuration.redactedHeaders.contains(header.name.lowercasedASCII) ? Self.redactedValue : header.value)
         }
     }
 

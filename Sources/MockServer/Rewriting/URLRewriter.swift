@@ -1,4 +1,5 @@
 import Foundation
+
 /// Turns absolute URLs of configured hosts into mock URLs, so that the app follows links, redirects and
 /// pagination back through the mock server: `https://api.clinic.example/v1/x` (the upstream of
 /// `api.clinic.test`) becomes `http://127.0.0.1:PORT/api.clinic.test/v1/x`.

@@ -1,10 +1,11 @@
+import NIOCore
+import NIOHTTP1
+
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import NIOCore
-import NIOHTTP1
 
 /// A whole request as the handler collected it.
 struct ReceivedRequest: Sendable {
@@ -138,8 +139,10 @@ extension HTTPRequestHandler {
         case .closeBeforeBody:
             var headers = HTTPHeaders(response.headers.filter { !HopByHop.contains($0.name) })
             headers.replaceOrAdd(name: "content-length", value: "\(max(response.body.count, 1))")
-            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: response.status), headers: headers))))
-                .whenComplete { _ in channel.close(promise: nil) }
+            context.writeAndFlush(
+                wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: response.status), headers: headers)))
+            )
+            .whenComplete { _ in channel.close(promise: nil) }
         case .malformed:
             // Past the HTTP encoder, straight to the socket.
             guard let encoder = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self) else {
@@ -151,7 +154,9 @@ extension HTTPRequestHandler {
         case .dribble:
             var headers = HTTPHeaders(response.headers.filter { !HopByHop.contains($0.name) })
             headers.replaceOrAdd(name: "content-length", value: "\(response.body.count)")
-            context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: response.status), headers: headers))), promise: nil)
+            context.writeAndFlush(
+                wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: response.status), headers: headers))), promise: nil
+            )
             let pieces = 10
             let size = max(1, (response.body.count + pieces - 1) / pieces)
             let chunks = stride(from: 0, to: response.body.count, by: size).map { Array(response.body[$0..<min($0 + size, response.body.count)]) }
@@ -164,7 +169,8 @@ extension HTTPRequestHandler {
                     handler.writeAnswersInOrder(context: context)
                     return
                 }
-                context.writeAndFlush(handler.wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: chunks[index])))), promise: nil)
+                context.writeAndFlush(
+                    handler.wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: chunks[index])))), promise: nil)
                 context.eventLoop.scheduleTask(in: .milliseconds(100)) { send(index + 1) }
             }
             context.eventLoop.scheduleTask(in: .milliseconds(100)) { send(0) }

@@ -15,14 +15,16 @@ import Synchronization
 ///   kept (with the cassette); in replay the recorded value comes back instead.
 extension MockServer {
     func control(_ request: ReceivedRequest) -> MockResponse {
-        let (path, rawQuery) = request.uri.firstIndex(of: "?").map {
-            (String(request.uri[..<$0]), String(request.uri[request.uri.index(after: $0)...]))
-        } ?? (request.uri, "")
+        let (path, rawQuery) =
+            request.uri.firstIndex(of: "?").map {
+                (String(request.uri[..<$0]), String(request.uri[request.uri.index(after: $0)...]))
+            } ?? (request.uri, "")
         let body = try? JSONDecoder().decode(JSONValue.self, from: Data(request.body))
         switch (request.method, path) {
         case ("GET", "/__orchestrate/health"):
             let session = state.withLock { $0.session }
-            return .jsonValue(200, .object(["status": .string("ok"), "mode": .string(session.mode.rawValue), "scenario": .string(session.scenarioID ?? "")]))
+            return .jsonValue(
+                200, .object(["status": .string("ok"), "mode": .string(session.mode.rawValue), "scenario": .string(session.scenarioID ?? "")]))
         case ("POST", "/__orchestrate/steps"):
             guard let body, case .object = body else { return Self.badRequest("a step is a JSON object with name, keyword, status…") }
             return step(body)
@@ -51,10 +53,15 @@ extension MockServer {
             }
         case ("GET", "/__orchestrate/stubs"):
             let stubs = state.withLock { $0.stubs.runtimeStubs }
-            return .jsonValue(200, .array(stubs.map { stub in
-                .object(["name": stub.name.map(JSONValue.string) ?? .null, "method": stub.method.map(JSONValue.string) ?? .null,
-                         "host": stub.host.map(JSONValue.string) ?? .null, "path": .string(stub.path.description)])
-            }))
+            return .jsonValue(
+                200,
+                .array(
+                    stubs.map { stub in
+                        .object([
+                            "name": stub.name.map(JSONValue.string) ?? .null, "method": stub.method.map(JSONValue.string) ?? .null,
+                            "host": stub.host.map(JSONValue.string) ?? .null, "path": .string(stub.path.description),
+                        ])
+                    }))
         case ("DELETE", "/__orchestrate/stubs"):
             let name = MockRequest.queryItems(rawQuery).first { $0.name == "name" }?.value
             let removed = state.withLock { $0.stubs.remove(named: name) }

@@ -19,9 +19,12 @@ extension MockServer {
         guard !rewriter.isEmpty else { return }
         response.headers = rewriter.rewrite(headers: response.headers, mockBase: mockBase)
         let coding = ContentCoding.coding(of: response.headers)
-        if let body = ContentCoding.transform(response.body, coding: coding, maximumBytes: configuration.maximumBodyBytes, {
-            rewriter.rewrite($0, mockBase: mockBase)
-        }) {
+        if let body = ContentCoding.transform(
+            response.body, coding: coding, maximumBytes: configuration.maximumBodyBytes,
+            {
+                rewriter.rewrite($0, mockBase: mockBase)
+            })
+        {
             response.body = body
         }
     }

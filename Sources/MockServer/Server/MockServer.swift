@@ -76,9 +76,10 @@ package final class MockServer: Sendable {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(HTTPRequestHandler(maximumBodyBytes: maximum) { request, tooLarge in
-                        await server.respond(to: request, bodyTooLarge: tooLarge)
-                    })
+                    try channel.pipeline.syncOperations.addHandler(
+                        HTTPRequestHandler(maximumBodyBytes: maximum) { request, tooLarge in
+                            await server.respond(to: request, bodyTooLarge: tooLarge)
+                        })
                 }
             }
     }
@@ -204,16 +205,20 @@ package final class MockServer: Sendable {
             return .text(404, "orchestrate: \(miss)", headers: [("x-orchestrate-unmatched", "1")])
         case .noCassette(let path):
             exchange.note = "no cassette"
-            return .text(404, "orchestrate: no cassette at \(path) to replay \(request.summary) from; record it first (--mode record)",
-                         headers: [("x-orchestrate-unmatched", "1")])
+            return .text(
+                404, "orchestrate: no cassette at \(path) to replay \(request.summary) from; record it first (--mode record)",
+                headers: [("x-orchestrate-unmatched", "1")])
         case .noStub:
             exchange.note = "no stub"
             logger.warning("no stub answers a request", metadata: ["mock.request": "\(request.summary)"])
-            return .text(404, "orchestrate: no stub answers \(request.summary) (\(exchange.mode.rawValue) mode; add one to mock.stubs or POST it to /__orchestrate/stubs)",
-                         headers: [("x-orchestrate-unmatched", "1")])
+            return .text(
+                404,
+                "orchestrate: no stub answers \(request.summary) (\(exchange.mode.rawValue) mode; add one to mock.stubs or POST it to /__orchestrate/stubs)",
+                headers: [("x-orchestrate-unmatched", "1")])
         case .refuse:
             let known = configuration.hosts.keys.sorted()
-            let message = request.host.isEmpty
+            let message =
+                request.host.isEmpty
                 ? "orchestrate: the first path component must be the host the app meant, as in /api.example.com/v1/items"
                 : "orchestrate: host \"\(request.host)\" is not in mock.hosts of the configuration"
                     + (known.isEmpty ? " (no hosts are configured)" : " (configured: \(known.joined(separator: ", ")))")

@@ -73,7 +73,8 @@ extension String {
 
     /// Whether this equals `lowercase` (all lowercase) but for ASCII case: a header name compared without a lowercased copy.
     func equalsIgnoringASCIICase(_ lowercase: String) -> Bool {
-        utf8.count == lowercase.utf8.count && zip(utf8, lowercase.utf8).allSatisfy { $0 == $1 || ($0 &+ 0x20 == $1 && (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)) }
+        utf8.count == lowercase.utf8.count
+            && zip(utf8, lowercase.utf8).allSatisfy { $0 == $1 || ($0 &+ 0x20 == $1 && (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)) }
     }
 }
 

@@ -50,7 +50,8 @@ package struct SessionState: Sendable {
         session.seed = cassette.extras.seed ?? session.seed
         self.init(session: session, configuration: configuration)
         replies = cassette.entries.map { entry in
-            MockResponse(status: entry.response.status, headers: entry.response.headers.map { (name: $0.name, value: $0.value) }, body: entry.responseBody)
+            MockResponse(
+                status: entry.response.status, headers: entry.response.headers.map { (name: $0.name, value: $0.value) }, body: entry.responseBody)
         }
         randoms = cassette.extras.randoms
         matcher = RequestMatcher(entries: cassette.entries, configuration: configuration)
@@ -97,7 +98,8 @@ package struct SessionState: Sendable {
             redacted.body = redactedBody
             switch matcher?.match(redacted, used: &used) {
             case .success(let index)?:
-                decision.action = .replay(index: index, replies[index], rewritten: mockBase.flatMap { rewrittenReplies[ReplyKey(index: index, base: $0)] })
+                decision.action = .replay(
+                    index: index, replies[index], rewritten: mockBase.flatMap { rewrittenReplies[ReplyKey(index: index, base: $0)] })
             case .failure(let miss)?: decision.action = .unmatched(miss)
             case nil: decision.action = .noSession
             }
@@ -122,7 +124,9 @@ package struct StepReport: Sendable {
     package var finishedAt: Date?
     package var error: String?
 
-    package init(keyword: String? = nil, name: String? = nil, status: String? = nil, startedAt: Date? = nil, finishedAt: Date? = nil, error: String? = nil) {
+    package init(
+        keyword: String? = nil, name: String? = nil, status: String? = nil, startedAt: Date? = nil, finishedAt: Date? = nil, error: String? = nil
+    ) {
         self.keyword = keyword
         self.name = name
         self.status = status
@@ -146,8 +150,9 @@ extension SessionState {
                 steps[open - 1].finishedAt = now
                 ended = steps[open - 1]
             }
-            let step = Step(position: steps.count + 1, keyword: report.keyword ?? "", name: report.name ?? "", status: "started",
-                            startedAt: report.startedAt ?? now)
+            let step = Step(
+                position: steps.count + 1, keyword: report.keyword ?? "", name: report.name ?? "", status: "started",
+                startedAt: report.startedAt ?? now)
             steps.append(step)
             openStep = step.position
             return (ended, step.position)
@@ -160,8 +165,9 @@ extension SessionState {
             openStep = nil
             return (steps[open - 1], open)
         }
-        let step = Step(position: steps.count + 1, keyword: report.keyword ?? "", name: report.name ?? "", status: status,
-                        startedAt: report.startedAt ?? now, finishedAt: report.finishedAt ?? now, error: report.error)
+        let step = Step(
+            position: steps.count + 1, keyword: report.keyword ?? "", name: report.name ?? "", status: status,
+            startedAt: report.startedAt ?? now, finishedAt: report.finishedAt ?? now, error: report.error)
         steps.append(step)
         return (step, step.position)
     }

@@ -195,9 +195,13 @@ extension Stub {
             }
             response.status = Int(code)
         }
-        response.headers = try stringMap(members["headers"], path: "\(path).headers").sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+        response.headers = try stringMap(members["headers"], path: "\(path).headers").sorted { $0.key < $1.key }.map {
+            (name: $0.key, value: $0.value)
+        }
         let bodies = ["body", "json", "file"].filter { members[$0] != nil }
-        guard bodies.count <= 1 else { throw StubError(path: path, message: "give one of body, json or file (got \(bodies.joined(separator: ", ")))") }
+        guard bodies.count <= 1 else {
+            throw StubError(path: path, message: "give one of body, json or file (got \(bodies.joined(separator: ", ")))")
+        }
         var isJSON = false
         if let body = members["body"] {
             response.body = Array(try string(body, path: "\(path).body").utf8)
@@ -218,10 +222,12 @@ extension Stub {
             response.body = Array(data)
         }
         if case .bool(true)? = members["template"] {
-            let contentType = isJSON || response.headers.contains { $0.name.lowercased() == "content-type" && $0.value.contains("json") } ? "JSON" : "TEXT"
+            let contentType =
+                isJSON || response.headers.contains { $0.name.lowercased() == "content-type" && $0.value.contains("json") } ? "JSON" : "TEXT"
             TemplateContext.registerContentTypes()
             do {
-                response.template = try MustacheTemplate(string: "{{% CONTENT_TYPE: \(contentType)}}" + String(decoding: response.body, as: UTF8.self))
+                response.template = try MustacheTemplate(
+                    string: "{{% CONTENT_TYPE: \(contentType)}}" + String(decoding: response.body, as: UTF8.self))
             } catch {
                 throw StubError(path: "\(path).template", message: "the body is not a valid Mustache template: \(error)")
             }
@@ -234,7 +240,8 @@ extension Stub {
         if let fault = members["fault"] {
             let text = try string(fault, path: "\(path).fault")
             guard let kind = Fault(rawValue: text) else {
-                throw StubError(path: "\(path).fault", message: "must be one of \(Fault.allCases.map(\.rawValue).joined(separator: ", ")) (got \"\(text)\")")
+                throw StubError(
+                    path: "\(path).fault", message: "must be one of \(Fault.allCases.map(\.rawValue).joined(separator: ", ")) (got \"\(text)\")")
             }
             response.fault = kind
         }
@@ -258,7 +265,9 @@ extension Stub {
     private static func object(_ value: JSONValue, path: String, keys: Set<String>) throws(StubError) -> [String: JSONValue] {
         guard case .object(let members) = value else { throw StubError(path: path, message: "must be a mapping") }
         if let unknown = members.keys.sorted().first(where: { !keys.contains($0) }) {
-            throw StubError(path: path.isEmpty ? unknown : "\(path).\(unknown)", message: "unknown key (expected one of \(keys.sorted().joined(separator: ", ")))")
+            throw StubError(
+                path: path.isEmpty ? unknown : "\(path).\(unknown)", message: "unknown key (expected one of \(keys.sorted().joined(separator: ", ")))"
+            )
         }
         return members
     }

@@ -109,7 +109,11 @@ package struct StubBook: Sendable {
             items.remove(at: position)
             return MockResponse(status: 204, headers: [], body: [])
         default:
-            return .jsonValue(405, .object(["error": .string("collection \(collection.name) answers GET and POST at its path, GET, PUT, PATCH and DELETE at path/{\(field)}")]))
+            return .jsonValue(
+                405,
+                .object([
+                    "error": .string("collection \(collection.name) answers GET and POST at its path, GET, PUT, PATCH and DELETE at path/{\(field)}")
+                ]))
         }
     }
 

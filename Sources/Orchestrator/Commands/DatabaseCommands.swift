@@ -18,7 +18,8 @@ package enum DatabaseCommands {
             guard let cluster = selection.cluster else {
                 throw UsageError("the database comes from \(selection.source.rawValue), not the embedded cluster; orchestrate only stops its own")
             }
-            return try await cluster.stop(logger: logger) ? "stopped the embedded PostgreSQL (\(cluster.dataDirectory))" : "the embedded PostgreSQL was not running"
+            return try await cluster.stop(logger: logger)
+                ? "stopped the embedded PostgreSQL (\(cluster.dataDirectory))" : "the embedded PostgreSQL was not running"
         case .migrate:
             let version = try await ProjectDatabase.open(selection, logger: logger, maximumConnections: 1) { database in
                 try await database.schemaVersion()
@@ -34,7 +35,9 @@ package enum DatabaseCommands {
                 guard running else { return lines.joined(separator: "\n") }
             }
             do {
-                let (version, runs) = try await Database.with(selection.endpoint, logger: logger, maximumConnections: 1, connectTimeout: .seconds(3), migrate: false) { database in
+                let (version, runs) = try await Database.with(
+                    selection.endpoint, logger: logger, maximumConnections: 1, connectTimeout: .seconds(3), migrate: false
+                ) { database in
                     (try await database.schemaVersion(), try await database.runCount())
                 }
                 lines.append("schema version: \(version)")

@@ -8,7 +8,9 @@ import Store
 /// `orchestrate flaky`, `orchestrate quarantine` and `orchestrate logs`.
 package enum FlakinessCommands {
     /// Scenarios by flakiness score over the window, highest first, with their verdicts and the newest evidence.
-    package static func flaky(configPath: String, since: Duration, limit: Int, database: String?, format: OutputFormat, logger: Logger) async throws -> String {
+    package static func flaky(
+        configPath: String, since: Duration, limit: Int, database: String?, format: OutputFormat, logger: Logger
+    ) async throws -> String {
         let config = try ConfigLoader.load(path: configPath, required: false)
         let start = Date().addingTimeInterval(-Double(since.wholeMilliseconds) / 1000)
         let lines = try await ListingCommands.withStore(config, database: database, logger: logger) { store in
@@ -77,7 +79,9 @@ package enum FlakinessCommands {
             let runID = try await runID(run, store: store)
             let id = try await ListingCommands.scenarioID(scenario, store: store)
             guard let record = try await store.attempt(runID: runID, scenarioID: id, number: attempt, lane: lane) else {
-                throw UsageError("run \(runID.uuidString.lowercased()) has no \(lane.map { "\($0.rawValue) " } ?? "")attempt\(attempt.map { " \($0)" } ?? "") of \(id)")
+                throw UsageError(
+                    "run \(runID.uuidString.lowercased()) has no \(lane.map { "\($0.rawValue) " } ?? "")attempt\(attempt.map { " \($0)" } ?? "") of \(id)"
+                )
             }
             let log = try await store.networkLogs([record.id])[record.id] ?? NetworkLog()
             if har { return String(decoding: try NetworkLogExport.har(log.exchanges), as: UTF8.self) }
@@ -90,8 +94,10 @@ package enum FlakinessCommands {
         if let id = UUID(uuidString: text) { return id }
         let matches = try await store.runIDs(startingWith: text.lowercased())
         guard matches.count == 1 else {
-            throw UsageError(matches.isEmpty ? "no run id starts with \"\(text)\" (orchestrate runs lists them)"
-                                             : "\"\(text)\" starts \(matches.count) run ids; give more of it")
+            throw UsageError(
+                matches.isEmpty
+                    ? "no run id starts with \"\(text)\" (orchestrate runs lists them)"
+                    : "\"\(text)\" starts \(matches.count) run ids; give more of it")
         }
         return matches[0]
     }

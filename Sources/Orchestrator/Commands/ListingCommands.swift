@@ -68,8 +68,9 @@ package enum ListingCommands {
             console.note("warning: no history (\(error)); expected durations unknown")
         }
         let lines = scenarios.map {
-            ScenarioLine(id: $0.id, name: $0.name, command: $0.command, tags: $0.tags, timeoutMs: $0.timeoutMilliseconds,
-                         expectedMs: expected[$0.id], uri: $0.uri, line: $0.line)
+            ScenarioLine(
+                id: $0.id, name: $0.name, command: $0.command, tags: $0.tags, timeoutMs: $0.timeoutMilliseconds,
+                expectedMs: expected[$0.id], uri: $0.uri, line: $0.line)
         }.sorted { ($0.expectedMs ?? .max) > ($1.expectedMs ?? .max) }
         switch format {
         case .json:
@@ -123,9 +124,10 @@ extension ListingCommands {
         let candidates = try await store.scenarioIDs(containing: text)
         if candidates.contains(text) { return text }
         guard candidates.count == 1 else {
-            throw UsageError(candidates.isEmpty
-                ? "no scenario with history matches \"\(text)\" (orchestrate scenarios lists the ids)"
-                : "\"\(text)\" matches \(candidates.count) scenarios: \(candidates.map { "\"\($0)\"" }.joined(separator: ", ")); say which")
+            throw UsageError(
+                candidates.isEmpty
+                    ? "no scenario with history matches \"\(text)\" (orchestrate scenarios lists the ids)"
+                    : "\"\(text)\" matches \(candidates.count) scenarios: \(candidates.map { "\"\($0)\"" }.joined(separator: ", ")); say which")
         }
         return candidates[0]
     }

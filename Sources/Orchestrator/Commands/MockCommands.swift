@@ -68,17 +68,20 @@ package enum MockCommands {
     ) async throws -> Int32 {
         let server = MockServer(configuration: config.mock.server, logger: logger)
         do {
-            try server.begin(MockSession(
-                mode: mode, cassettePath: options.cassette.map { OrchestrateConfig.resolve($0, against: FileManager.default.currentDirectoryPath) },
-                attemptID: log?.attemptID
-            ))
+            try server.begin(
+                MockSession(
+                    mode: mode,
+                    cassettePath: options.cassette.map { OrchestrateConfig.resolve($0, against: FileManager.default.currentDirectoryPath) },
+                    attemptID: log?.attemptID
+                ))
             try await server.start(port: options.port)
         } catch {
             await server.shutdown()
             throw error
         }
         let hosts = config.mock.server.hosts.keys.sorted()
-        console.line("""
+        console.line(
+            """
             mock server on http://127.0.0.1:\(server.port ?? options.port) (mode \(mode.rawValue)\(options.cassette.map { ", cassette \($0)" } ?? ""))
             hosts: \(hosts.isEmpty ? "none configured (mock.hosts in \(options.configPath))" : hosts.map { "/\($0)/… → \(config.mock.server.hosts[$0]!)" }.joined(separator: ", "))
             stubs: \(config.mock.server.stubs.count); control API: http://127.0.0.1:\(server.port ?? options.port)/__orchestrate/
@@ -89,7 +92,9 @@ package enum MockCommands {
             for await event in server.events {
                 if let log { log.writer.append(event) }
                 if case .exchange(let exchange) = event, logger.logLevel <= .debug {
-                    logger.debug("\(exchange.method) \(exchange.url) → \(exchange.status.map(String.init) ?? "no response")\(exchange.note.map { " (\($0))" } ?? "")")
+                    logger.debug(
+                        "\(exchange.method) \(exchange.url) → \(exchange.status.map(String.init) ?? "no response")\(exchange.note.map { " (\($0))" } ?? "")"
+                    )
                 }
             }
         }

@@ -41,8 +41,9 @@ package enum ConfigLoader {
         } catch {
             throw ConfigError(file: path, "\(error)")
         }
-        let top = try reader.mapping(root, what: "the top level",
-                                     keys: ["workers", "retries", "database", "reports", "lease", "suite", "mock", "quarantine"])
+        let top = try reader.mapping(
+            root, what: "the top level",
+            keys: ["workers", "retries", "database", "reports", "lease", "suite", "mock", "quarantine"])
         for (key, value) in top {
             switch key {
             case "workers": config.workers = try reader.integer(value, key: key, minimum: 1)
@@ -71,7 +72,9 @@ package enum ConfigLoader {
             case "gherkin":
                 suite.gherkin = try reader.strings(value, key: "suite.gherkin")
                 suite.gherkinLine = value.mark?.line ?? 0
-                if suite.gherkin.isEmpty { throw reader.error(at: value, "suite.gherkin must name at least one pattern, e.g. [\"Features/**/*.feature\"]") }
+                if suite.gherkin.isEmpty {
+                    throw reader.error(at: value, "suite.gherkin must name at least one pattern, e.g. [\"Features/**/*.feature\"]")
+                }
             default: break
             }
         }
@@ -153,7 +156,8 @@ package enum ConfigLoader {
                 for (hostNode, upstreamNode) in mapping {
                     let host = try reader.string(hostNode, key: "a host in mock.hosts")
                     guard !host.isEmpty, !host.contains("/"), !host.contains(":") || host.split(separator: ":").count == 2 else {
-                        throw reader.error(at: hostNode, "\"\(host)\" in mock.hosts is not a host name (write it as the app addresses it, like api.example.test)")
+                        throw reader.error(
+                            at: hostNode, "\"\(host)\" in mock.hosts is not a host name (write it as the app addresses it, like api.example.test)")
                     }
                     let upstream = try reader.string(upstreamNode, key: "mock.hosts.\(host)")
                     guard let url = URLComponents(string: upstream), ["http", "https"].contains(url.scheme ?? ""), url.host?.isEmpty == false else {
@@ -165,7 +169,9 @@ package enum ConfigLoader {
                 }
             case "match":
                 mock.server.match = []
-                guard case .sequence(let items) = value else { throw reader.error(at: value, "mock.match must be a list such as [method, path, query, body, header:accept-language]") }
+                guard case .sequence(let items) = value else {
+                    throw reader.error(at: value, "mock.match must be a list such as [method, path, query, body, header:accept-language]")
+                }
                 for item in items {
                     let text = try reader.string(item, key: "mock.match")
                     if let attribute = MockConfiguration.MatchAttribute(rawValue: text) {
@@ -242,8 +248,9 @@ struct NodeReader {
             return ConfigError(file: file, line: mark.line, column: mark.column, "invalid YAML: \(problem)")
         case .duplicatedKeysInMapping(let duplicates, let context):
             let mark = context.mark
-            return ConfigError(file: file, line: mark.line, column: mark.column,
-                               "duplicate key \(duplicates.map { "\"\($0)\"" }.joined(separator: ", ")) in a mapping")
+            return ConfigError(
+                file: file, line: mark.line, column: mark.column,
+                "duplicate key \(duplicates.map { "\"\($0)\"" }.joined(separator: ", ")) in a mapping")
         default:
             return ConfigError(file: file, "invalid YAML: \(yaml)")
         }
@@ -306,7 +313,9 @@ struct NodeReader {
     }
 
     func bool(_ node: Node, key: String) throws(ConfigError) -> Bool {
-        guard case .scalar(let scalar) = node, scalar.style == .plain, let value = node.bool else { throw error(at: node, "\(key) must be true or false") }
+        guard case .scalar(let scalar) = node, scalar.style == .plain, let value = node.bool else {
+            throw error(at: node, "\(key) must be true or false")
+        }
         return value
     }
 

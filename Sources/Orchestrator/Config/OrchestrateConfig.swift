@@ -1,6 +1,7 @@
 import Foundation
 import MockServer
 import OrchestrateModel
+
 import struct OrchestrateKit.OrchestrateEnvironment
 
 /// orchestrate.yml, with its documented defaults.
@@ -103,12 +104,13 @@ package struct OrchestrateConfig: Sendable {
                 OrchestrateEnvironment.Variable.gherkinLine.rawValue: "\(pickle.line)",
                 OrchestrateEnvironment.Variable.pickle.rawValue: pickle.json,
             ]) { $1 }
-            scenarios.append(Scenario(
-                id: id, name: pickle.name,
-                command: CommandTemplate.fill(suite.command ?? "", id: id, name: pickle.name, uri: pickle.uri, line: pickle.line),
-                tags: pickle.tags, timeoutMilliseconds: suite.timeout.wholeMilliseconds,
-                environment: environment, uri: pickle.uri, line: pickle.line, definitionLine: pickle.scenarioLine
-            ))
+            scenarios.append(
+                Scenario(
+                    id: id, name: pickle.name,
+                    command: CommandTemplate.fill(suite.command ?? "", id: id, name: pickle.name, uri: pickle.uri, line: pickle.line),
+                    tags: pickle.tags, timeoutMilliseconds: suite.timeout.wholeMilliseconds,
+                    environment: environment, uri: pickle.uri, line: pickle.line, definitionLine: pickle.scenarioLine
+                ))
         }
         return scenarios
     }
@@ -119,7 +121,8 @@ package enum CommandTemplate {
     package static func fill(_ template: String, id: String, name: String, uri: String, line: Int) -> String {
         // Suites of thousands of scenarios fill it once each: a template without placeholders is the command.
         guard template.utf8.contains(UInt8(ascii: "{")) else { return template }
-        return template
+        return
+            template
             .replacingOccurrences(of: "{id}", with: quote(id))
             .replacingOccurrences(of: "{name}", with: quote(name))
             .replacingOccurrences(of: "{uri}", with: quote(uri))

@@ -129,7 +129,8 @@ final class ProgressReporter: Sendable {
 
     private func format(_ duration: Duration) -> String {
         let total = Int(duration.components.seconds)
-        return total >= 3600 ? String(format: "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
+        return total >= 3600
+            ? String(format: "%d:%02d:%02d", total / 3600, total / 60 % 60, total % 60)
             : String(format: "%d:%02d", total / 60, total % 60)
     }
 

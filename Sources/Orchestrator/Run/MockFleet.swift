@@ -3,9 +3,10 @@ import Foundation
 import Logging
 import MockServer
 import OrchestrateModel
-import struct OrchestrateKit.OrchestrateEnvironment
 import Store
 import Synchronization
+
+import struct OrchestrateKit.OrchestrateEnvironment
 
 /// The mock servers of a run on this host: one per worker slot, listening on the slot's held port for
 /// the whole run, with a new session per attempt (the scenario's mode and cassette, seed, frozen clock).
@@ -53,10 +54,11 @@ final class MockFleet: AttemptHooks {
         let cassettePath = Self.cassette(for: attempt.scenario, recordings: recordings)
         // A compare run's live lane gets the seed its replay lane gets from the cassette.
         let seed = attempt.lane == .live ? (try? Cassette.load(cassettePath).extras.seed) ?? attempt.scenario.seed : attempt.scenario.seed
-        let session = try server.begin(MockSession(
-            mode: attempt.mode(inRun: mode), cassettePath: cassettePath, scenarioID: attempt.scenario.id,
-            seed: seed, now: frozenNow, attemptID: attempt.id
-        ))
+        let session = try server.begin(
+            MockSession(
+                mode: attempt.mode(inRun: mode), cassettePath: cassettePath, scenarioID: attempt.scenario.id,
+                seed: seed, now: frozenNow, attemptID: attempt.id
+            ))
         var contract: [OrchestrateEnvironment.Variable: String] = [.seed: "\(session.seed ?? seed)"]
         contract[.now] = session.now
         return contract

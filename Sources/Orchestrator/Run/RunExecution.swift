@@ -56,12 +56,16 @@ struct RunExecution {
     /// Runs the coordinator as a service: SIGINT/SIGTERM stop launching and end the running attempts.
     private func runUntilDoneOrSignalled(_ coordinator: Coordinator) async throws -> CoordinatorOutcome {
         let service = CoordinatorService(coordinator: coordinator, output: output)
-        let group = ServiceGroup(configuration: .init(
-            services: [.init(service: service, successTerminationBehavior: .gracefullyShutdownGroup,
-                             failureTerminationBehavior: .gracefullyShutdownGroup)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger
-        ))
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(
+                        service: service, successTerminationBehavior: .gracefullyShutdownGroup,
+                        failureTerminationBehavior: .gracefullyShutdownGroup)
+                ],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            ))
         try await group.run()
         guard let outcome = service.outcome.withLock({ $0 }) else { return .interrupted }
         return try outcome.get()

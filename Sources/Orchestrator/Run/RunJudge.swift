@@ -59,7 +59,8 @@ package struct RunJudge {
         let entries = report.scenarios.filter { $0.attempts.contains { $0.outcome != nil } }
         // First the verdicts (and, unless stable, the attempts that explain them); then the logs the evidence comes from,
         // in one query.
-        var judged: [(entry: RunReport.ScenarioEntry, verdict: Verdict, reason: String, replay: AttemptRecord?, live: AttemptRecord?, noise: [Int64])] = []
+        var judged:
+            [(entry: RunReport.ScenarioEntry, verdict: Verdict, reason: String, replay: AttemptRecord?, live: AttemptRecord?, noise: [Int64])] = []
         var unsteady = Set<String>()
         for entry in entries {
             let earlier = history[entry.scenario.id] ?? []
@@ -80,11 +81,12 @@ package struct RunJudge {
                 let attempts = finished.filter { self.mode(of: $0, in: entry, report: report) == mode }
                 return attempts.last { $0.outcome != .passed } ?? attempts.last
             }
-            judged.append((
-                entry, verdict, reason, evidenceAttempt(.replay), evidenceAttempt(.live),
-                // Passing live attempts (not the recording itself, which the cassette may have been edited since).
-                earlier.filter { $0.mode == .live && $0.passed }.suffix(noiseSamples).map(\.attemptID)
-            ))
+            judged.append(
+                (
+                    entry, verdict, reason, evidenceAttempt(.replay), evidenceAttempt(.live),
+                    // Passing live attempts (not the recording itself, which the cassette may have been edited since).
+                    earlier.filter { $0.mode == .live && $0.passed }.suffix(noiseSamples).map(\.attemptID)
+                ))
         }
         let logs = try await runs.networkLogs(judged.flatMap { [$0.replay?.id, $0.live?.id].compactMap { $0 } + $0.noise })
         var verdicts: [StoredVerdict] = []
@@ -92,7 +94,8 @@ package struct RunJudge {
             var evidence: [NetworkDifference] = []
             if let replay, let log = logs[replay.id] {
                 evidence += log.exchanges.filter { !$0.matched && $0.mode == .replay }.map { exchange in
-                    NetworkDifference(kind: .unmatched, request: "\(exchange.method) \(exchange.url)", live: exchange.note, step: exchange.stepPosition)
+                    NetworkDifference(
+                        kind: .unmatched, request: "\(exchange.method) \(exchange.url)", live: exchange.note, step: exchange.stepPosition)
                 }.map { named($0, in: log) }
             }
             if let live, let log = logs[live.id], let recording = try? Cassette.load(cassette(entry.scenario)) {

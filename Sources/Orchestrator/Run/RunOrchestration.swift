@@ -18,15 +18,16 @@ package enum RunOrchestration {
         return try await ProjectDatabase.open(flag: options.database, config: config, logger: logger) { database in
             let runs = RunStore(database: database)
             let planner = RunPlanner(runs: runs, output: output)
-            let planned = if let resume = options.resume {
-                try await planner.resume(resume, database: database.endpoint.description)
-            } else {
-                try await planner.plan(
-                    try ScenarioSelection(only: options.only, tags: options.tags).select(from: config.scenarios(), config: config),
-                    config: config, configPath: options.configPath, mode: mode, workers: workers,
-                    retries: options.retries ?? config.retries, gitRevision: await gitRevision?.value
-                )
-            }
+            let planned =
+                if let resume = options.resume {
+                    try await planner.resume(resume, database: database.endpoint.description)
+                } else {
+                    try await planner.plan(
+                        try ScenarioSelection(only: options.only, tags: options.tags).select(from: config.scenarios(), config: config),
+                        config: config, configPath: options.configPath, mode: mode, workers: workers,
+                        retries: options.retries ?? config.retries, gitRevision: await gitRevision?.value
+                    )
+                }
             let execution = RunExecution(
                 config: config, planned: planned, workers: workers, mode: mode, lease: options.lease ?? config.lease, database: database,
                 output: output, logger: logger
@@ -34,16 +35,24 @@ package enum RunOrchestration {
             let interrupted = try await execution.execute() == .interrupted
             try await runs.setState(planned.runID, interrupted ? .interrupted : .finished)
             // An interrupted run is not judged: its passes keep the verdict they settled with, the rest have none.
-            let judgement = interrupted
+            let judgement =
+                interrupted
                 ? RunJudge.Judgement(report: try await runs.report(planned.runID), changed: [], unsteady: [])
-                : try await RunJudge(runs: runs, cassette: { [recordings = config.resolve(config.mock.recordings)] in
-                    MockFleet.cassette(for: $0, recordings: recordings)
-                }).judge(planned.runID)
+                : try await RunJudge(
+                    runs: runs,
+                    cassette: { [recordings = config.resolve(config.mock.recordings)] in
+                        MockFleet.cassette(for: $0, recordings: recordings)
+                    }
+                ).judge(planned.runID)
             // Verdicts and quarantine changes are stored while the reports are written.
             async let saved: Void = judgement.changed.isEmpty ? () : runs.saveVerdicts(planned.runID, judgement.changed)
             async let quarantined: Void = interrupted ? () : updateQuarantine(after: judgement, config.quarantine, runs: runs, output: output)
-            let files = try await RunReportFiles(runs: runs, directory: "\(config.resolve(options.reportsDirectory ?? config.reports))/\(planned.runID.uuidString.lowercased())")
-                .write(judgement.report, extraJUnit: options.junitPath.map { OrchestrateConfig.resolve($0, against: FileManager.default.currentDirectoryPath) })
+            let files = try await RunReportFiles(
+                runs: runs, directory: "\(config.resolve(options.reportsDirectory ?? config.reports))/\(planned.runID.uuidString.lowercased())"
+            )
+            .write(
+                judgement.report,
+                extraJUnit: options.junitPath.map { OrchestrateConfig.resolve($0, against: FileManager.default.currentDirectoryPath) })
             try await saved
             try await quarantined
             output.summary(RunSummaryText.render(judgement.report, attemptsDirectory: execution.attemptsDirectory, files: files))

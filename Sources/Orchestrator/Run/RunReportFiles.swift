@@ -25,7 +25,8 @@ struct RunReportFiles {
         for entry in report.scenarios {
             for attempt in entry.attempts where attempt.outcome != nil && attempt.outcome != .passed {
                 let log = logs[attempt.id] ?? NetworkLog()
-                let base = "\(directory)/attachments/\(AttemptFolders.safeName(entry.scenario.id))/"
+                let base =
+                    "\(directory)/attachments/\(AttemptFolders.safeName(entry.scenario.id))/"
                     + AttemptFolders.name(attempt: attempt.attempt, lane: attempt.lane)
                 try AtomicFile.write(try NetworkLogExport.har(log.exchanges), to: base + ".har")
                 try AtomicFile.write(NetworkLogExport.timeline(log, attempt: attempt), to: base + ".timeline.txt")

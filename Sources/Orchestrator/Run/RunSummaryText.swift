@@ -25,15 +25,19 @@ enum RunSummaryText {
             lines.append("needs a look:")
             for entry in failed {
                 let last = entry.attempts.last { $0.outcome != .passed } ?? entry.attempts.last
-                let folder = last.map {
-                    AttemptFolders.path(attemptsDirectory: attemptsDirectory, runID: report.runID, scenarioID: entry.scenario.id, attempt: $0.attempt, lane: $0.lane)
-                } ?? ""
+                let folder =
+                    last.map {
+                        AttemptFolders.path(
+                            attemptsDirectory: attemptsDirectory, runID: report.runID, scenarioID: entry.scenario.id, attempt: $0.attempt,
+                            lane: $0.lane)
+                    } ?? ""
                 var line = "  \(entry.scenario.id)  \(entry.verdict?.rawValue ?? entry.result.rawValue)"
                 if entry.quarantined { line += " (quarantined: not fatal)" }
                 line += ": \(entry.verdictReason ?? last?.failureSummary ?? "")"
                 lines.append(line)
                 if let last, last.outcome != .passed {
-                    lines.append("      \(last.lane.map { "\($0.rawValue) " } ?? "")attempt \(last.attempt) \(last.failureSummary); logs in \(folder)")
+                    lines.append(
+                        "      \(last.lane.map { "\($0.rawValue) " } ?? "")attempt \(last.attempt) \(last.failureSummary); logs in \(folder)")
                 }
                 for difference in entry.evidence.prefix(5) {
                     lines.append("      \(difference.place.map { "\($0): " } ?? "")\(difference)")

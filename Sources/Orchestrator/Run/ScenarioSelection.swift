@@ -1,6 +1,7 @@
 import Foundation
-import struct Gherkin.TagExpression
 import OrchestrateModel
+
+import struct Gherkin.TagExpression
 
 /// The scenarios `--only` and `--tags` select, in the config's order: `--only` takes scenario ids, or as Cucumber does
 /// feature files with optional lines (`Features/pay.feature:12:30`); `--tags` a Cucumber tag expression. With both, a

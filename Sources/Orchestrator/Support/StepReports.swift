@@ -17,7 +17,8 @@ enum StepReports {
         for name in names where name.hasSuffix(".ndjson") || name.hasSuffix(".json") {
             let path = "\(folder)/\(name)"
             guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size <= largestFile,
-                  let data = FileManager.default.contents(atPath: path) else { continue }
+                let data = FileManager.default.contents(atPath: path)
+            else { continue }
             steps += name.hasSuffix(".ndjson") ? messages(data) : cucumberJSON(data, attemptStart: attemptStart)
         }
         for index in steps.indices { steps[index].position = index + 1 }
@@ -47,11 +48,13 @@ enum StepReports {
                 }
             } else if let event = envelope["testStepStarted"] as? [String: Any] {
                 guard let stepID = event["testStepId"] as? String, let pickleStepID = testSteps[stepID],
-                      let at = timestamp(event["timestamp"]) else { continue }
+                    let at = timestamp(event["timestamp"])
+                else { continue }
                 let key = "\(event["testCaseStartedId"] as? String ?? "")/\(stepID)"
                 let pickleStep = pickleSteps[pickleStepID]
-                started[key] = Step(position: 0, keyword: pickleStep?.astNodeID.flatMap { keywords[$0] } ?? "",
-                                    name: pickleStep?.text ?? "", status: "started", startedAt: at)
+                started[key] = Step(
+                    position: 0, keyword: pickleStep?.astNodeID.flatMap { keywords[$0] } ?? "",
+                    name: pickleStep?.text ?? "", status: "started", startedAt: at)
                 order.append(key)
             } else if let event = envelope["testStepFinished"] as? [String: Any] {
                 let key = "\(event["testCaseStartedId"] as? String ?? "")/\(event["testStepId"] as? String ?? "")"
@@ -92,16 +95,19 @@ enum StepReports {
         for feature in features {
             for element in feature["elements"] as? [[String: Any]] ?? [] {
                 if let text = element["start_timestamp"] as? String,
-                   let start = formatter.date(from: text) ?? ISO8601DateFormatter().date(from: text) {
+                    let start = formatter.date(from: text) ?? ISO8601DateFormatter().date(from: text)
+                {
                     clock = start
                 }
                 for step in element["steps"] as? [[String: Any]] ?? [] {
                     let result = step["result"] as? [String: Any] ?? [:]
                     let nanoseconds = (result["duration"] as? NSNumber)?.doubleValue ?? 0
                     let finished = clock.addingTimeInterval(nanoseconds / 1e9)
-                    steps.append(Step(position: 0, keyword: step["keyword"] as? String ?? "", name: step["name"] as? String ?? "",
-                                      status: (result["status"] as? String ?? "unknown").lowercased(), startedAt: clock,
-                                      finishedAt: finished, error: result["error_message"] as? String))
+                    steps.append(
+                        Step(
+                            position: 0, keyword: step["keyword"] as? String ?? "", name: step["name"] as? String ?? "",
+                            status: (result["status"] as? String ?? "unknown").lowercased(), startedAt: clock,
+                            finishedAt: finished, error: result["error_message"] as? String))
                     clock = finished
                 }
             }

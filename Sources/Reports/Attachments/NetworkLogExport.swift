@@ -20,13 +20,15 @@ package enum NetworkLogExport {
         func exchangeLine(_ exchange: Exchange) -> String {
             let status = exchange.status.map(String.init) ?? "no response"
             let note = exchange.note.map { " — \($0)" } ?? ""
-            return "\(pad)\(exchange.method) \(exchange.url) → \(status) (\(exchange.durationMicroseconds / 1000) ms)\(exchange.matched ? "" : " unmatched")\(note)"
+            return
+                "\(pad)\(exchange.method) \(exchange.url) → \(status) (\(exchange.durationMicroseconds / 1000) ms)\(exchange.matched ? "" : " unmatched")\(note)"
         }
         let timeline = StepTimeline(log, attempt: attempt)
         for row in timeline.rows {
             let duration = row.milliseconds.map { "\($0) ms" } ?? "open"
-            lines.append(row.offset.padding(toLength: 10, withPad: " ", startingAt: 0) + duration.leftPadded(8) + "  "
-                + row.step.status.padding(toLength: 10, withPad: " ", startingAt: 0) + row.title)
+            lines.append(
+                row.offset.padding(toLength: 10, withPad: " ", startingAt: 0) + duration.leftPadded(8) + "  "
+                    + row.step.status.padding(toLength: 10, withPad: " ", startingAt: 0) + row.title)
             if let error = row.step.error, !error.isEmpty { lines.append(pad + "error: " + error) }
             lines += row.exchanges.map(exchangeLine)
         }

@@ -58,8 +58,10 @@ package enum HTMLReport {
     }
 
     private static func summaryLine(_ report: RunReport) -> String {
-        var parts = [report.state.rawValue, "mode \(report.mode.rawValue)", "started \(ISO8601DateFormatter().string(from: report.startedAt))",
-                     "host \(report.host)"]
+        var parts = [
+            report.state.rawValue, "mode \(report.mode.rawValue)", "started \(ISO8601DateFormatter().string(from: report.startedAt))",
+            "host \(report.host)",
+        ]
         if let revision = report.gitRevision { parts.append("revision \(revision)") }
         let results = ScenarioResult.allCases.compactMap { result in report.count(result) > 0 ? "\(report.count(result)) \(result.rawValue)" : nil }
         parts.append(results.joined(separator: ", "))
@@ -78,7 +80,8 @@ package enum HTMLReport {
         html += "</p>\n"
         if let reason = entry.verdictReason { html += "<p class=\"reason\">\(escape(reason))</p>\n" }
         if !entry.evidence.isEmpty {
-            html += "<h3>What changed on the network</h3>\n<table class=\"diff\"><tr><th>Step</th><th>Request</th><th>Change</th><th>Recorded</th><th>Live</th></tr>\n"
+            html +=
+                "<h3>What changed on the network</h3>\n<table class=\"diff\"><tr><th>Step</th><th>Request</th><th>Change</th><th>Recorded</th><th>Live</th></tr>\n"
             for difference in entry.evidence {
                 html += "<tr><td>\(escape(difference.place ?? "—"))</td><td><code>\(escape(difference.request))</code></td>"
                 html += "<td>\(escape(difference.kind.rawValue))\(difference.path.map { " <code>\(escape($0))</code>" } ?? "")</td>"
@@ -87,7 +90,9 @@ package enum HTMLReport {
             html += "</table>\n"
         }
         if !attachments.isEmpty {
-            html += "<p>Attachments: " + attachments.map { "<a href=\"\(escape(relative($0)))\">\(escape(($0 as NSString).lastPathComponent))</a>" }
+            html +=
+                "<p>Attachments: "
+                + attachments.map { "<a href=\"\(escape(relative($0)))\">\(escape(($0 as NSString).lastPathComponent))</a>" }
                 .joined(separator: " · ") + "</p>\n"
         }
         for attempt in entry.attempts { html += self.attempt(attempt, log: logs[attempt.id]) }
@@ -96,7 +101,8 @@ package enum HTMLReport {
     }
 
     private static func attempt(_ attempt: AttemptRecord, log: NetworkLog?) -> String {
-        let title = "\(attempt.lane.map { "\($0.rawValue) " } ?? "")attempt \(attempt.attempt): \(attempt.failureSummary)"
+        let title =
+            "\(attempt.lane.map { "\($0.rawValue) " } ?? "")attempt \(attempt.attempt): \(attempt.failureSummary)"
             + " in \(milliseconds(attempt.durationMilliseconds ?? 0))\(attempt.worker.map { " on \($0)" } ?? "")"
         var html = "<div class=\"attempt \(escape(attempt.outcome?.rawValue ?? "open"))\"><h3>\(escape(title))</h3>\n"
         if let error = attempt.error { html += "<pre class=\"error\">\(escape(error))</pre>\n" }
@@ -125,7 +131,8 @@ package enum HTMLReport {
 
     private static func exchange(_ exchange: Exchange) -> String {
         let status = exchange.status.map(String.init) ?? "no response"
-        var html = "<details class=\"exchange\(exchange.matched ? "" : " unmatched")\"><summary><code>\(escape(exchange.method)) \(escape(exchange.url))</code>"
+        var html =
+            "<details class=\"exchange\(exchange.matched ? "" : " unmatched")\"><summary><code>\(escape(exchange.method)) \(escape(exchange.url))</code>"
         html += " → \(escape(status)) · \(milliseconds(exchange.durationMicroseconds / 1000))\(exchange.matched ? "" : " · unmatched")</summary>\n"
         if let note = exchange.note { html += "<p class=\"note\">\(escape(note))</p>\n" }
         html += "<h4>Request</h4>\(headers(exchange.requestHeaders))\(body(exchange.requestBody))"

@@ -27,11 +27,13 @@ package enum JUnitReport {
         var classNames: [String: String] = [:]
         for entry in entries {
             let uri = entry.scenario.uri ?? ""
-            let className = classNames[uri] ?? {
-                let name = Self.className(entry.scenario)
-                classNames[uri] = name
-                return name
-            }()
+            let className =
+                classNames[uri]
+                ?? {
+                    let name = Self.className(entry.scenario)
+                    classNames[uri] = name
+                    return name
+                }()
             xml += testcase(entry, className: className, attachments: attachments[entry.scenario.id] ?? [])
         }
         xml += "  </testsuite>\n</testsuites>\n"
@@ -90,7 +92,9 @@ package enum JUnitReport {
     private static func element(_ name: String, _ attempt: AttemptRecord, body: String, indent: Int) -> String {
         let pad = String(repeating: " ", count: indent)
         let type = attempt.outcome?.rawValue ?? "unknown"
-        return #"\#(pad)<\#(name) message="\#(XMLText.escape("attempt \(attempt.attempt) \(attempt.failureSummary)"))" type="\#(type)">\#(XMLText.escape(body))</\#(name)>"# + "\n"
+        return
+            #"\#(pad)<\#(name) message="\#(XMLText.escape("attempt \(attempt.attempt) \(attempt.failureSummary)"))" type="\#(type)">\#(XMLText.escape(body))</\#(name)>"#
+            + "\n"
     }
 
     private static func detail(_ attempt: AttemptRecord) -> String {

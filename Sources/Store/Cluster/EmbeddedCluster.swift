@@ -49,7 +49,7 @@ package struct EmbeddedCluster: Sendable {
     /// file names a live process — without starting a program for it (every command with the embedded database asks).
     package func isRunning() async -> Bool {
         guard isInitialized, let text = try? String(contentsOfFile: "\(dataDirectory)/postmaster.pid", encoding: .utf8),
-              let first = text.split(separator: "\n").first, let pid = pid_t(first.trimmingCharacters(in: .whitespaces)), pid > 0
+            let first = text.split(separator: "\n").first, let pid = pid_t(first.trimmingCharacters(in: .whitespaces)), pid > 0
         else { return false }
         return kill(pid, 0) == 0 || errno == EPERM
     }
@@ -104,7 +104,10 @@ package struct EmbeddedCluster: Sendable {
         let user = ServerUser.current
         if geteuid() == 0 && user == nil {
             let name = ProcessInfo.processInfo.environment["ORCHESTRATE_PG_USER"] ?? "postgres"
-            throw StoreError(.clusterFailed, "PostgreSQL refuses to run as root and there is no user \"\(name)\" to run it as: create one (useradd --system postgres) or set ORCHESTRATE_PG_USER")
+            throw StoreError(
+                .clusterFailed,
+                "PostgreSQL refuses to run as root and there is no user \"\(name)\" to run it as: create one (useradd --system postgres) or set ORCHESTRATE_PG_USER"
+            )
         }
         do {
             try makeDirectory(socketDirectory, mode: 0o755, owner: user)

@@ -19,8 +19,10 @@ package struct PostgresBinaries: Sendable {
         }
         candidates += ["/opt/homebrew/bin", "/usr/local/bin", "/usr/lib/postgresql/bin"]
         candidates += (environment["PATH"] ?? "").split(separator: ":").map(String.init)
-        for directory in candidates where fileManager.isExecutableFile(atPath: "\(directory)/initdb")
-            && fileManager.isExecutableFile(atPath: "\(directory)/postgres") {
+        for directory in candidates
+        where fileManager.isExecutableFile(atPath: "\(directory)/initdb")
+            && fileManager.isExecutableFile(atPath: "\(directory)/postgres")
+        {
             return PostgresBinaries(directory: directory)
         }
         throw StoreError(

@@ -152,8 +152,9 @@ package final class NetworkLogWriter: Sendable {
             try? await Task.sleep(for: .milliseconds(500))
         }
         let left = spooled
-        logger.error("the database did not take the network log; it waits in the spool for the next run",
-                     metadata: ["spool.rows": "\(left)", "spool.directory": "\(spoolDirectory)"])
+        logger.error(
+            "the database did not take the network log; it waits in the spool for the next run",
+            metadata: ["spool.rows": "\(left)", "spool.directory": "\(spoolDirectory)"])
         return left
     }
 
@@ -178,9 +179,10 @@ package final class NetworkLogWriter: Sendable {
             }
         }
         do {
-            try await store.write(try zip(LogTable.allCases, sending).map { table, aside in
-                (table, try chunks(of: aside) + [taken.rows[table]])
-            })
+            try await store.write(
+                try zip(LogTable.allCases, sending).map { table, aside in
+                    (table, try chunks(of: aside) + [taken.rows[table]])
+                })
             for path in sending { try? FileManager.default.removeItem(atPath: path) }
             state.withLock { state in
                 state.written += taken.spooled + taken.rows.count
@@ -310,8 +312,9 @@ package final class NetworkLogWriter: Sendable {
             let parts = entry.prefix { $0 != "." }.split(separator: "-")
             guard let pid = parts.last.flatMap({ Int32($0) }), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
             guard parts.count == 3, parts[1] == Self.layout, let table = LogTable(rawValue: String(parts[0])) else {
-                logger.warning("a spooled network log from another orchestrate version is left as it is",
-                               metadata: ["spool.file": "\(spoolDirectory)/\(entry)"])
+                logger.warning(
+                    "a spooled network log from another orchestrate version is left as it is",
+                    metadata: ["spool.file": "\(spoolDirectory)/\(entry)"])
                 continue
             }
             guard let data = FileManager.default.contents(atPath: "\(spoolDirectory)/\(entry)") else { continue }

@@ -26,9 +26,12 @@ package struct AttemptQueue: Sendable {
 
     /// Hands over the scenarios of a run just planned, so that they need not be read back for its claims.
     package func remember(_ plan: RunPlan) {
-        planned.remember(plan.id, Dictionary(plan.scenarios.map {
-            ($0.id, PlannedScenarios.Entry(scenario: $0, maxAttempts: plan.retries + 1))
-        }, uniquingKeysWith: { first, _ in first }))
+        planned.remember(
+            plan.id,
+            Dictionary(
+                plan.scenarios.map {
+                    ($0.id, PlannedScenarios.Entry(scenario: $0, maxAttempts: plan.retries + 1))
+                }, uniquingKeysWith: { first, _ in first }))
     }
 
     private var leaseMilliseconds: Int64 { lease.wholeMilliseconds }
@@ -59,12 +62,16 @@ package struct AttemptQueue: Sendable {
         var counts: QueueCounts?
         for try await row in try await database.client.execute(statement, logger: database.logger) {
             for index in row.0.indices {
-                acks[row.0[index]] = CompletionAck(accepted: row.1[index], retryQueued: row.2[index],
-                                                   settled: ScenarioResult(rawValue: row.3[index]))
+                acks[row.0[index]] = CompletionAck(
+                    accepted: row.1[index], retryQueued: row.2[index],
+                    settled: ScenarioResult(rawValue: row.3[index]))
             }
             for index in row.4.indices {
-                claimedRows.append((row.4[index], row.5[index], Int(row.6[index]), row.7[index], row.8[index] < 0 ? nil : row.8[index],
-                                    Mode(rawValue: row.9[index]), row.10[index].isEmpty ? nil : row.10[index]))
+                claimedRows.append(
+                    (
+                        row.4[index], row.5[index], Int(row.6[index]), row.7[index], row.8[index] < 0 ? nil : row.8[index],
+                        Mode(rawValue: row.9[index]), row.10[index].isEmpty ? nil : row.10[index]
+                    ))
             }
             if row.11 >= 0 { counts = QueueCounts(queued: Int(row.11), running: Int(row.12)) }
         }
@@ -76,11 +83,14 @@ package struct AttemptQueue: Sendable {
                 guard let entry = entries[row.scenarioID] else {
                     throw StoreError(.unknownRun, "scenario \(row.scenarioID) of run \(round.runID.uuidString.lowercased()) is not planned")
                 }
-                claims.append((ClaimedAttempt(
-                    id: row.id, runID: round.runID, scenario: entry.scenario, attempt: row.attempt, lane: row.lane,
-                    maxAttempts: entry.maxAttempts, leaseToken: row.token, expectedMilliseconds: row.expected,
-                    worker: placeholder.worker, port: placeholder.port
-                ), row.avoid))
+                claims.append(
+                    (
+                        ClaimedAttempt(
+                            id: row.id, runID: round.runID, scenario: entry.scenario, attempt: row.attempt, lane: row.lane,
+                            maxAttempts: entry.maxAttempts, leaseToken: row.token, expectedMilliseconds: row.expected,
+                            worker: placeholder.worker, port: placeholder.port
+                        ), row.avoid
+                    ))
             }
         }
         var replyAcks: [CompletionAck] = []

@@ -35,12 +35,15 @@ enum Migrations {
                     logger: database.logger
                 )
                 var applied = Set<Int>()
-                for try await version in try await connection.query("SELECT version FROM schema_migrations", logger: database.logger).decode(Int.self) {
+                for try await version in try await connection.query("SELECT version FROM schema_migrations", logger: database.logger).decode(Int.self)
+                {
                     applied.insert(version)
                 }
                 for migration in all where !applied.contains(migration.version) {
-                    database.logger.info("applying migration", metadata: ["migration.version": "\(migration.version)", "migration.name": "\(migration.name)"])
-                    for statement in migration.sql.components(separatedBy: ";\n") where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                    database.logger.info(
+                        "applying migration", metadata: ["migration.version": "\(migration.version)", "migration.name": "\(migration.name)"])
+                    for statement in migration.sql.components(separatedBy: ";\n")
+                    where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
                         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: database.logger)
                     }
                     try await connection.query(

@@ -22,11 +22,12 @@ struct SessionStateTests {
         var cassette = Cassette(path: "/recordings/items.har", extras: CassetteExtras(seed: 42, now: "2026-01-02T03:04:05Z"))
         let entries = [("GET", "/v1/items", 200, "first"), ("GET", "/v1/items", 200, "second"), ("POST", "/v1/orders", 201, "made")]
         cassette.har.log.entries = entries.enumerated().map { index, entry in
-            HAR.Entry(Exchange(
-                sequence: index + 1, mode: .record, matched: true, host: "api.test", method: entry.0, url: "https://api.example.com\(entry.1)",
-                requestHeaders: [], requestBody: [], status: entry.2, responseHeaders: [.init(name: "content-type", value: "text/plain")],
-                responseBody: Array(entry.3.utf8), startedAt: Date(), durationMicroseconds: 1000
-            ))
+            HAR.Entry(
+                Exchange(
+                    sequence: index + 1, mode: .record, matched: true, host: "api.test", method: entry.0, url: "https://api.example.com\(entry.1)",
+                    requestHeaders: [], requestBody: [], status: entry.2, responseHeaders: [.init(name: "content-type", value: "text/plain")],
+                    responseBody: Array(entry.3.utf8), startedAt: Date(), durationMicroseconds: 1000
+                ))
         }
         return cassette
     }
@@ -97,10 +98,13 @@ struct SessionStateTests {
     @Test("stubs: configured ones answer in mock and hybrid mode, those added at run time first in every mode; nth call, nth answer")
     func stubs() throws {
         var configuration = Self.configuration
-        configuration.stubs = [try Stub(.object([
-            "request": .object(["path": .string("/v1/items")]),
-            "responses": .array([.object(["status": .integer(500), "body": .string("down")]), .object(["body": .string("up")])]),
-        ]))]
+        configuration.stubs = [
+            try Stub(
+                .object([
+                    "request": .object(["path": .string("/v1/items")]),
+                    "responses": .array([.object(["status": .integer(500), "body": .string("down")]), .object(["body": .string("up")])]),
+                ]))
+        ]
         var mock = SessionState(session: MockSession(mode: .mock), configuration: configuration)
         #expect(Self.decide(&mock, Self.request("/api.test/v1/items")) == "stub down")
         #expect(Self.decide(&mock, Self.request("/api.test/v1/items")) == "stub up")

@@ -21,7 +21,8 @@ struct ConfigLoaderTests {
 
     @Test("a full config maps onto the settings, templates filled in and quoted")
     func full() throws {
-        let config = try parse("""
+        let config = try parse(
+            """
             workers: 3
             retries: 2
             reports: out/reports
@@ -56,30 +57,40 @@ struct ConfigLoaderTests {
         #expect(filled == #"run 'it'\''s a "test"; rm -rf /'"#)
     }
 
-    @Test("mistakes name file:line:column", arguments: [
-        ("workrs: 3\n", "orchestrate.yml:1:1: unknown key \"workrs\" in the top level"),
-        ("workers: many\n", "orchestrate.yml:1:10: workers must be a whole number"),
-        ("workers: 0\n", "orchestrate.yml:1:10: workers must be at least 1"),
-        ("suite:\n  timeout: soon\n", "orchestrate.yml:2:12: suite.timeout must be a positive duration"),
-        ("suite:\n  scenarios:\n    - { id: a, command: x }\n    - { id: a, command: y }\n",
-         "orchestrate.yml:4:13: duplicate scenario id \"a\" (first defined on line 3)"),
-        ("suite:\n  scenarios:\n    - { id: a }\n", "orchestrate.yml:3:7: scenario \"a\" has no command"),
-        ("suite:\n  scenarios:\n    - { command: x }\n", "orchestrate.yml:3:7: a scenario needs an id"),
-        ("suite:\n  scenarios:\n    - { id: a, command: x, colour: red }\n", "orchestrate.yml:3:28: unknown key \"colour\" in a scenario"),
-        ("suite:\n  scenarios: { a: b }\n", "orchestrate.yml:2:14: suite.scenarios must be a list"),
-        ("mock:\n  mode: sometimes\n", "orchestrate.yml:2:9: mock.mode must be one of replay, record, live, mock"),
-        ("workers: [1\n", "orchestrate.yml:2:1: invalid YAML"),
-        ("mock:\n  stubs:\n    - request: { path: /a }\n      response: { status: 1000 }\n",
-         "orchestrate.yml:3:7: mock.stubs[0].response.status: must be an HTTP status code"),
-        ("mock:\n  stubs:\n    - { request: { path: /a }, response: { fault: slow } }\n",
-         "orchestrate.yml:3:7: mock.stubs[0].response.fault: must be one of reset, close-before-body, dribble, malformed"),
-        ("mock:\n  stubs:\n    - { request: { path: /a } }\n", "orchestrate.yml:3:7: mock.stubs[0]: a stub needs exactly one of"),
-        ("mock:\n  stubs:\n    - { request: { path: /a }, response: { file: nowhere.json } }\n",
-         "orchestrate.yml:3:7: mock.stubs[0].response.file: cannot read /project/nowhere.json"),
-        ("mock:\n  match: [method, colour]\n", "orchestrate.yml:2:19: mock.match entries are method, path, query, body or header:NAME"),
-        ("mock:\n  redact: { json: [password] }\n", "orchestrate.yml:2:20: mock.redact.json: password: a JSON path starts with $"),
-        ("mock:\n  rewrite: sometimes\n", "orchestrate.yml:2:12: mock.rewrite must be true or false"),
-    ])
+    @Test(
+        "mistakes name file:line:column",
+        arguments: [
+            ("workrs: 3\n", "orchestrate.yml:1:1: unknown key \"workrs\" in the top level"),
+            ("workers: many\n", "orchestrate.yml:1:10: workers must be a whole number"),
+            ("workers: 0\n", "orchestrate.yml:1:10: workers must be at least 1"),
+            ("suite:\n  timeout: soon\n", "orchestrate.yml:2:12: suite.timeout must be a positive duration"),
+            (
+                "suite:\n  scenarios:\n    - { id: a, command: x }\n    - { id: a, command: y }\n",
+                "orchestrate.yml:4:13: duplicate scenario id \"a\" (first defined on line 3)"
+            ),
+            ("suite:\n  scenarios:\n    - { id: a }\n", "orchestrate.yml:3:7: scenario \"a\" has no command"),
+            ("suite:\n  scenarios:\n    - { command: x }\n", "orchestrate.yml:3:7: a scenario needs an id"),
+            ("suite:\n  scenarios:\n    - { id: a, command: x, colour: red }\n", "orchestrate.yml:3:28: unknown key \"colour\" in a scenario"),
+            ("suite:\n  scenarios: { a: b }\n", "orchestrate.yml:2:14: suite.scenarios must be a list"),
+            ("mock:\n  mode: sometimes\n", "orchestrate.yml:2:9: mock.mode must be one of replay, record, live, mock"),
+            ("workers: [1\n", "orchestrate.yml:2:1: invalid YAML"),
+            (
+                "mock:\n  stubs:\n    - request: { path: /a }\n      response: { status: 1000 }\n",
+                "orchestrate.yml:3:7: mock.stubs[0].response.status: must be an HTTP status code"
+            ),
+            (
+                "mock:\n  stubs:\n    - { request: { path: /a }, response: { fault: slow } }\n",
+                "orchestrate.yml:3:7: mock.stubs[0].response.fault: must be one of reset, close-before-body, dribble, malformed"
+            ),
+            ("mock:\n  stubs:\n    - { request: { path: /a } }\n", "orchestrate.yml:3:7: mock.stubs[0]: a stub needs exactly one of"),
+            (
+                "mock:\n  stubs:\n    - { request: { path: /a }, response: { file: nowhere.json } }\n",
+                "orchestrate.yml:3:7: mock.stubs[0].response.file: cannot read /project/nowhere.json"
+            ),
+            ("mock:\n  match: [method, colour]\n", "orchestrate.yml:2:19: mock.match entries are method, path, query, body or header:NAME"),
+            ("mock:\n  redact: { json: [password] }\n", "orchestrate.yml:2:20: mock.redact.json: password: a JSON path starts with $"),
+            ("mock:\n  rewrite: sometimes\n", "orchestrate.yml:2:12: mock.rewrite must be true or false"),
+        ])
     func errors(yaml: String, expected: String) {
         let message = error(yaml)
         #expect(message.hasPrefix(expected), "\(message)")
@@ -87,7 +98,8 @@ struct ConfigLoaderTests {
 
     @Test("the mock section: matching, ignored and redacted fields, rewriting, repeat and stubs")
     func mockSection() throws {
-        let config = try parse("""
+        let config = try parse(
+            """
             mock:
               mode: hybrid
               hosts: { api.test: "https://api.example.com" }

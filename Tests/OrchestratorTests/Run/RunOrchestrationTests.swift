@@ -53,7 +53,9 @@ struct RunOrchestrationTests {
     @Test("plan, execute, judge, report: the output hears the plan, every attempt and the summary; the exit code says a scenario failed")
     func phases() async throws {
         try await TemporaryDirectory.with { directory in
-            try directory.write("orchestrate.yml", """
+            try directory.write(
+                "orchestrate.yml",
+                """
                 workers: 2
                 quarantine: { threshold: off }
                 suite:
@@ -77,7 +79,9 @@ struct RunOrchestrationTests {
     @Test("a planned run that nobody worked is finished by resuming it; an unknown run is a usage error")
     func resume() async throws {
         try await TemporaryDirectory.with { directory in
-            try directory.write("orchestrate.yml", """
+            try directory.write(
+                "orchestrate.yml",
+                """
                 suite:
                   scenarios:
                     - { id: one, command: "true" }

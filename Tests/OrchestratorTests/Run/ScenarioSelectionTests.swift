@@ -8,10 +8,12 @@ struct ScenarioSelectionTests {
 
     static let scenarios: [Scenario] = [
         Scenario(id: "login", name: "Log in", command: "true", tags: ["smoke"], timeoutMilliseconds: 1000),
-        Scenario(id: "pay: visa", name: "Pay", command: "true", tags: ["smoke", "slow"], timeoutMilliseconds: 1000,
-                 uri: "Features/pay.feature", line: 14, definitionLine: 5),
-        Scenario(id: "pay: cash", name: "Pay", command: "true", tags: ["wip"], timeoutMilliseconds: 1000,
-                 uri: "Features/pay.feature", line: 15, definitionLine: 5),
+        Scenario(
+            id: "pay: visa", name: "Pay", command: "true", tags: ["smoke", "slow"], timeoutMilliseconds: 1000,
+            uri: "Features/pay.feature", line: 14, definitionLine: 5),
+        Scenario(
+            id: "pay: cash", name: "Pay", command: "true", tags: ["wip"], timeoutMilliseconds: 1000,
+            uri: "Features/pay.feature", line: 15, definitionLine: 5),
         Scenario(id: "refund", name: "Refund", command: "true", timeoutMilliseconds: 1000, uri: "Features/pay.feature", line: 30),
     ]
 

@@ -12,19 +12,27 @@ struct JUnitReportTests {
     let runID = UUID()
 
     func attempt(_ scenario: String, _ number: Int, _ outcome: Outcome, stdout: String = "", exitCode: Int? = nil) -> AttemptRecord {
-        AttemptRecord(id: Int64(number), runID: runID, scenarioID: scenario, attempt: number, state: .finished, outcome: outcome, exitCode: exitCode,
-                      signal: nil, worker: "host/1/1", startedAt: Date(), finishedAt: Date(), durationMilliseconds: 1200,
-                      stdout: stdout, stderr: "", error: nil)
+        AttemptRecord(
+            id: Int64(number), runID: runID, scenarioID: scenario, attempt: number, state: .finished, outcome: outcome, exitCode: exitCode,
+            signal: nil, worker: "host/1/1", startedAt: Date(), finishedAt: Date(), durationMilliseconds: 1200,
+            stdout: stdout, stderr: "", error: nil)
     }
 
     func report() -> RunReport {
         func scenario(_ id: String) -> Scenario { Scenario(id: id, name: "\(id) <&> name", command: "true", timeoutMilliseconds: 1000) }
-        return RunReport(runID: runID, state: .finished, startedAt: Date(), finishedAt: Date(), host: "ci", gitRevision: "abc", scenarios: [
-            .init(scenario: scenario("ok"), result: .passed, attempts: [attempt("ok", 1, .passed, stdout: "color \u{1B}[31mred\u{1B}[0m & <tag>\0")]),
-            .init(scenario: scenario("flaky"), result: .flaky, attempts: [attempt("flaky", 1, .failed, exitCode: 1), attempt("flaky", 2, .passed)]),
-            .init(scenario: scenario("broken"), result: .failed, attempts: [attempt("broken", 1, .failed, exitCode: 2), attempt("broken", 2, .timedOut)]),
-            .init(scenario: scenario("left"), result: .pending, attempts: []),
-        ])
+        return RunReport(
+            runID: runID, state: .finished, startedAt: Date(), finishedAt: Date(), host: "ci", gitRevision: "abc",
+            scenarios: [
+                .init(
+                    scenario: scenario("ok"), result: .passed, attempts: [attempt("ok", 1, .passed, stdout: "color \u{1B}[31mred\u{1B}[0m & <tag>\0")]
+                ),
+                .init(
+                    scenario: scenario("flaky"), result: .flaky, attempts: [attempt("flaky", 1, .failed, exitCode: 1), attempt("flaky", 2, .passed)]),
+                .init(
+                    scenario: scenario("broken"), result: .failed,
+                    attempts: [attempt("broken", 1, .failed, exitCode: 2), attempt("broken", 2, .timedOut)]),
+                .init(scenario: scenario("left"), result: .pending, attempts: []),
+            ])
     }
 
     @Test("the XML parses and carries one testcase per scenario with its verdict")

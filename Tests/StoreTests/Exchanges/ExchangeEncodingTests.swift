@@ -19,9 +19,20 @@ struct CopyTextEncoderTests {
 
     @Test("fields are tab-separated, NULL is \\N, text escapes backslash, tab, newline and CR and drops NUL")
     func text() {
-        #expect(Self.row { $0.integer(1); $0.text(nil); $0.text("plain") } == "1\t\\N\tplain\n")
+        #expect(
+            Self.row {
+                $0.integer(1)
+                $0.text(nil)
+                $0.text("plain")
+            } == "1\t\\N\tplain\n")
         #expect(Self.row { $0.text("a\\b\tc\nd\re\u{0}f ✓") } == "a\\\\b\\tc\\nd\\re" + "f ✓\n")
-        #expect(Self.row { $0.integer(Int64.min); $0.integer(Int64.max); $0.integer(-7); $0.integer(0) }
+        #expect(
+            Self.row {
+                $0.integer(Int64.min)
+                $0.integer(Int64.max)
+                $0.integer(-7)
+                $0.integer(0)
+            }
                 == "-9223372036854775808\t9223372036854775807\t-7\t0\n")
     }
 
@@ -46,8 +57,10 @@ struct CopyTextEncoderTests {
     @Test("PostgreSQL reads every value back as it was, whatever the session's time zone", arguments: ["UTC", "Asia/Kolkata", "America/St_Johns"])
     func roundTrip(timeZone: String) async throws {
         let texts = ["", "plain", "tab\there", "new\nline\r\n", "back\\slash", "ünïcödé ✓ 🎬", "\\N", "\\.", "trailing\\"]
-        let bodies: [[UInt8]] = [[], Array("{\"json\": true}".utf8), [0, 1, 2, 255, 254], Array(repeating: 0x5c, count: 9), (0...255).map(UInt8.init),
-                                 Array("mostly text\u{0}with a NUL".utf8), [0xc3, 0x28, 0xa0, 0xa1]]
+        let bodies: [[UInt8]] = [
+            [], Array("{\"json\": true}".utf8), [0, 1, 2, 255, 254], Array(repeating: 0x5c, count: 9), (0...255).map(UInt8.init),
+            Array("mostly text\u{0}with a NUL".utf8), [0xc3, 0x28, 0xa0, 0xa1],
+        ]
         let dates = [0, -0.5, 1_709_210_096.123456, 4_102_444_800.999999, -2_208_988_800].map(Date.init(timeIntervalSince1970:))
         var buffer = ByteBuffer()
         let count = max(texts.count, bodies.count, dates.count)

@@ -8,10 +8,11 @@ import Testing
 /// A run of `count` scenarios named s0…, planned in a fresh database.
 func plan(_ database: Database, count: Int, retries: Int = 0, id: UUID = UUID()) async throws -> UUID {
     let scenarios = (0..<count).map { Scenario(id: "s\($0)", name: "scenario \($0)", command: "true", timeoutMilliseconds: 60_000) }
-    try await RunStore(database: database).create(RunPlan(
-        id: id, host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .replay, workers: 1,
-        retries: retries, scenarios: scenarios
-    ))
+    try await RunStore(database: database).create(
+        RunPlan(
+            id: id, host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .replay, workers: 1,
+            retries: retries, scenarios: scenarios
+        ))
     return id
 }
 
@@ -124,11 +125,12 @@ struct AttemptQueueTests {
             #expect(a.worker == slot1.worker && a.port == 1001 && b.worker == slot2.worker && b.port == 1002)
             #expect(Set([a.scenario.id, b.scenario.id]).count == 2)
             // Slot 1 failed, slot 2 passed; both ask again in the same round.
-            let second = try await queue.round(QueueRound(
-                runID: runID,
-                completions: [(a, AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 2)), (b, passed())],
-                claimants: [slot1, slot2]
-            ))
+            let second = try await queue.round(
+                QueueRound(
+                    runID: runID,
+                    completions: [(a, AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 2)), (b, passed())],
+                    claimants: [slot1, slot2]
+                ))
             #expect(second.acks.map(\.accepted) == [true, true])
             #expect(second.acks[0].retryQueued && second.acks[0].settled == nil)
             #expect(second.acks[1].settled == .passed)
@@ -153,10 +155,11 @@ struct AttemptQueueTests {
         try await withTestDatabase { database in
             let runID = UUID()
             let scenarios = [Scenario(id: "s0", name: "scenario 0", command: "true", timeoutMilliseconds: 60_000)]
-            try await RunStore(database: database).create(RunPlan(
-                id: runID, host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .compare, workers: 2,
-                retries: 0, scenarios: scenarios
-            ))
+            try await RunStore(database: database).create(
+                RunPlan(
+                    id: runID, host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .compare, workers: 2,
+                    retries: 0, scenarios: scenarios
+                ))
             let queue = AttemptQueue(database: database)
             let slots = (1...2).map { Claimant(worker: WorkerIdentity(host: "h", pid: 7, slot: $0), port: 1000 + $0) }
             let claimed = try await queue.round(QueueRound(runID: runID, claimants: slots)).claimed.compactMap { $0 }
@@ -177,9 +180,10 @@ struct AttemptQueueTests {
             var acks: [CompletionAck] = []
             for slot in 1...2 {
                 // The same slot asking alone gets the retry once its avoidance of the failing slot is over.
-                let claimed = try #require(try await eventuallyValue {
-                    try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: slot)
-                })
+                let claimed = try #require(
+                    try await eventuallyValue {
+                        try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: slot)
+                    })
                 acks.append(try await queue.complete(claimed, result: AttemptResult(outcome: .timedOut, durationMilliseconds: 9)))
             }
             #expect(acks.map(\.retryQueued) == [true, false])

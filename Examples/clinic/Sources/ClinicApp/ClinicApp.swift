@@ -1,8 +1,9 @@
 import Foundation
+import OrchestrateKit
+
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import OrchestrateKit
 
 /// The clinic's app as a UI test sees it: screens with text on them. It reaches its backend only through
 /// OrchestrateKit's URLs (the mock server under orchestrate, the real backend otherwise), takes "now" from

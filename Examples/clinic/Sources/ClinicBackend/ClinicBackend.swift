@@ -51,7 +51,9 @@ final class BackendState: Sendable {
         self.chatAnswer = chatAnswer
     }
 
-    func answer(_ method: HTTPMethod, _ path: String, query: [String: String], headers: HTTPHeaders, body: [String: Any]) -> (HTTPResponseStatus, Any, delay: Int64) {
+    func answer(
+        _ method: HTTPMethod, _ path: String, query: [String: String], headers: HTTPHeaders, body: [String: Any]
+    ) -> (HTTPResponseStatus, Any, delay: Int64) {
         switch (method, path) {
         case (.GET, "/health"):
             return (.ok, ["status": "ok"], 0)

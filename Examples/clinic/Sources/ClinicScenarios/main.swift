@@ -1,5 +1,5 @@
-import Foundation
 import ClinicApp
+import Foundation
 import OrchestrateKit
 
 // The step definitions of Examples/clinic/Features, driving the app. orchestrate runs this executable once

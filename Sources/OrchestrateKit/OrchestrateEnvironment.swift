@@ -1,6 +1,6 @@
 import Foundation
 
-/// The scenario process environment an orchestrate worker sets for every attempt (DESIGN.md), read from
+/// The scenario process environment an orchestrate worker sets for every attempt (the env contract), read from
 /// the `ORCHESTRATE_` variables or their `TEST_RUNNER_ORCHESTRATE_` forms (xcodebuild forwards those to the
 /// test runner). Outside a run every value is `nil` and URLs are left as they are, so the same test code
 /// also runs against the real backend.

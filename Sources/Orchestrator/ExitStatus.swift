@@ -2,7 +2,7 @@ import Coordinator
 import MockServer
 import Store
 
-/// DESIGN.md's exit codes for the errors the commands throw.
+/// The exit codes (docs/ARCHITECTURE.md) and which errors give which.
 package enum ExitStatus {
     package static let passed: Int32 = 0
     package static let scenarioFailed: Int32 = 1

@@ -12,7 +12,7 @@ package struct SupervisedCommand: Sendable {
     package var environment: [String: String]
     /// Entries that many commands have in common, packed once; `environment` overrides them by name. A worker slot
     /// runs thousands of commands whose environments differ in a few entries: building and packing the whole of each
-    /// took longer than the rest of a launch.
+    /// would be most of a launch's work.
     package var sharedEnvironment: SharedEnvironment?
     package var workingDirectory: String?
     /// Where stdout goes; `nil` discards it.

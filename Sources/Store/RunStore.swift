@@ -64,8 +64,8 @@ package struct RunStore: Sendable {
     /// never-seen scenarios), as ``unsettled(_:)`` would.
     @discardableResult
     package func create(_ plan: RunPlan) async throws -> (startedAt: Date, expected: [String: Int64?]) {
-        // One statement, the scenarios as parallel arrays (PostgreSQL reads a binary array ten times faster than the
-        // same rows as JSON). A scenario's tags are a slice of one array of all tags (an empty slice, `[n + 1 : n]`, is `{}`);
+        // One statement, the scenarios as parallel arrays (PostgreSQL reads a binary array much faster than the same rows
+        // as JSON). A scenario's tags are a slice of one array of all tags (an empty slice, `[n + 1 : n]`, is `{}`);
         // absent uri and line travel as '' and 0.
         var ids: [String] = [], names: [String] = [], commands: [String] = [], uris: [String] = [], lines: [Int32] = []
         var tagFroms: [Int32] = [], tagEnds: [Int32] = [], tags: [String] = [], timeouts: [Int64] = [], environments: [String] = []

@@ -33,7 +33,7 @@ struct Orchestrate: AsyncParsableCommand {
                 try command.run()
             }
             // Every command has finished its work (its files written, its database pool closed) when it returns: what
-            // is left is output in stdio buffers. Tearing down the runtime's and libraries' state took a run ~10 ms more.
+            // is left is output in stdio buffers. Tearing down the runtime's and libraries' state would only delay the exit.
             fflush(nil)
             _exit(0)
         } catch {

@@ -235,7 +235,7 @@ struct GherkinCommandTests {
             #expect(steps.allSatisfy { $0.4 >= 0.019 }, "every step has its duration: \(steps.map(\.4))")
             #expect(steps[1].5 == "expected 2, got 3")
 
-            // A pickle's cassette goes under its feature's path (DESIGN.md: Recordings/<feature>/<scenario>.har).
+            // A pickle's cassette goes under its feature's path (Recordings/<feature>/<scenario>.har).
             let record = try await cli.run(["run", "--mode", "record", "--only", "Features/reports.feature:7", "--progress", "none"])
             #expect(record.exitCode == 0, "\(record.stdout)\(record.stderr)")
             #expect(FileManager.default.fileExists(atPath: directory.file("Recordings/Features/reports/cucumber_json.har")))

@@ -5,7 +5,7 @@ import struct Foundation.UUID
 /// Where what an attempt left is kept: `<attempts>/<run>/<scenario>.attempt-<n>` (its artifacts; its logs unless it
 /// passed); `<scenario>.<lane>-attempt-<n>` for the lanes of a compare run. Only attempts that did not pass or left
 /// artifacts get one (``AttemptRunner``), directly in the run's folder: a folder per scenario with one per attempt
-/// inside took two directory creations per attempt, each several times dearer than one in an existing folder.
+/// inside would take two directory creations per attempt, each dearer than one in an existing folder.
 package enum AttemptFolders {
     package static func path(attemptsDirectory: String, runID: UUID, scenarioID: String, attempt: Int, lane: Mode? = nil) -> String {
         "\(attemptsDirectory)/\(runID.uuidString.lowercased())/\(safeName(scenarioID)).\(name(attempt: attempt, lane: lane))"

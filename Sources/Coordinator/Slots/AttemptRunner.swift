@@ -20,9 +20,9 @@ struct AttemptRunner: Sendable {
     /// HOME, TMPDIR and the artifacts folder (`ORCHESTRATE_ARTIFACTS_DIR`) belong to the slot and are emptied before
     /// every attempt, so nothing carries over from one attempt to the next. What the attempt leaves in the artifacts
     /// folder — with `stdout.log` and `stderr.log` when it did not pass — is moved to the attempt's folder
-    /// (``AttemptFolders``) afterwards; an attempt that passed and left nothing gets no folder. Creating a folder per
-    /// attempt cost more than a fifth of orchestrate's own time per attempt on suites of short scenarios, and left
-    /// thousands of empty folders behind every run.
+    /// (``AttemptFolders``) afterwards; an attempt that passed and left nothing gets no folder: a folder per attempt
+    /// would be a large share of orchestrate's own work on suites of short scenarios, and leave thousands of empty
+    /// folders behind every run.
     func run(
         _ claimed: ClaimedAttempt, slot: SlotResources, session: [OrchestrateEnvironment.Variable: String] = [:],
         onLaunch: (SupervisedProcess) -> Void

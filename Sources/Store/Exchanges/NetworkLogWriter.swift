@@ -140,7 +140,7 @@ package final class NetworkLogWriter: Sendable {
             return task
         }
         // The loop is not cancelled — a write under way finishes rather than failing — but its pause is: a run would
-        // otherwise wait for the rest of it (50 ms on average) before writing what is left.
+        // otherwise wait for the rest of it before writing what is left.
         let pause = state.withLock { state -> Task<Void, Never>? in
             state.stopping = true
             return state.pause

@@ -3,15 +3,15 @@ import Crypto
 /// The payloads a writer has already put on their way to the database (in a batch or a spool file),
 /// so that each distinct body or header list is written once, however often it is served.
 ///
-/// A payload is named by the first 16 bytes of the SHA-256 of its bytes: a quarter less COPY text per exchange than
-/// the whole digest, and parsing that text is most of PostgreSQL's work. Payloads stored before under 32-byte digests
+/// A payload is named by the first 16 bytes of the SHA-256 of its bytes: half the text of the whole digest in each of
+/// the four digests of an exchange row, and parsing that text is most of PostgreSQL's work. Payloads stored before under 32-byte digests
 /// stay as they are; a body seen again is stored once more under its shorter name. Hashing is skipped for a small
 /// payload seen before (looked up by content) and for a larger array seen recently: the catalog keeps such arrays
 /// alive, so the same storage address means the same bytes (a replayed response body is one array, served over and
 /// over).
 package struct PayloadCatalog {
-    /// Bytes as a key, hashed in one pass: an array of bytes hashes itself a byte at a time, which showed in profiles of
-    /// a mock server logging tens of thousands of exchanges a second.
+    /// Bytes as a key, hashed in one pass: an array of bytes hashes itself a byte at a time, too slow for a mock server
+    /// logging tens of thousands of exchanges a second.
     private struct Bytes: Hashable {
         let bytes: [UInt8]
 

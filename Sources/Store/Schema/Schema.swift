@@ -133,8 +133,8 @@ enum Schema {
     /// Payloads (bodies and header lists) are stored once, by SHA-256 of their (redacted) bytes: a replayed
     /// response is the same body and headers thousands of times, and an app sends the same headers with
     /// most requests. Exchanges name them by digest (NULL when empty); `exchange_log` reads them back
-    /// joined, headers as jsonb. The foreign key from exchanges to attempts goes: checking it cost
-    /// PostgreSQL half of its work per logged exchange (one lookup per row), and the writer only logs
+    /// joined, headers as jsonb. The foreign key from exchanges to attempts goes: checking it is a lookup per
+    /// logged row, a large part of PostgreSQL's work on the network log, and the writer only logs
     /// exchanges of attempts it was given (deleting attempts deletes their exchanges explicitly).
     static let version5 = """
         ALTER TABLE exchanges DROP CONSTRAINT exchanges_attempt_id_fkey;
@@ -227,8 +227,8 @@ enum Schema {
 
     /// A scenario's finished attempts, newest first, in one index that also answers the planner's median of recent
     /// passes from the index alone: every attempt's state change wrote an entry into each index, so two indexes over
-    /// (scenario, finished time) — one of them holding queued and running attempts too — cost a quarter of the
-    /// queue's index writes.
+    /// (scenario, finished time) — one of them holding queued and running attempts too — made many of the queue's
+    /// index writes.
     static let version8 = """
         DROP INDEX attempts_passed_recent;
         DROP INDEX attempts_scenario_history;
@@ -243,8 +243,8 @@ enum Schema {
         """
 
     /// Exchanges lose their serial id, which nothing reads (they are found by attempt and sequence): drawing it from
-    /// its sequence and keeping its primary key cost PostgreSQL a quarter of its work per logged exchange (COPY of 100,000
-    /// exchanges: 815 ms of server CPU with it, 605 ms without, medians of 6). The view is built again without it.
+    /// its sequence and keeping its primary key is work for PostgreSQL on every logged exchange. The view is built
+    /// again without it.
     static let version10 = """
         DROP VIEW exchange_log;
         ALTER TABLE exchanges DROP COLUMN id;

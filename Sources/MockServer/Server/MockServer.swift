@@ -165,18 +165,23 @@ package final class MockServer: Sendable {
             responseHeaders: [], responseBody: [], startedAt: started, durationMicroseconds: 0, attemptID: decision.session.attemptID,
             stepPosition: decision.step
         )
-        if let upstream = configuration.hosts[mockRequest.host] { exchange.url = Self.originalURL(upstream: upstream, request: mockRequest) }
-        var response = await answer(decision, to: mockRequest, loggedBody: loggedBody, exchange: &exchange)
+        if let upstream = decision.upstream { exchange.url = Self.originalURL(upstream: upstream, request: mockRequest) }
+        var response: MockResponse
+        if let local = answer(decision.action, to: mockRequest, exchange: &exchange) {
+            response = local
+        } else {
+            response = await forward(mockRequest, to: decision.upstream ?? "", loggedBody: loggedBody, exchange: &exchange)
+        }
         if let delay = response.delay { try? await Task.sleep(for: delay) }
         exchange.status = response.fault.map { $0 == .dribble ? response.status : nil } ?? response.status
         if let fault = response.fault { exchange.note = "fault: \(fault.rawValue)" }
         exchange.responseHeaders = redactor.headers(response.headers)
         exchange.responseBody = redactor.body(response.body, headers: response.headers)
         if exchange.matched, let mockBase {
-            if case .replay(let index, _, let rewritten) = decision.action {
-                response = rewritten ?? rewrittenReply(index, response, mockBase: mockBase)
-            } else {
-                rewriteURLs(&response, mockBase: mockBase)
+            switch decision.action {
+            case .replay(_, _, let rewritten?): response = rewritten
+            case .replay(let index, _, nil): response = rewrittenReply(index, response, mockBase: mockBase)
+            default: rewriteURLs(&response, mockBase: mockBase)
             }
         }
         exchange.durationMicroseconds = Int64((ContinuousClock.now - clock).wholeMicroseconds)
@@ -184,9 +189,10 @@ package final class MockServer: Sendable {
         return response
     }
 
-    /// Carries out a decision: the response, and what the exchange says of it (matched, a note).
-    private func answer(_ decision: RequestDecision, to request: MockRequest, loggedBody: [UInt8], exchange: inout Exchange) async -> MockResponse {
-        switch decision.action {
+    /// Carries out a decision that needs no upstream: the response, and what the exchange says of it (matched, a note);
+    /// `nil` for a forward. Synchronous: nearly every request takes this way, and an async call would cost each a frame.
+    private func answer(_ action: RequestDecision.Action, to request: MockRequest, exchange: inout Exchange) -> MockResponse? {
+        switch action {
         case .tooLarge(let limit):
             exchange.note = "request body too large"
             return .text(413, "orchestrate: request body larger than mock.maximumBodyBytes (\(limit) bytes)")
@@ -197,8 +203,8 @@ package final class MockServer: Sendable {
         case .replay(_, let response, _):
             exchange.matched = true
             return response
-        case .forward(let upstream):
-            return await forward(request, to: upstream, loggedBody: loggedBody, exchange: &exchange)
+        case .forward:
+            return nil
         case .unmatched(let miss):
             exchange.note = miss.description
             logger.warning("unmatched request in replay", metadata: ["mock.request": "\(request.summary)"])

@@ -78,14 +78,17 @@ package struct SessionState: Sendable {
     ///     before comes with the decision.
     package mutating func decide(_ request: MockRequest, redactedBody: [UInt8], bodyTooLarge: Bool, mockBase: String? = nil) -> RequestDecision {
         sequence += 1
-        var decision = RequestDecision(action: .tooLarge(limit: configuration.maximumBodyBytes), session: session, sequence: sequence, step: openStep)
+        let upstream = configuration.hosts[request.host]
+        var decision = RequestDecision(
+            action: .tooLarge(limit: configuration.maximumBodyBytes), session: session, sequence: sequence, step: openStep, upstream: upstream
+        )
         guard !bodyTooLarge else { return decision }
         let stubsFirst = session.mode == .mock || session.mode == .hybrid
         if let stubbed = stubs.answer(request, session: session, runtimeOnly: !stubsFirst) {
             decision.action = .stub(stubbed)
             return decision
         }
-        guard let upstream = configuration.hosts[request.host] else {
+        guard let upstream else {
             decision.action = stubsFirst ? .noStub : .refuse
             return decision
         }
@@ -190,6 +193,8 @@ package struct RequestDecision: Sendable {
     package var sequence: Int
     /// The step open when the request arrived.
     package var step: Int?
+    /// The upstream of the request's host, when `mock.hosts` has it.
+    package var upstream: String?
 
     package enum Action: Sendable {
         /// The body went past the limit: 413.

@@ -167,10 +167,9 @@ package final class MockServer: Sendable {
         )
         if let upstream = decision.upstream { exchange.url = Self.originalURL(upstream: upstream, request: mockRequest) }
         var response: MockResponse
-        if let local = answer(decision.action, to: mockRequest, exchange: &exchange) {
-            response = local
-        } else {
-            response = await forward(mockRequest, to: decision.upstream ?? "", loggedBody: loggedBody, exchange: &exchange)
+        switch decision.action {
+        case .forward(let upstream): response = await forward(mockRequest, to: upstream, loggedBody: loggedBody, exchange: &exchange)
+        default: response = answer(decision.action, to: mockRequest, exchange: &exchange)
         }
         if let delay = response.delay { try? await Task.sleep(for: delay) }
         exchange.status = response.fault.map { $0 == .dribble ? response.status : nil } ?? response.status
@@ -189,9 +188,10 @@ package final class MockServer: Sendable {
         return response
     }
 
-    /// Carries out a decision that needs no upstream: the response, and what the exchange says of it (matched, a note);
-    /// `nil` for a forward. Synchronous: nearly every request takes this way, and an async call would cost each a frame.
-    private func answer(_ action: RequestDecision.Action, to request: MockRequest, exchange: inout Exchange) -> MockResponse? {
+    /// Carries out a decision that needs no upstream (``forward(_:to:loggedBody:exchange:)`` does the rest): the response,
+    /// and what the exchange says of it (matched, a note). Synchronous: nearly every request takes this way, and an async
+    /// call would cost each a frame.
+    private func answer(_ action: RequestDecision.Action, to request: MockRequest, exchange: inout Exchange) -> MockResponse {
         switch action {
         case .tooLarge(let limit):
             exchange.note = "request body too large"
@@ -203,8 +203,9 @@ package final class MockServer: Sendable {
         case .replay(_, let response, _):
             exchange.matched = true
             return response
-        case .forward:
-            return nil
+        case .forward(let upstream):
+            exchange.note = "not forwarded"
+            return .text(500, "orchestrate: \(request.summary) was to be forwarded to \(upstream), and was not")
         case .unmatched(let miss):
             exchange.note = miss.description
             logger.warning("unmatched request in replay", metadata: ["mock.request": "\(request.summary)"])

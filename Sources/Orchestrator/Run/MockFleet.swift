@@ -47,6 +47,11 @@ final class MockFleet: AttemptHooks {
         return "\(recordings)/\(AttemptFolders.safeName(scenario.id)).har"
     }
 
+    /// Each scenario's cassette under `recordings` (``cassette(for:recordings:)``).
+    static func cassettes(in recordings: String) -> @Sendable (Scenario) -> String {
+        { cassette(for: $0, recordings: recordings) }
+    }
+
     /// Starts the slot's session; a replayed cassette's clock and seed go to the scenario's environment.
     func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws -> [OrchestrateEnvironment.Variable: String] {
         let server = try await server(slot: slot, port: port)

@@ -36,6 +36,11 @@ package struct RunJudge {
         return Judgement(report: judged, changed: changed, unsteady: unsteady)
     }
 
+    /// The run as stored, without judging it (an interrupted run).
+    func unjudged(_ runID: UUID) async throws -> Judgement {
+        Judgement(report: try await runs.report(runID), changed: [], unsteady: [])
+    }
+
     /// The report with the verdicts filled in, and those of the verdicts that differ from what the report had stored.
     package static func apply(_ verdicts: [StoredVerdict], to report: RunReport) -> (report: RunReport, changed: [StoredVerdict]) {
         let byScenario = Dictionary(verdicts.map { ($0.scenarioID, $0) }, uniquingKeysWith: { _, last in last })

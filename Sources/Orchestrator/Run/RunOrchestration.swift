@@ -35,24 +35,14 @@ package enum RunOrchestration {
             let interrupted = try await execution.execute() == .interrupted
             try await runs.setState(planned.runID, interrupted ? .interrupted : .finished)
             // An interrupted run is not judged: its passes keep the verdict they settled with, the rest have none.
-            let judgement =
-                interrupted
-                ? RunJudge.Judgement(report: try await runs.report(planned.runID), changed: [], unsteady: [])
-                : try await RunJudge(
-                    runs: runs,
-                    cassette: { [recordings = config.resolve(config.mock.recordings)] in
-                        MockFleet.cassette(for: $0, recordings: recordings)
-                    }
-                ).judge(planned.runID)
+            let judge = RunJudge(runs: runs, cassette: MockFleet.cassettes(in: config.resolve(config.mock.recordings)))
+            let judgement = try await interrupted ? judge.unjudged(planned.runID) : judge.judge(planned.runID)
             // Verdicts and quarantine changes are stored while the reports are written.
             async let saved: Void = judgement.changed.isEmpty ? () : runs.saveVerdicts(planned.runID, judgement.changed)
             async let quarantined: Void = interrupted ? () : updateQuarantine(after: judgement, config.quarantine, runs: runs, output: output)
-            let files = try await RunReportFiles(
-                runs: runs, directory: "\(config.resolve(options.reportsDirectory ?? config.reports))/\(planned.runID.uuidString.lowercased())"
-            )
-            .write(
-                judgement.report,
-                extraJUnit: options.junitPath.map { OrchestrateConfig.resolve($0, against: FileManager.default.currentDirectoryPath) })
+            let reportsDirectory = config.resolve(options.reportsDirectory ?? config.reports) + "/" + planned.runID.uuidString.lowercased()
+            let extraJUnit = options.junitPath.map { OrchestrateConfig.resolve($0, against: FileManager.default.currentDirectoryPath) }
+            let files = try await RunReportFiles(runs: runs, directory: reportsDirectory).write(judgement.report, extraJUnit: extraJUnit)
             try await saved
             try await quarantined
             output.summary(RunSummaryText.render(judgement.report, attemptsDirectory: execution.attemptsDirectory, files: files))

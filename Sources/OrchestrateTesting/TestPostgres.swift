@@ -28,8 +28,8 @@ package actor TestPostgres {
         let cluster = try await cluster()
         counter += 1
         let name = "t\(getpid())_\(counter)_\(UInt32.random(in: 0...UInt32.max))"
-        _ = try await Database.with(cluster.endpoint, logger: Self.logger, maximumConnections: 1, migrate: false) { database in
-            try await database.client.query("CREATE DATABASE \(unescaped: name)")
+        _ = try await Database.with(cluster.adminEndpoint, logger: Self.logger, maximumConnections: 1, migrate: false) { database in
+            try await database.client.query("CREATE DATABASE \(unescaped: name) OWNER \(unescaped: EmbeddedCluster.username)")
         }
         var endpoint = cluster.endpoint
         endpoint.database = name
@@ -57,7 +57,8 @@ package actor TestPostgres {
         try await cluster.prepare(logger: logger)
         let process = try SupervisedProcess.launch(try cluster.foregroundServer())
         // Ready when it answers on the socket.
-        try await Database.with(cluster.endpoint, logger: logger, maximumConnections: 1, connectTimeout: .seconds(60), migrate: false) { _ in }
+        try await Database.with(cluster.adminEndpoint, logger: logger, maximumConnections: 1, connectTimeout: .seconds(60), migrate: false) { _ in }
+        try await cluster.provision(logger: logger)
         return (cluster, process)
     }
 
@@ -68,6 +69,7 @@ package actor TestPostgres {
             let parts = entry.split(separator: "-")
             guard parts.count >= 3, let pid = Int32(parts[2]), pid != getpid() else { continue }
             if kill(pid, 0) != 0 && errno == ESRCH {
+                try? FileManager.default.removeItem(atPath: EmbeddedCluster(root: "/tmp/\(entry)").socketDirectory)
                 try? FileManager.default.removeItem(atPath: "/tmp/\(entry)")
             }
         }

@@ -77,10 +77,10 @@ package final class Database: Sendable {
         switch endpoint.address {
         case .tcp(let host, let port):
             configuration = .init(
-                host: host, port: port, username: endpoint.username, password: endpoint.password,
+                host: host, port: port, username: endpoint.username, password: endpoint.resolvedPassword,
                 database: endpoint.database, tls: endpoint.requireTLS ? .require(.makeClientConfiguration()) : .disable)
         case .unixSocket(let path):
-            configuration = .init(unixSocketPath: path, username: endpoint.username, password: endpoint.password, database: endpoint.database)
+            configuration = .init(unixSocketPath: path, username: endpoint.username, password: endpoint.resolvedPassword, database: endpoint.database)
         }
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(5)
@@ -119,10 +119,10 @@ package final class Database: Sendable {
         switch endpoint.address {
         case .tcp(let host, let port):
             configuration = .init(
-                host: host, port: port, username: endpoint.username, password: endpoint.password,
+                host: host, port: port, username: endpoint.username, password: endpoint.resolvedPassword,
                 database: endpoint.database, tls: endpoint.requireTLS ? .require(try .init(configuration: .makeClientConfiguration())) : .disable)
         case .unixSocket(let path):
-            configuration = .init(unixSocketPath: path, username: endpoint.username, password: endpoint.password, database: endpoint.database)
+            configuration = .init(unixSocketPath: path, username: endpoint.username, password: endpoint.resolvedPassword, database: endpoint.database)
         }
         configuration.options.connectTimeout = .seconds(5)
         while true {

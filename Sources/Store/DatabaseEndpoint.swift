@@ -13,23 +13,35 @@ package struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
     package var password: String?
     package var database: String
     package var requireTLS: Bool
+    /// A libpq password file to take the password from when none is given (``PasswordFile``), read when connecting.
+    package var passwordFile: String?
 
-    package init(address: Address, username: String, password: String? = nil, database: String, requireTLS: Bool = false) {
+    package init(
+        address: Address, username: String, password: String? = nil, database: String, requireTLS: Bool = false, passwordFile: String? = nil
+    ) {
         self.address = address
         self.username = username
         self.password = password
         self.database = database
         self.requireTLS = requireTLS
+        self.passwordFile = passwordFile
     }
 
+    /// The URL without the password (a password file is named, as libpq's `passfile`).
     package var description: String {
+        let passfile = passwordFile.map { "passfile=\($0)" }
         switch address {
         case .tcp(let host, let port):
-            return "postgresql://\(username)@\(host):\(port)/\(database)"
+            return "postgresql://\(username)@\(host):\(port)/\(database)" + (passfile.map { "?\($0)" } ?? "")
         case .unixSocket(let path):
             let directory = (path as NSString).deletingLastPathComponent
-            return "postgresql://\(username)@/\(database)?host=\(directory)"
+            return "postgresql://\(username)@/\(database)?host=\(directory)" + (passfile.map { "&\($0)" } ?? "")
         }
+    }
+
+    /// The password to connect with: the one given, else the password file's line for this user and database.
+    package var resolvedPassword: String? {
+        password ?? passwordFile.flatMap { PasswordFile.password(in: $0, username: username, database: database) }
     }
 
     /// Parses `postgres://user:pass@host:port/db?sslmode=require` and the unix-socket form
@@ -51,7 +63,8 @@ package struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
             username: user,
             password: components.password.flatMap { $0.removingPercentEncoding },
             database: database,
-            requireTLS: ["require", "verify-ca", "verify-full"].contains(query["sslmode"] ?? "")
+            requireTLS: ["require", "verify-ca", "verify-full"].contains(query["sslmode"] ?? ""),
+            passwordFile: query["passfile"].flatMap { $0.isEmpty ? nil : $0 }
         )
     }
 
@@ -66,7 +79,8 @@ package struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
             username: user,
             password: environment["PGPASSWORD"],
             database: environment["PGDATABASE"] ?? user,
-            requireTLS: environment["PGSSLMODE"].map { ["require", "verify-ca", "verify-full"].contains($0) } ?? false
+            requireTLS: environment["PGSSLMODE"].map { ["require", "verify-ca", "verify-full"].contains($0) } ?? false,
+            passwordFile: environment["PGPASSFILE"]
         )
     }
 }

@@ -12,6 +12,8 @@ package struct StoreError: Error, CustomStringConvertible, Sendable {
         package static let badConfiguration = Code(name: "badConfiguration")
         /// A run id that is not in the database.
         package static let unknownRun = Code(name: "unknownRun")
+        /// A path the embedded cluster would use is taken by something that is not its own (a planted link or folder).
+        package static let unsafePath = Code(name: "unsafePath")
         /// A migration failed; the schema is unchanged.
         package static let migrationFailed = Code(name: "migrationFailed")
         package var description: String { name }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import PostgresNIO
 import ProcessSupervisor
 
 #if canImport(Glibc)
@@ -8,26 +9,47 @@ import Glibc
 import Darwin
 #endif
 
-/// A private PostgreSQL cluster made from the machine's own PostgreSQL: unix socket only, no TCP.
+/// A private PostgreSQL cluster made from the machine's own PostgreSQL: unix socket only, no TCP, private to its owner.
 ///
-/// The default database of `orchestrate` lives under `.orchestrate/postgres`; tests make their own in a
-/// temporary folder. When started by root, the server runs as the unprivileged `postgres` user (initdb and
-/// postgres refuse root), and the data folder moves to `/var/tmp` if that user cannot reach the project.
+/// The default database of `orchestrate` lives under `.orchestrate/postgres`; tests make their own in a temporary
+/// folder. When started by root, the server runs as the unprivileged `postgres` user (initdb and postgres refuse root),
+/// and the data folder moves to `/var/tmp` if that user cannot reach the project.
+///
+/// Nobody else gets in: the socket's folder and the data folder are private (0700; a link or folder planted at their
+/// paths is refused, never followed), every role needs its password (SCRAM), and the passwords are generated and kept
+/// in 0600 password files beside the cluster (`postgres.pgpass`, `postgres-admin.pgpass`). Commands connect as
+/// `orchestrate_app`, which owns the database and its tables and is no superuser; the superuser `orchestrate` only
+/// provisions. A cluster made before this (trusting every local user) is switched over when it next starts.
 package struct EmbeddedCluster: Sendable {
-    /// The folder holding the cluster's files (data, log, lock).
+    /// The folder holding the cluster's files (data, log, lock, password files).
     package let root: String
     /// The PostgreSQL data folder (`root/postgres`, or a reachable folder under /var/tmp when run as root).
     package let dataDirectory: String
     /// A short folder for the socket: unix socket paths must stay under 107 bytes.
     package let socketDirectory: String
     package static let port = 5432
-    package static let username = "orchestrate"
+    /// The role commands connect as: owner of the database and its tables, not a superuser.
+    package static let username = "orchestrate_app"
+    /// The superuser initdb makes, which only provisions the cluster.
+    package static let adminUsername = "orchestrate"
     package static let database = "postgres"
 
     package var socketPath: String { "\(socketDirectory)/.s.PGSQL.\(Self.port)" }
     package var logFile: String { "\(dataDirectory)/orchestrate-server.log" }
+    /// The password file of ``username`` (0600).
+    package var passwordFile: String { "\(root)/postgres.pgpass" }
+    /// The password file of ``adminUsername`` (0600).
+    package var adminPasswordFile: String { "\(root)/postgres-admin.pgpass" }
+
     package var endpoint: DatabaseEndpoint {
-        DatabaseEndpoint(address: .unixSocket(path: socketPath), username: Self.username, database: Self.database)
+        DatabaseEndpoint(address: .unixSocket(path: socketPath), username: Self.username, database: Self.database, passwordFile: passwordFile)
+    }
+
+    /// The superuser's endpoint: for provisioning, and for tests that make a database per test.
+    package var adminEndpoint: DatabaseEndpoint {
+        DatabaseEndpoint(
+            address: .unixSocket(path: socketPath), username: Self.adminUsername, database: Self.database, passwordFile: adminPasswordFile
+        )
     }
 
     package init(root: String) {
@@ -59,17 +81,19 @@ package struct EmbeddedCluster: Sendable {
     package func startDetached(logger: Logger) async throws(StoreError) {
         try await withClusterLock { () async throws(StoreError) in
             try await prepare(logger: logger)
-            if await isRunning() { return }
-            let binaries = try PostgresBinaries.locate()
-            logger.info("starting the embedded PostgreSQL", metadata: ["postgres.data": "\(dataDirectory)"])
-            let status = try await runTool(
-                binaries.path("pg_ctl"),
-                ["start", "-w", "-t", "60", "-D", dataDirectory, "-l", logFile],
-                logger: logger
-            )
-            guard status == .exited(0) else {
-                throw StoreError(.clusterFailed, "PostgreSQL did not start (\(status)); see \(logFile)")
+            if await !isRunning() {
+                let binaries = try PostgresBinaries.locate()
+                logger.info("starting the embedded PostgreSQL", metadata: ["postgres.data": "\(dataDirectory)"])
+                let status = try await runTool(
+                    binaries.path("pg_ctl"),
+                    ["start", "-w", "-t", "60", "-D", dataDirectory, "-l", logFile],
+                    logger: logger
+                )
+                guard status == .exited(0) else {
+                    throw StoreError(.clusterFailed, "PostgreSQL did not start (\(status)); see \(logFile)")
+                }
             }
+            try await provision(logger: logger)
         }
     }
 
@@ -98,7 +122,7 @@ package struct EmbeddedCluster: Sendable {
         return command
     }
 
-    /// Creates the folders and, when missing, the cluster itself.
+    /// Creates the private folders and, when missing, the cluster itself (its superuser's password generated first).
     package func prepare(logger: Logger) async throws(StoreError) {
         let binaries = try PostgresBinaries.locate()
         let user = ServerUser.current
@@ -109,33 +133,41 @@ package struct EmbeddedCluster: Sendable {
                 "PostgreSQL refuses to run as root and there is no user \"\(name)\" to run it as: create one (useradd --system postgres) or set ORCHESTRATE_PG_USER"
             )
         }
-        do {
-            try makeDirectory(socketDirectory, mode: 0o755, owner: user)
-            if !isInitialized {
-                try makeDirectory((dataDirectory as NSString).deletingLastPathComponent, mode: 0o755, owner: nil)
-                try? FileManager.default.removeItem(atPath: dataDirectory)
-                try makeDirectory(dataDirectory, mode: 0o700, owner: user)
-            }
-        } catch {
-            throw StoreError(.clusterFailed, "cannot create \(dataDirectory): \(error)")
-        }
+        // Folders made by earlier versions as root (0755) are taken over.
+        let rootOwned: Set<uid_t> = user == nil ? [] : [0]
+        try PrivateDirectory.ensure(socketDirectory, owner: user, adoptable: rootOwned)
+        let parent = (dataDirectory as NSString).deletingLastPathComponent
+        if parent != root { try PrivateDirectory.ensure(parent, owner: user, adoptable: rootOwned) }
+        try PrivateDirectory.ensure(dataDirectory, owner: user)
         guard !isInitialized else { return }
+        // What a crashed initdb left behind goes: initdb wants an empty folder.
+        try? FileManager.default.removeItem(atPath: dataDirectory)
+        try PrivateDirectory.ensure(dataDirectory, owner: user)
+        let adminPassword = PasswordFile.generate()
+        try PasswordFile.store(adminPasswordFile, username: Self.adminUsername, password: adminPassword)
         logger.info("creating the embedded PostgreSQL cluster", metadata: ["postgres.data": "\(dataDirectory)"])
-        let status = try await runTool(
-            binaries.path("initdb"),
-            ["-D", dataDirectory, "-U", Self.username, "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"],
-            logger: logger
-        )
+        let status = try await withPasswordForServer(adminPassword, user: user) { pwfile throws(StoreError) in
+            try await runTool(
+                binaries.path("initdb"),
+                [
+                    "-D", dataDirectory, "-U", Self.adminUsername, "--pwfile=\(pwfile)", "--auth-local=scram-sha-256",
+                    "--auth-host=scram-sha-256", "--encoding=UTF8", "--locale=C", "--no-sync",
+                ],
+                logger: logger
+            )
+        }
         guard status == .exited(0) else {
             try? FileManager.default.removeItem(atPath: dataDirectory)
             throw StoreError(.clusterFailed, "initdb failed (\(status)) for \(dataDirectory)")
         }
         let settings = """
 
-            # orchestrate: unix socket only, in a short folder
+            # orchestrate: unix socket only, in a short private folder; a password (SCRAM) for every role
             listen_addresses = ''
             port = \(Self.port)
             unix_socket_directories = '\(socketDirectory)'
+            unix_socket_permissions = 0700
+            password_encryption = 'scram-sha-256'
             max_connections = 200
             synchronous_commit = off
             """
@@ -145,6 +177,107 @@ package struct EmbeddedCluster: Sendable {
         handle.seekToEndOfFile()
         handle.write(Data(settings.utf8))
         try? handle.close()
+        try writeAccessRules()
+    }
+
+    /// Makes the running cluster's roles as orchestrate uses them, once (when ``passwordFile`` is missing): the
+    /// non-superuser ``username`` with a generated password owns the database and every table, view and sequence in
+    /// it; the superuser has a password; only passwords (SCRAM) are accepted from then on. A cluster made before this
+    /// trusted every local user: it is switched over here.
+    package func provision(logger: Logger) async throws(StoreError) {
+        guard !FileManager.default.fileExists(atPath: passwordFile) else { return }
+        if PasswordFile.password(in: adminPasswordFile, username: Self.adminUsername, database: Self.database) == nil {
+            try PasswordFile.store(adminPasswordFile, username: Self.adminUsername, password: PasswordFile.generate())
+        }
+        let adminPassword = PasswordFile.password(in: adminPasswordFile, username: Self.adminUsername, database: Self.database) ?? ""
+        let password = PasswordFile.generate()
+        // A cluster that still trusts local users takes the superuser without a password.
+        var admin = adminEndpoint
+        if try accessRulesTrust() { admin.passwordFile = nil }
+        do {
+            try await Database.with(admin, logger: logger, maximumConnections: 1, connectTimeout: .seconds(60), migrate: false) { database in
+                try await database.client.withConnection { connection in
+                    for statement in Self.provisioning(password: password, adminPassword: adminPassword) {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                }
+            }
+        } catch let error as StoreError {
+            throw error
+        } catch {
+            throw StoreError(.clusterFailed, "cannot provision the embedded PostgreSQL: \(Database.describe(error))")
+        }
+        try writeAccessRules()
+        do {
+            try await Database.with(adminEndpoint, logger: logger, maximumConnections: 1, migrate: false) { database in
+                try await database.client.query("SELECT pg_reload_conf()", logger: logger)
+            }
+        } catch {
+            throw StoreError(.clusterFailed, "cannot reload the embedded PostgreSQL's access rules: \(Database.describe(error))")
+        }
+        try PasswordFile.store(passwordFile, username: Self.username, password: password)
+    }
+
+    /// The statements that make the roles (idempotent: a provisioning cut short is done again with a new password).
+    static func provisioning(password: String, adminPassword: String) -> [String] {
+        func literal(_ text: String) -> String { "'" + text.replacingOccurrences(of: "'", with: "''") + "'" }
+        return [
+            """
+            DO $$ BEGIN
+                IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '\(username)') THEN CREATE ROLE \(username) LOGIN; END IF;
+            END $$
+            """,
+            "ALTER ROLE \(username) LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD \(literal(password))",
+            "ALTER ROLE \(adminUsername) PASSWORD \(literal(adminPassword))",
+            "ALTER DATABASE \(database) OWNER TO \(username)",
+            // Tables (with their indexes and owned sequences), views and sequences of a cluster made before.
+            """
+            DO $$ DECLARE item record; BEGIN
+                FOR item IN SELECT c.relname, c.relkind FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                            WHERE n.nspname = 'public' AND c.relkind IN ('r', 'p', 'v', 'm')
+                              AND c.relowner <> (SELECT oid FROM pg_roles WHERE rolname = '\(username)') LOOP
+                    EXECUTE format('ALTER %s %I OWNER TO \(username)',
+                                   CASE item.relkind WHEN 'v' THEN 'VIEW' WHEN 'm' THEN 'MATERIALIZED VIEW' ELSE 'TABLE' END, item.relname);
+                END LOOP;
+            END $$
+            """,
+        ]
+    }
+
+    /// Local connections by password only (no TCP is listened on).
+    private func writeAccessRules() throws(StoreError) {
+        let rules = "# orchestrate: the unix socket only, a password (SCRAM) for every role\nlocal all all scram-sha-256\n"
+        do {
+            try Data(rules.utf8).write(to: URL(fileURLWithPath: "\(dataDirectory)/pg_hba.conf"), options: .atomic)
+        } catch {
+            throw StoreError(.clusterFailed, "cannot write \(dataDirectory)/pg_hba.conf: \(error)")
+        }
+        if let user = ServerUser.current { chown("\(dataDirectory)/pg_hba.conf", user.uid, user.gid) }
+        chmod("\(dataDirectory)/pg_hba.conf", 0o600)
+    }
+
+    /// Whether the access rules still trust local users (a cluster made before passwords).
+    private func accessRulesTrust() throws(StoreError) -> Bool {
+        let rules = (try? String(contentsOfFile: "\(dataDirectory)/pg_hba.conf", encoding: .utf8)) ?? ""
+        return rules.split(separator: "\n").contains { line in
+            let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
+            return fields.first == "local" && fields.last == "trust"
+        }
+    }
+
+    /// Runs `body` with the password in a file the server user can read (initdb's `--pwfile`), removed afterwards.
+    private func withPasswordForServer<R>(
+        _ password: String, user: ServerUser?, _ body: (String) async throws(StoreError) -> R
+    ) async throws(StoreError) -> R {
+        let folder = "/tmp/orchestrate-pw-\(UUID().uuidString.prefix(12).lowercased())"
+        try PrivateDirectory.ensure(folder, owner: user)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = "\(folder)/password"
+        guard FileManager.default.createFile(atPath: file, contents: Data((password + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
+            throw StoreError(.clusterFailed, "cannot write \(file)")
+        }
+        if let user { chown(file, user.uid, user.gid) }
+        return try await body(file)
     }
 
     private var toolEnvironment: [String: String] {
@@ -192,12 +325,6 @@ package struct EmbeddedCluster: Sendable {
         defer { flock(descriptor, LOCK_UN) }
         return try await body()
     }
-}
-
-private func makeDirectory(_ path: String, mode: Int, owner: ServerUser?) throws {
-    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    chmod(path, mode_t(mode))
-    if let owner { chown(path, owner.uid, owner.gid) }
 }
 
 /// A short, stable hex key for a path (FNV-1a, 48 bits).

@@ -210,6 +210,7 @@ typedef struct {
     const char *cwd;
     int stdout_fd, stderr_fd, error_fd;
     int32_t uid, gid;
+    pid_t supervisor;
 } child_setup;
 
 /// In the command's child, before exec. With CLONE_VM it runs on `child_stack` while the supervisor waits.
@@ -231,6 +232,13 @@ static int exec_child(void *argument) {
     if (setup->gid >= 0 && (setgroups(0, NULL) != 0 || setgid((gid_t)setup->gid) != 0)) goto fail;
     if (setup->uid >= 0 && setuid((uid_t)setup->uid) != 0) goto fail;
     if (setup->cwd != NULL && chdir(setup->cwd) != 0) goto fail;
+#if defined(__linux__)
+    // The command's leader dies with its supervisor, so a supervisor killed outright leaves no command running unwatched
+    // (the coordinator ends the rest of the group). Set after the user changes, which would clear it. A supervisor
+    // already gone by now: nothing is started.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) goto fail;
+    if (getppid() != setup->supervisor) _exit(127);
+#endif
     execve(setup->executable, setup->argv, setup->envp);
 fail:;
     int code = errno;
@@ -336,7 +344,7 @@ static int run_request(const wire_header *header, pid_t parent, int *control_ope
     child_setup setup = {
         .executable = string_table[0], .argv = argv, .envp = envp, .cwd = strings[0],
         .stdout_fd = out_pipe[1], .stderr_fd = err_pipe[1], .error_fd = error_pipe[1],
-        .uid = header->uid, .gid = header->gid,
+        .uid = header->uid, .gid = header->gid, .supervisor = getpid(),
     };
     pid_t leader = start_child(&setup);
     int spawn_errno = errno;

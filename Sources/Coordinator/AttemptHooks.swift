@@ -12,6 +12,9 @@ package protocol AttemptHooks: Sendable {
     /// After the attempt ended, before its result is recorded; may turn the result into an
     /// infrastructure error (a recording that cannot be written, say).
     func attemptDidEnd(_ attempt: ClaimedAttempt, slot: Int, result: inout AttemptResult) async
+    /// The attempt will not end here: its slot's supervisor died while it ran, and it goes back to the queue. What it
+    /// did so far stays with it; nothing of it is kept as a result (a recording in progress is dropped).
+    func attemptWasLost(_ attempt: ClaimedAttempt, slot: Int) async
     /// The run is over on this host (drained or stopped).
     func slotsDidStop() async
 }

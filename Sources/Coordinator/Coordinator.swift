@@ -32,7 +32,14 @@ package final class Coordinator: Sendable {
         var stopping = false
         var processes: [Int: SupervisedProcess] = [:]
         var tokens: [Int: UUID] = [:]
+        /// How often each attempt (scenario, lane, number) lost its supervisor on this host.
+        var losses: [String: Int] = [:]
+        var retiredSlots = 0
     }
+
+    /// How often an attempt may lose its slot's supervisor before it is recorded as an infrastructure error instead of
+    /// going back to the queue (a scenario that kills its own supervisor would otherwise run forever).
+    package static let maximumLosses = 3
 
     package init(
         configuration: CoordinatorConfiguration,
@@ -135,6 +142,22 @@ package final class Coordinator: Sendable {
             } catch {
                 (result, reason) = (AttemptResult(outcome: .infrastructureError, durationMilliseconds: 0, error: "\(error)"), nil)
             }
+            if reason == .supervisorDied {
+                // The command's group is gone with its supervisor: the attempt goes back, the slot gets a new supervisor.
+                await hooks?.attemptWasLost(claimed, slot: slot)
+                state.withLock {
+                    $0.processes[slot] = nil
+                    $0.tokens[slot] = nil
+                }
+                try await giveBack(claimed, slot: slot, result: result, batcher: batcher)
+                resources.supervisor.shutdown()
+                guard let supervisor = await newSupervisor() else {
+                    try retire(slot, reason: "its supervisor process died and no new one could be started")
+                    return
+                }
+                resources.supervisor = supervisor
+                continue
+            }
             await hooks?.attemptDidEnd(claimed, slot: slot, result: &result)
             state.withLock {
                 $0.processes[slot] = nil
@@ -145,6 +168,48 @@ package final class Coordinator: Sendable {
                 return
             }
             batcher.finish(claimed, result: result)
+        }
+    }
+
+    /// An attempt whose supervisor died: back to the queue, unless it lost its supervisor ``maximumLosses`` times — then
+    /// its result is the infrastructure error.
+    private func giveBack(_ claimed: ClaimedAttempt, slot: Int, result: AttemptResult, batcher: RoundBatcher) async throws {
+        let key = "\(claimed.scenario.id)\u{0}\(claimed.lane?.rawValue ?? "")\u{0}\(claimed.attempt)"
+        let losses = state.withLock { state -> Int in
+            state.losses[key, default: 0] += 1
+            return state.losses[key]!
+        }
+        logger.warning(
+            "a worker slot's supervisor died", metadata: ["worker.slot": "\(slot)", "scenario.id": "\(claimed.scenario.id)", "attempt.losses": "\(losses)"])
+        let requeue = losses < Self.maximumLosses
+        onEvent(.attemptLost(slot: slot, attempt: claimed, requeued: requeue))
+        if requeue {
+            _ = try await retrying("release", { try await self.queue.release(claimed) })
+        } else {
+            var result = result
+            result.error = "its worker's supervisor process died while it ran, \(losses) times"
+            batcher.finish(claimed, result: result)
+        }
+    }
+
+    /// A new supervisor for a slot whose supervisor died; `nil` when none starts (after a few tries).
+    private func newSupervisor() async -> Supervisor? {
+        for delay in [0, 100, 500] {
+            if delay > 0 { try? await Task.sleep(for: .milliseconds(delay)) }
+            if let supervisor = try? Supervisor() { return supervisor }
+        }
+        return nil
+    }
+
+    /// Takes a slot out of the run; when it was the last one, the run cannot go on here.
+    private func retire(_ slot: Int, reason: String) throws {
+        onEvent(.slotRetired(slot: slot, reason: reason))
+        let retired = state.withLock { state -> Int in
+            state.retiredSlots += 1
+            return state.retiredSlots
+        }
+        if retired == configuration.workers {
+            throw CoordinatorError(.noSlots, "every worker slot lost its supervisor process and no new one could be started")
         }
     }
 

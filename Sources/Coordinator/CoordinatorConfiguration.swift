@@ -49,6 +49,11 @@ package enum CoordinatorEvent: Sendable {
     case attemptFinished(slot: Int, attempt: ClaimedAttempt, result: AttemptResult, ack: CompletionAck)
     /// Returned to the queue unfinished (interruption or a lost lease).
     case attemptReleased(slot: Int, attempt: ClaimedAttempt)
+    /// The slot's supervisor died while the attempt ran: the attempt goes back to the queue (no retry spent), unless
+    /// this happened to it too often (`requeued` false: it is recorded as an infrastructure error).
+    case attemptLost(slot: Int, attempt: ClaimedAttempt, requeued: Bool)
+    /// The slot got no working supervisor again and stopped taking attempts; the others go on.
+    case slotRetired(slot: Int, reason: String)
     /// Attempts of dead workers went back to the queue.
     case leasesReclaimed(count: Int)
 }

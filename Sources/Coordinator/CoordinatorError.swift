@@ -6,6 +6,8 @@ package struct CoordinatorError: Error, CustomStringConvertible, Sendable {
         package static let noFreePort = Code(name: "noFreePort")
         /// The queue stayed unreachable through the retries.
         package static let queueUnavailable = Code(name: "queueUnavailable")
+        /// Every worker slot lost its supervisor process and none could be started again.
+        package static let noSlots = Code(name: "noSlots")
         package var description: String { name }
     }
 

@@ -6,4 +6,7 @@ package enum AttemptState: String, Sendable, Codable, CaseIterable, Hashable {
     case running
     /// Its result is recorded (``Outcome``).
     case finished
+    /// Given back unfinished — its worker died or lost the database, or the run was stopped — and followed by a new
+    /// attempt with the same number: an execution's exchanges and steps stay with the row they were made under.
+    case abandoned
 }

@@ -82,6 +82,8 @@ package final class SupervisedProcess: Sendable {
 package final class Supervisor: Sendable {
     private let handle: Mutex<orch_supervisor>
     private let running = Atomic<Bool>(false)
+    /// The running command's leader (its process group), 0 when none runs.
+    private let leader = Atomic<Int32>(0)
     fileprivate let waiting = DispatchQueue(label: "orchestrate.supervisor.wait")
 
     /// Forks the supervisor process.
@@ -139,9 +141,11 @@ package final class Supervisor: Sendable {
             }
         }
         guard code == 0 else {
-            throw SupervisorError(code: .launchFailed, errno: code, executable: command.executable)
+            // The request could not be written, or no report came back: the supervisor is gone.
+            throw SupervisorError(code: code == EPIPE ? .supervisorDied : .launchFailed, errno: code, executable: command.executable)
         }
         running.store(first.kind == Int32(ORCH_STARTED), ordering: .releasing)
+        leader.store(first.kind == Int32(ORCH_STARTED) ? first.pid : 0, ordering: .releasing)
         return SupervisedProcess(supervisor: self, owns: owns, first: first)
     }
 
@@ -149,8 +153,14 @@ package final class Supervisor: Sendable {
     fileprivate func blockingWait() -> Termination {
         var supervisor = handle.withLock { $0 }
         var report = orch_report()
-        _ = orch_supervisor_wait(&supervisor, &report)
+        let died = orch_supervisor_wait(&supervisor, &report) != 0
         running.store(false, ordering: .releasing)
+        let group = leader.exchange(0, ordering: .acquiringAndReleasing)
+        if died {
+            // The leader died with its supervisor (PR_SET_PDEATHSIG); what it started in its group ends now.
+            if group > 0 { kill(-group, SIGKILL) }
+            return Termination(reason: .supervisorDied, pid: group)
+        }
         let reason: Termination.Reason
         switch report.kind {
         case Int32(ORCH_EXITED): reason = .exited(report.value)

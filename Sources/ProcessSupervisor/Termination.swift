@@ -11,6 +11,8 @@ package struct Termination: Sendable, Equatable {
         case terminated(status: Int32)
         /// Nothing ran: exec or set-up failed with this errno.
         case spawnFailed(errno: Int32)
+        /// The supervisor process died (killed) while the command ran; the command's process group was killed with it.
+        case supervisorDied
     }
 
     package var reason: Reason

@@ -293,7 +293,7 @@ package struct RunStore: Sendable {
             """
             SELECT scenario_id, attempt, state, outcome, exit_code, signal, worker, started_at, finished_at, duration_ms,
                    stdout, stderr, error, id, mode
-            FROM attempts WHERE run_id = \(runID) AND (\(scenarioID)::text IS NULL OR scenario_id = \(scenarioID))
+            FROM attempts WHERE run_id = \(runID) AND (\(scenarioID)::text IS NULL OR scenario_id = \(scenarioID)) AND state <> 'abandoned'
             ORDER BY scenario_id, mode NULLS FIRST, attempt
             """,
             logger: database.logger

@@ -143,3 +143,29 @@ struct SupervisedProcessTests {
         #expect(read("out").trimmingCharacters(in: .whitespacesAndNewlines) == "\(uid)")
     }
 }
+
+@Suite("A supervisor that dies")
+struct SupervisorDeathTests {
+    @Test("a supervisor killed outright is noticed at once, takes its command's whole group with it, and takes no new command")
+    func killedSupervisor() async throws {
+        try await TemporaryDirectory.with { directory in
+            let supervisor = try Supervisor()
+            defer { supervisor.shutdown() }
+            var command = SupervisedCommand.shell(
+                "sleep 300 & echo $! > \(directory.file("child")); echo $PPID > \(directory.file("supervisor")); wait",
+                environment: ["PATH": "/usr/bin:/bin"]
+            )
+            command.timeout = .seconds(120)
+            let process = try supervisor.launch(command)
+            let leader = try #require(process.pid)
+            let supervisorPID = try #require(
+                await eventuallyValue { Int32(directory.read("supervisor").trimmingCharacters(in: .whitespacesAndNewlines)) })
+            let child = try #require(await eventuallyValue { Int32(directory.read("child").trimmingCharacters(in: .whitespacesAndNewlines)) })
+            kill(supervisorPID, SIGKILL)
+            let termination = await process.wait()
+            #expect(termination.reason == .supervisorDied)
+            #expect(await eventually { !processExists(leader) && !processExists(child) }, "the command outlived its supervisor")
+            #expect(throws: SupervisorError.self) { try supervisor.launch(SupervisedCommand.shell("true", environment: [:])) }
+        }
+    }
+}

@@ -51,8 +51,10 @@ package struct RunProgress: Sendable {
                 failures.append(attempt.scenario.id)
             case .pending: break
             }
-        case .attemptReleased(let slot, let attempt):
+        case .attemptReleased(let slot, let attempt), .attemptLost(let slot, let attempt, _):
             clear(slot, if: attempt)
+        case .slotRetired(let slot, _):
+            running[slot] = nil
         case .slotReady, .leasesReclaimed:
             break
         }

@@ -62,7 +62,11 @@ struct AttemptRunner: Sendable {
             onLaunch(process)
             termination = await process.wait()
         } catch {
-            return (AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: error.description), nil)
+            let lost = error.code == .supervisorDied
+            return (AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: error.description), lost ? .supervisorDied : nil)
+        }
+        if termination.reason == .supervisorDied {
+            return (AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: "the slot's supervisor died"), .supervisorDied)
         }
         let duration = elapsed()
         // A capture file exists only once its stream had output; one left from an earlier attempt is not this one's.
@@ -87,6 +91,8 @@ struct AttemptRunner: Sendable {
         case .spawnFailed(let code):
             result.outcome = .infrastructureError
             result.error = "cannot start /bin/sh in \(configuration.workingDirectory): \(String(cString: strerror(code)))"
+        case .supervisorDied:
+            result.outcome = .infrastructureError
         }
         do {
             result.folder = try keep(claimed, from: slot, termination: termination, passed: result.outcome == .passed)

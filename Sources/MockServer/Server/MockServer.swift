@@ -128,9 +128,10 @@ package final class MockServer: Sendable {
     /// Steps the test reported through the control API in this session so far.
     package var reportedSteps: Int { state.withLock { $0.steps.count } }
 
-    /// Ends the session; in record mode writes the cassette (atomically) and returns it.
+    /// Ends the session; in record mode writes the cassette (atomically) and returns it, unless `keepingRecording` is
+    /// false (the attempt was lost: what it recorded is not a recording of the scenario).
     @discardableResult
-    package func end() throws(MockServerError) -> Cassette? {
+    package func end(keepingRecording: Bool = true) throws(MockServerError) -> Cassette? {
         let (recording, open, attemptID) = state.withLock { state -> (Cassette?, Step?, Int64?) in
             defer { state = SessionState(configuration: configuration) }
             var recording = state.recording
@@ -142,6 +143,7 @@ package final class MockServer: Sendable {
             open.finishedAt = Date()
             continuation.yield(.step(open, attemptID: attemptID))
         }
+        guard keepingRecording else { return nil }
         try recording?.save()
         return recording
     }

@@ -59,6 +59,12 @@ final class ProgressReporter: Sendable {
                 return describe(attempt, result, ack, slot: slot, progress: state.progress)
             case .leasesReclaimed(let count):
                 return "requeued \(count) attempt(s) of workers that died"
+            case .attemptLost(let slot, let attempt, let requeued):
+                return "worker \(slot)'s supervisor process died running \(attempt.scenario.id); "
+                    + (requeued ? "it goes back to the queue (no retry spent), and the worker gets a new supervisor"
+                                : "that happened to it \(Coordinator.maximumLosses) times: recorded as an infrastructure error")
+            case .slotRetired(let slot, let reason):
+                return "worker \(slot) stopped: \(reason); the other workers go on"
             case .attemptStarted, .attemptReleased:
                 return nil
             }

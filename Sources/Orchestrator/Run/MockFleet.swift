@@ -85,6 +85,11 @@ final class MockFleet: AttemptHooks {
         for step in StepReports.steps(in: folder, attemptStart: started) { log.append(step, attemptID: attempt.id) }
     }
 
+    func attemptWasLost(_ attempt: ClaimedAttempt, slot: Int) async {
+        guard let server = state.withLock({ $0.servers[slot] }) else { return }
+        _ = try? server.end(keepingRecording: false)
+    }
+
     func slotsDidStop() async {
         let (servers, drains) = state.withLock { ($0.servers.values.map { $0 }, $0.drains) }
         for server in servers { await server.shutdown() }

@@ -36,11 +36,21 @@ package struct AttemptQueue: Sendable {
 
     private var leaseMilliseconds: Int64 { lease.wholeMilliseconds }
 
-    /// Back to the queue, without an owner: shared by a requeue under a lease and by the reaper.
-    private static let backToQueue = """
-        SET state = 'queued', lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL,
-            worker = NULL, port = NULL, started_at = NULL, requeues = requeues + 1
+    /// Back to the queue, shared by a requeue under a lease and by the reaper: the attempts the statement's `gone` CTE
+    /// abandoned are followed by new queued attempts with the same numbers (no retry is spent), so that what an
+    /// execution logged stays with its own row. Returns the new attempts' ids.
+    private static let followAbandoned = """
+        INSERT INTO attempts (run_id, scenario_id, attempt, mode, expected_ms, requeues)
+        SELECT run_id, scenario_id, attempt, mode, expected_ms, requeues + 1 FROM gone
+        RETURNING id
         """
+
+    /// What abandoning an attempt sets (the CTE `gone` returns what ``followAbandoned`` needs).
+    private static let abandon = """
+        SET state = 'abandoned', finished_at = now(), lease_expires_at = NULL
+        """
+
+    private static let abandonedColumns = "run_id, scenario_id, attempt, mode, expected_ms, requeues"
 
     /// One round trip: records the results of `round.completions` (each only under its lease token),
     /// queues retries, settles scenarios, and claims the longest expected attempts (never-seen first)
@@ -167,9 +177,12 @@ package struct AttemptQueue: Sendable {
     package func requeue(attemptID: Int64, token: UUID) async throws -> Bool {
         let rows = try await database.client.query(
             """
-            UPDATE attempts \(unescaped: Self.backToQueue)
-            WHERE id = \(attemptID) AND lease_token = \(token) AND state = 'running'
-            RETURNING id
+            WITH gone AS (
+                UPDATE attempts \(unescaped: Self.abandon)
+                WHERE id = \(attemptID) AND lease_token = \(token) AND state = 'running'
+                RETURNING \(unescaped: Self.abandonedColumns)
+            )
+            \(unescaped: Self.followAbandoned)
             """,
             logger: database.logger
         )
@@ -194,9 +207,12 @@ package struct AttemptQueue: Sendable {
     package func reapExpired(runID: UUID) async throws -> Int {
         let rows = try await database.client.query(
             """
-            UPDATE attempts \(unescaped: Self.backToQueue)
-            WHERE run_id = \(runID) AND state = 'running' AND lease_expires_at < now()
-            RETURNING id
+            WITH gone AS (
+                UPDATE attempts \(unescaped: Self.abandon)
+                WHERE run_id = \(runID) AND state = 'running' AND lease_expires_at < now()
+                RETURNING \(unescaped: Self.abandonedColumns)
+            )
+            \(unescaped: Self.followAbandoned)
             """,
             logger: database.logger
         )

@@ -18,6 +18,7 @@ enum Migrations {
         (8, "one index for a scenario's finished attempts", Schema.version8),
         (9, "the attempts of a run that did not pass", Schema.version9),
         (10, "exchanges without a serial id", Schema.version10),
+        (11, "an attempt given back is abandoned and followed by a new one", Schema.version11),
     ]
 
     static func apply(on database: Database) async throws {

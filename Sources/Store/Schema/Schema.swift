@@ -250,4 +250,14 @@ enum Schema {
         ALTER TABLE exchanges DROP COLUMN id;
         \(exchangeLogView)
         """
+
+    /// An attempt given back unfinished (a lost worker, a stop) is kept as `abandoned` and followed by a new row with the
+    /// same number, so that the exchanges and steps of two executions never share an attempt: attempt numbers are unique
+    /// among the rows that are not abandoned.
+    static let version11 = """
+        ALTER TABLE attempts DROP CONSTRAINT attempts_state_check;
+        ALTER TABLE attempts ADD CONSTRAINT attempts_state_check CHECK (state IN ('queued', 'running', 'finished', 'abandoned'));
+        DROP INDEX attempts_lane_attempt;
+        CREATE UNIQUE INDEX attempts_lane_attempt ON attempts (run_id, scenario_id, coalesce(mode, ''), attempt) WHERE state <> 'abandoned'
+        """
 }

@@ -62,7 +62,8 @@ struct AttemptQueueTests {
             // Once the lease has expired, the reaper takes the attempt back.
             #expect(try await eventually { try await queue.reapExpired(runID: runID) == 1 })
             let fresh = try #require(try await queue.claim(runID: runID, worker: WorkerIdentity(host: "alive", pid: 2, slot: 1), port: 2))
-            #expect(fresh.id == stale.id)
+            // The attempt went back as a new row with the same number: the stale execution keeps its own.
+            #expect(fresh.id != stale.id && fresh.attempt == stale.attempt)
             #expect(fresh.leaseToken != stale.leaseToken)
             let late = try await queue.complete(stale, result: AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 5))
             #expect(!late.accepted)

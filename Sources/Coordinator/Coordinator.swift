@@ -180,7 +180,8 @@ package final class Coordinator: Sendable {
             return state.losses[key]!
         }
         logger.warning(
-            "a worker slot's supervisor died", metadata: ["worker.slot": "\(slot)", "scenario.id": "\(claimed.scenario.id)", "attempt.losses": "\(losses)"])
+            "a worker slot's supervisor died",
+            metadata: ["worker.slot": "\(slot)", "scenario.id": "\(claimed.scenario.id)", "attempt.losses": "\(losses)"])
         let requeue = losses < Self.maximumLosses
         onEvent(.attemptLost(slot: slot, attempt: claimed, requeued: requeue))
         if requeue {

@@ -79,7 +79,8 @@ struct EmbeddedClusterSecurityTests {
             }
             // With its own password the role orchestrate connects as owns the tables, and runs no program.
             let url = cluster.endpoint.description
-            let (whoReason, who) = try await Self.psql([url, "-c", "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"], as: nil, in: directory.path)
+            let (whoReason, who) = try await Self.psql(
+                [url, "-c", "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"], as: nil, in: directory.path)
             #expect(whoReason == .exited(0) && who.trimmingCharacters(in: .whitespacesAndNewlines) == "f", "\(who)")
             let (copyReason, copy) = try await Self.psql([url, "-c", "COPY (SELECT 1) TO PROGRAM 'id > \(proof)'"], as: nil, in: directory.path)
             #expect(copyReason != .exited(0) && copy.contains("must be superuser"), "\(copy)")

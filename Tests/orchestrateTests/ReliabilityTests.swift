@@ -34,7 +34,9 @@ struct ReliabilityTests {
             let run = try cli.launch(["run", "--progress", "lines"], name: "run")
             let (shell, supervisor) = try #require(
                 await eventuallyValue(timeout: .seconds(30)) { () -> (Int32, Int32)? in
-                    let fields = directory.read("starts").split(separator: " ").compactMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+                    let fields = directory.read("starts").split(separator: " ").compactMap {
+                        Int32($0.trimmingCharacters(in: .whitespacesAndNewlines))
+                    }
                     return fields.count == 2 ? (fields[0], fields[1]) : nil
                 })
             let child = try #require(await eventuallyValue { Int32(directory.read("child").trimmingCharacters(in: .whitespacesAndNewlines)) })

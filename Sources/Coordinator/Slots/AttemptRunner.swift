@@ -63,10 +63,14 @@ struct AttemptRunner: Sendable {
             termination = await process.wait()
         } catch {
             let lost = error.code == .supervisorDied
-            return (AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: error.description), lost ? .supervisorDied : nil)
+            return (
+                AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: error.description), lost ? .supervisorDied : nil
+            )
         }
         if termination.reason == .supervisorDied {
-            return (AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: "the slot's supervisor died"), .supervisorDied)
+            return (
+                AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: "the slot's supervisor died"), .supervisorDied
+            )
         }
         let duration = elapsed()
         // A capture file exists only once its stream had output; one left from an earlier attempt is not this one's.

@@ -61,8 +61,9 @@ final class ProgressReporter: Sendable {
                 return "requeued \(count) attempt(s) of workers that died"
             case .attemptLost(let slot, let attempt, let requeued):
                 return "worker \(slot)'s supervisor process died running \(attempt.scenario.id); "
-                    + (requeued ? "it goes back to the queue (no retry spent), and the worker gets a new supervisor"
-                                : "that happened to it \(Coordinator.maximumLosses) times: recorded as an infrastructure error")
+                    + (requeued
+                        ? "it goes back to the queue (no retry spent), and the worker gets a new supervisor"
+                        : "that happened to it \(Coordinator.maximumLosses) times: recorded as an infrastructure error")
             case .slotRetired(let slot, let reason):
                 return "worker \(slot) stopped: \(reason); the other workers go on"
             case .attemptStarted, .attemptReleased:

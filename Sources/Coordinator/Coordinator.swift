@@ -35,6 +35,10 @@ package final class Coordinator: Sendable {
         /// How often each attempt (scenario, lane, number) lost its supervisor on this host.
         var losses: [String: Int] = [:]
         var retiredSlots = 0
+        /// Since when the queue has not answered (`nil`: it answers), and why, as first said.
+        var unreachableSince: ContinuousClock.Instant?
+        var unreachableReason = ""
+        var batcher: RoundBatcher?
     }
 
     /// How often an attempt may lose its slot's supervisor before it is recorded as an infrastructure error instead of
@@ -76,9 +80,10 @@ package final class Coordinator: Sendable {
                 let batcher = RoundBatcher(
                     runID: configuration.runID, workers: configuration.workers,
                     process: WorkerIdentity(host: configuration.host, pid: getpid(), slot: 0),
-                    perform: { round in try await self.retrying("round", { try await self.queue.round(round) }) },
+                    perform: { round in try await self.performRound(round) },
                     onAck: { claimed, result, ack in self.acknowledged(claimed, result, ack) }
                 )
+                state.withLock { $0.batcher = batcher }
                 background.addTask { await self.maintainLeases(batcher) }
                 do {
                     try await withThrowingTaskGroup(of: Void.self) { slots in
@@ -239,7 +244,7 @@ package final class Coordinator: Sendable {
         var sinceReap = Duration.zero
         while !Task.isCancelled {
             do { try await Task.sleep(for: heartbeatEvery) } catch { return }
-            let tokens = state.withLock { Array($0.tokens.values) } + batcher.aheadTokens
+            let tokens = state.withLock { Array($0.tokens.values) } + batcher.heldTokens
             do {
                 try await queue.heartbeat(tokens: tokens)
                 sinceReap += heartbeatEvery
@@ -272,22 +277,68 @@ package final class Coordinator: Sendable {
         }
     }
 
-    /// Retries a queue operation while the database is briefly unavailable (about 30 s in all).
-    private func retrying<T: Sendable>(_ what: String, _ operation: @Sendable () async throws -> T) async throws -> T {
+    /// A queue round, retried while the database is unavailable. A round whose answer was lost may have been committed:
+    /// its results are recorded once (the queue accepts a result sent again under the same token), and the attempts it
+    /// claimed, which nobody here knows, go back to the queue at once.
+    private func performRound(_ round: QueueRound) async throws -> QueueRoundReply {
+        var failed = false
+        let reply = try await retrying("round", onFailure: { failed = true }) { try await self.queue.round(round) }
+        guard failed else { return reply }
+        let known =
+            state.withLock { state in Array(state.tokens.values) + (state.batcher?.heldTokens ?? []) }
+            + reply.claimed.compactMap { $0?.leaseToken }
+        let owner = WorkerIdentity(host: configuration.host, pid: getpid(), slot: 0).process.description
+        let released = try await retrying("release lost claims") {
+            try await self.queue.releaseOrphans(runID: self.configuration.runID, owner: owner, keeping: known)
+        }
+        if released > 0 { logger.info("gave back claims whose answer was lost", metadata: ["attempts.count": "\(released)"]) }
+        return reply
+    }
+
+    /// Retries a queue operation while the database is unavailable, for as long as the queue's ``AttemptQueueClient/patience``
+    /// (ORCHESTRATE_CONNECT_TIMEOUT, 15 s) since it stopped answering — then the run gives up with one line (exit 3).
+    /// Each try gets that long too: a request for a pooled connection waits without an error while the server is down.
+    /// The outage is said once, and its end.
+    private func retrying<T: Sendable>(
+        _ what: String, onFailure: () -> Void = {}, _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
+        let clock = ContinuousClock()
+        let patience = queue.patience
         var delay = Duration.milliseconds(100)
-        var waited = Duration.zero
         while true {
+            let tried = clock.now
+            // While the queue does not answer, a try gets what is left of the patience.
+            let left = state.withLock { $0.unreachableSince }.map { patience - (tried - $0) } ?? patience
             do {
-                return try await operation()
+                let value = try await within(max(left, .milliseconds(100)), operation)
+                let outage = state.withLock { state -> Duration? in
+                    defer { state.unreachableSince = nil }
+                    return state.unreachableSince.map { clock.now - $0 }
+                }
+                if let outage { logger.warning("the run queue answers again", metadata: ["outage.seconds": "\(outage.components.seconds)"]) }
+                return value
             } catch {
                 if error is CancellationError { throw error }
-                if waited >= .seconds(30) {
-                    throw CoordinatorError(.queueUnavailable, "the run queue is unreachable (\(what)): \(error)")
+                onFailure()
+                // The outage began when the first try that failed began (it may have waited all along).
+                let (since, first, reason) = state.withLock { state -> (ContinuousClock.Instant, Bool, String) in
+                    let first = state.unreachableSince == nil
+                    if first {
+                        state.unreachableSince = tried
+                        state.unreachableReason = queue.describe(error)
+                    }
+                    return (state.unreachableSince ?? tried, first, state.unreachableReason)
                 }
-                logger.warning("queue operation failed; retrying", metadata: ["queue.operation": "\(what)", "error": "\(error)"])
+                if first {
+                    logger.warning("the run queue does not answer; retrying", metadata: ["queue.operation": "\(what)", "error": "\(reason)"])
+                }
+                if clock.now - since >= patience {
+                    throw CoordinatorError(
+                        .queueUnavailable,
+                        "the run queue did not answer for \(patience.components.seconds) s (ORCHESTRATE_CONNECT_TIMEOUT): \(reason)")
+                }
                 try? await Task.sleep(for: delay)
-                waited += delay
-                delay = min(delay * 2, .seconds(2))
+                delay = min(delay * 2, .seconds(1))
             }
         }
     }

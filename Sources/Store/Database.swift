@@ -87,7 +87,12 @@ package final class Database: Sendable {
         // The queue's prepared statements run thousands of times per run with plans that do not depend on
         // their parameters: plan them once per connection instead of re-planning each execution. Every
         // statement is short: compiling one with JIT costs more than it can save.
-        configuration.options.additionalStartupParameters = [("plan_cache_mode", "force_generic_plan"), ("jit", "off")]
+        configuration.options.additionalStartupParameters = [
+            ("plan_cache_mode", "force_generic_plan"), ("jit", "off"),
+            // A result, a claim or a logged exchange acknowledged is one a crash of the server does not lose, whatever the
+            // server's own default.
+            ("synchronous_commit", "on"),
+        ]
         return configuration
     }
 

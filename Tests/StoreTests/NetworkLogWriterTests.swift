@@ -59,11 +59,11 @@ struct NetworkLogWriterTests {
                 // The loop may already be sending the spool (moved aside while the COPY waits for the lock).
                 let spool = directory.file("spool/exchanges-v5-\(getpid()).copy")
                 #expect(FileManager.default.fileExists(atPath: spool) || FileManager.default.fileExists(atPath: spool + ".sending"))
-                // The writer's COPY waits for the lock before the table is let go.
+                // The writer waits for the lock before the table is let go.
                 #expect(
                     try await eventually {
                         let rows = try await database.client.query(
-                            "SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'COPY%'",
+                            "SELECT count(*)::int FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND pid <> pg_backend_pid()",
                             logger: Logger(label: "test")
                         )
                         for try await waiting in rows.decode(Int.self) { return waiting > 0 }

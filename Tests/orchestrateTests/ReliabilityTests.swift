@@ -1,6 +1,9 @@
 import Foundation
+import Logging
 import OrchestrateTesting
 import ProcessSupervisor
+import Store
+import Synchronization
 import Testing
 
 #if canImport(Glibc)
@@ -56,6 +59,143 @@ struct ReliabilityTests {
             #expect(rows.filter { $0.1 == "finished" }.count == 6)
             #expect(rows.allSatisfy { $0.2 == 1 && ($0.1 == "abandoned" || $0.3 == "passed") }, "\(rows)")
             #expect(rows.filter { $0.0 == "victim" }.map(\.1) == ["abandoned", "finished"], "\(rows)")
+        }
+    }
+}
+
+/// A PostgreSQL server of the test's own, that the test may kill: a private cluster in the foreground.
+final class KillableDatabase: Sendable {
+    let cluster: EmbeddedCluster
+    let server: Mutex<SupervisedProcess?>
+
+    init() async throws {
+        cluster = EmbeddedCluster(root: "/tmp/orch-kill-\(UUID().uuidString.prefix(8).lowercased())")
+        try FileManager.default.createDirectory(atPath: cluster.root, withIntermediateDirectories: true)
+        chmod(cluster.root, 0o755)
+        var logger = Logger(label: "test")
+        logger.logLevel = .error
+        try await cluster.prepare(logger: logger)
+        server = Mutex(nil)
+        try await start()
+        try await cluster.provision(logger: logger)
+    }
+
+    var url: String { cluster.endpoint.description }
+
+    /// Starts the server (again) and waits until it answers.
+    func start() async throws {
+        let process = try SupervisedProcess.launch(try cluster.foregroundServer())
+        server.withLock { $0 = process }
+        var logger = Logger(label: "test")
+        logger.logLevel = .critical
+        try await Database.with(cluster.adminEndpoint, logger: logger, maximumConnections: 1, connectTimeout: .seconds(60), migrate: false) { _ in }
+    }
+
+    /// SIGKILL of the postmaster, as a crash; returns when it is gone.
+    func crash() async {
+        guard let process = server.withLock({ $0 }), let pid = process.pid else { return }
+        kill(pid, SIGKILL)
+        _ = await process.wait()
+    }
+
+    /// Stops the server and removes its folders.
+    func remove() async {
+        if let process = server.withLock({ $0 }) {
+            process.terminate()
+            _ = await process.wait()
+        }
+        try? FileManager.default.removeItem(atPath: cluster.socketDirectory)
+        try? FileManager.default.removeItem(atPath: cluster.root)
+    }
+
+    static func with(_ body: (KillableDatabase) async throws -> Void) async throws {
+        let database = try await KillableDatabase()
+        do {
+            try await body(database)
+            await database.remove()
+        } catch {
+            await database.remove()
+            throw error
+        }
+    }
+}
+
+@Suite("A database that crashes", .timeLimit(.minutes(3)))
+struct DatabaseCrashTests {
+    /// 40 scenarios of 6 requests each through the mock server to a counting upstream, live; each counts its executions.
+    static func writeSuite(_ directory: TemporaryDirectory, upstream: TestUpstream) throws {
+        let scenarios = (1...40).map { "    - { id: s\($0) }" }.joined(separator: "\n")
+        try directory.write(
+            "orchestrate.yml",
+            """
+            workers: 4
+            suite:
+              command: "echo x >> runs-{id}; for i in 1 2 3 4 5 6; do curl -sf \\"$ORCHESTRATE_MOCK_URL/api.test/ping?s={id}&i=$i\\" > /dev/null || exit 1; sleep 0.1; done"
+              scenarios:
+            \(scenarios)
+            mock:
+              mode: live
+              hosts: { api.test: "\(upstream.url)" }
+            """)
+    }
+
+    @Test("SIGKILL of the postmaster mid-run, restarted 3 s later: no scenario runs twice, no exchange is lost or doubled")
+    func crashAndRestart() async throws {
+        try await KillableDatabase.with { database in
+            try await TestUpstream.with { upstream in
+                try await TemporaryDirectory.with { directory in
+                    try Self.writeSuite(directory, upstream: upstream)
+                    let cli = OrchestrateCLI(directory: directory.path, database: database.url)
+                    let run = try cli.launch(["run", "--progress", "lines"], name: "run")
+                    let started = await eventually(timeout: .seconds(60)) {
+                        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasPrefix("runs-") }.count >= 8
+                    }
+                    #expect(started)
+                    await database.crash()
+                    // The outage lasts 3 s: the server comes back on that schedule.
+                    try await paced(every: .seconds(3), times: 2) { index in if index == 1 { try await database.start() } }
+                    let result = cli.output(await run.wait(), name: "run")
+                    #expect(result.exitCode == 0, "\(result.stdout)\(result.stderr)")
+                    #expect(result.stdout.contains("40 scenarios, 40 passed, 0 failed"), "\(result.stdout)")
+                    for index in 1...40 {
+                        #expect(directory.read("runs-s\(index)") == "x\n", "s\(index) ran \(directory.read("runs-s\(index)").count / 2) times")
+                    }
+                    let hits = upstream.hits.withLock { $0 }
+                    #expect(hits == 240)
+                    let counts = try await queryRows(
+                        database.url,
+                        """
+                        SELECT (SELECT count(*) FROM exchanges), (SELECT count(DISTINCT (attempt_id, sequence)) FROM exchanges),
+                               (SELECT count(*) FROM attempts WHERE state = 'finished' AND outcome = 'passed'),
+                               (SELECT count(DISTINCT scenario_id) FROM attempts WHERE state = 'finished')
+                        """, as: (Int64, Int64, Int64, Int64).self)
+                    #expect(counts.first.map { [$0.0, $0.1, $0.2, $0.3] } == [Int64(hits), Int64(hits), 40, 40], "\(counts)")
+                }
+            }
+        }
+    }
+
+    @Test("a database that never comes back ends the run after ORCHESTRATE_CONNECT_TIMEOUT with one line, exit 3")
+    func neverBack() async throws {
+        try await KillableDatabase.with { database in
+            try await TestUpstream.with { upstream in
+                try await TemporaryDirectory.with { directory in
+                    try Self.writeSuite(directory, upstream: upstream)
+                    var cli = OrchestrateCLI(directory: directory.path, database: database.url)
+                    cli.environment["ORCHESTRATE_CONNECT_TIMEOUT"] = "3s"
+                    let run = try cli.launch(["run", "--progress", "none"], name: "run")
+                    #expect(await eventually(timeout: .seconds(60)) { FileManager.default.fileExists(atPath: directory.file("runs-s1")) })
+                    await database.crash()
+                    let clock = ContinuousClock.now
+                    let result = cli.output(await run.wait(), name: "run")
+                    let took = ContinuousClock.now - clock
+                    #expect(result.exitCode == 3, "\(result.stdout)\(result.stderr)")
+                    let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("error:") }
+                    #expect(errors.count == 1 && errors[0].contains("ORCHESTRATE_CONNECT_TIMEOUT"), "\(result.stderr)")
+                    #expect(result.stderr.split(separator: "\n").count <= 6, "a short account, not a warning per retry: \(result.stderr)")
+                    #expect(took < .seconds(30), "gave up after \(took)")
+                }
+            }
         }
     }
 }

@@ -20,6 +20,8 @@ package struct RunProgress: Sendable {
     package private(set) var attemptsFinished = 0
     /// Expected milliseconds of scenarios not yet settled (unknown ones count as `fallbackExpected`).
     private var expectedRemaining: [String: Int64]
+    /// Scenarios counted as settled: each counts once, whatever the queue says twice.
+    private var settledIDs: Set<String> = []
     private let workers: Int
     package let fallbackExpected: Int64
 
@@ -41,7 +43,7 @@ package struct RunProgress: Sendable {
         case .attemptFinished(let slot, let attempt, _, let ack):
             clear(slot, if: attempt)
             attemptsFinished += 1
-            guard let settled = ack.settled else { return }
+            guard let settled = ack.settled, settledIDs.insert(attempt.scenario.id).inserted else { return }
             expectedRemaining[attempt.scenario.id] = nil
             switch settled {
             case .passed: passed += 1

@@ -20,4 +20,11 @@ package protocol AttemptQueueClient: Sendable {
     func leaseHolders(runID: UUID) async throws -> [LeaseHolder]
     /// Queued and running attempts left in the run.
     func counts(runID: UUID) async throws -> QueueCounts
+    /// Gives back the run's attempts leased by `owner` whose tokens are not in `keeping`: claims whose answer was lost
+    /// (the server died after committing them). Returns how many.
+    func releaseOrphans(runID: UUID, owner: String, keeping tokens: [UUID]) async throws -> Int
+    /// How long the queue may stay unreachable before the run gives up (ORCHESTRATE_CONNECT_TIMEOUT).
+    var patience: Duration { get }
+    /// One line for people about a failure of the queue, without query values.
+    func describe(_ error: any Error) -> String
 }

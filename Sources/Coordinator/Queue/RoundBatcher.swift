@@ -144,6 +144,11 @@ final class RoundBatcher: Sendable {
     /// The lease tokens of attempts claimed ahead (the heartbeat keeps them).
     var aheadTokens: [UUID] { state.withLock { $0.ahead.map(\.attempt.leaseToken) } }
 
+    /// The leases the batcher holds: what it claimed ahead, and the attempts whose results wait for the next round.
+    var heldTokens: [UUID] {
+        state.withLock { state in state.ahead.map(\.attempt.leaseToken) + state.completions.map(\.claimed.leaseToken) }
+    }
+
     /// Takes back the attempts claimed ahead, for the caller to return them to the queue.
     func takeAhead() -> [ClaimedAttempt] {
         state.withLock { state in

@@ -169,7 +169,6 @@ package struct EmbeddedCluster: Sendable {
             unix_socket_permissions = 0700
             password_encryption = 'scram-sha-256'
             max_connections = 200
-            synchronous_commit = off
             """
         guard let handle = FileHandle(forWritingAtPath: "\(dataDirectory)/postgresql.conf") else {
             throw StoreError(.clusterFailed, "cannot write \(dataDirectory)/postgresql.conf")

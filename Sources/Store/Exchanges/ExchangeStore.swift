@@ -10,12 +10,15 @@ package struct ExchangeStore: Sendable {
         self.database = database
     }
 
-    /// Writes COPY text for each table in one transaction; each table's text is a sequence of chunks
-    /// (rows may span chunks). Payloads go through a temporary table, as another writer may have
-    /// stored the same payload already. A batch of one table's rows alone (a busy server's exchanges, nearly
-    /// every batch) is one COPY, a transaction by itself: a round trip instead of four (committed as the server is
-    /// set to; the embedded cluster runs with `synchronous_commit = off`).
-    func write(_ tables: [(table: LogTable, chunks: [ByteBuffer])]) async throws {
+    /// Writes COPY text for each table in one transaction; each table's text is a sequence of chunks (rows may span
+    /// chunks). Payloads go through a temporary table, as another writer may have stored the same payload already. A
+    /// batch of one table's rows alone (a busy server's exchanges, nearly every batch) is one COPY, a transaction by
+    /// itself: a round trip instead of four.
+    ///
+    /// - Parameter deduplicate: rows sent before may be in the database already (a spool sent again after a write whose
+    ///   end was not heard: the server may have committed it): steps and exchanges also go through temporary tables,
+    ///   and only those not there yet are kept, so that every row is written once.
+    func write(_ tables: [(table: LogTable, chunks: [ByteBuffer])], deduplicate: Bool = false) async throws {
         let logger = database.logger
         let filled = tables.filter { $0.chunks.contains { $0.readableBytes > 0 } }
         func copy(_ chunks: [ByteBuffer], of table: LogTable, into target: String, on connection: PostgresConnection) async throws {
@@ -23,28 +26,28 @@ package struct ExchangeStore: Sendable {
                 for chunk in chunks where chunk.readableBytes > 0 { try await writer.write(chunk) }
             }
         }
-        if filled.count == 1, let (table, chunks) = filled.first, table != .payloads {
+        if !deduplicate, filled.count == 1, let (table, chunks) = filled.first, table != .payloads {
             var rest = chunks.makeIterator()
             return try await stream(table) { rest.next() }
         }
         try await database.client.withTransaction(logger: logger) { connection in
-            // Not worth a flush to disk per batch: a crash of the server may lose its last moments of log.
-            try await connection.query("SET LOCAL synchronous_commit = off", logger: logger)
             for (table, chunks) in filled {
-                guard table == .payloads else {
+                guard table == .payloads || deduplicate else {
                     try await copy(chunks, of: table, into: table.rawValue, on: connection)
                     continue
                 }
+                let incoming = "incoming_\(table.rawValue)"
                 try await connection.query("SET LOCAL client_min_messages = warning", logger: logger)
                 try await connection.query(
-                    "CREATE TEMPORARY TABLE IF NOT EXISTS incoming_payloads (digest bytea, content bytea) ON COMMIT DELETE ROWS",
+                    PostgresQuery(
+                        unsafeSQL: """
+                            CREATE TEMPORARY TABLE IF NOT EXISTS \(incoming) ON COMMIT DELETE ROWS AS
+                            SELECT \(table.columns.joined(separator: ", ")) FROM \(table.rawValue) WITH NO DATA
+                            """),
                     logger: logger
                 )
-                try await copy(chunks, of: table, into: "incoming_payloads", on: connection)
-                try await connection.query(
-                    "INSERT INTO payloads (digest, content) SELECT digest, content FROM incoming_payloads ON CONFLICT DO NOTHING",
-                    logger: logger
-                )
+                try await copy(chunks, of: table, into: incoming, on: connection)
+                try await connection.query(PostgresQuery(unsafeSQL: table.keepNew(from: incoming)), logger: logger)
             }
         }
     }

@@ -13,4 +13,20 @@ enum LogTable: String, CaseIterable, Sendable {
             ]
         }
     }
+
+    /// The statement that moves the rows of the temporary table `incoming` into this table, leaving out those already
+    /// there: a payload by its digest, a step by its attempt and position, an exchange by its attempt and sequence.
+    func keepNew(from incoming: String) -> String {
+        let columns = self.columns.joined(separator: ", ")
+        switch self {
+        case .payloads, .steps:
+            return "INSERT INTO \(rawValue) (\(columns)) SELECT \(columns) FROM \(incoming) ON CONFLICT DO NOTHING"
+        case .exchanges:
+            return """
+                INSERT INTO exchanges (\(columns)) SELECT DISTINCT ON (i.attempt_id, i.sequence) \(self.columns.map { "i.\($0)" }.joined(separator: ", "))
+                FROM \(incoming) i
+                WHERE NOT EXISTS (SELECT 1 FROM exchanges e WHERE e.attempt_id = i.attempt_id AND e.sequence = i.sequence)
+                """
+        }
+    }
 }

@@ -44,6 +44,8 @@ package final class NetworkLogWriter: Sendable {
         /// do rows that are due unless the loop backs off from a failing database.
         var pause: Task<Void, Never>?
         var backingOff = false
+        /// Writes fail (the database is down): said once, and again when they succeed.
+        var failing = false
         /// The loop's pause, and how long a streaming COPY stays open.
         var interval = Duration.milliseconds(100)
     }
@@ -125,7 +127,7 @@ package final class NetworkLogWriter: Sendable {
                 await sleeping.value
                 if state.withLock({ $0.stopping }) { break }
                 // Back off while the database refuses, up to 5 s.
-                pause = await flush() ? interval : min(pause * 2, .seconds(5))
+                pause = await boundedFlush() ? interval : min(pause * 2, .seconds(5))
             }
         }
         loop.withLock { $0 = task }
@@ -148,7 +150,7 @@ package final class NetworkLogWriter: Sendable {
         pause?.cancel()
         await task?.value
         for _ in 0..<3 {
-            if await flush() { return 0 }
+            if await boundedFlush() { return 0 }
             try? await Task.sleep(for: .milliseconds(500))
         }
         let left = spooled
@@ -156,6 +158,12 @@ package final class NetworkLogWriter: Sendable {
             "the database did not take the network log; it waits in the spool for the next run",
             metadata: ["spool.rows": "\(left)", "spool.directory": "\(spoolDirectory)"])
         return left
+    }
+
+    /// ``flush()`` for at most ORCHESTRATE_CONNECT_TIMEOUT: a request for a pooled connection waits without an error while
+    /// the server is down, and a write cut short leaves its rows in the spool.
+    private func boundedFlush() async -> Bool {
+        (try? await within(Database.defaultConnectTimeout) { await self.flush() }) ?? false
     }
 
     /// Writes the spool and what waits in memory now. Returns whether nothing is left to write.
@@ -179,11 +187,13 @@ package final class NetworkLogWriter: Sendable {
             }
         }
         do {
+            // A spool may hold rows the database has: a write whose end was not heard (the server died) may have committed.
             try await store.write(
                 try zip(LogTable.allCases, sending).map { table, aside in
                     (table, try chunks(of: aside) + [taken.rows[table]])
-                })
+                }, deduplicate: taken.spooled > 0)
             for path in sending { try? FileManager.default.removeItem(atPath: path) }
+            noteWritten()
             state.withLock { state in
                 state.written += taken.spooled + taken.rows.count
                 // Rows spilled while this write was under way stay counted: they are in the new spool file.
@@ -222,6 +232,7 @@ package final class NetworkLogWriter: Sendable {
                 sent.append(contentsOf: rows)
                 return rows[.exchanges]
             }
+            noteWritten()
             state.withLock { state in
                 state.written += sent.count
                 state.writing = false
@@ -262,8 +273,25 @@ package final class NetworkLogWriter: Sendable {
         }
     }
 
+    /// Says once that writes fail (the rows are spooled meanwhile).
     private func warnWriteFailed(_ error: any Error) {
-        logger.warning("writing the network log failed; spooling it", metadata: ["error": "\(String(reflecting: error))"])
+        let first = state.withLock { state -> Bool in
+            defer { state.failing = true }
+            return !state.failing
+        }
+        if first {
+            logger.warning(
+                "writing the network log failed; it is spooled until the database takes it", metadata: ["error": "\(Database.describe(error))"])
+        }
+    }
+
+    /// Says that writes succeed again, after they failed.
+    private func noteWritten() {
+        let recovered = state.withLock { state -> Bool in
+            defer { state.failing = false }
+            return state.failing
+        }
+        if recovered { logger.warning("the network log is written again") }
     }
 
     /// Appends rows to the spool files (the counter follows only once they are on disk).

@@ -221,6 +221,26 @@ package struct AttemptQueue: Sendable {
         return count
     }
 
+    /// Gives back the run's attempts leased by `owner` whose tokens are not in `keeping` (claims whose answer was lost):
+    /// each is abandoned and followed by a new queued attempt with its number. Returns how many.
+    @discardableResult
+    package func releaseOrphans(runID: UUID, owner: String, keeping tokens: [UUID]) async throws -> Int {
+        let rows = try await database.client.query(
+            """
+            WITH gone AS (
+                UPDATE attempts \(unescaped: Self.abandon)
+                WHERE run_id = \(runID) AND state = 'running' AND lease_owner = \(owner) AND NOT (lease_token = ANY(\(tokens)))
+                RETURNING \(unescaped: Self.abandonedColumns)
+            )
+            \(unescaped: Self.followAbandoned)
+            """,
+            logger: database.logger
+        )
+        var count = 0
+        for try await _ in rows { count += 1 }
+        return count
+    }
+
     /// The leases currently held in a run.
     package func leaseHolders(runID: UUID) async throws -> [LeaseHolder] {
         let rows = try await database.client.query(

@@ -96,12 +96,25 @@ struct RoundStatement: PostgresPreparedStatement {
                                (SELECT x.worker FROM input x JOIN attempts d ON d.id = x.id WHERE d.run_id = a.run_id
                                   AND d.scenario_id = a.scenario_id AND d.mode <> a.mode LIMIT 1)) END AS avoid, a.mode
         ), acks AS (
-            SELECT x.id, d.id IS NOT NULL AS accepted,
-                   EXISTS (SELECT 1 FROM retry r WHERE r.run_id = d.run_id AND r.scenario_id = d.scenario_id) AS retried,
+            -- A result recorded already under the same token was this round's own, sent again after its answer was lost
+            -- (the server died after committing it): accepted, with what it did then.
+            SELECT x.id, d.id IS NOT NULL OR f.id IS NOT NULL AS accepted,
+                   CASE WHEN d.id IS NOT NULL THEN EXISTS (SELECT 1 FROM retry r WHERE r.run_id = d.run_id AND r.scenario_id = d.scenario_id)
+                        ELSE f.next IS NOT NULL END AS retried,
                    -- A scenario settles once: when both lanes of a compare run finish in one round, the later one says so.
-                   (SELECT st.result FROM settle st WHERE st.run_id = d.run_id AND st.scenario_id = d.scenario_id
-                      AND d.id = (SELECT max(o.id) FROM done o WHERE o.run_id = d.run_id AND o.scenario_id = d.scenario_id)) AS settled
+                   CASE WHEN d.id IS NOT NULL THEN
+                            (SELECT st.result FROM settle st WHERE st.run_id = d.run_id AND st.scenario_id = d.scenario_id
+                               AND d.id = (SELECT max(o.id) FROM done o WHERE o.run_id = d.run_id AND o.scenario_id = d.scenario_id))
+                        WHEN f.id IS NOT NULL AND f.next IS NULL THEN
+                            (SELECT rs.result FROM run_scenarios rs WHERE rs.run_id = f.run_id AND rs.scenario_id = f.scenario_id)
+                   END AS settled
             FROM input x LEFT JOIN done d ON d.id = x.id
+            LEFT JOIN LATERAL (
+                SELECT a.id, a.run_id, a.scenario_id,
+                       (SELECT n.id FROM attempts n WHERE n.run_id = a.run_id AND n.scenario_id = a.scenario_id
+                          AND n.mode IS NOT DISTINCT FROM a.mode AND n.attempt = a.attempt + 1 AND n.state <> 'abandoned' LIMIT 1) AS next
+                FROM attempts a WHERE d.id IS NULL AND a.id = x.id AND a.lease_token = x.token AND a.state = 'finished'
+            ) f ON true
         )
         -- One row: arrays in the same order (by attempt id) rather than a row per attempt, which cost the client more to
         -- take apart than the server to build. Absent values are '' and -1 (arrays cannot carry NULLs to the client).

@@ -39,7 +39,8 @@ struct Orchestrate: AsyncParsableCommand {
         } catch {
             let code = exitCode(for: error)
             if code == .validationFailure {
-                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                // One line: what is wrong, and where the help is.
+                FileHandle.standardError.write(Data("error: \(message(for: error)) (orchestrate help)\n".utf8))
                 Foundation.exit(ExitStatus.badInput)
             }
             exit(withError: error)
@@ -105,7 +106,8 @@ struct Run: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    @Option(name: .long, help: "Worker slots on this host (default: orchestrate.yml's workers, else the core count).")
+    // `.unconditional`: `--workers -1` is a value (and an error saying so), not a missing one.
+    @Option(name: .long, parsing: .unconditional, help: "Worker slots on this host (default: orchestrate.yml's workers, else the core count).")
     var workers: Int?
 
     @Option(
@@ -117,7 +119,7 @@ struct Run: AsyncParsableCommand {
             """)
     var mode: Mode?
 
-    @Option(name: .long, help: "Re-runs of a failed attempt (default: orchestrate.yml's retries, else 0).")
+    @Option(name: .long, parsing: .unconditional, help: "Re-runs of a failed attempt, 0 to 100 (default: orchestrate.yml's retries, else 0).")
     var retries: Int?
 
     @Option(
@@ -147,8 +149,12 @@ struct Run: AsyncParsableCommand {
     var lease: String?
 
     func validate() throws {
-        if let workers, workers < 1 { throw ValidationError("--workers must be at least 1") }
-        if let retries, retries < 0 { throw ValidationError("--retries must be 0 or more") }
+        if let workers, !Limits.workers.contains(workers) {
+            throw ValidationError("--workers must be from \(Limits.workers.lowerBound) to \(Limits.workers.upperBound) (got \(workers))")
+        }
+        if let retries, !Limits.retries.contains(retries) {
+            throw ValidationError("--retries must be from \(Limits.retries.lowerBound) to \(Limits.retries.upperBound) (got \(retries))")
+        }
         if let resume, UUID(uuidString: resume) == nil { throw ValidationError("--resume needs a run id like 6f1c2a9e-… (see orchestrate runs)") }
         if let lease, DurationText.parse(lease) == nil { throw ValidationError("--lease must be a duration like 30s") }
         if resume != nil && (!only.isEmpty || tags != nil) {
@@ -203,14 +209,14 @@ struct Scenarios: AsyncParsableCommand {
 
 /// `--limit` and `--format` of the commands that list history.
 struct ListingOptions: ParsableArguments {
-    @Option(name: .long, help: "How many to list, newest first.")
+    @Option(name: .long, parsing: .unconditional, help: "How many to list, newest first.")
     var limit = 20
 
     @Option(name: .long, help: "table | json")
     var format: OutputFormat = .table
 
     func validate() throws {
-        if limit < 1 { throw ValidationError("--limit must be at least 1") }
+        if !(1...100_000).contains(limit) { throw ValidationError("--limit must be from 1 to 100000 (got \(limit))") }
     }
 }
 
@@ -392,7 +398,7 @@ struct Mock: AsyncParsableCommand {
 
         @OptionGroup var common: CommonOptions
 
-        @Option(name: .long, help: "The port on 127.0.0.1 (0: any free port, printed at start).")
+        @Option(name: .long, parsing: .unconditional, help: "The port on 127.0.0.1 (0: any free port, printed at start).")
         var port = 0
 
         @Option(name: .long, help: "replay, record, live, mock or hybrid (default: mock.mode of orchestrate.yml, else replay).")

@@ -95,13 +95,10 @@ enum Oracle {
 /// re-indented; keywords, tags, table rows, doc-string fences and comments inserted; the file cut short. A fixed seed
 /// per file makes every run check the same mutants.
 struct Mutator {
-    private var random: SplitMix64
+    private var random: SeededRandom
 
     init(name: String) {
-        // FNV-1a of the name: stable across runs and machines (Swift's own hashing is seeded per process).
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        random = SplitMix64(seed: hash)
+        random = SeededRandom(name: name)
     }
 
     static let insertions: [String] = [
@@ -138,22 +135,7 @@ struct Mutator {
         return lines.joined(separator: "\n")
     }
 
-    private mutating func pick(_ bound: Int) -> Int { bound <= 1 ? 0 : Int(random.next() % UInt64(bound)) }
-}
-
-/// A small, fast generator with a seed (Vigna's SplitMix64).
-struct SplitMix64 {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9e37_79b9_7f4a_7c15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xbf58_476d_1ce4_e5b9
-        z = (z ^ (z >> 27)) &* 0x94d0_49bb_1331_11eb
-        return z ^ (z >> 31)
-    }
+    private mutating func pick(_ bound: Int) -> Int { random.below(bound) }
 }
 
 @Suite("Gherkin conformance (the official Cucumber parser as the oracle)")

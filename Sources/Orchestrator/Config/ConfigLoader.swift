@@ -39,15 +39,15 @@ package enum ConfigLoader {
         } catch let error as YamlError {
             throw reader.error(from: error)
         } catch {
-            throw ConfigError(file: path, "\(error)")
+            throw ConfigError(file: path, line: 1, column: 1, "invalid YAML: \(error)")
         }
         let top = try reader.mapping(
             root, what: "the top level",
             keys: ["workers", "retries", "database", "reports", "lease", "suite", "mock", "quarantine"])
         for (key, value) in top {
             switch key {
-            case "workers": config.workers = try reader.integer(value, key: key, minimum: 1)
-            case "retries": config.retries = try reader.integer(value, key: key, minimum: 0)
+            case "workers": config.workers = try reader.integer(value, key: key, in: Limits.workers)
+            case "retries": config.retries = try reader.integer(value, key: key, in: Limits.retries)
             case "database": config.database = try reader.string(value, key: key)
             case "reports": config.reports = try reader.string(value, key: key)
             case "lease": config.lease = try reader.duration(value, key: key)
@@ -92,7 +92,7 @@ package enum ConfigLoader {
             for (key, value) in try reader.mapping(item, what: "a scenario", keys: ["id", "name", "command", "tags", "timeout", "env"]) {
                 switch key {
                 case "id":
-                    entry.id = try reader.string(value, key: "id")
+                    entry.id = try reader.name(value, key: "id")
                     hasID = true
                     if entry.id.trimmingCharacters(in: .whitespaces).isEmpty {
                         throw reader.error(at: value, "a scenario id must not be empty")
@@ -207,8 +207,9 @@ package enum ConfigLoader {
             case "stubs":
                 guard case .sequence(let items) = value else { throw reader.error(at: value, "mock.stubs must be a list of stubs") }
                 for (index, item) in items.enumerated() {
+                    let value = try reader.json(item)
                     do throws(StubError) {
-                        mock.server.stubs.append(try Stub(reader.json(item), directory: directory))
+                        mock.server.stubs.append(try Stub(value, directory: directory))
                     } catch {
                         throw reader.error(at: item, "mock.stubs[\(index)]\(error.path.isEmpty ? "" : ".\(error.path)"): \(error.message)")
                     }
@@ -252,7 +253,7 @@ struct NodeReader {
                 file: file, line: mark.line, column: mark.column,
                 "duplicate key \(duplicates.map { "\"\($0)\"" }.joined(separator: ", ")) in a mapping")
         default:
-            return ConfigError(file: file, "invalid YAML: \(yaml)")
+            return ConfigError(file: file, line: 1, column: 1, "invalid YAML: \(yaml)")
         }
     }
 
@@ -275,19 +276,32 @@ struct NodeReader {
         return pairs
     }
 
+    /// A string, without NUL (no command, path or database value can hold one).
     func string(_ node: Node, key: String) throws(ConfigError) -> String {
         guard case .scalar(let scalar) = node else { throw error(at: node, "\(key) must be a string") }
         if scalar.style == .plain && ["", "~", "null", "Null", "NULL"].contains(scalar.string) {
             throw error(at: node, "\(key) must be a string (got nothing)")
         }
+        if scalar.string.utf8.contains(0) { throw error(at: node, "\(key) must not contain a NUL character") }
         return scalar.string
     }
 
-    func integer(_ node: Node, key: String, minimum: Int) throws(ConfigError) -> Int {
-        guard case .scalar(let scalar) = node, scalar.style == .plain, let value = Int(scalar.string) else {
-            throw error(at: node, "\(key) must be a whole number")
+    /// A name people and files carry (a scenario id, a host): one line of printable characters.
+    func name(_ node: Node, key: String) throws(ConfigError) -> String {
+        let text = try string(node, key: key)
+        if let control = text.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
+            throw error(at: node, "\(key) must not contain control characters (found U+\(String(format: "%04X", control.value)))")
         }
-        guard value >= minimum else { throw error(at: node, "\(key) must be at least \(minimum) (got \(value))") }
+        return text
+    }
+
+    func integer(_ node: Node, key: String, in range: ClosedRange<Int>) throws(ConfigError) -> Int {
+        guard case .scalar(let scalar) = node, scalar.style == .plain, let value = Int(scalar.string) else {
+            throw error(at: node, "\(key) must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+        }
+        guard range.contains(value) else {
+            throw error(at: node, "\(key) must be from \(range.lowerBound) to \(range.upperBound) (got \(value))")
+        }
         return value
     }
 
@@ -307,6 +321,7 @@ struct NodeReader {
                 throw error(at: name, "\"\(variable)\" is not a valid environment variable name")
             }
             guard case .scalar(let scalar) = value else { throw error(at: value, "\(key).\(variable) must be a string") }
+            guard !scalar.string.utf8.contains(0) else { throw error(at: value, "\(key).\(variable) must not contain a NUL character") }
             result[variable] = scalar.string
         }
         return result
@@ -319,8 +334,22 @@ struct NodeReader {
         return value
     }
 
-    /// A YAML value as JSON (plain scalars typed as YAML reads them, quoted ones as strings).
-    func json(_ node: Node) -> JSONValue {
+    /// At most this many YAML nodes make one value: aliases nested in aliases (`&a [*b, *b, …]`) grow a few hundred
+    /// bytes of YAML into billions of nodes.
+    static let largestValue = 100_000
+
+    /// A YAML value as JSON (plain scalars typed as YAML reads them, quoted ones as strings), of at most
+    /// ``largestValue`` nodes.
+    func json(_ node: Node) throws(ConfigError) -> JSONValue {
+        var budget = Self.largestValue
+        return try json(node, budget: &budget, root: node)
+    }
+
+    private func json(_ node: Node, budget: inout Int, root: Node) throws(ConfigError) -> JSONValue {
+        budget -= 1
+        guard budget >= 0 else {
+            throw error(at: root, "this value has more than \(Self.largestValue) parts (YAML aliases nested in aliases?); write it out plainly")
+        }
         switch node {
         case .scalar(let scalar):
             guard scalar.style == .plain else { return .string(scalar.string) }
@@ -331,10 +360,12 @@ struct NodeReader {
             return .string(scalar.string)
         case .mapping(let mapping):
             var members: [String: JSONValue] = [:]
-            for (key, value) in mapping { members[key.string ?? ""] = json(value) }
+            for (key, value) in mapping { members[key.string ?? ""] = try json(value, budget: &budget, root: root) }
             return .object(members)
         case .sequence(let sequence):
-            return .array(sequence.map(json))
+            var items: [JSONValue] = []
+            for item in sequence { items.append(try json(item, budget: &budget, root: root)) }
+            return .array(items)
         case .alias:
             return .null
         }
@@ -342,22 +373,27 @@ struct NodeReader {
 
     func duration(_ node: Node, key: String) throws(ConfigError) -> Duration {
         guard case .scalar(let scalar) = node, let duration = DurationText.parse(scalar.string), duration > .zero else {
-            throw error(at: node, "\(key) must be a positive duration like 90s, 2m, 500ms or 1h")
+            throw error(at: node, "\(key) must be a positive duration like 90s, 2m, 500ms or 1h, at most 3650d")
         }
         return duration
     }
 }
 
-/// Durations as people write them: `500ms`, `90s`, `1.5s`, `2m`, `1h`; a bare number is seconds.
+/// Durations as people write them: `500ms`, `90s`, `1.5s`, `2m`, `1h`, `14d`; a bare number is seconds. At most
+/// ``maximum`` (3,650 days): anything longer is not a duration orchestrate waits for.
 package enum DurationText {
+    package static let maximum = Duration.seconds(3650 * 86400)
+
     package static func parse(_ text: String) -> Duration? {
         let text = text.trimmingCharacters(in: .whitespaces).lowercased()
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
-        for (suffix, seconds) in units where text.hasSuffix(suffix) {
-            guard let number = Double(text.dropLast(suffix.count)), number >= 0, number.isFinite else { return nil }
-            return .milliseconds(Int64((number * seconds * 1000).rounded()))
+        var number = Double(text)
+        var seconds = 1.0
+        if number == nil, let (suffix, unit) = units.first(where: { text.hasSuffix($0.0) }) {
+            number = Double(text.dropLast(suffix.count))
+            seconds = unit
         }
-        guard let number = Double(text), number >= 0, number.isFinite else { return nil }
-        return .milliseconds(Int64((number * 1000).rounded()))
+        guard let number, number >= 0, number.isFinite, number * seconds <= Double(maximum.components.seconds) else { return nil }
+        return .milliseconds(Int64((number * seconds * 1000).rounded()))
     }
 }

@@ -15,6 +15,12 @@ package enum RunOrchestration {
         let gitRevision = options.resume == nil ? Task { await HostFacts.gitRevision(in: config.directory) } : nil
         let workers = options.workers ?? config.workers
         let mode = options.mode ?? config.mock.mode
+        let reports =
+            options.reportsDirectory.map { (config.resolve($0), "--reports \($0)") } ?? (
+                config.resolve(config.reports), "reports: \(config.reports) in \(config.path)"
+            )
+        let extraJUnit = options.junitPath.map { OrchestrateConfig.resolve($0, against: FileManager.default.currentDirectoryPath) }
+        try RunPreflight.check(workers: workers, reports: reports, junit: extraJUnit)
         return try await ProjectDatabase.open(flag: options.database, config: config, logger: logger) { database in
             let runs = RunStore(database: database)
             let planner = RunPlanner(runs: runs, output: output)
@@ -40,8 +46,7 @@ package enum RunOrchestration {
             // Verdicts and quarantine changes are stored while the reports are written.
             async let saved: Void = judgement.changed.isEmpty ? () : runs.saveVerdicts(planned.runID, judgement.changed)
             async let quarantined: Void = interrupted ? () : updateQuarantine(after: judgement, config.quarantine, runs: runs, output: output)
-            let reportsDirectory = config.resolve(options.reportsDirectory ?? config.reports) + "/" + planned.runID.uuidString.lowercased()
-            let extraJUnit = options.junitPath.map { OrchestrateConfig.resolve($0, against: FileManager.default.currentDirectoryPath) }
+            let reportsDirectory = reports.0 + "/" + planned.runID.uuidString.lowercased()
             let files = try await RunReportFiles(runs: runs, directory: reportsDirectory).write(judgement.report, extraJUnit: extraJUnit)
             try await saved
             try await quarantined

@@ -17,7 +17,9 @@ package struct ScenarioSelection: Sendable {
 
     /// The selected scenarios; a selector that selects nothing is a ``UsageError``, no scenarios at all a ``ConfigError``.
     package func select(from scenarios: [Scenario], config: OrchestrateConfig) throws -> [Scenario] {
-        guard !scenarios.isEmpty else { throw ConfigError(file: config.path, "no scenarios: add some under suite.scenarios") }
+        guard !scenarios.isEmpty else {
+            throw ConfigError(file: config.path, line: 1, column: 1, "no scenarios: add some under suite.scenarios (or suite.gherkin)")
+        }
         var selected = scenarios
         if !only.isEmpty {
             var wanted = Set<String>()

@@ -62,7 +62,7 @@ struct ConfigLoaderTests {
         arguments: [
             ("workrs: 3\n", "orchestrate.yml:1:1: unknown key \"workrs\" in the top level"),
             ("workers: many\n", "orchestrate.yml:1:10: workers must be a whole number"),
-            ("workers: 0\n", "orchestrate.yml:1:10: workers must be at least 1"),
+            ("workers: 0\n", "orchestrate.yml:1:10: workers must be from 1 to 4096 (got 0)"),
             ("suite:\n  timeout: soon\n", "orchestrate.yml:2:12: suite.timeout must be a positive duration"),
             (
                 "suite:\n  scenarios:\n    - { id: a, command: x }\n    - { id: a, command: y }\n",

@@ -199,3 +199,62 @@ struct DatabaseCrashTests {
         }
     }
 }
+
+@Suite("The mock server under large bodies", .timeLimit(.minutes(3)))
+struct MockServerMemoryTests {
+    /// The resident memory of a process, in bytes.
+    static func residentBytes(_ pid: Int32) -> Int? {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+            let kilobytes = Int(line.split(separator: " ").dropFirst().first ?? "")
+        else { return nil }
+        return kilobytes * 1024
+    }
+
+    @Test("a burst of large bodies is let go once logged (memory back near where it was), and Ctrl-C stops the server promptly")
+    func largeBodies() async throws {
+        try await TemporaryDirectory.with { directory in
+            try directory.write(
+                "orchestrate.yml",
+                """
+                mock:
+                  mode: mock
+                  stubs:
+                    - request: { path: /upload }
+                      response: { status: 200, body: stored }
+                """)
+            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let server = try cli.launch(["mock", "serve", "--port", "0"], name: "serve")
+            let pid = try #require(server.pid)
+            let port = try #require(
+                await eventuallyValue(timeout: .seconds(60)) {
+                    directory.read("serve.stdout").firstMatch(of: #/127\.0\.0\.1:(\d+)/#).flatMap { Int($0.1) }
+                })
+            let upload = """
+                import http.client, os, sys
+                port, count, size = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+                body = os.urandom(size)
+                for i in range(count):
+                    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                    connection.request("POST", "/api.test/upload", body=body + str(i).encode())
+                    assert connection.getresponse().read() == b"stored"
+                """
+            _ = try Python.lines(script: upload, arguments: ["\(port)", "1", "1024"], hint: "python3 uploads")
+            let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
+            func logged() async throws -> Int64 {
+                try await queryRows(database, "SELECT count(*) FROM exchanges", as: Int64.self).first ?? 0
+            }
+            #expect(try await eventually { try await logged() == 1 })
+            let baseline = try #require(Self.residentBytes(pid))
+            // 30 bodies of 4 MiB, each different: 120 MiB that must not stay.
+            _ = try Python.lines(script: upload, arguments: ["\(port)", "30", "\(4 << 20)"], hint: "python3 uploads")
+            #expect(try await eventually(timeout: .seconds(60)) { try await logged() == 31 }, "the uploads were not all logged")
+            let settled = await eventually(timeout: .seconds(30)) { (Self.residentBytes(pid) ?? .max) < baseline + (48 << 20) }
+            #expect(settled, "resident memory \(Self.residentBytes(pid) ?? 0) bytes, \(baseline) before the uploads")
+            kill(pid, SIGINT)
+            let clock = ContinuousClock.now
+            let termination = await server.wait()
+            #expect(termination.reason == .exited(0) && ContinuousClock.now - clock < .seconds(10), "\(termination.reason)")
+        }
+    }
+}

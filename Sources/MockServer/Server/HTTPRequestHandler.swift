@@ -38,6 +38,8 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// A dribbled body is under way: answers after it wait for its end.
     private var dribbling = false
     private var readingPaused = false
+    /// The client half-closed: it sends no more requests; the connection closes once the answers are out.
+    private var inputClosed = false
     private static let maximumPending = 16
 
     init(maximumBodyBytes: Int, respond: @escaping Respond) {
@@ -97,6 +99,35 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
         if readingPaused, received - answered < Self.maximumPending, !closing {
             readingPaused = false
             try? context.channel.syncOptions?.setOption(.autoRead, value: true)
+        }
+        // Every answer of a client that half-closed is out: the connection is done.
+        if inputClosed, received == answered, !dribbling, !closing {
+            closing = true
+            context.flush()
+            context.close(mode: .all, promise: nil)
+        }
+    }
+
+    /// The client's half-close, and the read timeout (``MockConfiguration/readTimeout``).
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            inputClosed = true
+            if received == answered { context.close(promise: nil) }
+            return
+        }
+        guard let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read else {
+            return context.fireUserInboundEventTriggered(event)
+        }
+        // A request that waits for its answer is never cut; a request the client stopped sending gets 408.
+        guard received == answered, waiting.isEmpty, !dribbling else { return }
+        if let head {
+            self.head = nil
+            closing = true
+            write(
+                .text(408, "orchestrate: the request was not finished within the read timeout"), version: head.version, keepAlive: false,
+                omitBody: false, context: context)
+        } else {
+            context.close(promise: nil)
         }
     }
 

@@ -69,12 +69,17 @@ package final class MockServer: Sendable {
     private func bootstrap() -> ServerBootstrap {
         let server = self
         let maximum = configuration.maximumBodyBytes
+        let readTimeout = TimeAmount.nanoseconds(Int64(readTimeoutNanoseconds))
         return ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            // A client that half-closes after its request still gets the answer.
+            .childChannelOption(.allowRemoteHalfClosure, value: true)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: readTimeout))
+                    try channel.pipeline.syncOperations.addHandler(HTTP09Refusal())
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
                         HTTPRequestHandler(maximumBodyBytes: maximum) { request, tooLarge in
@@ -82,6 +87,11 @@ package final class MockServer: Sendable {
                         })
                 }
             }
+    }
+
+    private var readTimeoutNanoseconds: Int64 {
+        let (seconds, attoseconds) = configuration.readTimeout.components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
     }
 
     /// Stops listening, ends the event stream and the upstream client.

@@ -139,7 +139,7 @@ package enum ConfigLoader {
 
     private static func mock(_ node: Node, reader: NodeReader, directory: String) throws(ConfigError) -> OrchestrateConfig.Mock {
         var mock = OrchestrateConfig.Mock()
-        let keys = ["mode", "recordings", "hosts", "match", "ignore", "redact", "rewrite", "repeat", "stubs"]
+        let keys = ["mode", "recordings", "hosts", "match", "ignore", "redact", "rewrite", "repeat", "stubs", "timeouts"]
         for (key, value) in try reader.mapping(node, what: "mock", keys: keys) {
             switch key {
             case "mode":
@@ -200,6 +200,10 @@ package enum ConfigLoader {
                 }
             case "rewrite":
                 mock.server.rewriteURLs = try reader.bool(value, key: "mock.rewrite")
+            case "timeouts":
+                for (_, timeout) in try reader.mapping(value, what: "mock.timeouts", keys: ["read"]) {
+                    mock.server.readTimeout = try reader.duration(timeout, key: "mock.timeouts.read")
+                }
             case "repeat":
                 let text = try reader.string(value, key: "mock.repeat")
                 guard ["last", "fail"].contains(text) else { throw reader.error(at: value, "mock.repeat must be last or fail (got \"\(text)\")") }

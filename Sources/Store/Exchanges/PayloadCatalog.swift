@@ -8,7 +8,8 @@ import Crypto
 /// stay as they are; a body seen again is stored once more under its shorter name. Hashing is skipped for a small
 /// payload seen before (looked up by content) and for a larger array seen recently: the catalog keeps such arrays
 /// alive, so the same storage address means the same bytes (a replayed response body is one array, served over and
-/// over).
+/// over). What it keeps alive is bounded in bytes (``recentBytesLimit``), so that a burst of large uploads is let go
+/// once it is logged.
 package struct PayloadCatalog {
     /// Bytes as a key, hashed in one pass: an array of bytes hashes itself a byte at a time, too slow for a mock server
     /// logging tens of thousands of exchanges a second.
@@ -21,8 +22,12 @@ package struct PayloadCatalog {
     }
 
     private var sent: Set<Bytes> = []
-    /// Arrays seen recently, by storage address.
+    /// Arrays seen recently, by storage address, and their bytes in all.
     private var recent: [UnsafeRawPointer: (body: [UInt8], digest: [UInt8])] = [:]
+    private var recentBytes = 0
+    /// The most bytes of arrays kept alive for their address (a few large replayed bodies fit; a burst of uploads does not
+    /// stay).
+    package static let recentBytesLimit = 16 << 20
     /// Small payloads seen (header lists, short bodies), by content: a lookup instead of a hash.
     private var small: [Bytes: [UInt8]] = [:]
     private let limit: Int
@@ -43,9 +48,13 @@ package struct PayloadCatalog {
         if isSmall {
             if small.count >= 4096 { small.removeAll(keepingCapacity: true) }
             small[Bytes(bytes: payload)] = digest
-        } else {
-            if recent.count >= 1024 { recent.removeAll(keepingCapacity: true) }
-            if let address { recent[address] = (payload, digest) }
+        } else if let address, payload.count <= Self.recentBytesLimit {
+            if recent.count >= 1024 || recentBytes + payload.count > Self.recentBytesLimit {
+                recent.removeAll(keepingCapacity: true)
+                recentBytes = 0
+            }
+            recent[address] = (payload, digest)
+            recentBytes += payload.count
         }
         // Forgetting only costs a payload written again (the insert skips those already there).
         if sent.count >= limit { sent.removeAll(keepingCapacity: true) }

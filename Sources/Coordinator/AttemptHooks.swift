@@ -9,6 +9,9 @@ package protocol AttemptHooks: Sendable {
     /// saying why, and the process does not start. Returns the contract values that are the session's
     /// own (a replayed cassette's frozen clock and seed), which replace the run's in the environment.
     func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws -> [OrchestrateEnvironment.Variable: String]
+    /// The secret values the slot's attempt met (those of redacted headers and JSON fields of its exchanges): they go out
+    /// of its output too. Asked once the attempt's process ended, before ``attemptDidEnd(_:slot:result:)``.
+    func secretsMet(bySlot slot: Int) -> Secrets
     /// After the attempt ended, before its result is recorded; may turn the result into an
     /// infrastructure error (a recording that cannot be written, say).
     func attemptDidEnd(_ attempt: ClaimedAttempt, slot: Int, result: inout AttemptResult) async

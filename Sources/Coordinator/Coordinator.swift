@@ -163,7 +163,10 @@ package final class Coordinator: Sendable {
                 resources.supervisor = supervisor
                 continue
             }
+            var secrets = configuration.secretEnvironment.secrets
+            if let met = hooks?.secretsMet(bySlot: slot) { secrets.formUnion(met) }
             await hooks?.attemptDidEnd(claimed, slot: slot, result: &result)
+            AttemptRunner.scrub(&result, secrets: secrets)
             state.withLock {
                 $0.processes[slot] = nil
                 $0.tokens[slot] = nil

@@ -26,6 +26,9 @@ package struct CoordinatorConfiguration: Sendable {
     package var grace: Duration = .seconds(5)
     /// Bytes of stdout and of stderr kept per attempt (half from the start, half from the end). Default 64 KiB.
     package var captureBytes: Int = 64 * 1024
+    /// The secret environment values: given to the attempts whose stored environment holds their placeholder, and
+    /// replaced wherever they appear in an attempt's output.
+    package var secretEnvironment = SecretEnvironment()
 
     package init(
         runID: UUID, workers: Int, host: String, workingDirectory: String, attemptsDirectory: String, mode: Mode,

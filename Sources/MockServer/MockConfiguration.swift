@@ -1,4 +1,5 @@
 import Foundation
+import OrchestrateModel
 
 /// The mock server's settings (the `mock:` section of orchestrate.yml).
 package struct MockConfiguration: Sendable {
@@ -24,6 +25,8 @@ package struct MockConfiguration: Sendable {
     package var redactedHeaders: Set<String> = ["authorization", "cookie", "set-cookie", "proxy-authorization"]
     /// JSON body fields whose values never reach a cassette or the exchange log (`$.password`).
     package var redactedJSON: [JSONPath] = []
+    /// Secret values of the run (its secret environment values): replaced wherever they appear in an exchange.
+    package var secrets = Secrets()
     /// Absolute URLs of configured hosts in responses are turned into mock URLs.
     package var rewriteURLs = true
     /// Answers in mock and hybrid mode (and in every mode, those added through the control API).

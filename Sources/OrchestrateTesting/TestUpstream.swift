@@ -8,7 +8,8 @@ import Synchronization
 /// A real HTTP server on 127.0.0.1 standing in for a backend: it answers with what it received
 /// (method, path, query, body, the hit number) as JSON, plus a few headers a backend sends.
 ///
-/// A few paths answer otherwise: `…/missing` 404; `…/login` a token (`{"token": "tok-…", "user": "ann"}`);
+/// A few paths answer otherwise: `…/missing` 404; `…/login` a token (`{"token": "tok-…", "user": "ann"}`); `…/headers`
+/// the request's headers (`{"headers": {…}}`, as httpbin's does);
 /// `…/links` a body full of absolute URLs (its own, another host's with its own in a query parameter,
 /// JSON-escaped) with Location and Link headers. `?gzip=1` gzips the body, `?chunked=1` sends it chunked.
 package final class TestUpstream: Sendable {
@@ -98,6 +99,9 @@ package final class TestUpstream: Sendable {
                         """.utf8)
                     headers.add(name: "location", value: "\(own)/v1/items/2")
                     headers.add(name: "link", value: "<\(own)/v1/items?page=3>; rel=\"next\"")
+                } else if path.hasSuffix("/headers") {
+                    let echoed = Dictionary(head.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+                    data = try! JSONSerialization.data(withJSONObject: ["headers": echoed], options: [.sortedKeys, .withoutEscapingSlashes])
                 } else if path.hasSuffix("/login") {
                     data = Data(#"{"token":"tok-\#(hit)-SECRET","user":"ann"}"#.utf8)
                 } else {

@@ -40,7 +40,18 @@ struct AttemptRunner: Sendable {
         // The slot's environment (shared by its attempts), the scenario's own on top (the contract, HOME and TMPDIR
         // win), then the attempt's part of the contract.
         var environment: [String: String] = [:]
-        for (key, value) in claimed.scenario.environment where !slot.fixedKeys.contains(key) { environment[key] = value }
+        for (key, value) in claimed.scenario.environment where !slot.fixedKeys.contains(key) {
+            guard value == Secrets.placeholder else {
+                environment[key] = value
+                continue
+            }
+            // A secret is stored as its placeholder: the value comes from this host's configuration.
+            guard let secret = configuration.secretEnvironment.value(key, scenario: claimed.scenario.id) else {
+                let error = "\(key) is a secret (redact.env) whose value is not known here: run with the orchestrate.yml that planned the run"
+                return (AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: error), nil)
+            }
+            environment[key] = secret
+        }
         for (variable, value) in attemptContract(for: claimed).merging(session, uniquingKeysWith: { $1 }) {
             environment[variable.rawValue] = value
             environment[variable.testRunnerName] = value
@@ -104,7 +115,28 @@ struct AttemptRunner: Sendable {
             result.outcome = .infrastructureError
             result.error = [result.error, "\(error)"].compactMap { $0 }.joined(separator: "; ")
         }
+        // Output not kept is not left in the slot either (it may hold secrets until the next attempt's replaces it).
+        if termination.stdoutBytes > 0 { unlink(slot.stdoutLog) }
+        if termination.stderrBytes > 0 { unlink(slot.stderrLog) }
         return (result, termination.reason)
+    }
+
+    /// Every secret out of what is kept of an attempt: its captured output and error, and the output files in its
+    /// folder (rewritten, or removed when they cannot be).
+    static func scrub(_ result: inout AttemptResult, secrets: Secrets) {
+        guard !secrets.isEmpty else { return }
+        result.stdout = secrets.scrubbed(result.stdout)
+        result.stderr = secrets.scrubbed(result.stderr)
+        result.error = result.error.map { secrets.scrubbed($0) }
+        guard let folder = result.folder else { return }
+        for path in ["\(folder)/stdout.log", "\(folder)/stderr.log"] {
+            guard let data = FileManager.default.contents(atPath: path), let scrubbed = secrets.scrubbed(Array(data)) else { continue }
+            do {
+                try AtomicFile.write(Data(scrubbed), to: path)
+            } catch {
+                unlink(path)
+            }
+        }
     }
 
     /// Moves what the attempt left in the slot's artifacts folder, and its output unless it passed, to the attempt's

@@ -56,6 +56,15 @@ package struct JSONPath: Sendable, Hashable, CustomStringConvertible {
         self.components = components
     }
 
+    /// The name of the field the path ends in (`password` of `$.user.password` and of `$..password`); `nil` when it ends
+    /// in an index or a wildcard.
+    var lastName: String? {
+        switch components.last {
+        case .member(let name)?, .descendant(let name)?: name
+        default: nil
+        }
+    }
+
     /// Applies `change` to every value the path names (`nil` in, member absent; `nil` out, member removed).
     /// Returns whether anything was named.
     @discardableResult

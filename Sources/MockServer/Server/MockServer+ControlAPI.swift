@@ -100,6 +100,10 @@ extension MockServer {
         )
         let now = Date()
         let (ended, position, attemptID) = state.withLock { state in
+            // A step's name and error are stored: the session's secrets go out of them.
+            var report = report
+            report.name = report.name.map { state.secrets.scrubbed($0) }
+            report.error = report.error.map { state.secrets.scrubbed($0) }
             let (ended, position) = state.report(report, at: now)
             return (ended, position, state.session.attemptID)
         }

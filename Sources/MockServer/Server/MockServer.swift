@@ -16,7 +16,7 @@ import Synchronization
 /// ``end()`` closes it (writing the recording in record mode). Every exchange and step is emitted on
 /// ``events`` for the caller to store; the server itself knows no database.
 ///
-/// Each request takes the session once to decide what answers it (``SessionState/decide(_:redactedBody:bodyTooLarge:mockBase:)``,
+/// Each request takes the session once to decide what answers it (``SessionState/decide(_:stored:bodyTooLarge:mockBase:)``,
 /// no I/O), then carries the decision out: a stub's or a recording's answer, a forward to the upstream, or a refusal.
 package final class MockServer: Sendable {
     package let configuration: MockConfiguration
@@ -138,6 +138,9 @@ package final class MockServer: Sendable {
     /// Steps the test reported through the control API in this session so far.
     package var reportedSteps: Int { state.withLock { $0.steps.count } }
 
+    /// The secret values of this session so far: the run's, and those its exchanges redacted.
+    package var sessionSecrets: Secrets { state.withLock { $0.secrets } }
+
     /// Ends the session; in record mode writes the cassette (atomically) and returns it, unless `keepingRecording` is
     /// false (the attempt was lost: what it recorded is not a recording of the scenario).
     @discardableResult
@@ -165,29 +168,49 @@ package final class MockServer: Sendable {
         let clock = ContinuousClock.now
         if request.uri.hasPrefix("/__orchestrate") { return control(request) }
         let mockRequest = MockRequest(method: request.method, uri: request.uri, headers: request.headers, body: request.body)
-        // What is written anywhere and what matching compares: the body with its secrets redacted.
-        let loggedBody = redactor.body(mockRequest.body, headers: mockRequest.headers)
+        // What is written anywhere and what replay compares with recordings: the request with its secrets redacted.
+        var secrets = state.withLock { $0.secrets }
+        let known = secrets.values.count
+        redactor.collect(mockRequest.headers, into: &secrets)
+        var stored = mockRequest
+        stored.body = redactor.body(mockRequest.body, headers: mockRequest.headers, secrets: &secrets)
+        stored.path = secrets.scrubbed(mockRequest.path)
+        stored.rawQuery = secrets.scrubbed(mockRequest.rawQuery)
+        let storedHeaders = redactor.headers(mockRequest.headers, secrets: secrets)
+        stored.headers = storedHeaders.map { (name: $0.name, value: $0.value) }
         let mockBase = rewriter.isEmpty ? nil : mockBase(request.headers)
-        let decision = state.withLock {
-            $0.decide(mockRequest, redactedBody: loggedBody, bodyTooLarge: bodyTooLarge, mockBase: mockBase)
-        }
+        let decision = state.withLock { $0.decide(mockRequest, stored: stored, bodyTooLarge: bodyTooLarge, mockBase: mockBase) }
         var exchange = Exchange(
             sequence: decision.sequence, mode: decision.session.mode, matched: false, host: mockRequest.host, method: mockRequest.method,
-            url: request.uri, requestHeaders: redactor.headers(mockRequest.headers), requestBody: loggedBody, status: nil,
+            url: secrets.scrubbed(request.uri), requestHeaders: storedHeaders, requestBody: stored.body, status: nil,
             responseHeaders: [], responseBody: [], startedAt: started, durationMicroseconds: 0, attemptID: decision.session.attemptID,
             stepPosition: decision.step
         )
-        if let upstream = decision.upstream { exchange.url = Self.originalURL(upstream: upstream, request: mockRequest) }
+        if let upstream = decision.upstream { exchange.url = Self.originalURL(upstream: upstream, request: stored) }
         var response: MockResponse
+        var upstreamMicroseconds: Int64?
         switch decision.action {
-        case .forward(let upstream): response = await forward(mockRequest, to: upstream, loggedBody: loggedBody, exchange: &exchange)
-        default: response = answer(decision.action, to: mockRequest, exchange: &exchange)
+        case .forward(let upstream):
+            (response, upstreamMicroseconds) = await forward(
+                mockRequest, to: Self.originalURL(upstream: upstream, request: mockRequest), exchange: &exchange)
+        default: response = answer(decision.action, to: stored, exchange: &exchange)
         }
         if let delay = response.delay { try? await Task.sleep(for: delay) }
         exchange.status = response.fault.map { $0 == .dribble ? response.status : nil } ?? response.status
         if let fault = response.fault { exchange.note = "fault: \(fault.rawValue)" }
-        exchange.responseHeaders = redactor.headers(response.headers)
-        exchange.responseBody = redactor.body(response.body, headers: response.headers)
+        redactor.collect(response.headers, into: &secrets)
+        exchange.responseBody = redactor.body(response.body, headers: response.headers, secrets: &secrets)
+        exchange.responseHeaders = redactor.headers(response.headers, secrets: secrets)
+        if secrets.values.count > known {
+            // Values first met here (in the response, or in this request) are the session's from now on, and go out
+            // of what this exchange stored before they were known.
+            state.withLock { $0.secrets.formUnion(secrets) }
+            exchange.url = secrets.scrubbed(exchange.url)
+            exchange.requestHeaders = exchange.requestHeaders.map { Exchange.Header(name: $0.name, value: secrets.scrubbed($0.value)) }
+            exchange.requestBody = redactor.scrubbed(exchange.requestBody, headers: mockRequest.headers, secrets: secrets)
+        }
+        exchange.note = exchange.note.map { secrets.scrubbed($0) }
+        if let upstreamMicroseconds { record(exchange, query: stored.rawQuery, upstreamMicroseconds: upstreamMicroseconds) }
         if exchange.matched, let mockBase {
             switch decision.action {
             case .replay(_, _, let rewritten?): response = rewritten
@@ -200,7 +223,7 @@ package final class MockServer: Sendable {
         return response
     }
 
-    /// Carries out a decision that needs no upstream (``forward(_:to:loggedBody:exchange:)`` does the rest): the response,
+    /// Carries out a decision that needs no upstream (``forward(_:to:exchange:)`` does the rest): the response,
     /// and what the exchange says of it (matched, a note). Synchronous: nearly every request takes this way, and an async
     /// call would cost each a frame.
     private func answer(_ action: RequestDecision.Action, to request: MockRequest, exchange: inout Exchange) -> MockResponse {

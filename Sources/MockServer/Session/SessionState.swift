@@ -3,7 +3,7 @@ import OrchestrateModel
 
 /// One attempt's session of a mock server, as a value: its mode and cassette, the stubs and collections, what replay
 /// has used, the steps the test reported, the recording under way. The server holds it behind a lock and takes it once
-/// per request to ``decide(_:redactedBody:bodyTooLarge:)`` what answers; that decision does no I/O, so it is tested
+/// per request to ``decide(_:stored:bodyTooLarge:mockBase:)`` what answers; that decision does no I/O, so it is tested
 /// without sockets.
 package struct SessionState: Sendable {
     package private(set) var session: MockSession
@@ -26,6 +26,9 @@ package struct SessionState: Sendable {
     var openStep: Int?
     /// Recorded values: from the cassette in replay, collected in record and live.
     package private(set) var randoms: [String: String] = [:]
+    /// The secret values met so far (redacted headers and JSON fields), with the run's own
+    /// (``MockConfiguration/secrets``): replaced wherever they appear in the session's exchanges, steps and output.
+    package var secrets: Secrets
 
     struct ReplyKey: Hashable {
         var index: Int
@@ -36,6 +39,7 @@ package struct SessionState: Sendable {
     package init(session: MockSession = MockSession(mode: .replay), configuration: MockConfiguration) {
         self.session = session
         self.configuration = configuration
+        secrets = configuration.secrets
         stubs = StubBook(configured: configuration.stubs)
         if session.mode == .record, let path = session.cassettePath {
             recording = Cassette(path: path, extras: CassetteExtras(scenarioID: session.scenarioID, seed: session.seed, now: session.now))
@@ -71,12 +75,12 @@ package struct SessionState: Sendable {
     /// the step open when it arrived). Counts the call of the stub or recording that answers.
     ///
     /// - Parameters:
-    ///   - redactedBody: the request's body as it is stored, secrets redacted: what replay compares with recordings
-    ///     (which hold redacted bodies).
+    ///   - stored: the request as it is stored, secrets redacted: what replay compares with recordings (which hold
+    ///     redacted requests).
     ///   - bodyTooLarge: the body went past ``MockConfiguration/maximumBodyBytes`` and was cut.
     ///   - mockBase: the server's URL as the app addresses it, when replies are rewritten: a reply rewritten for it
     ///     before comes with the decision.
-    package mutating func decide(_ request: MockRequest, redactedBody: [UInt8], bodyTooLarge: Bool, mockBase: String? = nil) -> RequestDecision {
+    package mutating func decide(_ request: MockRequest, stored: MockRequest, bodyTooLarge: Bool, mockBase: String? = nil) -> RequestDecision {
         sequence += 1
         let upstream = configuration.hosts[request.host]
         var decision = RequestDecision(
@@ -97,9 +101,7 @@ package struct SessionState: Sendable {
                 decision.action = .noCassette(path: missingCassette)
                 return decision
             }
-            var redacted = request
-            redacted.body = redactedBody
-            switch matcher?.match(redacted, used: &used) {
+            switch matcher?.match(stored, used: &used) {
             case .success(let index)?:
                 decision.action = .replay(
                     index: index, replies[index], rewritten: mockBase.flatMap { rewrittenReplies[ReplyKey(index: index, base: $0)] })
@@ -183,7 +185,7 @@ extension SessionState {
     }
 }
 
-/// What a mock server does with one request (``SessionState/decide(_:redactedBody:bodyTooLarge:)``), and where the
+/// What a mock server does with one request (``SessionState/decide(_:stored:bodyTooLarge:mockBase:)``), and where the
 /// exchange belongs.
 package struct RequestDecision: Sendable {
     package var action: Action

@@ -43,7 +43,7 @@ package enum ConfigLoader {
         }
         let top = try reader.mapping(
             root, what: "the top level",
-            keys: ["workers", "retries", "database", "reports", "lease", "suite", "mock", "quarantine"])
+            keys: ["workers", "retries", "database", "reports", "lease", "suite", "mock", "quarantine", "redact"])
         for (key, value) in top {
             switch key {
             case "workers": config.workers = try reader.integer(value, key: key, in: Limits.workers)
@@ -54,6 +54,11 @@ package enum ConfigLoader {
             case "suite": config.suite = try suite(value, reader: reader)
             case "mock": config.mock = try mock(value, reader: reader, directory: directory)
             case "quarantine": config.quarantine = try quarantine(value, reader: reader)
+            case "redact":
+                for (_, names) in try reader.mapping(value, what: "redact", keys: ["env"]) {
+                    guard case .sequence(let sequence) = names else { throw reader.error(at: names, "redact.env must be a list of variable names") }
+                    for name in sequence { config.redact.environment.insert(try reader.variableName(name, key: "redact.env")) }
+                }
             default: break
             }
         }
@@ -320,15 +325,21 @@ struct NodeReader {
         guard case .mapping(let mapping) = node else { throw error(at: node, "\(key) must be a mapping of NAME: value") }
         var result: [String: String] = [:]
         for (name, value) in mapping {
-            let variable = try string(name, key: "a variable name in \(key)")
-            guard !variable.isEmpty, !variable.contains("="), variable.first.map({ !$0.isNumber }) ?? false else {
-                throw error(at: name, "\"\(variable)\" is not a valid environment variable name")
-            }
+            let variable = try variableName(name, key: key)
             guard case .scalar(let scalar) = value else { throw error(at: value, "\(key).\(variable) must be a string") }
             guard !scalar.string.utf8.contains(0) else { throw error(at: value, "\(key).\(variable) must not contain a NUL character") }
             result[variable] = scalar.string
         }
         return result
+    }
+
+    /// An environment variable's name: not empty, no `=`, not starting with a digit.
+    func variableName(_ node: Node, key: String) throws(ConfigError) -> String {
+        let variable = try string(node, key: "a variable name in \(key)")
+        guard !variable.isEmpty, !variable.contains("="), variable.first.map({ !$0.isNumber }) ?? false else {
+            throw error(at: node, "\"\(variable)\" is not a valid environment variable name")
+        }
+        return variable
     }
 
     func bool(_ node: Node, key: String) throws(ConfigError) -> Bool {

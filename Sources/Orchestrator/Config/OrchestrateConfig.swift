@@ -19,6 +19,7 @@ package struct OrchestrateConfig: Sendable {
     package var suite = Suite()
     package var mock = Mock()
     package var quarantine = Quarantine()
+    package var redact = Redact()
     /// The folder holding the config file: commands run there and relative paths start there.
     package var directory: String
     /// The config file as given (for messages).
@@ -32,6 +33,31 @@ package struct OrchestrateConfig: Sendable {
         package var threshold: Double? = 0.3
         /// Default 14 days.
         package var window: Duration = .seconds(14 * 86_400)
+    }
+
+    /// Secrets of the environment: the values of variables named in `redact.env`, and of those whose names look secret
+    /// (``Secrets/looksSecret(_:)``), are never stored and are replaced wherever they appear (exchanges, output, reports).
+    package struct Redact: Sendable {
+        package var environment: Set<String> = []
+
+        /// Whether the variable `name` holds a secret.
+        package func isSecret(_ name: String) -> Bool {
+            environment.contains(name) || Secrets.looksSecret(name)
+        }
+    }
+
+    /// The suite's secret environment values (``Redact``), with those of `inherited` (the environment orchestrate runs
+    /// in, which the scenarios inherit) to be scrubbed.
+    package func secretEnvironment(inherited: [String: String]) -> SecretEnvironment {
+        var secrets = SecretEnvironment()
+        secrets.common = suite.environment.filter { redact.isSecret($0.key) }
+        for entry in suite.scenarios {
+            let own = entry.environment.filter { redact.isSecret($0.key) }
+            if !own.isEmpty { secrets.byScenario[entry.id] = own }
+        }
+        let values = secrets.common.values + secrets.byScenario.values.flatMap(\.values) + inherited.filter { redact.isSecret($0.key) }.values
+        secrets.secrets = Secrets(values)
+        return secrets
     }
 
     package struct Suite: Sendable {

@@ -69,9 +69,14 @@ final class MockFleet: AttemptHooks {
         return contract
     }
 
+    func secretsMet(bySlot slot: Int) -> Secrets {
+        state.withLock { $0.servers[slot] }?.sessionSecrets ?? Secrets()
+    }
+
     func attemptDidEnd(_ attempt: ClaimedAttempt, slot: Int, result: inout AttemptResult) async {
         guard let server = state.withLock({ $0.servers[slot] }) else { return }
         let reported = server.reportedSteps
+        let secrets = server.sessionSecrets
         do {
             try server.end()
         } catch {
@@ -82,7 +87,11 @@ final class MockFleet: AttemptHooks {
         // artifacts folder, kept when it wrote anything).
         guard reported == 0, let folder = result.folder else { return }
         let started = state.withLock { $0.started[slot] } ?? Date()
-        for step in StepReports.steps(in: folder, attemptStart: started) { log.append(step, attemptID: attempt.id) }
+        for var step in StepReports.steps(in: folder, attemptStart: started) {
+            step.name = secrets.scrubbed(step.name)
+            step.error = step.error.map { secrets.scrubbed($0) }
+            log.append(step, attemptID: attempt.id)
+        }
     }
 
     func attemptWasLost(_ attempt: ClaimedAttempt, slot: Int) async {

@@ -2,6 +2,7 @@ import Analysis
 import Coordinator
 import Foundation
 import Logging
+import MockServer
 import OrchestrateModel
 import ServiceLifecycle
 import Store
@@ -33,11 +34,14 @@ struct RunExecution {
             frozenNow: ISO8601DateFormatter().string(from: planned.startedAt)
         )
         configuration.lease = lease
+        configuration.secretEnvironment = config.secretEnvironment(inherited: configuration.baseEnvironment)
+        var server = config.mock.server
+        server.secrets = configuration.secretEnvironment.secrets
         output.started(expected: planned.expected, workers: workers)
         let networkLog = NetworkLogWriter.forProject(config.directory, database: database, logger: logger)
         networkLog.start()
         let fleet = MockFleet(
-            configuration: config.mock.server, mode: mode, recordings: config.resolve(config.mock.recordings),
+            configuration: server, mode: mode, recordings: config.resolve(config.mock.recordings),
             frozenNow: configuration.frozenNow, log: networkLog, logger: logger
         )
         let coordinator = Coordinator(configuration: configuration, queue: queue, logger: logger, hooks: fleet) { [output] in output.handle($0) }

@@ -32,7 +32,7 @@ package struct RunPlanner {
     ) async throws -> Planned {
         let plan = RunPlan(
             host: HostFacts.hostName, gitRevision: gitRevision, workingDirectory: config.directory, configPath: configPath, mode: mode,
-            workers: workers, retries: retries, scenarios: scenarios
+            workers: workers, retries: retries, scenarios: scenarios.map { $0.withSecretsRedacted(config.redact.isSecret) }
         )
         let (startedAt, expected) = try await runs.create(plan)
         return Planned(runID: plan.id, workingDirectory: config.directory, startedAt: startedAt, expected: expected, plan: plan)

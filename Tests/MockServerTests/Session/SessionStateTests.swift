@@ -54,7 +54,7 @@ struct SessionStateTests {
     }
 
     static func decide(_ state: inout SessionState, _ request: MockRequest, tooLarge: Bool = false) -> String {
-        describe(state.decide(request, redactedBody: request.body, bodyTooLarge: tooLarge))
+        describe(state.decide(request, stored: request, bodyTooLarge: tooLarge))
     }
 
     @Test("replay answers identical requests in recorded order, then repeats the last (or refuses, when told to)")
@@ -119,9 +119,11 @@ struct SessionStateTests {
     @Test("a body past the limit is refused before anything else; each exchange gets the next number and the step open when it came")
     func placeAndLimit() {
         var state = Self.replaying()
-        let first = state.decide(Self.request("/api.test/v1/items"), redactedBody: [], bodyTooLarge: false)
+        let items = Self.request("/api.test/v1/items")
+        let first = state.decide(items, stored: items, bodyTooLarge: false)
         _ = state.report(StepReport(keyword: "Given ", name: "a step"), at: Date())
-        let second = state.decide(Self.request("/api.test/v1/orders", method: "POST"), redactedBody: [], bodyTooLarge: true)
+        let orders = Self.request("/api.test/v1/orders", method: "POST")
+        let second = state.decide(orders, stored: orders, bodyTooLarge: true)
         #expect(Self.describe(second) == "too large 1024")
         #expect((first.sequence, first.step, second.sequence, second.step) == (1, nil, 2, 1))
         #expect(second.session.attemptID == 7)

@@ -90,6 +90,9 @@ struct ConfigLoaderTests {
             ("mock:\n  match: [method, colour]\n", "orchestrate.yml:2:19: mock.match entries are method, path, query, body or header:NAME"),
             ("mock:\n  redact: { json: [password] }\n", "orchestrate.yml:2:20: mock.redact.json: password: a JSON path starts with $"),
             ("mock:\n  rewrite: sometimes\n", "orchestrate.yml:2:12: mock.rewrite must be true or false"),
+            ("redact:\n  env: SHOP_PIN\n", "orchestrate.yml:2:8: redact.env must be a list of variable names"),
+            ("redact:\n  env: [\"A=B\"]\n", "orchestrate.yml:2:9: \"A=B\" is not a valid environment variable name"),
+            ("redact:\n  headers: [x-key]\n", "orchestrate.yml:2:3: unknown key \"headers\" in redact"),
         ])
     func errors(yaml: String, expected: String) {
         let message = error(yaml)
@@ -125,6 +128,26 @@ struct ConfigLoaderTests {
         #expect(server.stubs[0].method == "GET" && server.stubs[0].responses[0].delay == .milliseconds(50))
         #expect(server.stubs[0].responses[0].template != nil)
         #expect(server.stubs[1].collection?.items == [.object(["id": .integer(1)])])
+    }
+
+    @Test("secret environment values: named in redact.env or looking secret; stored as the placeholder, given back by scenario")
+    func secretEnvironment() throws {
+        let config = try parse(
+            """
+            redact: { env: [SHOP_PIN] }
+            suite:
+              env: { API_TOKEN: tok-123456, SHOP_PIN: "4711", APP_ENV: test }
+              scenarios:
+                - { id: a, command: x, env: { DB_PASSWORD: pw-123456 } }
+                - { id: b, command: x }
+            """)
+        let secrets = config.secretEnvironment(inherited: ["GITHUB_TOKEN": "ghp-123456", "PATH": "/usr/bin"])
+        #expect(secrets.value("SHOP_PIN", scenario: "b") == "4711")
+        #expect(secrets.value("DB_PASSWORD", scenario: "a") == "pw-123456" && secrets.value("DB_PASSWORD", scenario: "b") == nil)
+        #expect(secrets.value("APP_ENV", scenario: "a") == nil)
+        #expect(secrets.secrets.values == ["tok-123456", "pw-123456", "ghp-123456"], "4711 is too short to be searched for")
+        let stored = try config.scenarios().map { $0.withSecretsRedacted(config.redact.isSecret) }
+        #expect(stored[0].environment == ["API_TOKEN": "[REDACTED]", "SHOP_PIN": "[REDACTED]", "APP_ENV": "test", "DB_PASSWORD": "[REDACTED]"])
     }
 
     @Test("a scenario's mode tag wins over the run's mode")

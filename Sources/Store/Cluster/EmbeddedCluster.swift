@@ -209,7 +209,7 @@ package struct EmbeddedCluster: Sendable {
         try writeAccessRules()
         do {
             try await Database.with(adminEndpoint, logger: logger, maximumConnections: 1, migrate: false) { database in
-                try await database.client.query("SELECT pg_reload_conf()", logger: logger)
+                _ = try await database.client.query("SELECT pg_reload_conf()", logger: logger)
             }
         } catch {
             throw StoreError(.clusterFailed, "cannot reload the embedded PostgreSQL's access rules: \(Database.describe(error))")

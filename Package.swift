@@ -30,7 +30,7 @@ let package = Package(
         .executableTarget(
             name: "orchestrate",
             dependencies: [
-                "Orchestrator",
+                "Orchestrator", "CHeap",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings
@@ -84,6 +84,7 @@ let package = Package(
         .target(name: "Analysis", dependencies: ["OrchestrateModel"], swiftSettings: swiftSettings),
         .target(name: "ProcessSupervisor", dependencies: ["CSupervisor"], swiftSettings: swiftSettings),
         .target(name: "CSupervisor"),
+        .target(name: "CHeap"),
         .target(name: "OrchestrateModel", swiftSettings: swiftSettings),
         .target(name: "Gherkin", swiftSettings: swiftSettings),
         .target(name: "OrchestrateKit", swiftSettings: swiftSettings),

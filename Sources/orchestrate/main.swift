@@ -1,4 +1,5 @@
 import ArgumentParser
+import CHeap
 import Foundation
 import Logging
 import OrchestrateModel
@@ -25,6 +26,8 @@ struct Orchestrate: AsyncParsableCommand {
 
     /// As ArgumentParser's, except that bad usage exits 2 (docs/ARCHITECTURE.md), not 64.
     static func main() async {
+        // A burst of large bodies is given back to the system once the mock server lets it go.
+        orchestrate_map_large_blocks(1 << 20)
         do {
             var command = try parseAsRoot()
             if var command = command as? any AsyncParsableCommand {

@@ -17,6 +17,12 @@ struct Redactor: Sendable {
         fieldNames = Set(configuration.redactedJSON.compactMap(\.lastName)).sorted().map { Array($0.utf8) }
     }
 
+    /// Whether a request with these headers has nothing to redact by name: no JSON field is configured and none of its
+    /// headers is redacted.
+    func redactsNothing(in headers: [(name: String, value: String)]) -> Bool {
+        configuration.redactedJSON.isEmpty && !headers.contains { configuration.redactedHeaders.contains($0.name.lowercasedASCII) }
+    }
+
     /// Adds the values of redacted headers to `secrets`: the whole value, the credentials after an authorization
     /// scheme (`Bearer …`), and each cookie's value.
     func collect(_ headers: [(name: String, value: String)], into secrets: inout Secrets) {

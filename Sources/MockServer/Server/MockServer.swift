@@ -13,16 +13,17 @@ import Synchronization
 /// The app addresses `http://127.0.0.1:PORT/<host>/<path>`: the first path component is the host it
 /// meant, looked up in ``MockConfiguration/hosts`` (anything else gets 403: never an open proxy).
 /// One server serves a slot for the whole run; ``begin(_:)`` starts each attempt's session and
-/// ``end()`` closes it (writing the recording in record mode). Every exchange and step is emitted on
-/// ``events`` for the caller to store; the server itself knows no database.
+/// ``end()`` closes it (writing the recording in record mode). Every exchange and step goes to the caller's `onEvent`
+/// handler, or else to ``events``, for the caller to store; the server itself knows no database.
 ///
 /// Each request takes the session once to decide what answers it (``SessionState/decide(_:stored:bodyTooLarge:mockBase:)``,
 /// no I/O), then carries the decision out: a stub's or a recording's answer, a forward to the upstream, or a refusal.
 package final class MockServer: Sendable {
     package let configuration: MockConfiguration
-    /// Exchanges and steps as they happen; the caller drains them (into PostgreSQL).
+    /// Exchanges and steps as they happen, for a caller that drains them; empty when they go to an `onEvent` handler.
     package let events: AsyncStream<MockEvent>
     private let continuation: AsyncStream<MockEvent>.Continuation
+    private let onEvent: (@Sendable (MockEvent) -> Void)?
     let logger: Logger
     let client: HTTPClient
     let rewriter: URLRewriter
@@ -30,9 +31,13 @@ package final class MockServer: Sendable {
     let state: Mutex<SessionState>
     private let channel = Mutex<(any Channel)?>(nil)
 
-    package init(configuration: MockConfiguration, logger: Logger) {
+    /// A server (not listening yet). With `onEvent`, every exchange and step is handed to it where it happens (on the
+    /// request's event loop; it must not block) instead of going to ``events``: a busy server would wake the stream's
+    /// consumer for every exchange.
+    package init(configuration: MockConfiguration, logger: Logger, onEvent: (@Sendable (MockEvent) -> Void)? = nil) {
         self.configuration = configuration
         self.logger = logger
+        self.onEvent = onEvent
         (events, continuation) = AsyncStream.makeStream(of: MockEvent.self, bufferingPolicy: .unbounded)
         rewriter = URLRewriter(hosts: configuration.rewriteURLs ? configuration.hosts : [:])
         redactor = Redactor(configuration: configuration)
@@ -83,7 +88,7 @@ package final class MockServer: Sendable {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
                         HTTPRequestHandler(maximumBodyBytes: maximum) { request, tooLarge in
-                            await server.respond(to: request, bodyTooLarge: tooLarge)
+                            server.reply(to: request, bodyTooLarge: tooLarge)
                         })
                 }
             }
@@ -154,7 +159,7 @@ package final class MockServer: Sendable {
         if var open {
             open.status = "unfinished"
             open.finishedAt = Date()
-            continuation.yield(.step(open, attemptID: attemptID))
+            emit(.step(open, attemptID: attemptID))
         }
         guard keepingRecording else { return nil }
         try recording?.save()
@@ -163,23 +168,61 @@ package final class MockServer: Sendable {
 
     // MARK: Requests
 
-    func respond(to request: ReceivedRequest, bodyTooLarge: Bool) async -> MockResponse {
+    /// What answers a request: at once when nothing is awaited — a recording, a stub, the control API, a refusal: nearly
+    /// every request, answered on the connection's event loop, without a task and two thread hops — or later, when the
+    /// upstream or a stub's delay is awaited.
+    enum Reply: Sendable {
+        case now(MockResponse)
+        case later(@Sendable () async -> MockResponse)
+    }
+
+    /// One request between its decision and its answer: what the exchange says so far and what finishing it needs.
+    struct InFlight: Sendable {
+        var exchange: Exchange
+        let decision: RequestDecision
+        /// The session's secrets with those met in the request; ``finish(_:response:upstreamMicroseconds:)`` adds the
+        /// response's.
+        var secrets: Secrets
+        /// How many secret values the session knew before this request.
+        let knownSecrets: Int
+        let requestHeaders: [(name: String, value: String)]
+        /// The query as it is stored (secrets redacted), for a recording.
+        let storedQuery: String
+        let mockBase: String?
+        let clock: ContinuousClock.Instant
+    }
+
+    func reply(to request: ReceivedRequest, bodyTooLarge: Bool) -> Reply {
         let started = Date()
         let clock = ContinuousClock.now
-        if request.uri.hasPrefix("/__orchestrate") { return control(request) }
+        if request.uri.hasPrefix("/__orchestrate") { return .now(control(request)) }
         let mockRequest = MockRequest(method: request.method, uri: request.uri, headers: request.headers, body: request.body)
-        // What is written anywhere and what replay compares with recordings: the request with its secrets redacted.
-        var secrets = state.withLock { $0.secrets }
-        let known = secrets.values.count
-        redactor.collect(mockRequest.headers, into: &secrets)
-        var stored = mockRequest
-        stored.body = redactor.body(mockRequest.body, headers: mockRequest.headers, secrets: &secrets)
-        stored.path = secrets.scrubbed(mockRequest.path)
-        stored.rawQuery = secrets.scrubbed(mockRequest.rawQuery)
-        let storedHeaders = redactor.headers(mockRequest.headers, secrets: secrets)
-        stored.headers = storedHeaders.map { (name: $0.name, value: $0.value) }
         let mockBase = rewriter.isEmpty ? nil : mockBase(request.headers)
-        let decision = state.withLock { $0.decide(mockRequest, stored: stored, bodyTooLarge: bodyTooLarge, mockBase: mockBase) }
+        // What is written anywhere and what replay compares with recordings: the request with its secrets redacted. Most
+        // requests have nothing to redact in a session that knows no secret: they are stored as they came and decided
+        // under the lock that says so.
+        var secrets = Secrets()
+        let plain = redactor.redactsNothing(in: mockRequest.headers)
+        let decidedAsItCame = state.withLock { state -> RequestDecision? in
+            secrets = state.secrets
+            return plain && secrets.isEmpty ? state.decide(mockRequest, stored: mockRequest, bodyTooLarge: bodyTooLarge, mockBase: mockBase) : nil
+        }
+        let known = secrets.values.count
+        var stored = mockRequest
+        let storedHeaders: [Exchange.Header]
+        let decision: RequestDecision
+        if let decidedAsItCame {
+            storedHeaders = redactor.headers(mockRequest.headers, secrets: secrets)
+            decision = decidedAsItCame
+        } else {
+            redactor.collect(mockRequest.headers, into: &secrets)
+            stored.body = redactor.body(mockRequest.body, headers: mockRequest.headers, secrets: &secrets)
+            stored.path = secrets.scrubbed(mockRequest.path)
+            stored.rawQuery = secrets.scrubbed(mockRequest.rawQuery)
+            storedHeaders = redactor.headers(mockRequest.headers, secrets: secrets)
+            stored.headers = storedHeaders.map { (name: $0.name, value: $0.value) }
+            decision = state.withLock { $0.decide(mockRequest, stored: stored, bodyTooLarge: bodyTooLarge, mockBase: mockBase) }
+        }
         var exchange = Exchange(
             sequence: decision.sequence, mode: decision.session.mode, matched: false, host: mockRequest.host, method: mockRequest.method,
             url: secrets.scrubbed(request.uri), requestHeaders: storedHeaders, requestBody: stored.body, status: nil,
@@ -187,45 +230,65 @@ package final class MockServer: Sendable {
             stepPosition: decision.step
         )
         if let upstream = decision.upstream { exchange.url = Self.originalURL(upstream: upstream, request: stored) }
-        var response: MockResponse
-        var upstreamMicroseconds: Int64?
-        switch decision.action {
-        case .forward(let upstream):
-            (response, upstreamMicroseconds) = await forward(
-                mockRequest, to: Self.originalURL(upstream: upstream, request: mockRequest), exchange: &exchange)
-        default: response = answer(decision.action, to: stored, exchange: &exchange)
+        var flight = InFlight(
+            exchange: exchange, decision: decision, secrets: secrets, knownSecrets: known, requestHeaders: mockRequest.headers,
+            storedQuery: stored.rawQuery, mockBase: mockBase, clock: clock
+        )
+        if case .forward(let upstream) = decision.action {
+            let url = Self.originalURL(upstream: upstream, request: mockRequest)
+            return .later { [flight] in
+                var flight = flight
+                let (response, upstreamMicroseconds) = await self.forward(mockRequest, to: url, exchange: &flight.exchange)
+                return self.finish(&flight, response: response, upstreamMicroseconds: upstreamMicroseconds)
+            }
         }
-        if let delay = response.delay { try? await Task.sleep(for: delay) }
-        exchange.status = response.fault.map { $0 == .dribble ? response.status : nil } ?? response.status
-        if let fault = response.fault { exchange.note = "fault: \(fault.rawValue)" }
-        redactor.collect(response.headers, into: &secrets)
-        exchange.responseBody = redactor.body(response.body, headers: response.headers, secrets: &secrets)
-        exchange.responseHeaders = redactor.headers(response.headers, secrets: secrets)
-        if secrets.values.count > known {
+        let response = answer(decision.action, to: stored, exchange: &flight.exchange)
+        if let delay = response.delay {
+            return .later { [flight] in
+                var flight = flight
+                try? await Task.sleep(for: delay)
+                return self.finish(&flight, response: response)
+            }
+        }
+        return .now(finish(&flight, response: response))
+    }
+
+    /// The answer as the app gets it (URLs rewritten for it), and the exchange as it is stored (secrets redacted), emitted;
+    /// a forwarded one joins the recording in record mode.
+    private func finish(_ flight: inout InFlight, response: MockResponse, upstreamMicroseconds: Int64? = nil) -> MockResponse {
+        var response = response
+        flight.exchange.status = response.fault.map { $0 == .dribble ? response.status : nil } ?? response.status
+        if let fault = response.fault { flight.exchange.note = "fault: \(fault.rawValue)" }
+        redactor.collect(response.headers, into: &flight.secrets)
+        flight.exchange.responseBody = redactor.body(response.body, headers: response.headers, secrets: &flight.secrets)
+        flight.exchange.responseHeaders = redactor.headers(response.headers, secrets: flight.secrets)
+        let secrets = flight.secrets
+        if secrets.values.count > flight.knownSecrets {
             // Values first met here (in the response, or in this request) are the session's from now on, and go out
             // of what this exchange stored before they were known.
             state.withLock { $0.secrets.formUnion(secrets) }
-            exchange.url = secrets.scrubbed(exchange.url)
-            exchange.requestHeaders = exchange.requestHeaders.map { Exchange.Header(name: $0.name, value: secrets.scrubbed($0.value)) }
-            exchange.requestBody = redactor.scrubbed(exchange.requestBody, headers: mockRequest.headers, secrets: secrets)
+            flight.exchange.url = secrets.scrubbed(flight.exchange.url)
+            flight.exchange.requestHeaders = flight.exchange.requestHeaders.map { Exchange.Header(name: $0.name, value: secrets.scrubbed($0.value)) }
+            flight.exchange.requestBody = redactor.scrubbed(flight.exchange.requestBody, headers: flight.requestHeaders, secrets: secrets)
         }
-        exchange.note = exchange.note.map { secrets.scrubbed($0) }
-        if let upstreamMicroseconds { record(exchange, query: stored.rawQuery, upstreamMicroseconds: upstreamMicroseconds) }
-        if exchange.matched, let mockBase {
-            switch decision.action {
+        if !secrets.isEmpty { flight.exchange.note = flight.exchange.note.map { secrets.scrubbed($0) } }
+        if let upstreamMicroseconds {
+            record(flight.exchange, query: secrets.scrubbed(flight.storedQuery), upstreamMicroseconds: upstreamMicroseconds)
+        }
+        if flight.exchange.matched, let mockBase = flight.mockBase {
+            switch flight.decision.action {
             case .replay(_, _, let rewritten?): response = rewritten
             case .replay(let index, _, nil): response = rewrittenReply(index, response, mockBase: mockBase)
             default: rewriteURLs(&response, mockBase: mockBase)
             }
         }
-        exchange.durationMicroseconds = Int64((ContinuousClock.now - clock).wholeMicroseconds)
-        continuation.yield(.exchange(exchange))
+        flight.exchange.durationMicroseconds = Int64((ContinuousClock.now - flight.clock).wholeMicroseconds)
+        emit(.exchange(flight.exchange))
         return response
     }
 
     /// Carries out a decision that needs no upstream (``forward(_:to:exchange:)`` does the rest): the response,
-    /// and what the exchange says of it (matched, a note). Synchronous: nearly every request takes this way, and an async
-    /// call would cost each a frame.
+    /// and what the exchange says of it (matched, a note).
     private func answer(_ action: RequestDecision.Action, to request: MockRequest, exchange: inout Exchange) -> MockResponse {
         switch action {
         case .tooLarge(let limit):
@@ -281,6 +344,6 @@ package final class MockServer: Sendable {
     }
 
     func emit(_ event: MockEvent) {
-        continuation.yield(event)
+        if let onEvent { onEvent(event) } else { continuation.yield(event) }
     }
 }

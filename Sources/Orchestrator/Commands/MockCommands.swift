@@ -66,7 +66,14 @@ package enum MockCommands {
         _ options: ServeOptions, mode: Mode, config: OrchestrateConfig, log: (writer: NetworkLogWriter, attemptID: Int64)?, console: Console,
         logger: Logger
     ) async throws -> Int32 {
-        let server = MockServer(configuration: config.mock.server, logger: logger)
+        let server = MockServer(configuration: config.mock.server, logger: logger) { event in
+            if let log { log.writer.append(event) }
+            if case .exchange(let exchange) = event, logger.logLevel <= .debug {
+                logger.debug(
+                    "\(exchange.method) \(exchange.url) → \(exchange.status.map(String.init) ?? "no response")\(exchange.note.map { " (\($0))" } ?? "")"
+                )
+            }
+        }
         do {
             try server.begin(
                 MockSession(
@@ -88,16 +95,6 @@ package enum MockCommands {
             Ctrl-C stops it\(mode == .record ? " and writes the cassette" : "")
             """)
         let signals = await UnixSignalsSequence(trapping: .sigint, .sigterm)
-        let drain = Task {
-            for await event in server.events {
-                if let log { log.writer.append(event) }
-                if case .exchange(let exchange) = event, logger.logLevel <= .debug {
-                    logger.debug(
-                        "\(exchange.method) \(exchange.url) → \(exchange.status.map(String.init) ?? "no response")\(exchange.note.map { " (\($0))" } ?? "")"
-                    )
-                }
-            }
-        }
         for await _ in signals { break }
         let saved: Cassette?
         do {
@@ -107,7 +104,6 @@ package enum MockCommands {
             throw error
         }
         await server.shutdown()
-        _ = await drain.value
         if let saved { console.line("recorded \(saved.entries.count) exchange(s) into \(saved.path)") }
         return ExitStatus.passed
     }

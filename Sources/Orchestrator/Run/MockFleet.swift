@@ -10,7 +10,8 @@ import struct OrchestrateKit.OrchestrateEnvironment
 
 /// The mock servers of a run on this host: one per worker slot, listening on the slot's held port for
 /// the whole run, with a new session per attempt (the scenario's mode and cassette, seed, frozen clock).
-/// Their exchanges and steps go to PostgreSQL through a ``NetworkLogWriter``, off the request path.
+/// Their exchanges and steps go to PostgreSQL through a ``NetworkLogWriter``: handed to it as they happen, written off the
+/// request path.
 final class MockFleet: AttemptHooks {
     private let configuration: MockConfiguration
     private let mode: Mode
@@ -22,7 +23,6 @@ final class MockFleet: AttemptHooks {
 
     private struct State {
         var servers: [Int: MockServer] = [:]
-        var drains: [Task<Void, Never>] = []
         var started: [Int: Date] = [:]
     }
 
@@ -100,22 +100,14 @@ final class MockFleet: AttemptHooks {
     }
 
     func slotsDidStop() async {
-        let (servers, drains) = state.withLock { ($0.servers.values.map { $0 }, $0.drains) }
-        for server in servers { await server.shutdown() }
-        for drain in drains { await drain.value }
+        for server in state.withLock({ $0.servers.values.map { $0 } }) { await server.shutdown() }
     }
 
     private func server(slot: Int, port: PortLease) async throws -> MockServer {
         if let server = state.withLock({ $0.servers[slot] }) { return server }
-        let server = MockServer(configuration: configuration, logger: logger)
+        let server = MockServer(configuration: configuration, logger: logger) { [log] in log.append($0) }
         try await server.start(adopting: port.descriptor)
-        let drain = Task { [log] in
-            for await event in server.events { log.append(event) }
-        }
-        state.withLock {
-            $0.servers[slot] = server
-            $0.drains.append(drain)
-        }
+        state.withLock { $0.servers[slot] = server }
         return server
     }
 }

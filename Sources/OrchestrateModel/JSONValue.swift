@@ -45,14 +45,16 @@ package enum JSONValue: Sendable, Hashable, Codable {
         return nil
     }
 
-    /// The JSON string escapes of `text`, without the quotes around it.
-    package static func escaped(_ text: String) -> String {
+    /// The JSON string escapes of `text`, without the quotes around it; with `slashes`, `/` is escaped too (as some
+    /// writers do).
+    package static func escaped(_ text: String, slashes: Bool = false) -> String {
         var escaped = ""
         escaped.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": escaped += "\\\""
             case "\\": escaped += "\\\\"
+            case "/" where slashes: escaped += "\\/"
             case "\n": escaped += "\\n"
             case "\r": escaped += "\\r"
             case "\t": escaped += "\\t"

@@ -27,12 +27,12 @@ package struct Secrets: Sendable, Equatable {
 
     package var isEmpty: Bool { forms.isEmpty }
 
-    /// Adds a value (and its JSON and URL forms); one too short, or known already, changes nothing. Returns whether it
-    /// was added.
+    /// Adds a value (and its forms inside a JSON string, `/` escaped or not, and in a URL); one too short, or known
+    /// already, changes nothing. Returns whether it was added.
     @discardableResult
     package mutating func insert(_ value: String) -> Bool {
         guard value.utf8.count >= Self.minimumLength, value != Self.placeholder, values.insert(value).inserted else { return false }
-        for form in [value, Self.jsonEscaped(value), Self.percentEncoded(value)] {
+        for form in [value, JSONValue.escaped(value), JSONValue.escaped(value, slashes: true), Self.percentEncoded(value)] {
             let bytes = Array(form.utf8)
             if !forms.contains(bytes) { forms.append(bytes) }
         }
@@ -98,26 +98,6 @@ package struct Secrets: Sendable, Equatable {
             }
             return nil
         }
-    }
-
-    /// The value as it is written inside a JSON string (quotes, backslashes, slashes and control characters escaped).
-    static func jsonEscaped(_ value: String) -> String {
-        var escaped = ""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": escaped += "\\\""
-            case "\\": escaped += "\\\\"
-            case "/": escaped += "\\/"
-            case "\n": escaped += "\\n"
-            case "\r": escaped += "\\r"
-            case "\t": escaped += "\\t"
-            case _ where scalar.value < 0x20:
-                let hex = String(scalar.value, radix: 16)
-                escaped += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped
     }
 
     /// The value percent-encoded as in a URL's query (every byte but the unreserved ones, upper-case hex).

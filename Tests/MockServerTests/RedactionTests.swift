@@ -110,6 +110,7 @@ struct RedactionTests {
     func forms() {
         let secrets = Secrets(["a/b \"c\" d", "Bearer tok-123456", "tok-123456", "short"])
         #expect(secrets.scrubbed(#"{"v":"a\/b \"c\" d","q":"x=a%2Fb%20%22c%22%20d"}"#) == #"{"v":"[REDACTED]","q":"x=[REDACTED]"}"#)
+        #expect(secrets.scrubbed(#"{"v":"a/b \"c\" d"}"#) == #"{"v":"[REDACTED]"}"#, "a writer that leaves / alone")
         #expect(secrets.scrubbed("Authorization: Bearer tok-123456; again tok-123456.") == "Authorization: [REDACTED]; again [REDACTED].")
         #expect(secrets.scrubbed(Array("a short text".utf8)) == nil, "five bytes are not searched")
         #expect(Secrets(["REDACT"]).scrubbed("REDACT REDACTED") == "[REDACTED] [REDACTED]ED")

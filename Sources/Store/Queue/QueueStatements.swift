@@ -109,11 +109,14 @@ struct RoundStatement: PostgresPreparedStatement {
                             (SELECT rs.result FROM run_scenarios rs WHERE rs.run_id = f.run_id AND rs.scenario_id = f.scenario_id)
                    END AS settled
             FROM input x LEFT JOIN done d ON d.id = x.id
+            -- LIMIT 1 keeps this a lookup by id for each completion: joined instead, with the statistics of a young table
+            -- it became a scan of every finished attempt in the database.
             LEFT JOIN LATERAL (
                 SELECT a.id, a.run_id, a.scenario_id,
                        (SELECT n.id FROM attempts n WHERE n.run_id = a.run_id AND n.scenario_id = a.scenario_id
                           AND n.mode IS NOT DISTINCT FROM a.mode AND n.attempt = a.attempt + 1 AND n.state <> 'abandoned' LIMIT 1) AS next
                 FROM attempts a WHERE d.id IS NULL AND a.id = x.id AND a.lease_token = x.token AND a.state = 'finished'
+                LIMIT 1
             ) f ON true
         )
         -- One row: arrays in the same order (by attempt id) rather than a row per attempt, which cost the client more to

@@ -15,14 +15,14 @@ struct ReceivedRequest: Sendable {
     var body: [UInt8]
 }
 
-/// Collects each request (head, body up to a bound, end), lets the server answer it — at once, or asynchronously when
-/// it awaits something — and writes the response with an exact Content-Length. Pipelined requests are answered
-/// concurrently and written in the order they came; malformed requests get a 400
+/// Collects each request (head, body up to a bound, end), lets the server answer it asynchronously and
+/// writes the response with an exact Content-Length. Pipelined requests are answered concurrently and
+/// written in the order they came; malformed requests get a 400
 /// from NIO's error handler and the connection closes, the server keeps serving others.
 final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
-    typealias Respond = @Sendable (ReceivedRequest, Bool) -> MockServer.Reply
+    typealias Respond = @Sendable (ReceivedRequest, Bool) async -> MockResponse
 
     private let maximumBodyBytes: Int
     private let respond: Respond
@@ -76,19 +76,13 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
                 readingPaused = true
                 try? context.channel.syncOptions?.setOption(.autoRead, value: false)
             }
-            switch respond(request, tooLarge) {
-            case .now(let response):
-                waiting[number] = (response, version, keepAlive, isHead)
-                writeAnswersInOrder(context: context)
-            case .later(let answer):
-                let promise = context.eventLoop.makePromise(of: MockResponse.self)
-                promise.completeWithTask { await answer() }
-                let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-                promise.futureResult.whenSuccess { response in
-                    let (handler, context) = bound.value
-                    handler.waiting[number] = (response, version, keepAlive, isHead)
-                    handler.writeAnswersInOrder(context: context)
-                }
+            let promise = context.eventLoop.makePromise(of: MockResponse.self)
+            promise.completeWithTask { await respond(request, tooLarge) }
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            promise.futureResult.whenSuccess { response in
+                let (handler, context) = bound.value
+                handler.waiting[number] = (response, version, keepAlive, isHead)
+                handler.writeAnswersInOrder(context: context)
             }
         }
     }

@@ -31,9 +31,9 @@ package final class MockServer: Sendable {
     let state: Mutex<SessionState>
     private let channel = Mutex<(any Channel)?>(nil)
 
-    /// A server (not listening yet). With `onEvent`, every exchange and step is handed to it where it happens (on the
-    /// request's event loop; it must not block) instead of going to ``events``: a busy server would wake the stream's
-    /// consumer for every exchange.
+    /// A server (not listening yet). With `onEvent`, every exchange and step is handed to it where it happens (in the
+    /// request's task; it must not block) instead of going to ``events``: a busy server would wake the stream's consumer
+    /// for every exchange.
     package init(configuration: MockConfiguration, logger: Logger, onEvent: (@Sendable (MockEvent) -> Void)? = nil) {
         self.configuration = configuration
         self.logger = logger
@@ -88,7 +88,7 @@ package final class MockServer: Sendable {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
                         HTTPRequestHandler(maximumBodyBytes: maximum) { request, tooLarge in
-                            server.reply(to: request, bodyTooLarge: tooLarge)
+                            await server.respond(to: request, bodyTooLarge: tooLarge)
                         })
                 }
             }
@@ -168,14 +168,6 @@ package final class MockServer: Sendable {
 
     // MARK: Requests
 
-    /// What answers a request: at once when nothing is awaited — a recording, a stub, the control API, a refusal: nearly
-    /// every request, answered on the connection's event loop, without a task and two thread hops — or later, when the
-    /// upstream or a stub's delay is awaited.
-    enum Reply: Sendable {
-        case now(MockResponse)
-        case later(@Sendable () async -> MockResponse)
-    }
-
     /// One request between its decision and its answer: what the exchange says so far and what finishing it needs.
     struct InFlight: Sendable {
         var exchange: Exchange
@@ -192,10 +184,12 @@ package final class MockServer: Sendable {
         let clock: ContinuousClock.Instant
     }
 
-    func reply(to request: ReceivedRequest, bodyTooLarge: Bool) -> Reply {
+    /// The answer to a request. It runs in a task, off the connection's event loop, even when nothing is awaited: the
+    /// event loops then only read and write, and a busy server spreads its work over more threads.
+    func respond(to request: ReceivedRequest, bodyTooLarge: Bool) async -> MockResponse {
         let started = Date()
         let clock = ContinuousClock.now
-        if request.uri.hasPrefix("/__orchestrate") { return .now(control(request)) }
+        if request.uri.hasPrefix("/__orchestrate") { return control(request) }
         let mockRequest = MockRequest(method: request.method, uri: request.uri, headers: request.headers, body: request.body)
         let mockBase = rewriter.isEmpty ? nil : mockBase(request.headers)
         // What is written anywhere and what replay compares with recordings: the request with its secrets redacted. Most
@@ -235,22 +229,13 @@ package final class MockServer: Sendable {
             storedQuery: stored.rawQuery, mockBase: mockBase, clock: clock
         )
         if case .forward(let upstream) = decision.action {
-            let url = Self.originalURL(upstream: upstream, request: mockRequest)
-            return .later { [flight] in
-                var flight = flight
-                let (response, upstreamMicroseconds) = await self.forward(mockRequest, to: url, exchange: &flight.exchange)
-                return self.finish(&flight, response: response, upstreamMicroseconds: upstreamMicroseconds)
-            }
+            let (response, upstreamMicroseconds) = await forward(
+                mockRequest, to: Self.originalURL(upstream: upstream, request: mockRequest), exchange: &flight.exchange)
+            return finish(&flight, response: response, upstreamMicroseconds: upstreamMicroseconds)
         }
         let response = answer(decision.action, to: stored, exchange: &flight.exchange)
-        if let delay = response.delay {
-            return .later { [flight] in
-                var flight = flight
-                try? await Task.sleep(for: delay)
-                return self.finish(&flight, response: response)
-            }
-        }
-        return .now(finish(&flight, response: response))
+        if let delay = response.delay { try? await Task.sleep(for: delay) }
+        return finish(&flight, response: response)
     }
 
     /// The answer as the app gets it (URLs rewritten for it), and the exchange as it is stored (secrets redacted), emitted;

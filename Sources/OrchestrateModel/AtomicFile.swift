@@ -1,24 +1,54 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// Writes a file so readers see the old content or the new, never half of it (temp + rename).
 package enum AtomicFile {
-    package static func write(_ text: String, to path: String) throws {
-        try write(Data(text.utf8), to: path)
+    package static func write(_ text: String, to path: String, permissions: mode_t = 0o666, owner: (uid: uid_t, gid: gid_t)? = nil) throws {
+        try write(Data(text.utf8), to: path, permissions: permissions, owner: owner)
     }
 
     /// Creates the missing folders, writes a temporary file beside `path` and renames it over `path`.
-    package static func write(_ data: Data, to path: String) throws {
+    ///
+    /// The temporary file is made new (never through a link planted at its name) with `permissions` (less the umask)
+    /// and given to `owner` before it has any content, so that a private file is never readable by others, not even for
+    /// a moment; it reaches the disk before the rename. A link at `path` itself is replaced, not followed.
+    package static func write(_ data: Data, to path: String, permissions: mode_t = 0o666, owner: (uid: uid_t, gid: gid_t)? = nil) throws {
         let url = URL(fileURLWithPath: path)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp")
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp").path
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, permissions)
+        guard descriptor >= 0 else { throw failure(temporary) }
         do {
-            try data.write(to: temporary)
-            if rename(temporary.path, url.path) != 0 {
-                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path])
-            }
+            defer { close(descriptor) }
+            if let owner, fchown(descriptor, owner.uid, owner.gid) != 0 { throw failure(temporary) }
+            try FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).write(contentsOf: data)
+            guard fsync(descriptor) == 0 else { throw failure(temporary) }
         } catch {
-            try? FileManager.default.removeItem(at: temporary)
+            unlink(temporary)
             throw error
         }
+        guard rename(temporary, path) == 0 else {
+            let error = failure(path)
+            unlink(temporary)
+            throw error
+        }
+    }
+
+    /// The error of the call that just failed (`errno`), about `path`.
+    private static func failure(_ path: String) -> any Error {
+        let number = errno
+        let code: CocoaError.Code =
+            switch number {
+            case EACCES, EPERM: .fileWriteNoPermission
+            case ENOSPC, EDQUOT: .fileWriteOutOfSpace
+            case EROFS: .fileWriteVolumeReadOnly
+            default: .fileWriteUnknown
+            }
+        return CocoaError(code, userInfo: [NSFilePathErrorKey: path, NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: number) ?? .EIO)])
     }
 }

@@ -139,63 +139,66 @@ struct DatabaseCrashTests {
             """)
     }
 
-    @Test("SIGKILL of the postmaster mid-run, restarted 3 s later: no scenario runs twice, no exchange is lost or doubled")
-    func crashAndRestart() async throws {
+    /// A private cluster that can be crashed, a counting upstream and the suite in a folder, with the CLI pointed at them.
+    static func withSuite(
+        _ body: (KillableDatabase, TestUpstream, TemporaryDirectory, OrchestrateCLI) async throws -> Void
+    ) async throws {
         try await KillableDatabase.with { database in
             try await TestUpstream.with { upstream in
                 try await TemporaryDirectory.with { directory in
-                    try Self.writeSuite(directory, upstream: upstream)
-                    let cli = OrchestrateCLI(directory: directory.path, database: database.url)
-                    let run = try cli.launch(["run", "--progress", "lines"], name: "run")
-                    let started = await eventually(timeout: .seconds(60)) {
-                        ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasPrefix("runs-") }.count >= 8
-                    }
-                    #expect(started)
-                    await database.crash()
-                    // The outage lasts 3 s: the server comes back on that schedule.
-                    try await paced(every: .seconds(3), times: 2) { index in if index == 1 { try await database.start() } }
-                    let result = cli.output(await run.wait(), name: "run")
-                    #expect(result.exitCode == 0, "\(result.stdout)\(result.stderr)")
-                    #expect(result.stdout.contains("40 scenarios, 40 passed, 0 failed"), "\(result.stdout)")
-                    for index in 1...40 {
-                        #expect(directory.read("runs-s\(index)") == "x\n", "s\(index) ran \(directory.read("runs-s\(index)").count / 2) times")
-                    }
-                    let hits = upstream.hits.withLock { $0 }
-                    #expect(hits == 240)
-                    let counts = try await queryRows(
-                        database.url,
-                        """
-                        SELECT (SELECT count(*) FROM exchanges), (SELECT count(DISTINCT (attempt_id, sequence)) FROM exchanges),
-                               (SELECT count(*) FROM attempts WHERE state = 'finished' AND outcome = 'passed'),
-                               (SELECT count(DISTINCT scenario_id) FROM attempts WHERE state = 'finished')
-                        """, as: (Int64, Int64, Int64, Int64).self)
-                    #expect(counts.first.map { [$0.0, $0.1, $0.2, $0.3] } == [Int64(hits), Int64(hits), 40, 40], "\(counts)")
+                    try writeSuite(directory, upstream: upstream)
+                    try await body(database, upstream, directory, OrchestrateCLI(directory: directory.path, database: database.url))
                 }
             }
         }
     }
 
+    @Test("SIGKILL of the postmaster mid-run, restarted 3 s later: no scenario runs twice, no exchange is lost or doubled")
+    func crashAndRestart() async throws {
+        try await Self.withSuite { database, upstream, directory, cli in
+            let run = try cli.launch(["run", "--progress", "lines"], name: "run")
+            let started = await eventually(timeout: .seconds(60)) {
+                ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasPrefix("runs-") }.count >= 8
+            }
+            #expect(started)
+            await database.crash()
+            // The outage lasts 3 s: the server comes back on that schedule.
+            try await paced(every: .seconds(3), times: 2) { index in if index == 1 { try await database.start() } }
+            let result = cli.output(await run.wait(), name: "run")
+            #expect(result.exitCode == 0, "\(result.stdout)\(result.stderr)")
+            #expect(result.stdout.contains("40 scenarios, 40 passed, 0 failed"), "\(result.stdout)")
+            for index in 1...40 {
+                #expect(directory.read("runs-s\(index)") == "x\n", "s\(index) ran \(directory.read("runs-s\(index)").count / 2) times")
+            }
+            let hits = upstream.hits.withLock { $0 }
+            #expect(hits == 240)
+            let counts = try await queryRows(
+                database.url,
+                """
+                SELECT (SELECT count(*) FROM exchanges), (SELECT count(DISTINCT (attempt_id, sequence)) FROM exchanges),
+                       (SELECT count(*) FROM attempts WHERE state = 'finished' AND outcome = 'passed'),
+                       (SELECT count(DISTINCT scenario_id) FROM attempts WHERE state = 'finished')
+                """, as: (Int64, Int64, Int64, Int64).self)
+            #expect(counts.first.map { [$0.0, $0.1, $0.2, $0.3] } == [Int64(hits), Int64(hits), 40, 40], "\(counts)")
+        }
+    }
+
     @Test("a database that never comes back ends the run after ORCHESTRATE_CONNECT_TIMEOUT with one line, exit 3")
     func neverBack() async throws {
-        try await KillableDatabase.with { database in
-            try await TestUpstream.with { upstream in
-                try await TemporaryDirectory.with { directory in
-                    try Self.writeSuite(directory, upstream: upstream)
-                    var cli = OrchestrateCLI(directory: directory.path, database: database.url)
-                    cli.environment["ORCHESTRATE_CONNECT_TIMEOUT"] = "3s"
-                    let run = try cli.launch(["run", "--progress", "none"], name: "run")
-                    #expect(await eventually(timeout: .seconds(60)) { FileManager.default.fileExists(atPath: directory.file("runs-s1")) })
-                    await database.crash()
-                    let clock = ContinuousClock.now
-                    let result = cli.output(await run.wait(), name: "run")
-                    let took = ContinuousClock.now - clock
-                    #expect(result.exitCode == 3, "\(result.stdout)\(result.stderr)")
-                    let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("error:") }
-                    #expect(errors.count == 1 && errors[0].contains("ORCHESTRATE_CONNECT_TIMEOUT"), "\(result.stderr)")
-                    #expect(result.stderr.split(separator: "\n").count <= 6, "a short account, not a warning per retry: \(result.stderr)")
-                    #expect(took < .seconds(30), "gave up after \(took)")
-                }
-            }
+        try await Self.withSuite { database, upstream, directory, cli in
+            var cli = cli
+            cli.environment["ORCHESTRATE_CONNECT_TIMEOUT"] = "3s"
+            let run = try cli.launch(["run", "--progress", "none"], name: "run")
+            #expect(await eventually(timeout: .seconds(60)) { FileManager.default.fileExists(atPath: directory.file("runs-s1")) })
+            await database.crash()
+            let clock = ContinuousClock.now
+            let result = cli.output(await run.wait(), name: "run")
+            let took = ContinuousClock.now - clock
+            #expect(result.exitCode == 3, "\(result.stdout)\(result.stderr)")
+            let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("error:") }
+            #expect(errors.count == 1 && errors[0].contains("ORCHESTRATE_CONNECT_TIMEOUT"), "\(result.stderr)")
+            #expect(result.stderr.split(separator: "\n").count <= 6, "a short account, not a warning per retry: \(result.stderr)")
+            #expect(took < .seconds(30), "gave up after \(took)")
         }
     }
 }

@@ -17,10 +17,22 @@ struct Redactor: Sendable {
         fieldNames = Set(configuration.redactedJSON.compactMap(\.lastName)).sorted().map { Array($0.utf8) }
     }
 
-    /// Whether a request with these headers has nothing to redact by name: no JSON field is configured and none of its
-    /// headers is redacted.
-    func redactsNothing(in headers: [(name: String, value: String)]) -> Bool {
-        configuration.redactedJSON.isEmpty && !headers.contains { configuration.redactedHeaders.contains($0.name.lowercasedASCII) }
+    /// The request as it is stored — what is written anywhere, and what replay compares with recordings — with its headers
+    /// as the exchange keeps them: secrets redacted by name (headers, JSON fields), their values added to `secrets`, then
+    /// every secret value replaced in the path, query, headers and body. A request with no header redacted by name and
+    /// no JSON field configured, in a session that knows no secret, is stored as it came.
+    func stored(_ request: MockRequest, secrets: inout Secrets) -> (request: MockRequest, headers: [Exchange.Header]) {
+        let plain =
+            configuration.redactedJSON.isEmpty && !request.headers.contains { configuration.redactedHeaders.contains($0.name.lowercasedASCII) }
+        guard !plain || !secrets.isEmpty else { return (request, request.headers.map { Exchange.Header(name: $0.name, value: $0.value) }) }
+        collect(request.headers, into: &secrets)
+        var stored = request
+        stored.body = body(request.body, headers: request.headers, secrets: &secrets)
+        stored.path = secrets.scrubbed(request.path)
+        stored.rawQuery = secrets.scrubbed(request.rawQuery)
+        let headers = self.headers(request.headers, secrets: secrets)
+        stored.headers = headers.map { (name: $0.name, value: $0.value) }
+        return (stored, headers)
     }
 
     /// Adds the values of redacted headers to `secrets`: the whole value, the credentials after an authorization

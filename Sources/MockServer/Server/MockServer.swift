@@ -192,31 +192,10 @@ package final class MockServer: Sendable {
         if request.uri.hasPrefix("/__orchestrate") { return control(request) }
         let mockRequest = MockRequest(method: request.method, uri: request.uri, headers: request.headers, body: request.body)
         let mockBase = rewriter.isEmpty ? nil : mockBase(request.headers)
-        // What is written anywhere and what replay compares with recordings: the request with its secrets redacted. Most
-        // requests have nothing to redact in a session that knows no secret: they are stored as they came and decided
-        // under the lock that says so.
-        var secrets = Secrets()
-        let plain = redactor.redactsNothing(in: mockRequest.headers)
-        let decidedAsItCame = state.withLock { state -> RequestDecision? in
-            secrets = state.secrets
-            return plain && secrets.isEmpty ? state.decide(mockRequest, stored: mockRequest, bodyTooLarge: bodyTooLarge, mockBase: mockBase) : nil
-        }
+        var secrets = state.withLock { $0.secrets }
         let known = secrets.values.count
-        var stored = mockRequest
-        let storedHeaders: [Exchange.Header]
-        let decision: RequestDecision
-        if let decidedAsItCame {
-            storedHeaders = redactor.headers(mockRequest.headers, secrets: secrets)
-            decision = decidedAsItCame
-        } else {
-            redactor.collect(mockRequest.headers, into: &secrets)
-            stored.body = redactor.body(mockRequest.body, headers: mockRequest.headers, secrets: &secrets)
-            stored.path = secrets.scrubbed(mockRequest.path)
-            stored.rawQuery = secrets.scrubbed(mockRequest.rawQuery)
-            storedHeaders = redactor.headers(mockRequest.headers, secrets: secrets)
-            stored.headers = storedHeaders.map { (name: $0.name, value: $0.value) }
-            decision = state.withLock { $0.decide(mockRequest, stored: stored, bodyTooLarge: bodyTooLarge, mockBase: mockBase) }
-        }
+        let (stored, storedHeaders) = redactor.stored(mockRequest, secrets: &secrets)
+        let decision = state.withLock { $0.decide(mockRequest, stored: stored, bodyTooLarge: bodyTooLarge, mockBase: mockBase) }
         var exchange = Exchange(
             sequence: decision.sequence, mode: decision.session.mode, matched: false, host: mockRequest.host, method: mockRequest.method,
             url: secrets.scrubbed(request.uri), requestHeaders: storedHeaders, requestBody: stored.body, status: nil,

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import OrchestrateModel
 import PostgresNIO
 import ProcessSupervisor
 
@@ -185,14 +186,18 @@ package struct EmbeddedCluster: Sendable {
     /// trusted every local user: it is switched over here.
     package func provision(logger: Logger) async throws(StoreError) {
         guard !FileManager.default.fileExists(atPath: passwordFile) else { return }
-        if PasswordFile.password(in: adminPasswordFile, username: Self.adminUsername, database: Self.database) == nil {
-            try PasswordFile.store(adminPasswordFile, username: Self.adminUsername, password: PasswordFile.generate())
+        // The superuser's password is kept before it is set, so that a provisioning cut short leaves it known.
+        let adminPassword: String
+        if let kept = PasswordFile.password(in: adminPasswordFile, username: Self.adminUsername, database: Self.database) {
+            adminPassword = kept
+        } else {
+            adminPassword = PasswordFile.generate()
+            try PasswordFile.store(adminPasswordFile, username: Self.adminUsername, password: adminPassword)
         }
-        let adminPassword = PasswordFile.password(in: adminPasswordFile, username: Self.adminUsername, database: Self.database) ?? ""
         let password = PasswordFile.generate()
         // A cluster that still trusts local users takes the superuser without a password.
         var admin = adminEndpoint
-        if try accessRulesTrust() { admin.passwordFile = nil }
+        if accessRulesTrust() { admin.passwordFile = nil }
         do {
             try await Database.with(admin, logger: logger, maximumConnections: 1, connectTimeout: .seconds(60), migrate: false) { database in
                 try await database.client.withConnection { connection in
@@ -246,17 +251,20 @@ package struct EmbeddedCluster: Sendable {
     /// Local connections by password only (no TCP is listened on).
     private func writeAccessRules() throws(StoreError) {
         let rules = "# orchestrate: the unix socket only, a password (SCRAM) for every role\nlocal all all scram-sha-256\n"
+        try writePrivately(rules, to: "\(dataDirectory)/pg_hba.conf", owner: ServerUser.current)
+    }
+
+    /// Writes a file only `owner` (the current user when `nil`) may read: 0600, whole.
+    private func writePrivately(_ text: String, to path: String, owner: ServerUser?) throws(StoreError) {
         do {
-            try Data(rules.utf8).write(to: URL(fileURLWithPath: "\(dataDirectory)/pg_hba.conf"), options: .atomic)
+            try AtomicFile.write(text, to: path, permissions: 0o600, owner: owner.map { (uid: $0.uid, gid: $0.gid) })
         } catch {
-            throw StoreError(.clusterFailed, "cannot write \(dataDirectory)/pg_hba.conf: \(error)")
+            throw StoreError(.clusterFailed, "cannot write \(path): \(error.localizedDescription)")
         }
-        if let user = ServerUser.current { chown("\(dataDirectory)/pg_hba.conf", user.uid, user.gid) }
-        chmod("\(dataDirectory)/pg_hba.conf", 0o600)
     }
 
     /// Whether the access rules still trust local users (a cluster made before passwords).
-    private func accessRulesTrust() throws(StoreError) -> Bool {
+    private func accessRulesTrust() -> Bool {
         let rules = (try? String(contentsOfFile: "\(dataDirectory)/pg_hba.conf", encoding: .utf8)) ?? ""
         return rules.split(separator: "\n").contains { line in
             let fields = line.split(whereSeparator: { $0 == " " || $0 == "\t" })
@@ -272,10 +280,7 @@ package struct EmbeddedCluster: Sendable {
         try PrivateDirectory.ensure(folder, owner: user)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let file = "\(folder)/password"
-        guard FileManager.default.createFile(atPath: file, contents: Data((password + "\n").utf8), attributes: [.posixPermissions: 0o600]) else {
-            throw StoreError(.clusterFailed, "cannot write \(file)")
-        }
-        if let user { chown(file, user.uid, user.gid) }
+        try writePrivately(password + "\n", to: file, owner: user)
         return try await body(file)
     }
 

@@ -1,10 +1,5 @@
 import Foundation
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import OrchestrateModel
 
 /// A libpq password file: `hostname:port:database:username:password` per line, `*` matching anything, `\:` and `\\`
 /// escaped. The embedded cluster keeps its generated passwords in such files (mode 0600), so that psql reads them too
@@ -21,21 +16,14 @@ package enum PasswordFile {
         return nil
     }
 
-    /// Writes a file that gives `password` to `username` on every host, port and database: mode 0600, whole (a new file
-    /// beside it, then renamed over), never through a link planted at its name.
+    /// Writes a file that gives `password` to `username` on every host, port and database: mode 0600, whole
+    /// (``AtomicFile``).
     static func store(_ path: String, username: String, password: String) throws(StoreError) {
         let text = "# orchestrate's embedded PostgreSQL: generated, keep it private\n*:*:*:\(escape(username)):\(escape(password))\n"
-        let temporary = "\(path).\(getpid()).new"
-        unlink(temporary)
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw StoreError(.clusterFailed, "cannot write \(temporary): \(String(cString: strerror(errno)))") }
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        let synced = fsync(descriptor) == 0
-        close(descriptor)
-        guard written == bytes.count, synced, rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw StoreError(.clusterFailed, "cannot write \(path): \(String(cString: strerror(errno)))")
+        do {
+            try AtomicFile.write(text, to: path, permissions: 0o600)
+        } catch {
+            throw StoreError(.clusterFailed, "cannot write \(path): \(error.localizedDescription)")
         }
     }
 

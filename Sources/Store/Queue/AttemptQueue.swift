@@ -36,22 +36,6 @@ package struct AttemptQueue: Sendable {
 
     private var leaseMilliseconds: Int64 { lease.wholeMilliseconds }
 
-    /// Back to the queue, shared by a requeue under a lease and by the reaper: the attempts the statement's `gone` CTE
-    /// abandoned are followed by new queued attempts with the same numbers (no retry is spent), so that what an
-    /// execution logged stays with its own row. Returns the new attempts' ids.
-    private static let followAbandoned = """
-        INSERT INTO attempts (run_id, scenario_id, attempt, mode, expected_ms, requeues)
-        SELECT run_id, scenario_id, attempt, mode, expected_ms, requeues + 1 FROM gone
-        RETURNING id
-        """
-
-    /// What abandoning an attempt sets (the CTE `gone` returns what ``followAbandoned`` needs).
-    private static let abandon = """
-        SET state = 'abandoned', finished_at = now(), lease_expires_at = NULL
-        """
-
-    private static let abandonedColumns = "run_id, scenario_id, attempt, mode, expected_ms, requeues"
-
     /// One round trip: records the results of `round.completions` (each only under its lease token),
     /// queues retries, settles scenarios, and claims the longest expected attempts (never-seen first)
     /// for `round.claimants` — all in one statement.
@@ -175,19 +159,10 @@ package struct AttemptQueue: Sendable {
     /// Puts an attempt back in the queue if `token` still holds its lease.
     @discardableResult
     package func requeue(attemptID: Int64, token: UUID) async throws -> Bool {
-        let rows = try await database.client.query(
-            """
-            WITH gone AS (
-                UPDATE attempts \(unescaped: Self.abandon)
-                WHERE id = \(attemptID) AND lease_token = \(token) AND state = 'running'
-                RETURNING \(unescaped: Self.abandonedColumns)
-            )
-            \(unescaped: Self.followAbandoned)
-            """,
-            logger: database.logger
-        )
-        for try await _ in rows { return true }
-        return false
+        var binds = PostgresBindings()
+        binds.append(attemptID)
+        binds.append(token)
+        return try await abandon(where: "id = $1 AND lease_token = $2", binds) > 0
     }
 
     /// Extends the leases of the attempts a process is running.
@@ -205,37 +180,37 @@ package struct AttemptQueue: Sendable {
     /// Requeues the run's attempts whose lease expired (their worker died or lost the database).
     @discardableResult
     package func reapExpired(runID: UUID) async throws -> Int {
-        let rows = try await database.client.query(
-            """
-            WITH gone AS (
-                UPDATE attempts \(unescaped: Self.abandon)
-                WHERE run_id = \(runID) AND state = 'running' AND lease_expires_at < now()
-                RETURNING \(unescaped: Self.abandonedColumns)
-            )
-            \(unescaped: Self.followAbandoned)
-            """,
-            logger: database.logger
-        )
-        var count = 0
-        for try await _ in rows { count += 1 }
-        return count
+        var binds = PostgresBindings()
+        binds.append(runID)
+        return try await abandon(where: "run_id = $1 AND lease_expires_at < now()", binds)
     }
 
     /// Gives back the run's attempts leased by `owner` whose tokens are not in `keeping` (claims whose answer was lost):
     /// each is abandoned and followed by a new queued attempt with its number. Returns how many.
     @discardableResult
     package func releaseOrphans(runID: UUID, owner: String, keeping tokens: [UUID]) async throws -> Int {
-        let rows = try await database.client.query(
-            """
+        var binds = PostgresBindings()
+        binds.append(runID)
+        binds.append(owner)
+        binds.append(tokens)
+        return try await abandon(where: "run_id = $1 AND lease_owner = $2 AND NOT (lease_token = ANY($3))", binds)
+    }
+
+    /// Back to the queue, for a requeue under a lease, the reaper and lost claims: the running attempts `condition`
+    /// selects (SQL whose `$1`… are `binds`) are abandoned and followed by new queued attempts with the same numbers (no
+    /// retry is spent), so that what an execution logged stays with its own row. Returns how many.
+    private func abandon(where condition: String, _ binds: PostgresBindings) async throws -> Int {
+        let sql = """
             WITH gone AS (
-                UPDATE attempts \(unescaped: Self.abandon)
-                WHERE run_id = \(runID) AND state = 'running' AND lease_owner = \(owner) AND NOT (lease_token = ANY(\(tokens)))
-                RETURNING \(unescaped: Self.abandonedColumns)
+                UPDATE attempts SET state = 'abandoned', finished_at = now(), lease_expires_at = NULL
+                WHERE state = 'running' AND \(condition)
+                RETURNING run_id, scenario_id, attempt, mode, expected_ms, requeues
             )
-            \(unescaped: Self.followAbandoned)
-            """,
-            logger: database.logger
-        )
+            INSERT INTO attempts (run_id, scenario_id, attempt, mode, expected_ms, requeues)
+            SELECT run_id, scenario_id, attempt, mode, expected_ms, requeues + 1 FROM gone
+            RETURNING id
+            """
+        let rows = try await database.client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: database.logger)
         var count = 0
         for try await _ in rows { count += 1 }
         return count

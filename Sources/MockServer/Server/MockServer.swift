@@ -16,8 +16,9 @@ import Synchronization
 /// ``end()`` closes it (writing the recording in record mode). Every exchange and step goes to the caller's `onEvent`
 /// handler, or else to ``events``, for the caller to store; the server itself knows no database.
 ///
-/// Each request takes the session once to decide what answers it (``SessionState/decide(_:stored:bodyTooLarge:mockBase:)``,
-/// no I/O), then carries the decision out: a stub's or a recording's answer, a forward to the upstream, or a refusal.
+/// Each request is stored as ``Redactor/stored(_:secrets:)`` makes it (with the secrets the session knows), takes the
+/// session once to decide what answers it (``SessionState/decide(_:stored:bodyTooLarge:mockBase:)``, no I/O), then
+/// carries the decision out: a stub's or a recording's answer, a forward to the upstream, or a refusal.
 package final class MockServer: Sendable {
     package let configuration: MockConfiguration
     /// Exchanges and steps as they happen, for a caller that drains them; empty when they go to an `onEvent` handler.

@@ -133,6 +133,17 @@ package final class Coordinator: Sendable {
             }
             state.withLock { $0.tokens[slot] = claimed.leaseToken }
             onEvent(.attemptStarted(slot: slot, attempt: claimed))
+            if claimed.lostHosts.count >= Self.maximumLosses {
+                // A scenario whose hosts keep vanishing while it runs is not run again: it may be what takes them down.
+                state.withLock { $0.tokens[slot] = nil }
+                let hosts = claimed.lostHosts.joined(separator: ", ")
+                batcher.finish(
+                    claimed,
+                    result: AttemptResult(
+                        outcome: .infrastructureError, durationMilliseconds: 0,
+                        error: "its host vanished \(claimed.lostHosts.count) times while it ran (\(hosts)): not run again"))
+                continue
+            }
             var result: AttemptResult
             var reason: Termination.Reason?
             do {
@@ -241,25 +252,41 @@ package final class Coordinator: Sendable {
         onEvent(.attemptReleased(slot: slot, attempt: claimed))
     }
 
-    /// Heartbeats for this host's leases, and the reaper for everybody's.
+    /// Heartbeats for this host's leases, and the reaper for everybody's. A lease the heartbeat no longer holds was taken
+    /// back while this host could not renew it (it was cut off, or stalled): the attempt runs elsewhere now, so its
+    /// process group here is ended (its late result is fenced out by the queue).
     private func maintainLeases(_ batcher: RoundBatcher) async {
         let heartbeatEvery = configuration.lease / 3
         var sinceReap = Duration.zero
         while !Task.isCancelled {
             do { try await Task.sleep(for: heartbeatEvery) } catch { return }
-            let tokens = state.withLock { Array($0.tokens.values) } + batcher.heldTokens
+            let running = state.withLock { $0.tokens }
+            let tokens = Array(running.values) + batcher.heldTokens
             do {
-                try await queue.heartbeat(tokens: tokens)
+                // A heartbeat that does not answer within its period (a partition) is tried again at the next one.
+                let held = try await within(heartbeatEvery) { try await self.queue.heartbeat(tokens: tokens) }
+                for (slot, token) in running where !held.contains(token) { stopOrphan(slot: slot, token: token) }
                 sinceReap += heartbeatEvery
                 if sinceReap >= configuration.lease / 2 {
                     sinceReap = .zero
-                    let reclaimed = try await queue.reapExpired(runID: configuration.runID)
+                    let reclaimed = try await within(heartbeatEvery) { try await self.queue.reapExpired(runID: self.configuration.runID) }
                     if reclaimed > 0 { onEvent(.leasesReclaimed(count: reclaimed)) }
                 }
             } catch {
-                logger.warning("lease maintenance failed; retrying", metadata: ["error": "\(error)"])
+                logger.warning("lease maintenance failed; retrying", metadata: ["error": "\(queue.describe(error))"])
             }
         }
+    }
+
+    /// Ends the attempt a slot runs under a lease that was taken back, if it still runs under that lease.
+    private func stopOrphan(slot: Int, token: UUID) {
+        let process = state.withLock { state in state.tokens[slot] == token ? state.processes[slot] : nil }
+        guard let process else { return }
+        logger.warning(
+            "an attempt's lease was taken back while this host could not renew it; ending it (it runs elsewhere now)",
+            metadata: ["worker.slot": "\(slot)"])
+        onEvent(.leaseLost(slot: slot))
+        process.terminate()
     }
 
     /// Attempts leased by processes of this host that no longer exist go back to the queue at once,

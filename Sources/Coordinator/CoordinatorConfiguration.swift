@@ -59,6 +59,9 @@ package enum CoordinatorEvent: Sendable {
     case slotRetired(slot: Int, reason: String)
     /// Attempts of dead workers went back to the queue.
     case leasesReclaimed(count: Int)
+    /// The slot's lease was taken back while this host could not renew it: its attempt is ended here (it runs
+    /// elsewhere).
+    case leaseLost(slot: Int)
 }
 
 /// How the coordinator's work ended.

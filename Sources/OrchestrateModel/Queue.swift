@@ -55,10 +55,12 @@ package struct ClaimedAttempt: Sendable, Hashable {
     /// The slot it was handed to, and that slot's port.
     package var worker: WorkerIdentity
     package var port: Int
+    /// The hosts this attempt was lost on before (each time its lease expired and it went back to the queue).
+    package var lostHosts: [String]
 
     package init(
         id: Int64, runID: UUID, scenario: Scenario, attempt: Int, lane: Mode? = nil, maxAttempts: Int, leaseToken: UUID,
-        expectedMilliseconds: Int64?, worker: WorkerIdentity, port: Int
+        expectedMilliseconds: Int64?, worker: WorkerIdentity, port: Int, lostHosts: [String] = []
     ) {
         self.id = id
         self.runID = runID
@@ -70,6 +72,7 @@ package struct ClaimedAttempt: Sendable, Hashable {
         self.expectedMilliseconds = expectedMilliseconds
         self.worker = worker
         self.port = port
+        self.lostHosts = lostHosts
     }
 
     /// The mode the attempt runs in: its lane's, else the scenario's in a run of `runMode`.

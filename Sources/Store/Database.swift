@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOPosix
+import NIOSSL
 import PostgresNIO
 
 /// A connection pool to the orchestrate database, with the schema migrated.
@@ -77,10 +78,11 @@ package final class Database: Sendable {
         switch endpoint.address {
         case .tcp(let host, let port):
             configuration = .init(
-                host: host, port: port, username: endpoint.username, password: endpoint.resolvedPassword,
-                database: endpoint.database, tls: endpoint.requireTLS ? .require(.makeClientConfiguration()) : .disable)
+                host: host, port: port, username: endpoint.username, password: endpoint.resolvedPassword(),
+                database: endpoint.database, tls: clientTLS(endpoint))
         case .unixSocket(let path):
-            configuration = .init(unixSocketPath: path, username: endpoint.username, password: endpoint.resolvedPassword, database: endpoint.database)
+            configuration = .init(
+                unixSocketPath: path, username: endpoint.username, password: endpoint.resolvedPassword(), database: endpoint.database)
         }
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(5)
@@ -94,6 +96,29 @@ package final class Database: Sendable {
             ("synchronous_commit", "on"),
         ]
         return configuration
+    }
+
+    /// TLS as the endpoint's `sslmode` asks: `prefer` and `require` do not check the certificate (as libpq), `verify-ca`
+    /// checks its signature against `sslrootcert` (else the system's CAs), `verify-full` also the host name.
+    static func clientTLS(_ endpoint: DatabaseEndpoint) -> PostgresClient.Configuration.TLS {
+        switch tlsConfiguration(endpoint) {
+        case nil: .disable
+        case (let configuration, false)?: .prefer(configuration)
+        case (let configuration, true)?: .require(configuration)
+        }
+    }
+
+    /// The TLS configuration for the endpoint and whether TLS is required; `nil` without TLS.
+    private static func tlsConfiguration(_ endpoint: DatabaseEndpoint) -> (TLSConfiguration, required: Bool)? {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        switch endpoint.tls {
+        case .disable: return nil
+        case .prefer, .require: tls.certificateVerification = .none
+        case .verifyCA: tls.certificateVerification = .noHostnameVerification
+        case .verifyFull: tls.certificateVerification = .fullVerification
+        }
+        if let root = endpoint.rootCertificate { tls.trustRoots = .file(root) }
+        return (tls, endpoint.tls != .prefer)
     }
 
     /// The schema version, or `nil` when the pool has no connection within `timeout` (its lease requests wait
@@ -123,11 +148,17 @@ package final class Database: Sendable {
         var configuration: PostgresConnection.Configuration
         switch endpoint.address {
         case .tcp(let host, let port):
+            let tls: PostgresConnection.Configuration.TLS =
+                switch Self.tlsConfiguration(endpoint) {
+                case nil: .disable
+                case (let configuration, false)?: .prefer(try .init(configuration: configuration))
+                case (let configuration, true)?: .require(try .init(configuration: configuration))
+                }
             configuration = .init(
-                host: host, port: port, username: endpoint.username, password: endpoint.resolvedPassword,
-                database: endpoint.database, tls: endpoint.requireTLS ? .require(try .init(configuration: .makeClientConfiguration())) : .disable)
+                host: host, port: port, username: endpoint.username, password: endpoint.resolvedPassword(), database: endpoint.database, tls: tls)
         case .unixSocket(let path):
-            configuration = .init(unixSocketPath: path, username: endpoint.username, password: endpoint.resolvedPassword, database: endpoint.database)
+            configuration = .init(
+                unixSocketPath: path, username: endpoint.username, password: endpoint.resolvedPassword(), database: endpoint.database)
         }
         configuration.options.connectTimeout = .seconds(5)
         while true {

@@ -8,40 +8,77 @@ package struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
         case unixSocket(path: String)
     }
 
+    /// libpq's `sslmode`, as far as orchestrate tells them apart.
+    package enum TLSMode: String, Sendable, Equatable {
+        /// No TLS (`disable`, and `allow`).
+        case disable
+        /// TLS when the server offers it, the certificate not checked (`prefer`, libpq's default over TCP).
+        case prefer
+        /// TLS or no connection; the certificate is not checked (`require`).
+        case require
+        /// TLS, the certificate signed by a trusted CA (`verify-ca`).
+        case verifyCA = "verify-ca"
+        /// TLS, the certificate signed by a trusted CA and naming the host connected to (`verify-full`).
+        case verifyFull = "verify-full"
+
+        init?(sslmode: String) {
+            switch sslmode {
+            case "disable", "allow": self = .disable
+            case "prefer": self = .prefer
+            default: self.init(rawValue: sslmode)
+            }
+        }
+    }
+
     package var address: Address
     package var username: String
     package var password: String?
     package var database: String
-    package var requireTLS: Bool
+    package var tls: TLSMode
+    /// The CA certificates (PEM) a `verify-ca`/`verify-full` connection trusts (`sslrootcert`); the system's otherwise.
+    package var rootCertificate: String?
     /// A libpq password file to take the password from when none is given (``PasswordFile``), read when connecting.
     package var passwordFile: String?
 
     package init(
-        address: Address, username: String, password: String? = nil, database: String, requireTLS: Bool = false, passwordFile: String? = nil
+        address: Address, username: String, password: String? = nil, database: String, tls: TLSMode = .prefer,
+        rootCertificate: String? = nil, passwordFile: String? = nil
     ) {
         self.address = address
         self.username = username
         self.password = password
         self.database = database
-        self.requireTLS = requireTLS
+        self.tls = tls
+        self.rootCertificate = rootCertificate
         self.passwordFile = passwordFile
     }
 
+    /// Whether a connection without TLS is refused.
+    package var requireTLS: Bool { ![.disable, .prefer].contains(tls) }
+
     /// The URL without the password (a password file is named, as libpq's `passfile`).
     package var description: String {
-        let passfile = passwordFile.map { "passfile=\($0)" }
+        var parameters: [String] = []
+        let hostPart: String
         switch address {
         case .tcp(let host, let port):
-            return "postgresql://\(username)@\(host):\(port)/\(database)" + (passfile.map { "?\($0)" } ?? "")
+            hostPart = "\(host.contains(":") ? "[\(host)]" : host):\(port)"
+            if tls != .prefer { parameters.append("sslmode=\(tls.rawValue)") }
+            if let rootCertificate { parameters.append("sslrootcert=\(rootCertificate)") }
         case .unixSocket(let path):
-            let directory = (path as NSString).deletingLastPathComponent
-            return "postgresql://\(username)@/\(database)?host=\(directory)" + (passfile.map { "&\($0)" } ?? "")
+            hostPart = ""
+            parameters.append("host=\((path as NSString).deletingLastPathComponent)")
         }
+        if let passwordFile { parameters.append("passfile=\(passwordFile)") }
+        return "postgresql://\(username)@\(hostPart)/\(database)" + (parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&"))
     }
 
-    /// The password to connect with: the one given, else the password file's line for this user and database.
-    package var resolvedPassword: String? {
+    /// The password to connect with: the one given, else the password file's line for this user and database, else
+    /// PGPASSWORD, else the line of the password file PGPASSFILE names.
+    package func resolvedPassword(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         password ?? passwordFile.flatMap { PasswordFile.password(in: $0, username: username, database: database) }
+            ?? environment["PGPASSWORD"]
+            ?? environment["PGPASSFILE"].flatMap { PasswordFile.password(in: $0, username: username, database: database) }
     }
 
     /// Parses `postgres://user:pass@host:port/db?sslmode=require` and the unix-socket form
@@ -58,14 +95,24 @@ package struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
         var database = String(components.path.drop(while: { $0 == "/" }))
         if database.isEmpty { database = user }
         let host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? query["host"] ?? "/var/run/postgresql"
+        let sslmode = query["sslmode"] ?? "prefer"
+        guard let tls = TLSMode(sslmode: sslmode) else {
+            throw StoreError(.badConfiguration, "database URL: sslmode must be disable, prefer, require, verify-ca or verify-full (got \(sslmode))")
+        }
         self.init(
-            address: host.hasPrefix("/") ? .unixSocket(path: "\(host)/.s.PGSQL.\(port)") : .tcp(host: host, port: port),
+            address: host.hasPrefix("/") ? .unixSocket(path: "\(host)/.s.PGSQL.\(port)") : .tcp(host: Self.unbracketed(host), port: port),
             username: user,
             password: components.password.flatMap { $0.removingPercentEncoding },
             database: database,
-            requireTLS: ["require", "verify-ca", "verify-full"].contains(query["sslmode"] ?? ""),
+            tls: tls,
+            rootCertificate: query["sslrootcert"].flatMap { $0.isEmpty ? nil : $0 },
             passwordFile: query["passfile"].flatMap { $0.isEmpty ? nil : $0 }
         )
+    }
+
+    /// An IPv6 address without the brackets a URL puts around it.
+    private static func unbracketed(_ host: String) -> String {
+        host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
     }
 
     /// The libpq variables (PGHOST, PGPORT, PGUSER, PGPASSWORD, PGDATABASE), when PGHOST or PGDATABASE is set.
@@ -79,7 +126,8 @@ package struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
             username: user,
             password: environment["PGPASSWORD"],
             database: environment["PGDATABASE"] ?? user,
-            requireTLS: environment["PGSSLMODE"].map { ["require", "verify-ca", "verify-full"].contains($0) } ?? false,
+            tls: environment["PGSSLMODE"].flatMap(TLSMode.init(sslmode:)) ?? .prefer,
+            rootCertificate: environment["PGSSLROOTCERT"],
             passwordFile: environment["PGPASSFILE"]
         )
     }

@@ -14,6 +14,13 @@ package struct RunPlan: Sendable {
     package var workers: Int
     package var retries: Int
     package var scenarios: [Scenario]
+    /// The key nodes join the run under (`run --join KEY`): unique, so that exactly one node plans it.
+    package var joinKey: String?
+    /// For a node's re-run: the run it re-runs a share of, and the node.
+    package var parentRunID: UUID?
+    package var node: String?
+    /// The suite the run belongs to (`project:` in orchestrate.yml), for agents that serve whatever run comes.
+    package var project: String?
 
     package init(
         id: UUID = UUID(), host: String, gitRevision: String?, workingDirectory: String, configPath: String?,
@@ -48,6 +55,11 @@ package struct RunSummary: Sendable, Hashable {
     package var flaky: Int
     package var failed: Int
     package var pending: Int
+    /// The hosts whose processes worked it (CI nodes, agents), and their slots together.
+    package var hosts: [String] = []
+    package var slots = 0
+    /// The key it was planned under, for a run several nodes joined.
+    package var joinKey: String?
 }
 
 /// Runs, scenarios and their history.
@@ -64,6 +76,16 @@ package struct RunStore: Sendable {
     /// never-seen scenarios), as ``unsettled(_:)`` would.
     @discardableResult
     package func create(_ plan: RunPlan) async throws -> (startedAt: Date, expected: [String: Int64?]) {
+        guard let created = try await createUnlessJoined(plan) else {
+            throw StoreError(.badConfiguration, "a run under the join key \(plan.joinKey ?? "") exists already")
+        }
+        return created
+    }
+
+    /// As ``create(_:)``, except that a plan with a join key under which a run exists already stores nothing and returns
+    /// `nil`: of the nodes that arrive at once, exactly one plans the run (the unique index on the key decides, in the
+    /// one statement).
+    package func createUnlessJoined(_ plan: RunPlan) async throws -> (startedAt: Date, expected: [String: Int64?])? {
         // One statement, the scenarios as parallel arrays (PostgreSQL reads a binary array much faster than the same rows
         // as JSON). A scenario's tags are a slice of one array of all tags (an empty slice, `[n + 1 : n]`, is `{}`);
         // absent uri and line travel as '' and 0.
@@ -92,16 +114,19 @@ package struct RunStore: Sendable {
                             \(tagFroms)::integer[], \(tagEnds)::integer[], \(timeouts)::bigint[], \(environments)::text[])
                      WITH ORDINALITY AS u(id, name, command, uri, line, tag_from, tag_end, timeout_ms, env, position)
             ), run AS (
-                INSERT INTO runs (id, state, host, git_revision, working_directory, config_path, mode, workers, retries, scenario_count)
+                INSERT INTO runs (id, state, host, git_revision, working_directory, config_path, mode, workers, retries, scenario_count,
+                                  join_key, parent_run_id, node, project)
                 VALUES (\(plan.id), 'running', \(plan.host), \(plan.gitRevision), \(plan.workingDirectory), \(plan.configPath),
-                        \(plan.mode.rawValue), \(plan.workers), \(plan.retries), \(plan.scenarios.count))
+                        \(plan.mode.rawValue), \(plan.workers), \(plan.retries), \(plan.scenarios.count), \(plan.joinKey),
+                        \(plan.parentRunID), \(plan.node), \(plan.project))
+                ON CONFLICT (join_key) WHERE join_key IS NOT NULL DO NOTHING
                 RETURNING created_at
             ), known AS (
                 -- Unchanged scenarios are left alone, not even locked (a new row version each, every run, cost more than
                 -- the insert); last_seen says the day a scenario was last planned.
                 INSERT INTO scenarios (id, name, uri, line, tags)
                 SELECT x.id, x.name, x.uri, x.line, x.tags FROM x
-                WHERE NOT EXISTS (SELECT 1 FROM scenarios s WHERE s.id = x.id AND s.last_seen >= now() - interval '1 day'
+                WHERE EXISTS (SELECT 1 FROM run) AND NOT EXISTS (SELECT 1 FROM scenarios s WHERE s.id = x.id AND s.last_seen >= now() - interval '1 day'
                                     AND (s.name, s.uri, s.line, s.tags) IS NOT DISTINCT FROM (x.name, x.uri, x.line, x.tags))
                 ON CONFLICT (id) DO UPDATE SET name = excluded.name, uri = excluded.uri, line = excluded.line,
                     tags = excluded.tags, last_seen = now()
@@ -114,7 +139,7 @@ package struct RunStore: Sendable {
                 -- two guesses of 10 made a nested loop over 2,000 x 2,000 rows.
                 SELECT \(plan.id), x.id, x.position, x.command, x.timeout_ms, x.env, x.tags, \(unescaped: RunStore.medianSQL("x.id")),
                        \(plan.retries + 1), cardinality(\(lanes)::text[]), EXISTS (SELECT 1 FROM quarantine q WHERE q.scenario_id = x.id)
-                FROM x
+                FROM x WHERE EXISTS (SELECT 1 FROM run)
                 RETURNING scenario_id, position, expected_ms
             ), first AS (
                 INSERT INTO attempts (run_id, scenario_id, attempt, mode, expected_ms)
@@ -127,8 +152,10 @@ package struct RunStore: Sendable {
             """,
             logger: database.logger
         )
-        for try await (startedAt, ids, expected) in rows.decode((Date, [String], [Int64]).self) {
-            return (startedAt, Dictionary(zip(ids, expected.map { $0 < 0 ? nil : $0 }), uniquingKeysWith: { first, _ in first }))
+        for try await (startedAt, ids, expected) in rows.decode((Date?, [String]?, [Int64]?).self) {
+            guard let startedAt else { return nil }
+            let expected = (expected ?? []).map { $0 < 0 ? nil : $0 }
+            return (startedAt, Dictionary(zip(ids ?? [], expected), uniquingKeysWith: { first, _ in first }))
         }
         throw StoreError(.unknownRun, "planning run \(plan.id.uuidString.lowercased()) returned nothing")
     }
@@ -266,7 +293,9 @@ package struct RunStore: Sendable {
         let rows = try await database.client.query(
             """
             SELECT r.id, r.state, r.created_at, r.finished_at, r.host, r.git_revision, r.working_directory, r.mode,
-                   r.workers, r.retries, r.scenario_count, c.passed, c.flaky, c.failed, c.pending
+                   r.workers, r.retries, r.scenario_count, c.passed, c.flaky, c.failed, c.pending, r.join_key,
+                   (SELECT coalesce(array_agg(DISTINCT m.host ORDER BY m.host), '{}') FROM run_members m WHERE m.run_id = r.id),
+                   (SELECT coalesce(sum(m.workers), 0)::bigint FROM run_members m WHERE m.run_id = r.id)
             FROM (SELECT * FROM runs WHERE \(runID)::uuid IS NULL OR id = \(runID) ORDER BY created_at DESC LIMIT \(limit)) r,
             LATERAL (SELECT count(*) FILTER (WHERE rs.result = 'passed') AS passed, count(*) FILTER (WHERE rs.result = 'flaky') AS flaky,
                             count(*) FILTER (WHERE rs.result = 'failed') AS failed, count(*) FILTER (WHERE rs.result IS NULL) AS pending
@@ -276,12 +305,14 @@ package struct RunStore: Sendable {
             logger: database.logger
         )
         var result: [RunSummary] = []
-        for try await row in rows.decode((UUID, String, Date, Date?, String, String?, String, String, Int, Int, Int, Int, Int, Int, Int).self) {
+        for try await row in rows.decode(
+            (UUID, String, Date, Date?, String, String?, String, String, Int, Int, Int, Int, Int, Int, Int, String?, [String], Int64).self)
+        {
             result.append(
                 RunSummary(
                     id: row.0, state: RunState(rawValue: row.1) ?? .running, createdAt: row.2, finishedAt: row.3, host: row.4, gitRevision: row.5,
                     workingDirectory: row.6, mode: row.7, workers: row.8, retries: row.9, scenarios: row.10,
-                    passed: row.11, flaky: row.12, failed: row.13, pending: row.14
+                    passed: row.11, flaky: row.12, failed: row.13, pending: row.14, hosts: row.16, slots: Int(row.17), joinKey: row.15
                 ))
         }
         return result

@@ -19,7 +19,8 @@ struct Orchestrate: AsyncParsableCommand {
             3 infrastructure (database unreachable, no free port), 130 interrupted (resume with --resume RUN_ID).
             """,
         subcommands: [
-            Run.self, Scenarios.self, Runs.self, History.self, Flaky.self, Logs.self, QuarantineCommand.self, Mock.self, GherkinGroup.self,
+            Run.self, Agent.self, Report.self, Scenarios.self, Runs.self, History.self, Flaky.self, Logs.self, QuarantineCommand.self, Mock.self,
+            GherkinGroup.self,
             DB.self,
         ]
     )
@@ -151,7 +152,19 @@ struct Run: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Lease length, e.g. 30s: a worker silent this long is presumed dead.", visibility: .hidden))
     var lease: String?
 
+    @OptionGroup var joining: JoinOptions
+
+    @Flag(
+        name: .long,
+        help: "With --join and --node, when the run is finished: re-run only what failed in this node's share (a CI job re-run).")
+    var failed = false
+
     func validate() throws {
+        try joining.validate()
+        if failed && (joining.join == nil || joining.node == nil) {
+            throw ValidationError("--failed re-runs a node's failures: it needs --join KEY and --node NAME")
+        }
+        if joining.join != nil && resume != nil { throw ValidationError("--join plans or joins a run; it cannot be combined with --resume") }
         if let workers, !Limits.workers.contains(workers) {
             throw ValidationError("--workers must be from \(Limits.workers.lowerBound) to \(Limits.workers.upperBound) (got \(workers))")
         }
@@ -180,8 +193,145 @@ struct Run: AsyncParsableCommand {
         options.strict = strict
         options.progress = progress
         options.lease = lease.flatMap(DurationText.parse)
+        options.joinKey = joining.join
+        options.node = joining.node
+        options.failedOnly = failed
         let logger = common.logger
         try await exiting { try await RunOrchestration.run(options, output: ConsoleRunOutput(progress: progress), logger: logger) }
+    }
+}
+
+/// How a process joins a run that several hosts work.
+struct JoinOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: """
+            Join the run planned under KEY (the CI's pipeline id, say): the first node to arrive plans it, the others add \
+            their slots. Every node exits when the whole run is settled, with the run's exit code.
+            """)
+    var join: String?
+
+    @Option(
+        name: .long,
+        help: """
+            This node's name in a joined run (default: the host name). A node that joins its finished run again under the \
+            same name re-runs exactly the scenarios it ran there (with --failed, those that failed).
+            """)
+    var node: String?
+
+    func validate() throws {
+        for (flag, value) in [("--join", join), ("--node", node)] {
+            guard let value else { continue }
+            if value.isEmpty || value.count > 200 || value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                throw ValidationError("\(flag) must be 1 to 200 characters without control characters")
+            }
+        }
+    }
+}
+
+struct Agent: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Add this host's worker slots to a run planned elsewhere.",
+        discussion: """
+            An agent never plans: it works the run RUN_ID (--run), or the run planned under KEY (--join, waiting up to \
+            --wait for a node to plan it), and exits when the whole run is settled, with the run's exit code; or it serves \
+            run after run of this project (project: in orchestrate.yml) until SIGTERM or Ctrl-C (--forever). Scenario \
+            commands run in the folder of --config, this host's checkout of the suite.
+            """
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(name: .long, help: "The run to work (see orchestrate runs).")
+    var run: String?
+
+    @OptionGroup var joining: JoinOptions
+
+    @Flag(name: .long, help: "Serve every run of this project that has work waiting, one after another, until stopped.")
+    var forever = false
+
+    @Option(name: .long, parsing: .unconditional, help: "Worker slots on this host (default: orchestrate.yml's workers, else the core count).")
+    var workers: Int?
+
+    @Option(name: .long, help: "Also write the JUnit XML of the scenarios this agent settled here.")
+    var junit: String?
+
+    @Option(name: .long, help: "Reports folder (default: orchestrate.yml's reports, else .orchestrate/reports).")
+    var reports: String?
+
+    @Option(name: .long, help: "How long --join waits for a node to plan the run, e.g. 10m.")
+    var wait = "10m"
+
+    @Flag(name: .long, help: "Flaky passes, nondeterministic verdicts and quarantined failures fail the run too (exit 1).")
+    var strict = false
+
+    @Option(name: .long, help: "Progress display: auto (live on a terminal, lines otherwise) | live | lines | none.")
+    var progress: RunOptions.ProgressChoice = .automatic
+
+    @Option(name: .long, help: ArgumentHelp("Lease length, e.g. 30s: a worker silent this long is presumed dead.", visibility: .hidden))
+    var lease: String?
+
+    func validate() throws {
+        try joining.validate()
+        if [run != nil, joining.join != nil, forever].filter({ $0 }).count != 1 {
+            throw ValidationError("an agent needs exactly one of --run RUN_ID, --join KEY and --forever")
+        }
+        if let run, UUID(uuidString: run) == nil { throw ValidationError("--run needs a run id like 6f1c2a9e-… (see orchestrate runs)") }
+        if let workers, !Limits.workers.contains(workers) {
+            throw ValidationError("--workers must be from \(Limits.workers.lowerBound) to \(Limits.workers.upperBound) (got \(workers))")
+        }
+        if DurationText.parse(wait) == nil { throw ValidationError("--wait must be a duration like 10m") }
+        if let lease, DurationText.parse(lease) == nil { throw ValidationError("--lease must be a duration like 30s") }
+    }
+
+    func run() async throws {
+        var options = RunOptions()
+        options.configPath = common.config
+        options.database = common.database
+        options.agent = true
+        options.attach = run.flatMap(UUID.init(uuidString:))
+        options.joinKey = joining.join
+        options.node = joining.node
+        options.forever = forever
+        options.workers = workers
+        options.junitPath = junit
+        options.reportsDirectory = reports
+        options.strict = strict
+        options.progress = progress
+        options.planWait = DurationText.parse(wait) ?? .seconds(600)
+        options.lease = lease.flatMap(DurationText.parse)
+        let logger = common.logger
+        try await exiting { try await RunOrchestration.run(options, output: ConsoleRunOutput(progress: progress), logger: logger) }
+    }
+}
+
+struct Report: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a run's JUnit XML and HTML report from the database, on any host, and print its summary.",
+        discussion: "Every attempt of a run that many hosts worked is in the database: any of them, or any other machine, can write them."
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Argument(help: "The run (see orchestrate runs).")
+    var run: String
+
+    @Option(name: .long, help: "Write the whole run's JUnit XML here.")
+    var junit: String?
+
+    @Option(name: .long, help: "Write the whole run's HTML report here.")
+    var html: String?
+
+    func validate() throws {
+        if UUID(uuidString: run) == nil { throw ValidationError("RUN must be a run id like 6f1c2a9e-… (see orchestrate runs)") }
+    }
+
+    func run() async throws {
+        let logger = common.logger
+        try await printing {
+            try await ReportCommand.write(
+                runID: UUID(uuidString: run)!, junit: junit, html: html, configPath: common.config, database: common.database, logger: logger)
+        }
     }
 }
 
@@ -366,19 +516,32 @@ struct QuarantineCommand: AsyncParsableCommand {
 struct DB: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "db",
-        abstract: "Manage the database: status | stop | url | migrate.",
-        discussion: "The embedded cluster starts on demand and stays running for later queries; `db stop` stops it."
+        abstract: "Manage the database: status | stop | url | migrate | expose.",
+        discussion: """
+            The embedded cluster starts on demand and stays running for later queries; `db stop` stops it. It listens on a \
+            private unix socket only, until `db expose --listen ADDRESS` opens it to other hosts (CI nodes, agents): TLS \
+            with a certificate for ADDRESS signed by a CA made beside the cluster, the application role only, by its \
+            generated password. It prints the URL and the CA file for the other hosts, never the password.
+            """
     )
 
     @OptionGroup var common: CommonOptions
 
-    @Argument(help: "status | stop | url | migrate")
+    @Argument(help: "status | stop | url | migrate | expose")
     var action: DatabaseCommands.Action
+
+    @Option(name: .long, help: "With expose: the IP address or host name of this host that other hosts reach it by.")
+    var listen: String?
+
+    func validate() throws {
+        if action == .expose && listen == nil { throw ValidationError("db expose needs --listen ADDRESS") }
+        if action != .expose && listen != nil { throw ValidationError("--listen goes with db expose only") }
+    }
 
     func run() async throws {
         let logger = common.logger
         try await printing {
-            try await DatabaseCommands.perform(action, configPath: common.config, database: common.database, logger: logger)
+            try await DatabaseCommands.perform(action, configPath: common.config, database: common.database, listen: listen, logger: logger)
         }
     }
 }

@@ -15,7 +15,7 @@ struct MigrationTests {
                     try await Database.with(endpoint, logger: .init(label: "test"), maximumConnections: 1) { try await $0.schemaVersion() }
                 }
             }
-            for try await version in group { #expect(version == 11) }
+            for try await version in group { #expect(version == 12) }
         }
     }
 
@@ -38,5 +38,14 @@ struct MigrationTests {
         let socket = try DatabaseEndpoint(url: "postgresql://bob@/orchestrate?host=/run/postgresql")
         #expect(socket.address == .unixSocket(path: "/run/postgresql/.s.PGSQL.5432"))
         #expect(throws: StoreError.self) { try DatabaseEndpoint(url: "mysql://x@y/z") }
+        let verified = try DatabaseEndpoint(url: "postgres://ci@[fd00::5]:5432/runs?sslmode=verify-full&sslrootcert=/etc/ca.pem")
+        #expect(verified.address == .tcp(host: "fd00::5", port: 5432))
+        #expect(verified.tls == .verifyFull && verified.rootCertificate == "/etc/ca.pem")
+        #expect(verified.description == "postgresql://ci@[fd00::5]:5432/runs?sslmode=verify-full&sslrootcert=/etc/ca.pem")
+        #expect(try DatabaseEndpoint(url: "postgres://ci@h/db").tls == .prefer)
+        #expect(throws: StoreError.self) { try DatabaseEndpoint(url: "postgres://ci@h/db?sslmode=verify-everything") }
+        // Without a password in the URL or a password file, PGPASSWORD is used, and still never printed.
+        #expect(verified.resolvedPassword(environment: ["PGPASSWORD": "from-env"]) == "from-env")
+        #expect(!verified.description.contains("from-env"))
     }
 }

@@ -12,8 +12,9 @@ package protocol AttemptQueueClient: Sendable {
     func release(_ claimed: ClaimedAttempt) async throws -> Bool
     /// Returns an attempt to the queue if `token` still holds its lease.
     func requeue(attemptID: Int64, token: UUID) async throws -> Bool
-    /// Extends the leases of running attempts.
-    func heartbeat(tokens: [UUID]) async throws
+    /// Extends the leases of running attempts; returns the tokens whose leases are still held (the others were taken
+    /// back: their attempts run elsewhere now).
+    func heartbeat(tokens: [UUID]) async throws -> Set<UUID>
     /// Requeues attempts whose lease expired; returns how many.
     func reapExpired(runID: UUID) async throws -> Int
     /// The leases held in the run.

@@ -5,15 +5,34 @@ import Store
 /// `orchestrate db status|stop|url|migrate`.
 package enum DatabaseCommands {
     package enum Action: String, Sendable, CaseIterable {
-        case status, stop, url, migrate
+        case status, stop, url, migrate, expose
     }
 
-    package static func perform(_ action: Action, configPath: String, database: String?, logger: Logger) async throws -> String {
+    /// - Parameter listen: for `expose`, the address other hosts reach this one by.
+    package static func perform(_ action: Action, configPath: String, database: String?, listen: String? = nil, logger: Logger) async throws -> String
+    {
         let config = try ConfigLoader.load(path: configPath, required: false)
         let selection = try DatabaseSelection.resolve(flag: database, configured: config.database, projectDirectory: config.directory)
         switch action {
         case .url:
             return selection.endpoint.description
+        case .expose:
+            guard let cluster = selection.cluster else {
+                throw UsageError(
+                    "the database comes from \(selection.source.rawValue), not the embedded cluster; only the embedded one can be exposed")
+            }
+            guard let listen else { throw UsageError("db expose needs --listen ADDRESS: the IP address or host name other hosts reach this one by") }
+            let endpoint = try await cluster.openToNetwork(address: listen, logger: logger)
+            var shared = endpoint
+            shared.passwordFile = nil
+            return """
+                the embedded PostgreSQL listens on \(listen):\(EmbeddedCluster.port) too (TLS, SCRAM; only the role \(EmbeddedCluster.username))
+                URL for the other hosts: \(shared)
+                CA certificate to copy to them (sslrootcert): \(cluster.certificateAuthorityFile)
+                password: in \(cluster.passwordFile) (libpq password file; give it to the other hosts as PGPASSWORD or as their \
+                PGPASSFILE — orchestrate never prints it)
+                """
+
         case .stop:
             guard let cluster = selection.cluster else {
                 throw UsageError("the database comes from \(selection.source.rawValue), not the embedded cluster; orchestrate only stops its own")

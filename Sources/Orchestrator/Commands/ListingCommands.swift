@@ -32,6 +32,9 @@ package enum ListingCommands {
         var flaky: Int
         var failed: Int
         var pending: Int
+        var hosts: [String]
+        var slots: Int
+        var joinKey: String?
 
         init(_ run: RunSummary) {
             id = run.id.uuidString.lowercased()
@@ -49,6 +52,9 @@ package enum ListingCommands {
             flaky = run.flaky
             failed = run.failed
             pending = run.pending
+            hosts = run.hosts
+            slots = run.slots
+            joinKey = run.joinKey
         }
     }
 
@@ -104,13 +110,16 @@ package enum ListingCommands {
         case .json:
             return try OutputFormat.json(runs.map(RunLine.init))
         case .table:
-            var table = TextTable(header: ["RUN", "STARTED", "STATE", "SCENARIOS", "PASSED", "FLAKY", "FAILED", "LEFT", "TIME", "REVISION"])
+            var table = TextTable(
+                header: ["RUN", "STARTED", "STATE", "SCENARIOS", "PASSED", "FLAKY", "FAILED", "LEFT", "TIME", "HOSTS", "SLOTS", "REVISION"])
             let dates = ISO8601DateFormatter()
             for run in runs {
                 let seconds = run.finishedAt.map { String(format: "%.1fs", $0.timeIntervalSince(run.createdAt)) } ?? "-"
                 table.rows.append([
                     run.id.uuidString.lowercased(), dates.string(from: run.createdAt), run.state.rawValue, "\(run.scenarios)",
-                    "\(run.passed)", "\(run.flaky)", "\(run.failed)", "\(run.pending)", seconds, String((run.gitRevision ?? "-").prefix(12)),
+                    "\(run.passed)", "\(run.flaky)", "\(run.failed)", "\(run.pending)", seconds,
+                    run.hosts.isEmpty ? run.host : run.hosts.joined(separator: ","), run.slots > 0 ? "\(run.slots)" : "\(run.workers)",
+                    String((run.gitRevision ?? "-").prefix(12)),
                 ])
             }
             return runs.isEmpty ? "no runs yet (orchestrate run)" : table.render()

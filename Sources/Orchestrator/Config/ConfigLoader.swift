@@ -43,9 +43,10 @@ package enum ConfigLoader {
         }
         let top = try reader.mapping(
             root, what: "the top level",
-            keys: ["workers", "retries", "database", "reports", "lease", "suite", "mock", "quarantine", "redact"])
+            keys: ["project", "workers", "retries", "database", "reports", "lease", "suite", "mock", "quarantine", "redact"])
         for (key, value) in top {
             switch key {
+            case "project": config.explicitProject = try reader.string(value, key: key)
             case "workers": config.workers = try reader.integer(value, key: key, in: Limits.workers)
             case "retries": config.retries = try reader.integer(value, key: key, in: Limits.retries)
             case "database": config.database = try reader.string(value, key: key)

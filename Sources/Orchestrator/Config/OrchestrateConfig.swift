@@ -6,6 +6,10 @@ import struct OrchestrateKit.OrchestrateEnvironment
 
 /// orchestrate.yml, with its documented defaults.
 package struct OrchestrateConfig: Sendable {
+    /// `project:`, the suite's name in a database several suites share.
+    package var explicitProject: String?
+    /// The suite's name: `project:`, else the name of the config file's folder.
+    package var project: String { explicitProject ?? (directory as NSString).lastPathComponent }
     /// Worker slots on this host. Default: the number of processor cores.
     package var workers: Int = ProcessInfo.processInfo.activeProcessorCount
     /// Re-runs of a failed attempt. Default 0.

@@ -1,6 +1,7 @@
 import Coordinator
 import Foundation
 import OrchestrateModel
+import Store
 import Synchronization
 
 #if canImport(Glibc)
@@ -28,6 +29,9 @@ final class ProgressReporter: Sendable {
         var progress: RunProgress
         var drawnLines = 0
         var ports: [Int: Int] = [:]
+        /// Every host's part, when others work the run too: one line, and when it was last printed (lines style).
+        var hosts = ""
+        var hostsPrinted: ContinuousClock.Instant?
     }
 
     private let style: Style
@@ -66,6 +70,8 @@ final class ProgressReporter: Sendable {
                         : "that happened to it \(Coordinator.maximumLosses) times: recorded as an infrastructure error")
             case .slotRetired(let slot, let reason):
                 return "worker \(slot) stopped: \(reason); the other workers go on"
+            case .leaseLost(let slot):
+                return "worker \(slot) lost its lease while this host could not reach the run queue: its attempt runs elsewhere, ended here"
             case .attemptStarted, .attemptReleased:
                 return nil
             }
@@ -75,6 +81,22 @@ final class ProgressReporter: Sendable {
         case .lines: if let line { write(line + "\n") }
         case .live: redraw(message: line)
         }
+    }
+
+    /// Every host's part in the run: a line of the live block; in lines style a line when it changed, at most every 10 s.
+    func hosts(_ shares: [HostShare]) {
+        let now = clock.now
+        let text =
+            "hosts: "
+            + shares.map { "\($0.host) \($0.running)/\($0.slots) busy \($0.finished) done" }.joined(separator: " · ")
+        let line = state.withLock { state -> String? in
+            guard text != state.hosts else { return nil }
+            state.hosts = text
+            if let last = state.hostsPrinted, now - last < .seconds(10) { return nil }
+            state.hostsPrinted = now
+            return text
+        }
+        if case .lines = style, let line { write(line + "\n") }
     }
 
     /// Redraws the live block (called by a ticker, so running times advance).
@@ -119,6 +141,7 @@ final class ProgressReporter: Sendable {
             header += "  \(progress.failed) failed  \(progress.flaky) flaky"
             if let eta = progress.estimatedRemaining(at: now) { header += "  ETA \(format(eta))" }
             lines.append(header)
+            if !state.hosts.isEmpty { lines.append("  \(state.hosts)") }
             for slot in 1...max(workers, 1) {
                 if let running = progress.running[slot] {
                     let elapsed = format(now - running.startedAt)

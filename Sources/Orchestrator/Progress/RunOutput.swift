@@ -1,4 +1,5 @@
 import Coordinator
+import Store
 import Synchronization
 
 /// What a run says while it works and when it ends: progress and notes for people, then the summary. Injected into
@@ -16,6 +17,12 @@ package protocol RunOutput: Sendable {
     func note(_ line: String)
     /// The run's summary.
     func summary(_ text: String)
+    /// Each host's part in a run other hosts work too, now.
+    func hosts(_ shares: [HostShare])
+}
+
+extension RunOutput {
+    package func hosts(_ shares: [HostShare]) {}
 }
 
 /// A run's output on a console: progress (live on a terminal, a line per attempt elsewhere, or none) and notes on
@@ -49,4 +56,6 @@ package final class ConsoleRunOutput: RunOutput {
     package func note(_ line: String) { console.note(line) }
 
     package func summary(_ text: String) { console.line(text) }
+
+    package func hosts(_ shares: [HostShare]) { reporter.withLock { $0 }?.hosts(shares) }
 }

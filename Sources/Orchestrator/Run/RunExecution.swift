@@ -20,6 +20,8 @@ struct RunExecution {
     let database: Database
     let output: any RunOutput
     let logger: Logger
+    /// Other hosts may work the run too: their part is shown with the progress.
+    var showsHosts = false
 
     /// Where attempts leave what is kept of them.
     var attemptsDirectory: String { "\(config.directory)/.orchestrate/runs" }
@@ -45,13 +47,24 @@ struct RunExecution {
             frozenNow: configuration.frozenNow, log: networkLog, logger: logger
         )
         let coordinator = Coordinator(configuration: configuration, queue: queue, logger: logger, hooks: fleet) { [output] in output.handle($0) }
+        let hosts =
+            showsHosts
+            ? Task { [runs = RunStore(database: database), runID = planned.runID, output] in
+                // Every host's part, every 2 s, for the progress display; a failed read just skips a beat.
+                while !Task.isCancelled {
+                    if let shares = try? await runs.hostShares(runID) { output.hosts(shares) }
+                    try? await Task.sleep(for: .seconds(2))
+                }
+            } : nil
         let outcome: CoordinatorOutcome
         do {
             outcome = try await runUntilDoneOrSignalled(coordinator)
         } catch {
+            hosts?.cancel()
             await networkLog.close()
             throw error
         }
+        hosts?.cancel()
         await networkLog.close()
         output.finished()
         return outcome

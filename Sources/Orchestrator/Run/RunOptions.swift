@@ -17,6 +17,21 @@ package struct RunOptions: Sendable {
     package var strict = false
     package var lease: Duration?
     package var progress: ProgressChoice = .automatic
+    /// The key CI nodes join one run under (`run --join KEY`, `agent --join KEY`): the first to arrive plans it.
+    package var joinKey: String?
+    /// Work run `attach` without planning (`agent --run RUN_ID`).
+    package var attach: UUID?
+    /// An agent: contributes slots to a run planned elsewhere, never plans one.
+    package var agent = false
+    /// An agent that serves run after run until it is stopped (`agent --forever`).
+    package var forever = false
+    /// The name this node's share of a joined run is kept under (default: the host name); a node that joins its finished
+    /// run again under the same name re-runs that share.
+    package var node: String?
+    /// A node's re-run takes only what failed in its share.
+    package var failedOnly = false
+    /// How long an agent waits for the run under its join key to be planned.
+    package var planWait: Duration = .seconds(600)
 
     package enum ProgressChoice: String, Sendable, CaseIterable {
         case automatic = "auto"

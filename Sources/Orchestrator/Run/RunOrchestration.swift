@@ -10,11 +10,10 @@ import Store
 /// throws ``ConfigError``/``UsageError`` (exit 2) and store or coordinator failures (exit 3).
 package enum RunOrchestration {
     package static func run(_ options: RunOptions, output: any RunOutput, logger: Logger) async throws -> Int32 {
-        let config = try ConfigLoader.load(path: options.configPath, required: options.resume == nil)
+        let config = try ConfigLoader.load(path: options.configPath, required: options.resume == nil && !options.agent)
         // Asking git (two processes in a repository) overlaps with reading the scenarios and reaching the database.
-        let gitRevision = options.resume == nil ? Task { await HostFacts.gitRevision(in: config.directory) } : nil
+        let gitRevision = options.resume == nil && !options.agent ? Task { await HostFacts.gitRevision(in: config.directory) } : nil
         let workers = options.workers ?? config.workers
-        let mode = options.mode ?? config.mock.mode
         let reports =
             options.reportsDirectory.map { (config.resolve($0), "--reports \($0)") } ?? (
                 config.resolve(config.reports), "reports: \(config.reports) in \(config.path)"
@@ -22,43 +21,20 @@ package enum RunOrchestration {
         let extraJUnit = options.junitPath.map { OrchestrateConfig.resolve($0, against: FileManager.default.currentDirectoryPath) }
         try RunPreflight.check(workers: workers, reports: reports, junit: extraJUnit)
         return try await ProjectDatabase.open(flag: options.database, config: config, logger: logger) { database in
-            let runs = RunStore(database: database)
-            let planner = RunPlanner(runs: runs, output: output)
-            let planned =
-                if let resume = options.resume {
-                    try await planner.resume(resume, database: database.endpoint.description)
-                } else {
-                    try await planner.plan(
-                        try ScenarioSelection(only: options.only, tags: options.tags).select(from: config.scenarios(), config: config),
-                        config: config, configPath: options.configPath, mode: mode, workers: workers,
-                        retries: options.retries ?? config.retries, gitRevision: await gitRevision?.value
-                    )
-                }
-            let execution = RunExecution(
-                config: config, planned: planned, workers: workers, mode: mode, lease: options.lease ?? config.lease, database: database,
-                output: output, logger: logger
-            )
-            let interrupted = try await execution.execute() == .interrupted
-            try await runs.setState(planned.runID, interrupted ? .interrupted : .finished)
-            // An interrupted run is not judged: its passes keep the verdict they settled with, the rest have none.
-            let judge = RunJudge(runs: runs, cassette: MockFleet.cassettes(in: config.resolve(config.mock.recordings)))
-            let judgement = try await interrupted ? judge.unjudged(planned.runID) : judge.judge(planned.runID)
-            // Verdicts and quarantine changes are stored while the reports are written.
-            async let saved: Void = judgement.changed.isEmpty ? () : runs.saveVerdicts(planned.runID, judgement.changed)
-            async let quarantined: Void = interrupted ? () : updateQuarantine(after: judgement, config.quarantine, runs: runs, output: output)
-            let reportsDirectory = reports.0 + "/" + planned.runID.uuidString.lowercased()
-            let files = try await RunReportFiles(runs: runs, directory: reportsDirectory).write(judgement.report, extraJUnit: extraJUnit)
-            try await saved
-            try await quarantined
-            output.summary(RunSummaryText.render(judgement.report, attemptsDirectory: execution.attemptsDirectory, files: files))
-            if interrupted { return ExitStatus.interrupted }
-            return judgement.report.scenarios.contains { $0.failsRun(strict: options.strict) } ? ExitStatus.scenarioFailed : ExitStatus.passed
+            let work = RunWork(
+                config: config, options: options, workers: workers, reports: reports.0, extraJUnit: extraJUnit, database: database,
+                output: output, logger: logger)
+            if options.forever { return try await work.serveForever() }
+            switch try await work.arrive(gitRevision: await gitRevision?.value) {
+            case .settled(let code): return code
+            case .work(let planned, let joined): return try await work.work(planned, joined: joined)
+            }
         }
     }
 
     /// Automatic quarantine after a judged run (``QuarantinePolicy``): scores the candidates and applies what goes in and
     /// out, said as a note each. It applies from the next run on.
-    private static func updateQuarantine(
+    static func updateQuarantine(
         after judgement: RunJudge.Judgement, _ settings: OrchestrateConfig.Quarantine, runs: RunStore, output: any RunOutput
     ) async throws {
         let policy = QuarantinePolicy(threshold: settings.threshold)

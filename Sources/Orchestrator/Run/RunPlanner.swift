@@ -30,12 +30,24 @@ package struct RunPlanner {
     package func plan(
         _ scenarios: [Scenario], config: OrchestrateConfig, configPath: String, mode: Mode, workers: Int, retries: Int, gitRevision: String?
     ) async throws -> Planned {
-        let plan = RunPlan(
+        var plan = RunPlan(
             host: HostFacts.hostName, gitRevision: gitRevision, workingDirectory: config.directory, configPath: configPath, mode: mode,
             workers: workers, retries: retries, scenarios: scenarios.map { $0.withSecretsRedacted(config.redact.isSecret) }
         )
+        plan.project = config.project
+        return try await store(plan)
+    }
+
+    /// Stores `plan` unless a run under its join key exists already (`nil`: another node planned it first).
+    package func store(_ plan: RunPlan) async throws -> Planned? {
+        guard let (startedAt, expected) = try await runs.createUnlessJoined(plan) else { return nil }
+        return Planned(runID: plan.id, workingDirectory: plan.workingDirectory, startedAt: startedAt, expected: expected, plan: plan)
+    }
+
+    /// Stores `plan`, which has no join key.
+    package func store(_ plan: RunPlan) async throws -> Planned {
         let (startedAt, expected) = try await runs.create(plan)
-        return Planned(runID: plan.id, workingDirectory: config.directory, startedAt: startedAt, expected: expected, plan: plan)
+        return Planned(runID: plan.id, workingDirectory: plan.workingDirectory, startedAt: startedAt, expected: expected, plan: plan)
     }
 
     /// Takes up run `runID` again: what passed does not run again. An unknown id is a ``UsageError``.

@@ -26,13 +26,16 @@ enum RunPreflight {
                     + "a worker slot needs about \(openFilesPerSlot)); lower --workers (or workers: in orchestrate.yml), or raise ulimit -n")
         }
         try writable(folder: reports.path, named: reports.named)
-        if let junit {
-            var isFolder: ObjCBool = false
-            if FileManager.default.fileExists(atPath: junit, isDirectory: &isFolder), isFolder.boolValue {
-                throw UsageError("--junit \(junit): that is a folder; name the file to write")
-            }
-            try writable(folder: (junit as NSString).deletingLastPathComponent, named: "--junit \(junit)")
+        if let junit { try checkWritable(junit, named: "--junit") }
+    }
+
+    /// A file a command is asked to write (`flag` names the option): not a folder, in a folder that can be written.
+    static func checkWritable(_ path: String, named flag: String) throws {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
+            throw UsageError("\(flag) \(path): that is a folder; name the file to write")
         }
+        try writable(folder: (path as NSString).deletingLastPathComponent, named: "\(flag) \(path)")
     }
 
     /// How many slots the open files allowed hold; the soft limit is raised to the hard one first.

@@ -18,7 +18,8 @@ struct RunReportFiles {
         var attachments: [String: [String]]
     }
 
-    func write(_ report: RunReport, extraJUnit: String?) async throws -> Written {
+    /// `extraJUnit`: another JUnit file (`--junit`), of the whole run or of a part of it.
+    func write(_ report: RunReport, extraJUnit: (path: String, report: RunReport)?) async throws -> Written {
         let attention = report.scenarios.filter(\.needsAttention)
         let logs = try await runs.networkLogs(attention.flatMap(\.attempts).map(\.id))
         var attachments: [String: [String]] = [:]
@@ -34,12 +35,16 @@ struct RunReportFiles {
             }
         }
         // The two documents of a large run take tens of milliseconds each: they are written side by side.
-        let junit = ["\(directory)/junit.xml"] + (extraJUnit.map { [$0] } ?? [])
+        let junit = ["\(directory)/junit.xml"] + (extraJUnit.map { [$0.path] } ?? [])
         let html = "\(directory)/report.html"
         let written = attachments
         async let page: Void = AtomicFile.write(HTMLReport.render(report, logs: logs, attachments: written), to: html)
         let xml = JUnitReport.render(report, attachments: written)
-        for path in junit { try AtomicFile.write(xml, to: path) }
+        try AtomicFile.write(xml, to: junit[0])
+        if let extraJUnit {
+            let own = extraJUnit.report.scenarios.count == report.scenarios.count ? xml : JUnitReport.render(extraJUnit.report, attachments: written)
+            try AtomicFile.write(own, to: extraJUnit.path)
+        }
         try await page
         return Written(junit: junit, html: html, attachments: written)
     }

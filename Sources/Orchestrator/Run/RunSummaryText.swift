@@ -1,18 +1,14 @@
 import Coordinator
 import Foundation
 import OrchestrateModel
+import Store
 
 /// The summary `orchestrate run` prints at the end, for people.
 enum RunSummaryText {
-    static func render(_ report: RunReport, attemptsDirectory: String, files: RunReportFiles.Written) -> String {
+    /// `hosts`: each host's part, when more than one worked the run.
+    static func render(_ report: RunReport, attemptsDirectory: String, files: RunReportFiles.Written, hosts: [HostShare] = []) -> String {
         let id = report.runID.uuidString.lowercased()
-        let elapsed = (report.finishedAt ?? Date()).timeIntervalSince(report.startedAt)
-        var counts = ["\(report.count(.passed)) passed"]
-        if report.count(.flaky) > 0 { counts.append("\(report.count(.flaky)) flaky") }
-        counts.append("\(report.count(.failed)) failed")
-        if report.count(.pending) > 0 { counts.append("\(report.count(.pending)) not run") }
-        let verb = report.state == .interrupted ? "interrupted after" : "finished in"
-        var lines = ["run \(id) \(verb) \(String(format: "%.1f", elapsed))s: \(report.scenarios.count) scenarios, \(counts.joined(separator: ", "))"]
+        var lines = [headline(report)]
         let verdicts = Verdict.allCases.compactMap { verdict in
             let count = report.scenarios.filter { $0.verdict == verdict }.count
             return count > 0 ? "\(count) \(verdict.rawValue)" : nil
@@ -53,9 +49,47 @@ enum RunSummaryText {
                 lines.append("  \(entry.scenario.id)  \(failures.joined(separator: "; "))")
             }
         }
+        lines += hostLines(hosts)
         if report.state == .interrupted { lines.append("resume with: orchestrate run --resume \(id)") }
         lines.append("junit: \(files.junit.last!)")
         lines.append("report: \(files.html)")
         return lines.joined(separator: "\n")
+    }
+
+    /// The first line: the run, how long it took, its counts.
+    static func headline(_ report: RunReport) -> String {
+        let elapsed = (report.finishedAt ?? Date()).timeIntervalSince(report.startedAt)
+        var counts = ["\(report.count(.passed)) passed"]
+        if report.count(.flaky) > 0 { counts.append("\(report.count(.flaky)) flaky") }
+        counts.append("\(report.count(.failed)) failed")
+        if report.count(.pending) > 0 { counts.append("\(report.count(.pending)) not run") }
+        let verb =
+            switch report.state {
+            case .interrupted: "interrupted after"
+            case .running: "running for"
+            case .finished: "finished in"
+            }
+        return "run \(report.runID.uuidString.lowercased()) \(verb) \(String(format: "%.1f", elapsed))s: \(report.scenarios.count) scenarios, "
+            + counts.joined(separator: ", ")
+    }
+
+    /// A line per host (slots, attempts, how busy its slots were), and the host that finished last when it lagged the
+    /// others by a second or more.
+    static func hostLines(_ hosts: [HostShare]) -> [String] {
+        guard hosts.count > 1 else { return [] }
+        var lines = ["hosts:"]
+        let width = hosts.map(\.host.count).max() ?? 0
+        for share in hosts {
+            let nodes = share.nodes == [share.host] ? "" : "  (\(share.nodes.joined(separator: ", ")))"
+            lines.append(
+                "  \(share.host.padded(to: width))  \(share.slots) slot(s)  \(share.finished) attempt(s)  "
+                    + "busy \(String(format: "%.1f", Double(share.busyMilliseconds) / 1000))s\(nodes)")
+        }
+        let ends = hosts.compactMap { share in share.lastFinishedAt.map { (share.host, $0) } }.sorted { $0.1 > $1.1 }
+        if ends.count > 1 {
+            let lag = ends[0].1.timeIntervalSince(ends[1].1)
+            if lag >= 1 { lines.append("lagging: \(ends[0].0) finished its last attempt \(String(format: "%.1f", lag))s after the next host") }
+        }
+        return lines
     }
 }

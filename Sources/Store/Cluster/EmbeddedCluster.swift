@@ -248,9 +248,15 @@ package struct EmbeddedCluster: Sendable {
         ]
     }
 
-    /// Local connections by password only (no TCP is listened on).
-    private func writeAccessRules() throws(StoreError) {
-        let rules = "# orchestrate: the unix socket only, a password (SCRAM) for every role\nlocal all all scram-sha-256\n"
+    /// Local connections by password only; with `network` (``openToNetwork(address:logger:)``) also the application role
+    /// over TLS from any address, by password — never the superuser.
+    func writeAccessRules(network: Bool = false) throws(StoreError) {
+        var rules = "# orchestrate: the unix socket, a password (SCRAM) for every role\nlocal all all scram-sha-256\n"
+        if network {
+            rules += "# other hosts: TLS only, the application role only\n"
+            rules +=
+                "hostssl \(Self.database) \(Self.username) 0.0.0.0/0 scram-sha-256\nhostssl \(Self.database) \(Self.username) ::/0 scram-sha-256\n"
+        }
         try writePrivately(rules, to: "\(dataDirectory)/pg_hba.conf", owner: ServerUser.current)
     }
 
@@ -288,7 +294,7 @@ package struct EmbeddedCluster: Sendable {
         ["PATH": "/usr/bin:/bin", "LANG": "C", "LC_ALL": "C", "TZ": "UTC"]
     }
 
-    private func runTool(_ executable: String, _ arguments: [String], logger: Logger?) async throws(StoreError) -> Termination.Reason {
+    func runTool(_ executable: String, _ arguments: [String], logger: Logger?) async throws(StoreError) -> Termination.Reason {
         var command = SupervisedCommand(
             executable: executable,
             arguments: arguments,

@@ -52,7 +52,8 @@ package struct AttemptQueue: Sendable {
             passVerdict: passVerdict
         )
         var acks: [Int64: CompletionAck] = [:]
-        var claimedRows: [(id: Int64, scenarioID: String, attempt: Int, token: UUID, expected: Int64?, lane: Mode?, avoid: String?)] = []
+        var claimedRows: [(id: Int64, scenarioID: String, attempt: Int, token: UUID, expected: Int64?, lane: Mode?, avoid: String?, lost: [String])] =
+            []
         var counts: QueueCounts?
         for try await row in try await database.client.execute(statement, logger: database.logger) {
             for index in row.0.indices {
@@ -64,7 +65,8 @@ package struct AttemptQueue: Sendable {
                 claimedRows.append(
                     (
                         row.4[index], row.5[index], Int(row.6[index]), row.7[index], row.8[index] < 0 ? nil : row.8[index],
-                        Mode(rawValue: row.9[index]), row.10[index].isEmpty ? nil : row.10[index]
+                        Mode(rawValue: row.9[index]), row.10[index].isEmpty ? nil : row.10[index],
+                        row.13[index].isEmpty ? [] : row.13[index].split(separator: " ").map(String.init)
                     ))
             }
             if row.11 >= 0 { counts = QueueCounts(queued: Int(row.11), running: Int(row.12)) }
@@ -82,7 +84,7 @@ package struct AttemptQueue: Sendable {
                         ClaimedAttempt(
                             id: row.id, runID: round.runID, scenario: entry.scenario, attempt: row.attempt, lane: row.lane,
                             maxAttempts: entry.maxAttempts, leaseToken: row.token, expectedMilliseconds: row.expected,
-                            worker: placeholder.worker, port: placeholder.port
+                            worker: placeholder.worker, port: placeholder.port, lostHosts: row.lost
                         ), row.avoid
                     ))
             }
@@ -165,24 +167,30 @@ package struct AttemptQueue: Sendable {
         return try await abandon(where: "id = $1 AND lease_token = $2", binds) > 0
     }
 
-    /// Extends the leases of the attempts a process is running.
-    package func heartbeat(tokens: [UUID]) async throws {
-        guard !tokens.isEmpty else { return }
-        try await database.client.query(
+    /// Extends the leases of the attempts a process is running; returns the tokens whose leases it still holds (a lease
+    /// that expired was taken back, and its attempt belongs to someone else now).
+    package func heartbeat(tokens: [UUID]) async throws -> Set<UUID> {
+        guard !tokens.isEmpty else { return [] }
+        let rows = try await database.client.query(
             """
             UPDATE attempts SET lease_expires_at = now() + \(leaseMilliseconds) * interval '1 millisecond'
             WHERE lease_token = ANY(\(tokens)) AND state = 'running'
+            RETURNING lease_token
             """,
             logger: database.logger
         )
+        var held = Set<UUID>()
+        for try await token in rows.decode(UUID.self) { held.insert(token) }
+        return held
     }
 
-    /// Requeues the run's attempts whose lease expired (their worker died or lost the database).
+    /// Requeues the run's attempts whose lease expired (their worker died, or its host did or lost the database); each
+    /// new attempt carries the hosts its scenario was lost on (``ClaimedAttempt/lostHosts``).
     @discardableResult
     package func reapExpired(runID: UUID) async throws -> Int {
         var binds = PostgresBindings()
         binds.append(runID)
-        return try await abandon(where: "run_id = $1 AND lease_expires_at < now()", binds)
+        return try await abandon(where: "run_id = $1 AND lease_expires_at < now()", binds, hostLost: true)
     }
 
     /// Gives back the run's attempts leased by `owner` whose tokens are not in `keeping` (claims whose answer was lost):
@@ -199,15 +207,17 @@ package struct AttemptQueue: Sendable {
     /// Back to the queue, for a requeue under a lease, the reaper and lost claims: the running attempts `condition`
     /// selects (SQL whose `$1`… are `binds`) are abandoned and followed by new queued attempts with the same numbers (no
     /// retry is spent), so that what an execution logged stays with its own row. Returns how many.
-    private func abandon(where condition: String, _ binds: PostgresBindings) async throws -> Int {
+    /// `hostLost`: the execution's host vanished (its lease expired), which the new attempt remembers.
+    private func abandon(where condition: String, _ binds: PostgresBindings, hostLost: Bool = false) async throws -> Int {
         let sql = """
             WITH gone AS (
                 UPDATE attempts SET state = 'abandoned', finished_at = now(), lease_expires_at = NULL
                 WHERE state = 'running' AND \(condition)
-                RETURNING run_id, scenario_id, attempt, mode, expected_ms, requeues
+                RETURNING run_id, scenario_id, attempt, mode, expected_ms, requeues, lost_hosts, host
             )
-            INSERT INTO attempts (run_id, scenario_id, attempt, mode, expected_ms, requeues)
-            SELECT run_id, scenario_id, attempt, mode, expected_ms, requeues + 1 FROM gone
+            INSERT INTO attempts (run_id, scenario_id, attempt, mode, expected_ms, requeues, lost_hosts)
+            SELECT run_id, scenario_id, attempt, mode, expected_ms, requeues + 1,
+                   \(hostLost ? "lost_hosts || coalesce(host, '?')" : "lost_hosts") FROM gone
             RETURNING id
             """
         let rows = try await database.client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: database.logger)

@@ -34,6 +34,14 @@ struct RoundStatement: PostgresPreparedStatement {
             FROM input x
             WHERE a.id = x.id AND a.lease_token = x.token AND a.state = 'running'
             RETURNING a.id, a.run_id, a.scenario_id, a.attempt, a.expected_ms, a.worker, a.outcome, a.mode
+        ), late AS (
+            -- A completion whose lease was taken back (its host was presumed lost and the attempt requeued) does not count,
+            -- but the abandoned execution keeps what it said, for the record.
+            UPDATE attempts a
+            SET fenced = jsonb_build_object('outcome', x.outcome, 'duration_ms', x.duration_ms, 'exit_code', x.exit_code,
+                                            'worker', x.worker, 'at', now())
+            FROM input x
+            WHERE a.id = x.id AND a.lease_token = x.token AND a.state = 'abandoned'
         ), retry AS (
             INSERT INTO attempts (run_id, scenario_id, attempt, mode, expected_ms, avoid_worker, avoid_until)
             SELECT d.run_id, d.scenario_id, d.attempt + 1, d.mode, d.expected_ms, d.worker, now() + $7::bigint * interval '1 millisecond'
@@ -94,7 +102,8 @@ struct RoundStatement: PostgresPreparedStatement {
                                (SELECT s.worker FROM attempts s WHERE s.run_id = a.run_id AND s.scenario_id = a.scenario_id
                                   AND s.mode <> a.mode AND s.worker IS NOT NULL ORDER BY s.id DESC LIMIT 1),
                                (SELECT x.worker FROM input x JOIN attempts d ON d.id = x.id WHERE d.run_id = a.run_id
-                                  AND d.scenario_id = a.scenario_id AND d.mode <> a.mode LIMIT 1)) END AS avoid, a.mode
+                                  AND d.scenario_id = a.scenario_id AND d.mode <> a.mode LIMIT 1)) END AS avoid, a.mode,
+                      array_to_string(a.lost_hosts, ' ') AS lost
         ), acks AS (
             -- A result recorded already under the same token was this round's own, sent again after its answer was lost
             -- (the server died after committing it): accepted, with what it did then.
@@ -140,11 +149,13 @@ struct RoundStatement: PostgresPreparedStatement {
                CASE WHEN (SELECT count(*) FROM claimed) < cardinality($3::text[]) THEN
                    (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'running')
                        - (SELECT count(*) FROM done) + (SELECT count(*) FROM claimed)
-               ELSE -1 END
+               ELSE -1 END,
+               (SELECT coalesce(array_agg(lost ORDER BY id), '{}') FROM claimed)
         """
     /// Acks (attempt ids, accepted, retry queued, settled result or ''), claims (attempt ids, scenario ids, attempt numbers,
-    /// lease tokens, expected ms or -1, lanes or '', avoided workers or ''), queued and running (-1: not asked).
-    typealias Row = ([Int64], [Bool], [Bool], [String], [Int64], [String], [Int32], [UUID], [Int64], [String], [String], Int64, Int64)
+    /// lease tokens, expected ms or -1, lanes or '', avoided workers or ''), queued and running (-1: not asked), and the
+    /// hosts each claimed attempt was lost on before (space-separated, '' for none).
+    typealias Row = ([Int64], [Bool], [Bool], [String], [Int64], [String], [Int32], [UUID], [Int64], [String], [String], Int64, Int64, [String])
 
     var runID: UUID
     var completions: [(claimed: ClaimedAttempt, result: AttemptResult)]

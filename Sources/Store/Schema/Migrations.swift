@@ -19,6 +19,7 @@ enum Migrations {
         (9, "the attempts of a run that did not pass", Schema.version9),
         (10, "exchanges without a serial id", Schema.version10),
         (11, "an attempt given back is abandoned and followed by a new one", Schema.version11),
+        (12, "runs many hosts join: join keys, members, node re-runs, lost hosts, fenced completions", Schema.version12),
     ]
 
     static func apply(on database: Database) async throws {

@@ -260,4 +260,33 @@ enum Schema {
         DROP INDEX attempts_lane_attempt;
         CREATE UNIQUE INDEX attempts_lane_attempt ON attempts (run_id, scenario_id, coalesce(mode, ''), attempt) WHERE state <> 'abandoned'
         """
+
+    /// Runs that many hosts join: a run planned under a join key (unique: the first node to arrive plans it), a node's
+    /// re-run (a run of its own, `parent_run_id`), who judged it and the exit code it judged; the processes that worked
+    /// it (`run_members`: host, node, slots); and per attempt the hosts it was lost on (its lease expired) and a late
+    /// completion that its lease's fence turned away.
+    static let version12 = """
+        ALTER TABLE runs
+            ADD COLUMN join_key text,
+            ADD COLUMN parent_run_id uuid REFERENCES runs (id) ON DELETE SET NULL,
+            ADD COLUMN node text,
+            ADD COLUMN judged_by text,
+            ADD COLUMN judged_at timestamptz,
+            ADD COLUMN exit_code integer,
+            ADD COLUMN project text;
+        CREATE UNIQUE INDEX runs_join_key ON runs (join_key) WHERE join_key IS NOT NULL;
+        CREATE INDEX runs_parent ON runs (parent_run_id) WHERE parent_run_id IS NOT NULL;
+        CREATE TABLE run_members (
+            run_id uuid NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            member text NOT NULL,
+            host text NOT NULL,
+            node text NOT NULL,
+            workers integer NOT NULL,
+            joined_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (run_id, member)
+        );
+        ALTER TABLE attempts
+            ADD COLUMN lost_hosts text[] NOT NULL DEFAULT '{}',
+            ADD COLUMN fenced jsonb
+        """
 }

@@ -84,7 +84,8 @@ struct AttemptQueueTests {
             let queue = AttemptQueue(database: database, lease: .seconds(1))
             let claimed = try #require(try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: 1))
             try await paced(every: .milliseconds(400), times: 5) { _ in
-                try await queue.heartbeat(tokens: [claimed.leaseToken])
+                let held = try await queue.heartbeat(tokens: [claimed.leaseToken])
+                #expect(held == [claimed.leaseToken])
                 #expect(try await queue.reapExpired(runID: runID) == 0)
             }
             #expect(try await queue.complete(claimed, result: passed()).accepted)

@@ -1,0 +1,38 @@
+import Foundation
+import Logging
+import OrchestrateModel
+import Reports
+import Store
+
+/// `orchestrate report RUN`: a run's JUnit XML and HTML report, written again from the database on any host (a run that
+/// many hosts worked has every attempt there), and its summary.
+package enum ReportCommand {
+    package static func write(
+        runID: UUID, junit: String?, html: String?, configPath: String, database: String?, logger: Logger
+    ) async throws -> String {
+        let config = try ConfigLoader.load(path: configPath, required: false)
+        let here = FileManager.default.currentDirectoryPath
+        let junit = junit.map { OrchestrateConfig.resolve($0, against: here) }
+        let html = html.map { OrchestrateConfig.resolve($0, against: here) }
+        if let junit { try RunPreflight.checkWritable(junit, named: "--junit") }
+        if let html { try RunPreflight.checkWritable(html, named: "--html") }
+        return try await ListingCommands.withStore(config, database: database, logger: logger) { runs in
+            guard try await runs.summary(runID) != nil else {
+                throw UsageError("no run \(runID.uuidString.lowercased()) in the database (see orchestrate runs)")
+            }
+            let report = try await runs.report(runID)
+            var lines = [RunSummaryText.headline(report)]
+            lines += RunSummaryText.hostLines(try await runs.hostShares(runID))
+            if let junit {
+                try AtomicFile.write(JUnitReport.render(report, attachments: [:]), to: junit)
+                lines.append("junit: \(junit)")
+            }
+            if let html {
+                let logs = try await runs.networkLogs(report.scenarios.filter(\.needsAttention).flatMap(\.attempts).map(\.id))
+                try AtomicFile.write(HTMLReport.render(report, logs: logs, attachments: [:]), to: html)
+                lines.append("report: \(html)")
+            }
+            return lines.joined(separator: "\n")
+        }
+    }
+}

@@ -1,0 +1,236 @@
+import Analysis
+import Coordinator
+import Foundation
+import Logging
+import OrchestrateModel
+import Store
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// How this process takes part in a run: it plans one, resumes one, or joins one that CI nodes and agents share
+/// through the database (docs/ARCHITECTURE.md, "Many hosts"); then works it on its slots until the whole run is
+/// settled, judges it if it settled last (exactly one process does), and writes the reports.
+struct RunWork {
+    let config: OrchestrateConfig
+    let options: RunOptions
+    let workers: Int
+    /// The reports folder.
+    let reports: String
+    let extraJUnit: String?
+    let database: Database
+    let output: any RunOutput
+    let logger: Logger
+    /// This process: the lease owner of what its slots run, and its membership of the run.
+    let member = ProcessIdentity(host: HostFacts.hostName, pid: getpid())
+
+    var runs: RunStore { RunStore(database: database) }
+    var mode: Mode { options.mode ?? config.mock.mode }
+    /// The name this process's share of a joined run is kept under.
+    var node: String { options.node ?? member.host }
+
+    /// What arriving at a run led to.
+    enum Arrival {
+        /// Slots to work: `joined` when other processes may work the run too.
+        case work(RunPlanner.Planned, joined: Bool)
+        /// Nothing to do here: the run was settled before; exit with this code.
+        case settled(Int32)
+    }
+
+    func arrive(gitRevision: String?) async throws -> Arrival {
+        let planner = RunPlanner(runs: runs, output: output)
+        if let resume = options.resume {
+            return .work(try await planner.resume(resume, database: database.endpoint.description), joined: false)
+        }
+        if let id = options.attach {
+            guard let run = try await runs.joinable(id) else {
+                throw UsageError("no run \(id.uuidString.lowercased()) in \(database.endpoint) (see orchestrate runs)")
+            }
+            return try await attach(run, label: "run \(id.uuidString.lowercased())")
+        }
+        guard let key = options.joinKey else {
+            let planned: RunPlanner.Planned = try await planner.store(try plan(gitRevision: gitRevision))
+            return .work(planned, joined: false)
+        }
+        if options.agent { return try await attach(try await waitForPlan(key), label: "the run under \(key)") }
+        var plan = try plan(gitRevision: gitRevision)
+        plan.joinKey = key
+        if let planned: RunPlanner.Planned = try await planner.store(plan) {
+            output.note("planned run \(plan.id.uuidString.lowercased()) under \(key) as node \(node); other nodes join it with --join \(key)")
+            return .work(planned, joined: true)
+        }
+        guard let run = try await runs.run(joinKey: key) else { throw StoreError(.unknownRun, "the run under \(key) vanished") }
+        if run.state == .finished, options.node != nil { return try await rerun(run, key: key, gitRevision: gitRevision) }
+        return try await attach(run, label: "the run under \(key)")
+    }
+
+    /// The run the selected scenarios make, not yet stored.
+    private func plan(gitRevision: String?, only ids: Set<String>? = nil) throws -> RunPlan {
+        var scenarios = try ScenarioSelection(only: options.only, tags: options.tags).select(from: config.scenarios(), config: config)
+        if let ids { scenarios = scenarios.filter { ids.contains($0.id) } }
+        var plan = RunPlan(
+            host: member.host, gitRevision: gitRevision, workingDirectory: config.directory, configPath: options.configPath, mode: mode,
+            workers: workers, retries: options.retries ?? config.retries,
+            scenarios: scenarios.map { $0.withSecretsRedacted(config.redact.isSecret) })
+        plan.project = config.project
+        return plan
+    }
+
+    /// Works a run planned elsewhere: running (or interrupted, taken up again), or settled already (said, with its code).
+    private func attach(_ run: JoinableRun, label: String) async throws -> Arrival {
+        let id = run.id.uuidString.lowercased()
+        if run.state == .finished {
+            let code = try await exitCode(of: run)
+            output.note("\(label) (\(id)) is finished already; its exit code is \(code) (orchestrate report \(id))")
+            return .settled(code)
+        }
+        if run.state == .interrupted { try await runs.setState(run.id, .running) }
+        guard let left = try await runs.unsettled(run.id) else { throw StoreError(.unknownRun, "run \(id) vanished") }
+        output.note("joined \(label) (\(id)) as node \(node) with \(workers) slot(s)")
+        return .work(
+            RunPlanner.Planned(runID: run.id, workingDirectory: config.directory, startedAt: run.startedAt, expected: left.expected),
+            joined: true)
+    }
+
+    /// A node that joins its run again after the run finished (its CI job was re-run): it re-runs exactly the scenarios
+    /// it ran there, or those of them that failed, as a run of its own — never an arbitrary new share.
+    private func rerun(_ run: JoinableRun, key: String, gitRevision: String?) async throws -> Arrival {
+        let id = run.id.uuidString.lowercased()
+        guard let share = try await runs.share(of: node, in: run.id, failedOnly: options.failedOnly) else {
+            output.note(
+                "the run under \(key) (\(id)) is finished and node \(node) ran nothing in it; its exit code is \(try await exitCode(of: run))")
+            return .settled(try await exitCode(of: run))
+        }
+        guard !share.scenarioIDs.isEmpty else {
+            output.note("node \(node) had no failures in its last run of \(key) (\(share.runID.uuidString.lowercased())): nothing to re-run")
+            return .settled(ExitStatus.passed)
+        }
+        var plan = try plan(gitRevision: gitRevision, only: Set(share.scenarioIDs))
+        let gone = Set(share.scenarioIDs).subtracting(plan.scenarios.map(\.id))
+        if !gone.isEmpty { output.note("no longer in the suite, not re-run: \(gone.sorted().joined(separator: ", "))") }
+        plan.parentRunID = run.id
+        plan.node = node
+        let planned: RunPlanner.Planned = try await RunPlanner(runs: runs, output: output).store(plan)
+        output.note(
+            "re-running node \(node)'s share of the run under \(key): \(plan.scenarios.count) scenario(s)"
+                + (options.failedOnly ? " that failed" : "") + " as run \(plan.id.uuidString.lowercased())")
+        return .work(planned, joined: false)
+    }
+
+    /// An agent waits for the node that plans the run under `key`, up to ``RunOptions/planWait``.
+    private func waitForPlan(_ key: String) async throws -> JoinableRun {
+        let clock = ContinuousClock()
+        let deadline = clock.now + options.planWait
+        var said = false
+        while true {
+            if let run = try await runs.run(joinKey: key) { return run }
+            if clock.now >= deadline {
+                throw JoinError(
+                    "no run was planned under \(key) within \(options.planWait.components.seconds) s (orchestrate run --join \(key) plans it)")
+            }
+            if !said {
+                output.note("waiting for a node to plan the run under \(key) (orchestrate run --join \(key))")
+                said = true
+            }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+    }
+
+    /// The code a settled run exits with: the one its judge recorded (runs judged before there was one: failed or not).
+    private func exitCode(of run: JoinableRun) async throws -> Int32 {
+        if let code = run.exitCode { return code }
+        let summary = try await runs.summary(run.id)
+        return (summary?.failed ?? 0) > 0 ? ExitStatus.scenarioFailed : ExitStatus.passed
+    }
+
+    /// Works the run on this host's slots until the whole run is settled (or a signal stops this process), then judges
+    /// it — if this process is the first to find it settled — or waits for its judge, and writes the reports.
+    func work(_ planned: RunPlanner.Planned, joined: Bool) async throws -> Int32 {
+        try await runs.join(planned.runID, member: member.description, host: member.host, node: node, workers: workers)
+        let execution = RunExecution(
+            config: config, planned: planned, workers: workers, mode: mode, lease: options.lease ?? config.lease, database: database,
+            output: output, logger: logger, showsHosts: joined)
+        let interrupted = try await execution.execute() == .interrupted
+        let judge = RunJudge(runs: runs, cassette: MockFleet.cassettes(in: config.resolve(config.mock.recordings)))
+        let directory = reports + "/" + planned.runID.uuidString.lowercased()
+        if interrupted {
+            // A node that leaves a joined run leaves it to the others; a run of its own waits for --resume. Not judged:
+            // its passes keep the verdict they settled with, the rest have none.
+            if !joined { try await runs.setState(planned.runID, .interrupted) }
+            let report = try await judge.unjudged(planned.runID).report
+            let files = try await RunReportFiles(runs: runs, directory: directory).write(report, extraJUnit: junit(report, joined: joined))
+            try await summarize(report, execution: execution, files: files)
+            return ExitStatus.interrupted
+        }
+        let clock = ContinuousClock()
+        let giveUp = clock.now + .seconds(600)
+        while true {
+            if try await runs.claimJudgement(planned.runID, by: member.description) {
+                let judgement = try await judge.judge(planned.runID)
+                // Verdicts and quarantine changes are stored while the reports are written; the exit code last, when the
+                // other nodes may read the judged run.
+                async let saved: Void = judgement.changed.isEmpty ? () : runs.saveVerdicts(planned.runID, judgement.changed)
+                async let quarantined: Void = RunOrchestration.updateQuarantine(
+                    after: judgement, config.quarantine, runs: runs, output: output)
+                let files = try await RunReportFiles(runs: runs, directory: directory).write(
+                    judgement.report, extraJUnit: junit(judgement.report, joined: joined))
+                try await saved
+                try await quarantined
+                let code = judgement.report.scenarios.contains { $0.failsRun(strict: options.strict) } ? ExitStatus.scenarioFailed : ExitStatus.passed
+                try await runs.recordExitCode(planned.runID, code)
+                try await summarize(judgement.report, execution: execution, files: files)
+                return code
+            }
+            if let run = try await runs.joinable(planned.runID), let code = run.exitCode {
+                let report = try await judge.unjudged(planned.runID).report
+                let files = try await RunReportFiles(runs: runs, directory: directory).write(report, extraJUnit: junit(report, joined: joined))
+                try await summarize(report, execution: execution, files: files)
+                return code
+            }
+            if clock.now >= giveUp { throw JoinError("run \(planned.runID.uuidString.lowercased()) was not judged within 600 s") }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+    }
+
+    /// `--junit`: in a joined run, the scenarios this process settled (their last attempt ran here), so that the files
+    /// of every node, merged as CI systems merge JUnit, hold each scenario exactly once; otherwise the whole run.
+    private func junit(_ report: RunReport, joined: Bool) -> (path: String, report: RunReport)? {
+        guard let extraJUnit else { return nil }
+        guard joined else { return (extraJUnit, report) }
+        let prefix = member.description + "/"
+        var own = report
+        own.scenarios = report.scenarios.filter { $0.attempts.last?.worker?.hasPrefix(prefix) == true }
+        return (extraJUnit, own)
+    }
+
+    private func summarize(_ report: RunReport, execution: RunExecution, files: RunReportFiles.Written) async throws {
+        let hosts = try await runs.hostShares(report.runID)
+        output.summary(
+            RunSummaryText.render(report, attemptsDirectory: execution.attemptsDirectory, files: files, hosts: hosts.count > 1 ? hosts : []))
+    }
+
+    /// An agent that serves run after run of this project until it is stopped.
+    func serveForever() async throws -> Int32 {
+        output.note("agent \(member) serves the runs of project \(config.project) with \(workers) slot(s); SIGTERM or Ctrl-C stops it")
+        while true {
+            guard let id = try await runs.nextRunWithWork(project: config.project), let run = try await runs.joinable(id) else {
+                try await Task.sleep(for: .seconds(1))
+                continue
+            }
+            guard case .work(let planned, _) = try await attach(run, label: "run \(id.uuidString.lowercased())") else { continue }
+            if try await work(planned, joined: true) == ExitStatus.interrupted { return ExitStatus.interrupted }
+        }
+    }
+}
+
+/// A run that could not be joined or judged in time (exit 3).
+struct JoinError: Error, CustomStringConvertible {
+    var description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}

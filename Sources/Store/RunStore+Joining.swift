@@ -1,0 +1,159 @@
+import Foundation
+import OrchestrateModel
+import PostgresNIO
+
+/// A run found by its join key, as a node that arrives after it was planned sees it.
+package struct JoinableRun: Sendable, Hashable {
+    package var id: UUID
+    package var state: RunState
+    package var startedAt: Date
+    /// The exit code it was judged with; `nil` until it is judged.
+    package var exitCode: Int32?
+}
+
+/// One host's part in a run: its slots and what they did.
+package struct HostShare: Sendable, Hashable {
+    package var host: String
+    /// The nodes (CI nodes, agents) that worked the run from this host.
+    package var nodes: [String]
+    package var slots: Int
+    package var running: Int
+    package var finished: Int
+    /// Milliseconds its slots spent running attempts.
+    package var busyMilliseconds: Int64
+    /// When its last attempt finished.
+    package var lastFinishedAt: Date?
+}
+
+extension RunStore {
+    /// The run planned under `key`, if any.
+    package func run(joinKey key: String) async throws -> JoinableRun? {
+        let rows = try await database.client.query(
+            "SELECT id, state, created_at, exit_code FROM runs WHERE join_key = \(key)", logger: database.logger)
+        for try await (id, state, created, code) in rows.decode((UUID, String, Date, Int32?).self) {
+            return JoinableRun(id: id, state: RunState(rawValue: state) ?? .running, startedAt: created, exitCode: code)
+        }
+        return nil
+    }
+
+    /// The run `id`, if any, as ``run(joinKey:)`` describes it.
+    package func joinable(_ id: UUID) async throws -> JoinableRun? {
+        let rows = try await database.client.query(
+            "SELECT id, state, created_at, exit_code FROM runs WHERE id = \(id)", logger: database.logger)
+        for try await (id, state, created, code) in rows.decode((UUID, String, Date, Int32?).self) {
+            return JoinableRun(id: id, state: RunState(rawValue: state) ?? .running, startedAt: created, exitCode: code)
+        }
+        return nil
+    }
+
+    /// The oldest running run of `project` with attempts waiting, for an agent that serves whatever comes
+    /// (`agent --forever`).
+    package func nextRunWithWork(project: String) async throws -> UUID? {
+        let rows = try await database.client.query(
+            """
+            SELECT r.id FROM runs r
+            WHERE r.state = 'running' AND r.project = \(project) AND EXISTS (SELECT 1 FROM attempts a WHERE a.run_id = r.id AND a.state = 'queued')
+            ORDER BY r.created_at LIMIT 1
+            """,
+            logger: database.logger)
+        for try await id in rows.decode(UUID.self) { return id }
+        return nil
+    }
+
+    /// Records that a process (`member`, `host/pid`) of `host` works the run with `workers` slots as `node`.
+    package func join(_ runID: UUID, member: String, host: String, node: String, workers: Int) async throws {
+        try await database.client.query(
+            """
+            INSERT INTO run_members (run_id, member, host, node, workers) VALUES (\(runID), \(member), \(host), \(node), \(workers))
+            ON CONFLICT (run_id, member) DO UPDATE SET node = excluded.node, workers = excluded.workers
+            """,
+            logger: database.logger)
+    }
+
+    /// Takes the judging of a drained run: exactly one caller gets `true` — the first to ask once no attempt is queued
+    /// or running — and marks the run finished. A judge that took it and never recorded an exit code (it died) is
+    /// replaced after `stale`.
+    package func claimJudgement(_ runID: UUID, by member: String, stale: Duration = .seconds(60)) async throws -> Bool {
+        let rows = try await database.client.query(
+            """
+            UPDATE runs SET state = 'finished', finished_at = coalesce(finished_at, now()), judged_by = \(member), judged_at = now()
+            WHERE id = \(runID)
+              AND (judged_by IS NULL OR (exit_code IS NULL AND judged_at < now() - \(stale.wholeMilliseconds) * interval '1 millisecond'))
+              AND NOT EXISTS (SELECT 1 FROM attempts WHERE run_id = \(runID) AND state IN ('queued', 'running'))
+            RETURNING id
+            """,
+            logger: database.logger)
+        for try await _ in rows.decode(UUID.self) { return true }
+        return false
+    }
+
+    /// Stores the exit code the judge gave the run: the code every node of it exits with.
+    package func recordExitCode(_ runID: UUID, _ code: Int32) async throws {
+        try await database.client.query("UPDATE runs SET exit_code = \(code) WHERE id = \(runID)", logger: database.logger)
+    }
+
+    /// The scenarios `node` ran in the newest run of the family of `runID` (the run and its node re-runs) that it
+    /// worked — only those that failed there with `failedOnly` — and that run's id; `nil` when the node worked none.
+    package func share(of node: String, in runID: UUID, failedOnly: Bool) async throws -> (runID: UUID, scenarioIDs: [String])? {
+        let latest = try await database.client.query(
+            """
+            SELECT r.id FROM runs r
+            WHERE (r.id = \(runID) OR r.parent_run_id = \(runID))
+              AND EXISTS (SELECT 1 FROM run_members m WHERE m.run_id = r.id AND m.node = \(node))
+            ORDER BY r.created_at DESC LIMIT 1
+            """,
+            logger: database.logger)
+        var found: UUID?
+        for try await id in latest.decode(UUID.self) { found = id }
+        guard let found else { return nil }
+        let rows = try await database.client.query(
+            """
+            SELECT DISTINCT a.scenario_id FROM attempts a
+            JOIN run_members m ON m.run_id = a.run_id AND m.member = a.lease_owner AND m.node = \(node)
+            WHERE a.run_id = \(found) AND a.state = 'finished'
+              AND (NOT \(failedOnly) OR EXISTS (SELECT 1 FROM run_scenarios rs WHERE rs.run_id = a.run_id
+                                                   AND rs.scenario_id = a.scenario_id AND rs.result = 'failed'))
+            ORDER BY 1
+            """,
+            logger: database.logger)
+        var ids: [String] = []
+        for try await id in rows.decode(String.self) { ids.append(id) }
+        return (found, ids)
+    }
+
+    /// Each host's part in the run, by host name.
+    package func hostShares(_ runID: UUID) async throws -> [HostShare] {
+        let rows = try await database.client.query(
+            """
+            SELECT m.host, array_agg(DISTINCT m.node ORDER BY m.node), sum(m.workers)::bigint,
+                   coalesce(sum(w.running), 0)::bigint, coalesce(sum(w.finished), 0)::bigint, coalesce(sum(w.busy), 0)::bigint,
+                   max(w.last_finished)
+            FROM run_members m
+            LEFT JOIN LATERAL (
+                SELECT count(*) FILTER (WHERE a.state = 'running') AS running, count(*) FILTER (WHERE a.state = 'finished') AS finished,
+                       sum(a.duration_ms) FILTER (WHERE a.state = 'finished') AS busy, max(a.finished_at) FILTER (WHERE a.state = 'finished') AS last_finished
+                FROM attempts a WHERE a.run_id = m.run_id AND a.lease_owner = m.member
+            ) w ON true
+            WHERE m.run_id = \(runID)
+            GROUP BY m.host ORDER BY m.host
+            """,
+            logger: database.logger)
+        var shares: [HostShare] = []
+        for try await row in rows.decode((String, [String], Int64, Int64, Int64, Int64, Date?).self) {
+            shares.append(
+                HostShare(
+                    host: row.0, nodes: row.1, slots: Int(row.2), running: Int(row.3), finished: Int(row.4), busyMilliseconds: row.5,
+                    lastFinishedAt: row.6))
+        }
+        return shares
+    }
+
+    /// The late completions a run's fences turned away: attempt id → what the cut-off host said.
+    package func fencedCompletions(_ runID: UUID) async throws -> [Int64: String] {
+        let rows = try await database.client.query(
+            "SELECT id, fenced::text FROM attempts WHERE run_id = \(runID) AND fenced IS NOT NULL", logger: database.logger)
+        var result: [Int64: String] = [:]
+        for try await (id, fenced) in rows.decode((Int64, String).self) { result[id] = fenced }
+        return result
+    }
+}

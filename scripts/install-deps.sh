@@ -9,9 +9,16 @@ as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=""
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || missing="$missing postgresql"
 command -v python3 >/dev/null 2>&1 || missing="$missing python3"
+# openssl makes the embedded cluster's TLS certificates (orchestrate db expose).
+command -v openssl >/dev/null 2>&1 || missing="$missing openssl"
 if [ "${1:-}" = test ]; then
   command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || missing="$missing chromium"
   python3 -m pip --version >/dev/null 2>&1 || missing="$missing python3-pip"
+  # promtool checks the metrics exposition; ip and unshare make the hosts of the many-hosts tests; curl scrapes.
+  command -v promtool >/dev/null 2>&1 || missing="$missing prometheus"
+  command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || missing="$missing iproute2"
+  command -v unshare >/dev/null 2>&1 || missing="$missing util-linux"
+  command -v curl >/dev/null 2>&1 || missing="$missing curl"
 fi
 # `install-deps.sh bench`: also the peers the benchmarks measure against.
 if [ "${1:-}" = bench ]; then
@@ -25,14 +32,14 @@ if [ -n "$missing" ]; then
   DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq $missing >/dev/null
 fi
 # The tests' outside oracles from PyPI: the official Cucumber parser (pinned: the Gherkin tests compare with exactly
-# this version), haralyzer and junitparser.
+# this version), haralyzer, junitparser, and kubernetes-validate (Kubernetes' schemas, for Deploy/).
 gherkin_official=42.0.1
 if [ "${1:-}" = test ] && ! python3 -c "
-import haralyzer, junitparser
+import haralyzer, junitparser, kubernetes_validate
 from importlib.metadata import version
 assert version('gherkin-official') == '$gherkin_official'" >/dev/null 2>&1; then
-  echo "installing: haralyzer junitparser gherkin-official==$gherkin_official (PyPI)"
-  packages="haralyzer junitparser gherkin-official==$gherkin_official"
+  echo "installing: haralyzer junitparser kubernetes-validate gherkin-official==$gherkin_official (PyPI)"
+  packages="haralyzer junitparser kubernetes-validate gherkin-official==$gherkin_official"
   python3 -m pip install -q $packages 2>/dev/null || python3 -m pip install -q --break-system-packages $packages
 fi
 # initdb and postgres refuse to run as root: as root, orchestrate runs them as the 'postgres' user.

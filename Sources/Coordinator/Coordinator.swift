@@ -312,7 +312,13 @@ package final class Coordinator: Sendable {
     /// claimed, which nobody here knows, go back to the queue at once.
     private func performRound(_ round: QueueRound) async throws -> QueueRoundReply {
         var failed = false
+        let clock = ContinuousClock()
+        let began = clock.now
         let reply = try await retrying("round", onFailure: { failed = true }) { try await self.queue.round(round) }
+        onEvent(
+            .queueRound(
+                claimants: round.claimants.count, claimed: reply.claimed.count { $0 != nil }, completed: round.completions.count,
+                duration: clock.now - began, counts: reply.counts))
         guard failed else { return reply }
         let known =
             state.withLock { state in Array(state.tokens.values) + (state.batcher?.heldTokens ?? []) }

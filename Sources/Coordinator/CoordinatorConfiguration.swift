@@ -59,6 +59,9 @@ package enum CoordinatorEvent: Sendable {
     case slotRetired(slot: Int, reason: String)
     /// Attempts of dead workers went back to the queue.
     case leasesReclaimed(count: Int)
+    /// A round trip to the queue: how many slots asked and got an attempt, how many results it carried, how long it
+    /// took (retries included), and what is left of the run when it said.
+    case queueRound(claimants: Int, claimed: Int, completed: Int, duration: Duration, counts: QueueCounts?)
     /// The slot's lease was taken back while this host could not renew it: its attempt is ended here (it runs
     /// elsewhere).
     case leaseLost(slot: Int)

@@ -154,6 +154,8 @@ struct Run: AsyncParsableCommand {
 
     @OptionGroup var joining: JoinOptions
 
+    @OptionGroup var metrics: MetricsOptions
+
     @Flag(
         name: .long,
         help: "With --join and --node, when the run is finished: re-run only what failed in this node's share (a CI job re-run).")
@@ -161,6 +163,7 @@ struct Run: AsyncParsableCommand {
 
     func validate() throws {
         try joining.validate()
+        try metrics.validate()
         if failed && (joining.join == nil || joining.node == nil) {
             throw ValidationError("--failed re-runs a node's failures: it needs --join KEY and --node NAME")
         }
@@ -196,8 +199,26 @@ struct Run: AsyncParsableCommand {
         options.joinKey = joining.join
         options.node = joining.node
         options.failedOnly = failed
+        options.metricsPort = metrics.metricsPort
         let logger = common.logger
         try await exiting { try await RunOrchestration.run(options, output: ConsoleRunOutput(progress: progress), logger: logger) }
+    }
+}
+
+/// `--metrics-port`, for `run` and `agent`.
+struct MetricsOptions: ParsableArguments {
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: """
+            Serve Prometheus metrics at http://HOST:PORT/metrics while working (0: a free port, said on stderr): slots busy \
+            and idle, attempts by outcome, queue depth, lease expiries and requeues, claim latency.
+            """)
+    var metricsPort: Int?
+
+    func validate() throws {
+        if let metricsPort, !(0...65535).contains(metricsPort) {
+            throw ValidationError("--metrics-port must be from 0 to 65535 (got \(metricsPort))")
+        }
     }
 }
 
@@ -247,6 +268,8 @@ struct Agent: AsyncParsableCommand {
 
     @OptionGroup var joining: JoinOptions
 
+    @OptionGroup var metrics: MetricsOptions
+
     @Flag(name: .long, help: "Serve every run of this project that has work waiting, one after another, until stopped.")
     var forever = false
 
@@ -273,6 +296,7 @@ struct Agent: AsyncParsableCommand {
 
     func validate() throws {
         try joining.validate()
+        try metrics.validate()
         if [run != nil, joining.join != nil, forever].filter({ $0 }).count != 1 {
             throw ValidationError("an agent needs exactly one of --run RUN_ID, --join KEY and --forever")
         }
@@ -300,6 +324,7 @@ struct Agent: AsyncParsableCommand {
         options.progress = progress
         options.planWait = DurationText.parse(wait) ?? .seconds(600)
         options.lease = lease.flatMap(DurationText.parse)
+        options.metricsPort = metrics.metricsPort
         let logger = common.logger
         try await exiting { try await RunOrchestration.run(options, output: ConsoleRunOutput(progress: progress), logger: logger) }
     }

@@ -130,7 +130,8 @@ struct JoinCommandTests {
             try directory.write("ran", "")
             let runID = try #require(try await queryRows(url, "SELECT id FROM runs WHERE join_key = '\(key)'", as: UUID.self).first)
             try await Database.with(try DatabaseEndpoint(url: url), logger: .init(label: "test")) { database in
-                try await database.client.query("UPDATE runs SET state = 'running', exit_code = NULL, judged_by = NULL WHERE id = \(runID)", logger: database.logger)
+                try await database.client.query(
+                    "UPDATE runs SET state = 'running', exit_code = NULL, judged_by = NULL WHERE id = \(runID)", logger: database.logger)
                 try await database.client.query("UPDATE attempts SET state = 'abandoned' WHERE run_id = \(runID)", logger: database.logger)
                 try await database.client.query(
                     "INSERT INTO attempts (run_id, scenario_id, attempt) VALUES (\(runID), 'c', 1)", logger: database.logger)

@@ -57,7 +57,7 @@ package struct RunProgress: Sendable {
             clear(slot, if: attempt)
         case .slotRetired(let slot, _):
             running[slot] = nil
-        case .slotReady, .leasesReclaimed, .leaseLost:
+        case .slotReady, .leasesReclaimed, .leaseLost, .queueRound:
             break
         }
     }

@@ -72,7 +72,7 @@ final class ProgressReporter: Sendable {
                 return "worker \(slot) stopped: \(reason); the other workers go on"
             case .leaseLost(let slot):
                 return "worker \(slot) lost its lease while this host could not reach the run queue: its attempt runs elsewhere, ended here"
-            case .attemptStarted, .attemptReleased:
+            case .attemptStarted, .attemptReleased, .queueRound:
                 return nil
             }
         }

@@ -22,6 +22,8 @@ struct RunExecution {
     let logger: Logger
     /// Other hosts may work the run too: their part is shown with the progress.
     var showsHosts = false
+    /// Told what the slots do and, every 2 s, what is left of the run.
+    var metrics: RunMetrics?
 
     /// Where attempts leave what is kept of them.
     var attemptsDirectory: String { "\(config.directory)/.orchestrate/runs" }
@@ -46,13 +48,19 @@ struct RunExecution {
             configuration: server, mode: mode, recordings: config.resolve(config.mock.recordings),
             frozenNow: configuration.frozenNow, log: networkLog, logger: logger
         )
-        let coordinator = Coordinator(configuration: configuration, queue: queue, logger: logger, hooks: fleet) { [output] in output.handle($0) }
-        let hosts =
-            showsHosts
-            ? Task { [runs = RunStore(database: database), runID = planned.runID, output] in
-                // Every host's part, every 2 s, for the progress display; a failed read just skips a beat.
+        metrics?.started(workers: workers)
+        let coordinator = Coordinator(configuration: configuration, queue: queue, logger: logger, hooks: fleet) { [output, metrics] in
+            output.handle($0)
+            metrics?.handle($0)
+        }
+        let watch =
+            showsHosts || metrics != nil
+            ? Task { [runs = RunStore(database: database), runID = planned.runID, output, metrics, showsHosts] in
+                // Every host's part for the progress display and what is left for the metrics, every 2 s; a failed read
+                // just skips a beat.
                 while !Task.isCancelled {
-                    if let shares = try? await runs.hostShares(runID) { output.hosts(shares) }
+                    if showsHosts, let shares = try? await runs.hostShares(runID) { output.hosts(shares) }
+                    if let metrics, let counts = try? await queue.counts(runID: runID) { metrics.queue(counts) }
                     try? await Task.sleep(for: .seconds(2))
                 }
             } : nil
@@ -60,11 +68,11 @@ struct RunExecution {
         do {
             outcome = try await runUntilDoneOrSignalled(coordinator)
         } catch {
-            hosts?.cancel()
+            watch?.cancel()
             await networkLog.close()
             throw error
         }
-        hosts?.cancel()
+        watch?.cancel()
         await networkLog.close()
         output.finished()
         return outcome

@@ -30,6 +30,8 @@ package struct RunOptions: Sendable {
     package var node: String?
     /// A node's re-run takes only what failed in its share.
     package var failedOnly = false
+    /// Serve Prometheus metrics on this port (0: one the system picks, said on stderr).
+    package var metricsPort: Int?
     /// How long an agent waits for the run under its join key to be planned.
     package var planWait: Duration = .seconds(600)
 

@@ -20,15 +20,32 @@ package enum RunOrchestration {
             )
         let extraJUnit = options.junitPath.map { OrchestrateConfig.resolve($0, against: FileManager.default.currentDirectoryPath) }
         try RunPreflight.check(workers: workers, reports: reports, junit: extraJUnit)
-        return try await ProjectDatabase.open(flag: options.database, config: config, logger: logger) { database in
-            let work = RunWork(
-                config: config, options: options, workers: workers, reports: reports.0, extraJUnit: extraJUnit, database: database,
-                output: output, logger: logger)
-            if options.forever { return try await work.serveForever() }
-            switch try await work.arrive(gitRevision: await gitRevision?.value) {
-            case .settled(let code): return code
-            case .work(let planned, let joined): return try await work.work(planned, joined: joined)
+        let metrics = options.metricsPort.map { _ in RunMetrics() }
+        var server: MetricsServer?
+        if let port = options.metricsPort, let metrics {
+            do {
+                server = try await MetricsServer.start(metrics: metrics, port: port)
+            } catch {
+                throw UsageError("--metrics-port \(port): cannot listen there (\(error))")
             }
+        }
+        if let server { output.note("metrics for Prometheus at http://\(HostFacts.hostName):\(server.port)/metrics") }
+        do {
+            let code = try await ProjectDatabase.open(flag: options.database, config: config, logger: logger) { database in
+                let work = RunWork(
+                    config: config, options: options, workers: workers, reports: reports.0, extraJUnit: extraJUnit, database: database,
+                    output: output, logger: logger, metrics: metrics)
+                if options.forever { return try await work.serveForever() }
+                switch try await work.arrive(gitRevision: await gitRevision?.value) {
+                case .settled(let code): return code
+                case .work(let planned, let joined): return try await work.work(planned, joined: joined)
+                }
+            }
+            await server?.stop()
+            return code
+        } catch {
+            await server?.stop()
+            throw error
         }
     }
 

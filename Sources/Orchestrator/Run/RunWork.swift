@@ -24,6 +24,8 @@ struct RunWork {
     let database: Database
     let output: any RunOutput
     let logger: Logger
+    /// Served at `--metrics-port`, when asked for.
+    let metrics: RunMetrics?
     /// This process: the lease owner of what its slots run, and its membership of the run.
     let member = ProcessIdentity(host: HostFacts.hostName, pid: getpid())
 
@@ -152,7 +154,7 @@ struct RunWork {
         try await runs.join(planned.runID, member: member.description, host: member.host, node: node, workers: workers)
         let execution = RunExecution(
             config: config, planned: planned, workers: workers, mode: mode, lease: options.lease ?? config.lease, database: database,
-            output: output, logger: logger, showsHosts: joined)
+            output: output, logger: logger, showsHosts: joined, metrics: metrics)
         let interrupted = try await execution.execute() == .interrupted
         let judge = RunJudge(runs: runs, cassette: MockFleet.cassettes(in: config.resolve(config.mock.recordings)))
         let directory = reports + "/" + planned.runID.uuidString.lowercased()

@@ -83,7 +83,7 @@ package struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
 
     /// Parses `postgres://user:pass@host:port/db?sslmode=require` and the unix-socket form
     /// `postgresql://user@/db?host=/run/postgresql`.
-    package init(url string: String) throws(StoreError) {
+    package init(url string: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError) {
         guard let components = URLComponents(string: string),
             let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
         else {
@@ -95,7 +95,8 @@ package struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
         var database = String(components.path.drop(while: { $0 == "/" }))
         if database.isEmpty { database = user }
         let host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? query["host"] ?? "/var/run/postgresql"
-        let sslmode = query["sslmode"] ?? "prefer"
+        // As libpq: what the URL leaves out, PGSSLMODE and PGSSLROOTCERT may say.
+        let sslmode = query["sslmode"] ?? environment["PGSSLMODE"] ?? "prefer"
         guard let tls = TLSMode(sslmode: sslmode) else {
             throw StoreError(.badConfiguration, "database URL: sslmode must be disable, prefer, require, verify-ca or verify-full (got \(sslmode))")
         }
@@ -105,7 +106,7 @@ package struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
             password: components.password.flatMap { $0.removingPercentEncoding },
             database: database,
             tls: tls,
-            rootCertificate: query["sslrootcert"].flatMap { $0.isEmpty ? nil : $0 },
+            rootCertificate: (query["sslrootcert"] ?? environment["PGSSLROOTCERT"]).flatMap { $0.isEmpty ? nil : $0 },
             passwordFile: query["passfile"].flatMap { $0.isEmpty ? nil : $0 }
         )
     }

@@ -339,7 +339,10 @@ struct Report: AsyncParsableCommand {
     @OptionGroup var common: CommonOptions
 
     @Argument(help: "The run (see orchestrate runs).")
-    var run: String
+    var run: String?
+
+    @Option(name: .long, help: "The run planned under this join key, instead of RUN.")
+    var join: String?
 
     @Option(name: .long, help: "Write the whole run's JUnit XML here.")
     var junit: String?
@@ -348,14 +351,16 @@ struct Report: AsyncParsableCommand {
     var html: String?
 
     func validate() throws {
-        if UUID(uuidString: run) == nil { throw ValidationError("RUN must be a run id like 6f1c2a9e-… (see orchestrate runs)") }
+        if (run == nil) == (join == nil) { throw ValidationError("name the run: RUN (see orchestrate runs) or --join KEY") }
+        if let run, UUID(uuidString: run) == nil { throw ValidationError("RUN must be a run id like 6f1c2a9e-… (see orchestrate runs)") }
     }
 
     func run() async throws {
         let logger = common.logger
         try await printing {
             try await ReportCommand.write(
-                runID: UUID(uuidString: run)!, junit: junit, html: html, configPath: common.config, database: common.database, logger: logger)
+                run: run.map { .id(UUID(uuidString: $0)!) } ?? .joinKey(join ?? ""), junit: junit, html: html, configPath: common.config,
+                database: common.database, logger: logger)
         }
     }
 }

@@ -7,8 +7,14 @@ import Store
 /// `orchestrate report RUN`: a run's JUnit XML and HTML report, written again from the database on any host (a run that
 /// many hosts worked has every attempt there), and its summary.
 package enum ReportCommand {
+    /// Which run: by id, or by the key its nodes joined it under.
+    package enum RunName: Sendable {
+        case id(UUID)
+        case joinKey(String)
+    }
+
     package static func write(
-        runID: UUID, junit: String?, html: String?, configPath: String, database: String?, logger: Logger
+        run: RunName, junit: String?, html: String?, configPath: String, database: String?, logger: Logger
     ) async throws -> String {
         let config = try ConfigLoader.load(path: configPath, required: false)
         let here = FileManager.default.currentDirectoryPath
@@ -17,8 +23,16 @@ package enum ReportCommand {
         if let junit { try RunPreflight.checkWritable(junit, named: "--junit") }
         if let html { try RunPreflight.checkWritable(html, named: "--html") }
         return try await ListingCommands.withStore(config, database: database, logger: logger) { runs in
-            guard try await runs.summary(runID) != nil else {
-                throw UsageError("no run \(runID.uuidString.lowercased()) in the database (see orchestrate runs)")
+            let runID: UUID
+            switch run {
+            case .id(let id):
+                guard try await runs.summary(id) != nil else {
+                    throw UsageError("no run \(id.uuidString.lowercased()) in the database (see orchestrate runs)")
+                }
+                runID = id
+            case .joinKey(let key):
+                guard let joined = try await runs.run(joinKey: key) else { throw UsageError("no run was planned under \(key)") }
+                runID = joined.id
             }
             let report = try await runs.report(runID)
             var lines = [RunSummaryText.headline(report)]

@@ -4,6 +4,7 @@ import Foundation
 import Logging
 import OrchestrateModel
 import Store
+import UnixSignals
 
 #if canImport(Glibc)
 import Glibc
@@ -214,16 +215,33 @@ struct RunWork {
             RunSummaryText.render(report, attemptsDirectory: execution.attemptsDirectory, files: files, hosts: hosts.count > 1 ? hosts : []))
     }
 
-    /// An agent that serves run after run of this project until it is stopped.
+    /// An agent that serves run after run of this project until SIGTERM or SIGINT stops it (130): a run it is working
+    /// is left to the others, its attempts back in the queue.
     func serveForever() async throws -> Int32 {
         output.note("agent \(member) serves the runs of project \(config.project) with \(workers) slot(s); SIGTERM or Ctrl-C stops it")
-        while true {
-            guard let id = try await runs.nextRunWithWork(project: config.project), let run = try await runs.joinable(id) else {
-                try await Task.sleep(for: .seconds(1))
-                continue
+        // Between runs no run's signal handling is in place: the agent's own, for its whole life.
+        let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
+        return try await withThrowingTaskGroup(of: Int32.self) { group in
+            group.addTask {
+                for await _ in signals { return ExitStatus.interrupted }
+                return ExitStatus.interrupted
             }
-            guard case .work(let planned, _) = try await attach(run, label: "run \(id.uuidString.lowercased())") else { continue }
-            if try await work(planned, joined: true) == ExitStatus.interrupted { return ExitStatus.interrupted }
+            group.addTask {
+                while true {
+                    guard let id = try await runs.nextRunWithWork(project: config.project), let run = try await runs.joinable(id) else {
+                        try await Task.sleep(for: .seconds(1))
+                        continue
+                    }
+                    guard case .work(let planned, _) = try await attach(run, label: "run \(id.uuidString.lowercased())") else { continue }
+                    if try await work(planned, joined: true) == ExitStatus.interrupted { return ExitStatus.interrupted }
+                }
+            }
+            defer { group.cancelAll() }
+            do {
+                return try await group.next() ?? ExitStatus.interrupted
+            } catch is CancellationError {
+                return ExitStatus.interrupted
+            }
         }
     }
 }

@@ -164,7 +164,7 @@ struct DeployTests {
             agent.terminate()
             let stopped = await agent.wait()
             // SIGTERM between runs ends it at once, as launchd and Kubernetes stop it (not after the grace period, by SIGKILL).
-            #expect(stopped.reason == .exited(130), "\(stopped.reason): \(directory.read("agent.stderr"))")
+            #expect(stopped.reason == .terminated(status: 130), "\(stopped.reason): \(directory.read("agent.stderr"))")
         }
     }
 }

@@ -20,4 +20,11 @@ package protocol AttemptHooks: Sendable {
     func attemptWasLost(_ attempt: ClaimedAttempt, slot: Int) async
     /// The run is over on this host (drained or stopped).
     func slotsDidStop() async
+    /// What the attempt kept (``AttemptResult/folder``, scrubbed of secrets), before its result is recorded: stored where
+    /// other hosts can read it.
+    func attemptWasKept(_ attempt: ClaimedAttempt, result: AttemptResult) async
+}
+
+extension AttemptHooks {
+    package func attemptWasKept(_ attempt: ClaimedAttempt, result: AttemptResult) async {}
 }

@@ -178,6 +178,7 @@ package final class Coordinator: Sendable {
             if let met = hooks?.secretsMet(bySlot: slot) { secrets.formUnion(met) }
             await hooks?.attemptDidEnd(claimed, slot: slot, result: &result)
             AttemptRunner.scrub(&result, secrets: secrets)
+            if result.folder != nil { await hooks?.attemptWasKept(claimed, result: result) }
             state.withLock {
                 $0.processes[slot] = nil
                 $0.tokens[slot] = nil

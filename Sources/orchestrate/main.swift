@@ -19,7 +19,8 @@ struct Orchestrate: AsyncParsableCommand {
             3 infrastructure (database unreachable, no free port), 130 interrupted (resume with --resume RUN_ID).
             """,
         subcommands: [
-            Run.self, Agent.self, Report.self, Scenarios.self, Runs.self, History.self, Flaky.self, Logs.self, QuarantineCommand.self, Mock.self,
+            Run.self, Agent.self, Report.self, Artifacts.self, Scenarios.self, Runs.self, History.self, Flaky.self, Logs.self, QuarantineCommand.self,
+            Mock.self,
             GherkinGroup.self,
             DB.self,
         ]
@@ -361,6 +362,44 @@ struct Report: AsyncParsableCommand {
             try await ReportCommand.write(
                 run: run.map { .id(UUID(uuidString: $0)!) } ?? .joinKey(join ?? ""), junit: junit, html: html, configPath: common.config,
                 database: common.database, logger: logger)
+        }
+    }
+}
+
+struct Artifacts: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write what a scenario's attempts kept (artifacts, logs of failures) from the database, on any host.",
+        discussion: """
+            Each attempt's files go to a folder of their own under --out (attempt-1/, attempt-2/, …). What an attempt keeps \
+            is stored up to artifacts.max-bytes in orchestrate.yml (10 MiB by default); files past it are listed by name.
+            """
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Argument(help: "The run (see orchestrate runs).")
+    var run: String
+
+    @Argument(help: "The scenario's id.")
+    var scenario: String
+
+    @Option(name: .long, help: "The folder to write into.")
+    var out: String
+
+    @Option(name: .long, help: "Only this attempt (1, 2, …).")
+    var attempt: Int?
+
+    func validate() throws {
+        if UUID(uuidString: run) == nil { throw ValidationError("RUN must be a run id like 6f1c2a9e-… (see orchestrate runs)") }
+        if let attempt, attempt < 1 { throw ValidationError("--attempt must be 1 or more") }
+    }
+
+    func run() async throws {
+        let logger = common.logger
+        try await printing {
+            try await ReportCommand.artifacts(
+                runID: UUID(uuidString: run)!, scenario: scenario, attempt: attempt, out: out, configPath: common.config, database: common.database,
+                logger: logger)
         }
     }
 }

@@ -12,9 +12,7 @@ package enum AttemptFolders {
     }
 
     /// An attempt's name in folder and file names: `attempt-<n>`, `<lane>-attempt-<n>` in a compare run.
-    package static func name(attempt: Int, lane: Mode?) -> String {
-        "\(lane.map { "\($0.rawValue)-" } ?? "")attempt-\(attempt)"
-    }
+    package static func name(attempt: Int, lane: Mode?) -> String { AttemptName.of(attempt: attempt, lane: lane) }
 
     package static func path(attemptsDirectory: String, of claimed: ClaimedAttempt) -> String {
         path(

@@ -43,10 +43,49 @@ package enum ReportCommand {
             }
             if let html {
                 let logs = try await runs.networkLogs(report.scenarios.filter(\.needsAttention).flatMap(\.attempts).map(\.id))
-                try AtomicFile.write(HTMLReport.render(report, logs: logs, attachments: [:]), to: html)
+                let kept = try await runs.keptFiles(report.scenarios.flatMap(\.attempts).map(\.id))
+                try AtomicFile.write(HTMLReport.render(report, logs: logs, attachments: [:], kept: kept), to: html)
                 lines.append("report: \(html)")
             }
             return lines.joined(separator: "\n")
+        }
+    }
+
+    /// `orchestrate artifacts RUN SCENARIO --out DIR`: what the scenario's attempts kept, from the database, each attempt
+    /// in a folder of its own (`DIR/attempt-1/…`); `attempt` picks one.
+    package static func artifacts(
+        runID: UUID, scenario: String, attempt: Int?, out: String, configPath: String, database: String?, logger: Logger
+    ) async throws -> String {
+        let config = try ConfigLoader.load(path: configPath, required: false)
+        let out = OrchestrateConfig.resolve(out, against: FileManager.default.currentDirectoryPath)
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: out, isDirectory: &isFolder), !isFolder.boolValue {
+            throw UsageError("--out \(out): that is a file; name a folder")
+        }
+        return try await ListingCommands.withStore(config, database: database, logger: logger) { runs in
+            guard try await runs.summary(runID) != nil else {
+                throw UsageError("no run \(runID.uuidString.lowercased()) in the database (see orchestrate runs)")
+            }
+            let report = try await runs.report(runID)
+            guard let entry = report.scenarios.first(where: { $0.scenario.id == scenario }) else {
+                throw UsageError(
+                    "run \(runID.uuidString.lowercased()) has no scenario \(scenario) (orchestrate report \(runID.uuidString.lowercased()))")
+            }
+            let attempts = entry.attempts.filter { attempt == nil || $0.attempt == attempt }
+            guard !attempts.isEmpty else { throw UsageError("\(scenario) has no attempt \(attempt ?? 0) in that run") }
+            let kept = try await runs.keptFiles(attempts.map(\.id))
+            var lines: [String] = []
+            for record in attempts {
+                let folder = "\(out)/\(AttemptName.of(attempt: record.attempt, lane: record.lane))"
+                let written = try await runs.writeKeptFiles(of: record.id, to: folder)
+                for file in written { lines.append("\(folder)/\(file.path)  \(file.bytes) bytes") }
+                for file in kept[record.id] ?? [] where !file.stored {
+                    lines.append(
+                        "not stored (over the attempt's artifacts.max-bytes): \(AttemptName.of(attempt: record.attempt, lane: record.lane))/\(file.path)  \(file.bytes) bytes"
+                    )
+                }
+            }
+            return lines.isEmpty ? "\(scenario) kept nothing in that run" : lines.joined(separator: "\n")
         }
     }
 }

@@ -43,7 +43,7 @@ package enum ConfigLoader {
         }
         let top = try reader.mapping(
             root, what: "the top level",
-            keys: ["project", "workers", "retries", "database", "reports", "lease", "suite", "mock", "quarantine", "redact"])
+            keys: ["project", "workers", "retries", "database", "reports", "lease", "artifacts", "suite", "mock", "quarantine", "redact"])
         for (key, value) in top {
             switch key {
             case "project": config.explicitProject = try reader.string(value, key: key)
@@ -52,6 +52,10 @@ package enum ConfigLoader {
             case "database": config.database = try reader.string(value, key: key)
             case "reports": config.reports = try reader.string(value, key: key)
             case "lease": config.lease = try reader.duration(value, key: key)
+            case "artifacts":
+                for (key, value) in try reader.mapping(value, what: "artifacts", keys: ["max-bytes"]) {
+                    config.artifactBytes = Int64(try reader.integer(value, key: "artifacts.\(key)", in: 0...(1 << 30)))
+                }
             case "suite": config.suite = try suite(value, reader: reader)
             case "mock": config.mock = try mock(value, reader: reader, directory: directory)
             case "quarantine": config.quarantine = try quarantine(value, reader: reader)

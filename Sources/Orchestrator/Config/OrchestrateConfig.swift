@@ -20,6 +20,10 @@ package struct OrchestrateConfig: Sendable {
     package var reports: String = ".orchestrate/reports"
     /// A lease not renewed for this long is taken back (its worker is presumed dead). Default 30 s.
     package var lease: Duration = .seconds(30)
+    /// `artifacts.max-bytes`: bytes of the files an attempt kept (its artifacts folder, its logs when it did not pass)
+    /// stored in the database per attempt, for every host to read; the rest is recorded by name and size. Default 10 MiB;
+    /// 0 stores names and sizes only.
+    package var artifactBytes: Int64 = 10 << 20
     package var suite = Suite()
     package var mock = Mock()
     package var quarantine = Quarantine()

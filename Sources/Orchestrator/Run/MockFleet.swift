@@ -20,13 +20,19 @@ final class MockFleet: AttemptHooks {
     private let log: NetworkLogWriter
     private let logger: Logger
     private let state = Mutex(State())
+    /// Where what attempts kept is stored for other hosts; `nil`: nowhere.
+    private let files: AttemptFiles?
 
     private struct State {
         var servers: [Int: MockServer] = [:]
         var started: [Int: Date] = [:]
     }
 
-    init(configuration: MockConfiguration, mode: Mode, recordings: String, frozenNow: String, log: NetworkLogWriter, logger: Logger) {
+    init(
+        configuration: MockConfiguration, mode: Mode, recordings: String, frozenNow: String, log: NetworkLogWriter, logger: Logger,
+        files: AttemptFiles? = nil
+    ) {
+        self.files = files
         self.configuration = configuration
         self.mode = mode
         self.recordings = recordings
@@ -97,6 +103,19 @@ final class MockFleet: AttemptHooks {
     func attemptWasLost(_ attempt: ClaimedAttempt, slot: Int) async {
         guard let server = state.withLock({ $0.servers[slot] }) else { return }
         _ = try? server.end(keepingRecording: false)
+    }
+
+    /// Stores what the attempt kept, for the reports and `orchestrate artifacts` on any host; a failure to do so is said
+    /// and does not change the attempt's result (the files stay on this host).
+    func attemptWasKept(_ attempt: ClaimedAttempt, result: AttemptResult) async {
+        guard let files, let folder = result.folder else { return }
+        do {
+            try await files.store(attemptID: attempt.id, folder: folder)
+        } catch {
+            logger.warning(
+                "the files an attempt kept were not stored in the database; they are on this host only",
+                metadata: ["scenario.id": "\(attempt.scenario.id)", "folder": "\(folder)", "error": "\(Database.describe(error))"])
+        }
     }
 
     func slotsDidStop() async {

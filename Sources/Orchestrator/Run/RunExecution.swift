@@ -46,7 +46,8 @@ struct RunExecution {
         networkLog.start()
         let fleet = MockFleet(
             configuration: server, mode: mode, recordings: config.resolve(config.mock.recordings),
-            frozenNow: configuration.frozenNow, log: networkLog, logger: logger
+            frozenNow: configuration.frozenNow, log: networkLog, logger: logger,
+            files: AttemptFiles(database: database, maximumBytes: config.artifactBytes)
         )
         metrics?.started(workers: workers)
         let coordinator = Coordinator(configuration: configuration, queue: queue, logger: logger, hooks: fleet) { [output, metrics] in

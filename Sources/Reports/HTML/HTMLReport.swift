@@ -16,7 +16,10 @@ package enum HTMLReport {
     /// - Parameters:
     ///   - logs: the network logs of the attempts to show in detail, by attempt id.
     ///   - attachments: files per scenario id, linked by their paths relative to the report.
-    package static func render(_ report: RunReport, logs: [Int64: NetworkLog], attachments: [String: [String]] = [:]) -> String {
+    ///   - kept: the files each attempt kept, as stored in the database (`orchestrate artifacts` writes them out).
+    package static func render(
+        _ report: RunReport, logs: [Int64: NetworkLog], attachments: [String: [String]] = [:], kept: [Int64: [KeptFile]] = [:]
+    ) -> String {
         let id = report.runID.uuidString.lowercased()
         let ordered = report.scenarios.enumerated().sorted { lhs, rhs in
             let (l, r) = (rank(lhs.element), rank(rhs.element))
@@ -45,7 +48,9 @@ package enum HTMLReport {
             html += "<td>\(milliseconds(entry.totalMilliseconds))</td></tr>\n"
         }
         html += "</table>\n"
-        for entry in ordered { html += scenario(entry, logs: logs, attachments: attachments[entry.scenario.id] ?? []) }
+        for entry in ordered {
+            html += scenario(entry, runID: report.runID, logs: logs, attachments: attachments[entry.scenario.id] ?? [], kept: kept)
+        }
         html += "</body>\n</html>\n"
         return html
     }
@@ -68,7 +73,9 @@ package enum HTMLReport {
         return parts.joined(separator: " · ")
     }
 
-    private static func scenario(_ entry: RunReport.ScenarioEntry, logs: [Int64: NetworkLog], attachments: [String]) -> String {
+    private static func scenario(
+        _ entry: RunReport.ScenarioEntry, runID: UUID, logs: [Int64: NetworkLog], attachments: [String], kept: [Int64: [KeptFile]]
+    ) -> String {
         let open = rank(entry) < 2 ? " open" : ""
         var html = "<section id=\"\(anchor(entry.scenario.id))\" class=\"scenario \(escape(entry.verdict?.rawValue ?? entry.result.rawValue))\">\n"
         html += "<details\(open)><summary><h2>\(escape(entry.scenario.name)) \(badge(entry.result.rawValue))"
@@ -96,6 +103,14 @@ package enum HTMLReport {
                 .joined(separator: " · ") + "</p>\n"
         }
         for attempt in entry.attempts { html += self.attempt(attempt, log: logs[attempt.id]) }
+        let files = entry.attempts.flatMap { attempt in (kept[attempt.id] ?? []).map { (attempt, $0) } }
+        if !files.isEmpty {
+            html += "<p class=\"kept\">Kept: "
+            html += files.map { attempt, file in
+                "\(escape(AttemptName.of(attempt: attempt.attempt, lane: attempt.lane)))/\(escape(file.path)) (\(file.bytes) bytes\(file.stored ? "" : ", over the cap: not stored"))"
+            }.joined(separator: " · ")
+            html += " — <code>orchestrate artifacts \(runID.uuidString.lowercased()) \(escape(shellQuoted(entry.scenario.id))) --out DIR</code></p>\n"
+        }
         html += "</details>\n</section>\n"
         return html
     }
@@ -183,4 +198,9 @@ package enum HTMLReport {
         h2{display:inline;font-size:1.1em}summary{cursor:pointer}section{border-top:1px solid #ccc;padding:.5em 0}\
         .steps li{margin:.3em 0}.time{color:#666;font-family:ui-monospace,monospace;font-size:12px}.exchange{margin-left:1em}
         """
+
+    /// A scenario id as one shell word.
+    private static func shellQuoted(_ text: String) -> String {
+        text.allSatisfy { $0.isLetter || $0.isNumber || "-_.:/".contains($0) } ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
 }

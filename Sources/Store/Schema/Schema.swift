@@ -263,8 +263,9 @@ enum Schema {
 
     /// Runs that many hosts join: a run planned under a join key (unique: the first node to arrive plans it), a node's
     /// re-run (a run of its own, `parent_run_id`), who judged it and the exit code it judged; the processes that worked
-    /// it (`run_members`: host, node, slots); and per attempt the hosts it was lost on (its lease expired) and a late
-    /// completion that its lease's fence turned away.
+    /// it (`run_members`: host, node, slots); per attempt the hosts it was lost on (its lease expired) and a late
+    /// completion that its lease's fence turned away; and the files attempts kept (`attempt_files`, gzip, capped per
+    /// attempt: past the cap only name and size), readable from any host.
     static let version12 = """
         ALTER TABLE runs
             ADD COLUMN join_key text,
@@ -287,6 +288,13 @@ enum Schema {
         );
         ALTER TABLE attempts
             ADD COLUMN lost_hosts text[] NOT NULL DEFAULT '{}',
-            ADD COLUMN fenced jsonb
+            ADD COLUMN fenced jsonb;
+        CREATE TABLE attempt_files (
+            attempt_id bigint NOT NULL REFERENCES attempts (id) ON DELETE CASCADE,
+            path text NOT NULL,
+            bytes bigint NOT NULL,
+            content bytea,
+            PRIMARY KEY (attempt_id, path)
+        )
         """
 }

@@ -111,7 +111,7 @@ let package = Package(
         .executableTarget(
             name: "orchestrate-bench",
             dependencies: [
-                "Orchestrator", "Store", "OrchestrateModel",
+                "Orchestrator", "Coordinator", "Store", "OrchestrateModel",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -3,7 +3,7 @@
 # PostgreSQL's server programs (for the embedded database and the tests) and python3 (used by tests);
 # with `test`, also headless Chromium and the PyPI packages haralyzer, junitparser and gherkin-official, which the
 # tests open the HTML report, HAR files and JUnit XML with and compare the Gherkin parser with; with `bench`, also
-# wrk, nginx and psql for the benchmarks.
+# wrk, nginx, psql and pgbench for the benchmarks.
 set -eu
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=""
@@ -25,6 +25,7 @@ if [ "${1:-}" = bench ]; then
   command -v wrk >/dev/null 2>&1 || missing="$missing wrk"
   command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$missing nginx"
   command -v psql >/dev/null 2>&1 || missing="$missing postgresql-client"
+  command -v pgbench >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/pgbench >/dev/null 2>&1 || missing="$missing postgresql-contrib"
 fi
 if [ -n "$missing" ]; then
   echo "installing:$missing"

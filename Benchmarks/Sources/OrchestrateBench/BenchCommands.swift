@@ -1,8 +1,10 @@
+import Coordinator
 import Foundation
 import Logging
 import OrchestrateModel
 import Orchestrator
 import Store
+import Synchronization
 
 /// Drivers for `make bench`: each measures one of orchestrate's own paths so that
 /// Benchmarks/run.sh can set it against a peer measured in the same run.
@@ -52,6 +54,58 @@ enum BenchCommands {
             try await HistoryGenerator.generate(database: database, scenarios: scenarios, runs: runs, days: days)
             let elapsed = ContinuousClock.now - clock
             return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        }
+    }
+
+    /// Plans a run of `scenarios` scenarios whose attempts are never started as processes (the claim driver finishes
+    /// them at once); returns the run's id.
+    static func plan(scenarios: Int, database url: String?, logger: Logger) async throws -> String {
+        try await ProjectDatabase.open(flag: url, config: here, logger: logger) { database in
+            let plan = RunPlan(
+                host: HostFacts.hostName, gitRevision: nil, workingDirectory: FileManager.default.currentDirectoryPath, configPath: nil,
+                mode: .replay, workers: 32, retries: 0,
+                scenarios: (0..<scenarios).map {
+                    Scenario(id: String(format: "noop-%05d", $0), name: "noop \($0)", command: "true", timeoutMilliseconds: 0)
+                }
+            )
+            try await RunStore(database: database).create(plan)
+            return plan.id.uuidString.lowercased()
+        }
+    }
+
+    /// Works the run with `slots` slots through ``RoundBatcher`` and ``AttemptQueue`` as a coordinator does, every
+    /// attempt passing at once; returns how many it completed, and when its first claim was asked for and its last
+    /// result acknowledged (seconds since 1970).
+    static func claim(runID: UUID, slots: Int, database url: String?, logger: Logger) async throws -> (Int, Double, Double) {
+        try await ProjectDatabase.open(flag: url, config: here, logger: logger, maximumConnections: 4) { database in
+            let queue = AttemptQueue(database: database)
+            let process = WorkerIdentity(host: HostFacts.hostName, pid: getpid(), slot: 0)
+            let completed = Atomic<Int>(0)
+            let batcher = RoundBatcher(
+                runID: runID, workers: slots, process: process, perform: { try await queue.round($0) },
+                onAck: { _, _, ack in if ack.accepted { completed.add(1, ordering: .relaxed) } })
+            let start = Date().timeIntervalSince1970
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for slot in 1...slots {
+                    group.addTask {
+                        let claimant = Claimant(worker: WorkerIdentity(host: process.host, pid: process.pid, slot: slot), port: 0)
+                        while true {
+                            let answer = try await batcher.next(for: claimant)
+                            if let claimed = answer.claimed {
+                                batcher.finish(claimed, result: AttemptResult(outcome: .passed, durationMilliseconds: 0))
+                                continue
+                            }
+                            var counts = answer.counts
+                            if counts == nil { counts = try await queue.counts(runID: runID) }
+                            if counts?.isDrained == true { return }
+                            await batcher.waitForResults(since: answer.recorded, atMost: .milliseconds(100))
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+            try await batcher.flush()
+            return (completed.load(ordering: .relaxed), start, Date().timeIntervalSince1970)
         }
     }
 }

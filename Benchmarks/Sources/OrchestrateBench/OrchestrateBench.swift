@@ -9,7 +9,7 @@ struct OrchestrateBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "orchestrate-bench",
         abstract: "Benchmark drivers for make bench.",
-        subcommands: [Ingest.self, History.self]
+        subcommands: [Ingest.self, History.self, Plan.self, Claim.self]
     )
 
     /// The database flag both drivers take (default: ORCHESTRATE_DATABASE_URL, else the current folder's embedded cluster).
@@ -58,6 +58,43 @@ struct OrchestrateBench: AsyncParsableCommand {
         func run() async throws {
             let (attemptID, seconds) = try await BenchCommands.ingest(count: count, database: database.database, logger: database.logger)
             print("\(attemptID) \(seconds)")
+        }
+    }
+
+    struct Plan: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Plan a run of N scenarios that do nothing, for (f); prints its id.")
+
+        @OptionGroup var database: DatabaseOption
+
+        @Option(name: .long, help: "How many scenarios.")
+        var scenarios = 10_000
+
+        func run() async throws {
+            print(try await BenchCommands.plan(scenarios: scenarios, database: database.database, logger: database.logger))
+        }
+    }
+
+    struct Claim: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: """
+                Work run RUN with SLOTS slots through the coordinator's queue path (RoundBatcher over AttemptQueue: group \
+                commit, claim-ahead, fenced rounds), each attempt finishing at once; prints the attempts it completed and \
+                the wall-clock times of its first claim and last acknowledgement.
+                """)
+
+        @OptionGroup var database: DatabaseOption
+
+        @Option(name: .long, help: "The run to work.")
+        var run: String
+
+        @Option(name: .long, help: "Slots in this process.")
+        var slots = 8
+
+        func run() async throws {
+            let (count, start, end) = try await BenchCommands.claim(
+                runID: UUID(uuidString: run)!, slots: slots, database: database.database, logger: database.logger)
+            print("\(count) \(start) \(end)")
         }
     }
 }

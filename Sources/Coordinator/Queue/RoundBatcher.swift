@@ -11,17 +11,17 @@ import Synchronization
 ///   starts its next attempt at once and its result goes in the next round. Claimed-ahead attempts hold leases like running ones (the
 ///   heartbeat covers them) and go back to the queue when the run stops. With long attempts nothing is
 ///   claimed ahead, so other hosts sharing the run find the work still queued.
-final class RoundBatcher: Sendable {
-    typealias Perform = @Sendable (QueueRound) async throws -> QueueRoundReply
-    typealias OnAck = @Sendable (ClaimedAttempt, AttemptResult, CompletionAck) -> Void
+package final class RoundBatcher: Sendable {
+    package typealias Perform = @Sendable (QueueRound) async throws -> QueueRoundReply
+    package typealias OnAck = @Sendable (ClaimedAttempt, AttemptResult, CompletionAck) -> Void
 
     /// What a slot asking for work gets.
-    struct Answer: Sendable {
-        var claimed: ClaimedAttempt?
+    package struct Answer: Sendable {
+        package var claimed: ClaimedAttempt?
         /// What is left of the run, when the slot got nothing.
-        var counts: QueueCounts?
+        package var counts: QueueCounts?
         /// How many rounds had recorded results when the answer was given (for ``waitForResults(since:atMost:)``).
-        var recorded = 0
+        package var recorded = 0
     }
 
     private struct Waiter: Sendable {
@@ -74,7 +74,7 @@ final class RoundBatcher: Sendable {
     private let onAck: OnAck
     private let state = Mutex(State())
 
-    init(runID: UUID, workers: Int, process: WorkerIdentity, perform: @escaping Perform, onAck: @escaping OnAck) {
+    package init(runID: UUID, workers: Int, process: WorkerIdentity, perform: @escaping Perform, onAck: @escaping OnAck) {
         self.runID = runID
         self.workers = workers
         self.process = process
@@ -83,7 +83,7 @@ final class RoundBatcher: Sendable {
     }
 
     /// Hands in a result; it is recorded with the next round (its ack arrives through `onAck`).
-    func finish(_ claimed: ClaimedAttempt, result: AttemptResult) {
+    package func finish(_ claimed: ClaimedAttempt, result: AttemptResult) {
         let lead = state.withLock { state -> Bool in
             state.completions.append((claimed, result))
             let average = state.averageMilliseconds ?? Double(result.durationMilliseconds)
@@ -94,7 +94,7 @@ final class RoundBatcher: Sendable {
     }
 
     /// The next attempt for `claimant`: one claimed ahead at once, else from the next round.
-    func next(for claimant: Claimant) async throws -> Answer {
+    package func next(for claimant: Claimant) async throws -> Answer {
         let ahead = try state.withLock { state -> ClaimedAttempt? in
             if let failure = state.failure { throw failure }
             return Self.takeAhead(for: claimant, from: &state)
@@ -108,7 +108,7 @@ final class RoundBatcher: Sendable {
     /// or finish the run, and the slot should know at once — not a poll interval later, which every run paid at its
     /// end. The timeout covers changes made by other hosts. Rounds that only claimed wake nobody (idle slots asking
     /// again would make rounds that wake each other).
-    func waitForResults(since recorded: Int, atMost timeout: Duration) async {
+    package func waitForResults(since recorded: Int, atMost timeout: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { try? await Task.sleep(for: timeout) }
             group.addTask { await self.resultsRecorded(since: recorded) }
@@ -137,7 +137,7 @@ final class RoundBatcher: Sendable {
     }
 
     /// Returns once every result handed in so far is recorded.
-    func flush() async throws {
+    package func flush() async throws {
         _ = try await wait(nil)
     }
 

@@ -151,6 +151,26 @@ struct ManyHostsTests {
             #expect(judged.first == 1)
             let listing = try await seed.run(["runs", "--limit", "1"], name: "runs")
             #expect(listing.stdout.contains("host1,host2,host3"), "\(listing.stdout)")
+            // The other sslmodes reach it too; without TLS, or with a CA that did not sign its certificate, nothing does.
+            var impatient = seed
+            impatient.environment["ORCHESTRATE_CONNECT_TIMEOUT"] = "1"
+            for (mode, expected) in [("require", Int32(0)), ("verify-ca", 0), ("disable", 3)] {
+                let url = fleet.adminURL.replacingOccurrences(of: "sslmode=verify-full", with: "sslmode=\(mode)")
+                let result = try await impatient.run(["runs", "--limit", "1", "--database", url], name: "tls-\(mode)")
+                #expect(result.exitCode == expected, "sslmode=\(mode): \(result.stderr)")
+                if mode == "disable" { #expect(result.stderr.contains("no encryption"), "\(result.stderr)") }
+            }
+            let made = try MetricsTests.run(
+                "openssl",
+                [
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=stranger",
+                    "-keyout", fleet.directory.file("other-ca.key"), "-out", fleet.directory.file("other-ca.crt"),
+                ])
+            #expect(made.status == 0, "\(made.output)")
+            let stranger = fleet.adminURL.replacingOccurrences(
+                of: "sslrootcert=\(fleet.directory.file("db/.orchestrate/postgres-ca.crt"))", with: "sslrootcert=\(fleet.directory.file("other-ca.crt"))")
+            let refused = try await impatient.run(["runs", "--database", stranger], name: "stranger")
+            #expect(refused.exitCode == 3 && !refused.stderr.contains(fleet.password), "\(refused.stderr)")
         }
     }
 

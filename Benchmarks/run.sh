@@ -182,16 +182,17 @@ H="$WORK/history"
 mkdir -p "$H"
 HISTORY_URL=$(cd "$H" && unset ORCHESTRATE_DATABASE_URL && "$BIN" db url)
 ( cd "$H" && unset ORCHESTRATE_DATABASE_URL && "$BIN" db migrate >/dev/null )
-generated=$("$DRIVER" history --scenarios 2000 --runs 500 --days 180 --database "$HISTORY_URL")
+# The history is the project of the folder it is made in (its name), as are the commands that read it, run there.
+generated=$(cd "$H" && "$DRIVER" history --scenarios 2000 --runs 500 --days 180 --database "$HISTORY_URL")
 echo "   generated in ${generated}s: $(psql -Atq "$HISTORY_URL" -c "SELECT count(*) FROM attempts") attempts"
-run=$("$BIN" runs --limit 1 --format json --database "$HISTORY_URL" | python3 -c "import json, sys; print(json.load(sys.stdin)[0]['id'][:8])")
+run=$(cd "$H" && "$BIN" runs --limit 1 --format json --database "$HISTORY_URL" | python3 -c "import json, sys; print(json.load(sys.stdin)[0]['id'][:8])")
 scenario="Features/area10.feature: scenario 50"
 # Best of 3 wall times of the whole command (process start, connection, query, output), in ms.
 best_ms() {
   local best=""
   for _ in 1 2 3; do
     local start end ms
-    start=$(now); "$BIN" "$@" --database "$HISTORY_URL" >/dev/null; end=$(now)
+    start=$(now); ( cd "$H" && "$BIN" "$@" --database "$HISTORY_URL" >/dev/null ); end=$(now)
     ms=$(python3 -c "print(round(($end - $start) * 1000))")
     if [ -z "$best" ] || [ "$ms" -lt "$best" ]; then best=$ms; fi
   done

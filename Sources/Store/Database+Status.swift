@@ -10,6 +10,11 @@ extension Database {
         return 0
     }
 
+    /// Applies the migrations up to `version`: for tests that make rows as an older orchestrate left them.
+    package func migrate(through version: Int) async throws {
+        try await Migrations.apply(on: self, through: version)
+    }
+
     /// How many runs are stored (0 before the schema exists).
     package func runCount() async throws -> Int {
         guard try await schemaVersion() > 0 else { return 0 }

@@ -48,11 +48,12 @@ package struct QuarantineEntry: Sendable, Encodable {
 }
 
 extension RunStore {
-    /// Scenarios by flakiness score over the attempts finished since `since`, highest first: the one implementation of
-    /// ``FlakinessScore``. `scenarioIDs` narrows it to those (`nil`: all). `scoresOnly` leaves out the verdict counts
-    /// and the newest evidence (two lookups per scenario; automatic quarantine needs only the scores).
+    /// The scenarios of `project` by flakiness score over the attempts finished since `since`, highest first: the one
+    /// implementation of ``FlakinessScore``. `scenarioIDs` narrows it to those (`nil`: all), `branch` to the runs of one
+    /// branch. `scoresOnly` leaves out the verdict counts and the newest evidence (two lookups per scenario; automatic
+    /// quarantine needs only the scores).
     package func flakiness(
-        since: Date, scenarioIDs: [String]? = nil, limit: Int, scoresOnly: Bool = false
+        project: String, since: Date, scenarioIDs: [String]? = nil, branch: String? = nil, limit: Int, scoresOnly: Bool = false
     ) async throws -> [FlakinessLine] {
         let (priorFlips, priorTransitions) = (FlakinessScore.priorFlips, FlakinessScore.priorTransitions)
         let liveModes = Mode.allCases.filter { $0.lane == .live }.map(\.rawValue)
@@ -62,7 +63,8 @@ extension RunStore {
                 SELECT a.id, a.scenario_id, a.outcome = 'passed' AS passed, a.finished_at, r.git_revision,
                        coalesce(a.mode, r.mode) = ANY(\(liveModes)::text[]) AS live
                 FROM attempts a JOIN runs r ON r.id = a.run_id
-                WHERE a.state = 'finished' AND a.finished_at >= \(since)
+                WHERE a.state = 'finished' AND a.finished_at >= \(since) AND r.project = \(project)
+                  AND (\(branch)::text IS NULL OR r.branch = \(branch))
                   -- IN over unnest, not = ANY: a hashed lookup per row rather than a walk along the array.
                   AND (\(scenarioIDs)::text[] IS NULL OR a.scenario_id IN (SELECT unnest(\(scenarioIDs)::text[])))
             ), paired AS (
@@ -82,16 +84,18 @@ extension RunStore {
             SELECT top.scenario_id, s.name, top.score, top.attempts, top.passes, top.transitions, top.flips,
                    CASE WHEN \(scoresOnly) THEN '{}' ELSE coalesce((SELECT jsonb_object_agg(v.verdict, v.n)::text FROM (
                        SELECT rs.verdict, count(*) AS n FROM run_scenarios rs JOIN runs r ON r.id = rs.run_id
-                       WHERE rs.scenario_id = top.scenario_id AND rs.verdict IS NOT NULL AND r.created_at >= \(since)
+                       WHERE rs.project = \(project) AND rs.scenario_id = top.scenario_id AND rs.verdict IS NOT NULL
+                         AND r.created_at >= \(since)
                        GROUP BY rs.verdict) v), '{}') END,
                    last.verdict, last.verdict_reason, last.evidence::text,
-                   EXISTS (SELECT 1 FROM quarantine q WHERE q.scenario_id = top.scenario_id),
+                   EXISTS (SELECT 1 FROM quarantine q WHERE q.project = \(project) AND q.scenario_id = top.scenario_id),
                    top.replay_attempts, top.replay_passes, top.live_attempts, top.live_passes
-            FROM top JOIN scenarios s ON s.id = top.scenario_id
+            FROM top JOIN scenarios s ON s.project = \(project) AND s.id = top.scenario_id
             LEFT JOIN LATERAL (
                 SELECT rs.verdict, rs.verdict_reason, rs.evidence -> 0 AS evidence
                 FROM run_scenarios rs JOIN runs r ON r.id = rs.run_id
-                WHERE NOT \(scoresOnly) AND rs.scenario_id = top.scenario_id AND rs.verdict IS NOT NULL AND rs.verdict <> 'stable'
+                WHERE NOT \(scoresOnly) AND rs.project = \(project) AND rs.scenario_id = top.scenario_id AND rs.verdict IS NOT NULL
+                  AND rs.verdict <> 'stable'
                 ORDER BY r.created_at DESC LIMIT 1
             ) last ON true
             ORDER BY top.score DESC, top.scenario_id
@@ -116,13 +120,14 @@ extension RunStore {
         return lines
     }
 
-    /// Quarantines a scenario by hand (replacing an automatic entry). False when no scenario has that id.
-    package func quarantine(_ scenarioID: String, reason: String) async throws -> Bool {
+    /// Quarantines a scenario of `project` by hand (replacing an automatic entry). False when it has no scenario with
+    /// that id.
+    package func quarantine(_ scenarioID: String, project: String, reason: String) async throws -> Bool {
         let rows = try await database.client.query(
             """
-            INSERT INTO quarantine (scenario_id, reason, automatic)
-            SELECT id, \(reason), false FROM scenarios WHERE id = \(scenarioID)
-            ON CONFLICT (scenario_id) DO UPDATE SET reason = excluded.reason, automatic = false, score = NULL, added_at = now()
+            INSERT INTO quarantine (project, scenario_id, reason, automatic)
+            SELECT project, id, \(reason), false FROM scenarios WHERE project = \(project) AND id = \(scenarioID)
+            ON CONFLICT (project, scenario_id) DO UPDATE SET reason = excluded.reason, automatic = false, score = NULL, added_at = now()
             RETURNING scenario_id
             """,
             logger: database.logger
@@ -131,18 +136,22 @@ extension RunStore {
         return false
     }
 
-    /// Takes a scenario out of quarantine. False when it was not in it.
-    package func release(_ scenarioID: String) async throws -> Bool {
+    /// Takes a scenario of `project` out of quarantine. False when it was not in it.
+    package func release(_ scenarioID: String, project: String) async throws -> Bool {
         let rows = try await database.client.query(
-            "DELETE FROM quarantine WHERE scenario_id = \(scenarioID) RETURNING scenario_id", logger: database.logger
+            "DELETE FROM quarantine WHERE project = \(project) AND scenario_id = \(scenarioID) RETURNING scenario_id", logger: database.logger
         )
         for try await _ in rows { return true }
         return false
     }
 
-    package func quarantined() async throws -> [QuarantineEntry] {
+    /// The quarantined scenarios of `project`, newest first.
+    package func quarantined(project: String) async throws -> [QuarantineEntry] {
         let rows = try await database.client.query(
-            "SELECT scenario_id, reason, automatic, score, added_at FROM quarantine ORDER BY added_at DESC, scenario_id",
+            """
+            SELECT scenario_id, reason, automatic, score, added_at FROM quarantine WHERE project = \(project)
+            ORDER BY added_at DESC, scenario_id
+            """,
             logger: database.logger
         )
         var entries: [QuarantineEntry] = []
@@ -156,7 +165,7 @@ extension RunStore {
     /// an automatic one gets the new score), `release` comes out if its entry is automatic. Returns what actually went in
     /// (new entries) and came out.
     package func applyAutomaticQuarantine(
-        add: [(scenarioID: String, score: Double, reason: String)], release: [String]
+        project: String, add: [(scenarioID: String, score: Double, reason: String)], release: [String]
     ) async throws -> (added: [String], released: [String]) {
         guard !add.isEmpty || !release.isEmpty else { return ([], []) }
         return try await database.client.withTransaction(logger: database.logger) { connection in
@@ -164,17 +173,17 @@ extension RunStore {
             var released: [String] = []
             let addedRows = try await connection.query(
                 """
-                INSERT INTO quarantine (scenario_id, reason, automatic, score)
-                SELECT x.id, x.reason, true, x.score FROM unnest(\(add.map(\.scenarioID))::text[], \(add.map(\.score))::float8[],
-                                                               \(add.map(\.reason))::text[]) AS x(id, score, reason)
-                ON CONFLICT (scenario_id) DO UPDATE SET score = excluded.score WHERE quarantine.automatic
+                INSERT INTO quarantine (project, scenario_id, reason, automatic, score)
+                SELECT \(project), x.id, x.reason, true, x.score FROM unnest(\(add.map(\.scenarioID))::text[], \(add.map(\.score))::float8[],
+                                                                          \(add.map(\.reason))::text[]) AS x(id, score, reason)
+                ON CONFLICT (project, scenario_id) DO UPDATE SET score = excluded.score WHERE quarantine.automatic
                 RETURNING scenario_id, (xmax = 0) AS inserted
                 """,
                 logger: database.logger
             )
             for try await (id, inserted) in addedRows.decode((String, Bool).self) where inserted { added.append(id) }
             let releasedRows = try await connection.query(
-                "DELETE FROM quarantine WHERE scenario_id = ANY(\(release)) AND automatic RETURNING scenario_id",
+                "DELETE FROM quarantine WHERE project = \(project) AND scenario_id = ANY(\(release)) AND automatic RETURNING scenario_id",
                 logger: database.logger
             )
             for try await id in releasedRows.decode(String.self) { released.append(id) }

@@ -31,17 +31,19 @@ package struct StepHistory: Sendable, Encodable {
 }
 
 extension RunStore {
-    /// The scenario whose id is `text`, else the ids of scenarios with history that contain it (case-insensitive), at most `limit`.
-    package func scenarioIDs(containing text: String, limit: Int = 10) async throws -> [String] {
+    /// The scenario of `project` whose id is `text`, else the ids of its scenarios with history that contain it
+    /// (case-insensitive), at most `limit`.
+    package func scenarioIDs(containing text: String, project: String, limit: Int = 10) async throws -> [String] {
         let pattern =
             "%"
             + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "%", with: "\\%")
             .replacingOccurrences(of: "_", with: "\\_") + "%"
         let rows = try await database.client.query(
             """
-            SELECT id FROM scenarios WHERE id = \(text)
+            SELECT id FROM scenarios WHERE project = \(project) AND id = \(text)
             UNION ALL
-            (SELECT id FROM scenarios WHERE id ILIKE \(pattern) AND NOT EXISTS (SELECT 1 FROM scenarios WHERE id = \(text))
+            (SELECT id FROM scenarios WHERE project = \(project) AND id ILIKE \(pattern)
+               AND NOT EXISTS (SELECT 1 FROM scenarios WHERE project = \(project) AND id = \(text))
              ORDER BY id LIMIT \(limit))
             """,
             logger: database.logger
@@ -62,8 +64,8 @@ extension RunStore {
         return ids
     }
 
-    /// A scenario's finished attempts, newest first, each with its steps and how many exchanges each step made.
-    package func history(scenarioID: String, limit: Int) async throws -> [AttemptHistory] {
+    /// A scenario's finished attempts in `project`, newest first, each with its steps and how many exchanges each step made.
+    package func history(scenarioID: String, project: String, limit: Int) async throws -> [AttemptHistory] {
         let rows = try await database.client.query(
             """
             SELECT a.id, a.run_id, a.attempt, coalesce(a.mode, (SELECT e.mode FROM exchanges e WHERE e.attempt_id = a.id LIMIT 1), r.mode),
@@ -71,7 +73,7 @@ extension RunStore {
                    (SELECT count(*) FROM exchanges e WHERE e.attempt_id = a.id)::int,
                    (SELECT count(*) FROM exchanges e WHERE e.attempt_id = a.id AND NOT e.matched)::int
             FROM attempts a JOIN runs r ON r.id = a.run_id
-            WHERE a.scenario_id = \(scenarioID) AND a.outcome IS NOT NULL
+            WHERE a.project = \(project) AND a.scenario_id = \(scenarioID) AND a.outcome IS NOT NULL
             ORDER BY a.finished_at DESC, a.id DESC
             LIMIT \(limit)
             """,

@@ -9,6 +9,8 @@ package struct JoinableRun: Sendable, Hashable {
     package var startedAt: Date
     /// The exit code it was judged with; `nil` until it is judged.
     package var exitCode: Int32?
+    /// Its suite: whose history, flakiness and quarantine it adds to.
+    package var project: String
 }
 
 /// One host's part in a run: its slots and what they did.
@@ -29,9 +31,9 @@ extension RunStore {
     /// The run planned under `key`, if any.
     package func run(joinKey key: String) async throws -> JoinableRun? {
         let rows = try await database.client.query(
-            "SELECT id, state, created_at, exit_code FROM runs WHERE join_key = \(key)", logger: database.logger)
-        for try await (id, state, created, code) in rows.decode((UUID, String, Date, Int32?).self) {
-            return JoinableRun(id: id, state: RunState(rawValue: state) ?? .running, startedAt: created, exitCode: code)
+            "SELECT id, state, created_at, exit_code, project FROM runs WHERE join_key = \(key)", logger: database.logger)
+        for try await (id, state, created, code, project) in rows.decode((UUID, String, Date, Int32?, String).self) {
+            return JoinableRun(id: id, state: RunState(rawValue: state) ?? .running, startedAt: created, exitCode: code, project: project)
         }
         return nil
     }
@@ -39,9 +41,9 @@ extension RunStore {
     /// The run `id`, if any, as ``run(joinKey:)`` describes it.
     package func joinable(_ id: UUID) async throws -> JoinableRun? {
         let rows = try await database.client.query(
-            "SELECT id, state, created_at, exit_code FROM runs WHERE id = \(id)", logger: database.logger)
-        for try await (id, state, created, code) in rows.decode((UUID, String, Date, Int32?).self) {
-            return JoinableRun(id: id, state: RunState(rawValue: state) ?? .running, startedAt: created, exitCode: code)
+            "SELECT id, state, created_at, exit_code, project FROM runs WHERE id = \(id)", logger: database.logger)
+        for try await (id, state, created, code, project) in rows.decode((UUID, String, Date, Int32?, String).self) {
+            return JoinableRun(id: id, state: RunState(rawValue: state) ?? .running, startedAt: created, exitCode: code, project: project)
         }
         return nil
     }

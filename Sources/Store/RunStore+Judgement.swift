@@ -90,7 +90,8 @@ extension RunStore {
             """
             WITH same AS MATERIALIZED (
                 SELECT id, mode FROM runs
-                WHERE git_revision IS NOT DISTINCT FROM (SELECT git_revision FROM runs WHERE id = \(runID)) AND id <> \(runID)
+                WHERE project = (SELECT project FROM runs WHERE id = \(runID))
+                  AND git_revision IS NOT DISTINCT FROM (SELECT git_revision FROM runs WHERE id = \(runID)) AND id <> \(runID)
                 ORDER BY created_at DESC LIMIT \(runs)
             ), failed AS (
                 SELECT DISTINCT f.scenario_id AS id

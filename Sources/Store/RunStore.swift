@@ -19,8 +19,11 @@ package struct RunPlan: Sendable {
     /// For a node's re-run: the run it re-runs a share of, and the node.
     package var parentRunID: UUID?
     package var node: String?
-    /// The suite the run belongs to (`project:` in orchestrate.yml), for agents that serve whatever run comes.
-    package var project: String?
+    /// The suite the run belongs to (`project:` in orchestrate.yml): its scenarios' history, flakiness and quarantine
+    /// are the project's.
+    package var project = RunStore.defaultProject
+    /// The branch it ran on, when known.
+    package var branch: String?
 
     package init(
         id: UUID = UUID(), host: String, gitRevision: String?, workingDirectory: String, configPath: String?,
@@ -60,11 +63,15 @@ package struct RunSummary: Sendable, Hashable {
     package var slots = 0
     /// The key it was planned under, for a run several nodes joined.
     package var joinKey: String?
+    package var project = RunStore.defaultProject
+    package var branch: String?
 }
 
 /// Runs, scenarios and their history.
 package struct RunStore: Sendable {
     let database: Database
+    /// The project of runs planned without one (`project:` in orchestrate.yml names it; the config's folder otherwise).
+    package static let defaultProject = "default"
 
     package init(database: Database) {
         self.database = database
@@ -109,41 +116,43 @@ package struct RunStore: Sendable {
             WITH x AS (
                 SELECT u.id, u.name, u.command, nullif(u.uri, '') AS uri, nullif(u.line, 0) AS line,
                        (\(tags)::text[])[u.tag_from : u.tag_end] AS tags,
-                       u.timeout_ms, u.env::jsonb AS env, u.position::integer - 1 AS position
+                       u.timeout_ms, u.env::jsonb AS env, u.position::integer - 1 AS position, \(plan.project)::text AS project
                 FROM unnest(\(ids)::text[], \(names)::text[], \(commands)::text[], \(uris)::text[], \(lines)::integer[],
                             \(tagFroms)::integer[], \(tagEnds)::integer[], \(timeouts)::bigint[], \(environments)::text[])
                      WITH ORDINALITY AS u(id, name, command, uri, line, tag_from, tag_end, timeout_ms, env, position)
             ), run AS (
                 INSERT INTO runs (id, state, host, git_revision, working_directory, config_path, mode, workers, retries, scenario_count,
-                                  join_key, parent_run_id, node, project)
+                                  join_key, parent_run_id, node, project, branch)
                 VALUES (\(plan.id), 'running', \(plan.host), \(plan.gitRevision), \(plan.workingDirectory), \(plan.configPath),
                         \(plan.mode.rawValue), \(plan.workers), \(plan.retries), \(plan.scenarios.count), \(plan.joinKey),
-                        \(plan.parentRunID), \(plan.node), \(plan.project))
+                        \(plan.parentRunID), \(plan.node), \(plan.project), \(plan.branch))
                 ON CONFLICT (join_key) WHERE join_key IS NOT NULL DO NOTHING
                 RETURNING created_at
             ), known AS (
                 -- Unchanged scenarios are left alone, not even locked (a new row version each, every run, cost more than
                 -- the insert); last_seen says the day a scenario was last planned.
-                INSERT INTO scenarios (id, name, uri, line, tags)
-                SELECT x.id, x.name, x.uri, x.line, x.tags FROM x
-                WHERE EXISTS (SELECT 1 FROM run) AND NOT EXISTS (SELECT 1 FROM scenarios s WHERE s.id = x.id AND s.last_seen >= now() - interval '1 day'
+                INSERT INTO scenarios (project, id, name, uri, line, tags)
+                SELECT x.project, x.id, x.name, x.uri, x.line, x.tags FROM x
+                WHERE EXISTS (SELECT 1 FROM run) AND NOT EXISTS (SELECT 1 FROM scenarios s WHERE s.project = x.project AND s.id = x.id
+                                    AND s.last_seen >= now() - interval '1 day'
                                     AND (s.name, s.uri, s.line, s.tags) IS NOT DISTINCT FROM (x.name, x.uri, x.line, x.tags))
-                ON CONFLICT (id) DO UPDATE SET name = excluded.name, uri = excluded.uri, line = excluded.line,
+                ON CONFLICT (project, id) DO UPDATE SET name = excluded.name, uri = excluded.uri, line = excluded.line,
                     tags = excluded.tags, last_seen = now()
             ), planned AS (
                 -- The first attempts come from the rows just planned; a compare run's lanes (the replay and the live
                 -- attempt of a scenario) are claimed one after the other.
-                INSERT INTO run_scenarios (run_id, scenario_id, position, command, timeout_ms, env, tags, expected_ms,
+                INSERT INTO run_scenarios (run_id, project, scenario_id, position, command, timeout_ms, env, tags, expected_ms,
                                            max_attempts, lane_count, quarantined)
                 -- The median per row, never as a join: PostgreSQL cannot know how many rows an unnest has, and joining
                 -- two guesses of 10 made a nested loop over 2,000 x 2,000 rows.
-                SELECT \(plan.id), x.id, x.position, x.command, x.timeout_ms, x.env, x.tags, \(unescaped: RunStore.medianSQL("x.id")),
-                       \(plan.retries + 1), cardinality(\(lanes)::text[]), EXISTS (SELECT 1 FROM quarantine q WHERE q.scenario_id = x.id)
+                SELECT \(plan.id), x.project, x.id, x.position, x.command, x.timeout_ms, x.env, x.tags,
+                       \(unescaped: RunStore.medianSQL("x.id", project: "x.project")), \(plan.retries + 1), cardinality(\(lanes)::text[]),
+                       EXISTS (SELECT 1 FROM quarantine q WHERE q.project = x.project AND q.scenario_id = x.id)
                 FROM x WHERE EXISTS (SELECT 1 FROM run)
                 RETURNING scenario_id, position, expected_ms
             ), first AS (
-                INSERT INTO attempts (run_id, scenario_id, attempt, mode, expected_ms)
-                SELECT \(plan.id), p.scenario_id, 1, nullif(lane.mode, ''), p.expected_ms
+                INSERT INTO attempts (run_id, project, scenario_id, attempt, mode, expected_ms)
+                SELECT \(plan.id), \(plan.project), p.scenario_id, 1, nullif(lane.mode, ''), p.expected_ms
                 FROM planned p, unnest(\(lanes)::text[]) WITH ORDINALITY AS lane(mode, n)
                 ORDER BY p.position, lane.n
             )
@@ -212,14 +221,15 @@ package struct RunStore: Sendable {
         }
     }
 
-    /// Expected durations (median of recent passing attempts) for the given scenarios; absent when never seen.
-    package func expectedDurations(_ scenarioIDs: [String]) async throws -> [String: Int64] {
+    /// Expected durations (median of recent passing attempts) for the given scenarios of `project`; absent when never seen.
+    package func expectedDurations(_ scenarioIDs: [String], project: String) async throws -> [String: Int64] {
         var result: [String: Int64] = [:]
         let query = PostgresQuery(
-            unsafeSQL: RunStore.expectedSQL("SELECT unnest($1::text[])"),
+            unsafeSQL: RunStore.expectedSQL("SELECT unnest($1::text[])", project: "$2::text"),
             binds: {
                 var binds = PostgresBindings()
                 binds.append(scenarioIDs)
+                binds.append(project)
                 return binds
             }())
         for try await (id, expected) in try await database.client.query(query, logger: database.logger).decode((String, Int64).self) {
@@ -231,19 +241,20 @@ package struct RunStore: Sendable {
     /// The planner's estimate for the scenarios `ids` selects: the median of each one's last 20
     /// passing attempts (rows `scenario_id, ms`); scenarios never seen passing have no row and run first.
     /// Each scenario reads only its 20 newest passes (from the index `attempts_scenario_history` alone), however long the history.
-    static func expectedSQL(_ ids: String) -> String {
+    static func expectedSQL(_ ids: String, project: String) -> String {
         """
         SELECT ids.id AS scenario_id, recent.ms
-        FROM (\(ids)) AS ids(id), LATERAL (SELECT \(medianSQL("ids.id")) AS ms) recent
+        FROM (\(ids)) AS ids(id), LATERAL (SELECT \(medianSQL("ids.id", project: project)) AS ms) recent
         WHERE recent.ms IS NOT NULL
         """
     }
 
-    /// The median of the last 20 passing durations of the scenario `id` names, as a scalar subquery (`NULL` when none).
-    static func medianSQL(_ id: String) -> String {
+    /// The median of the last 20 passing durations of the scenario `id` names in `project` (SQL expressions), as a scalar
+    /// subquery (`NULL` when none).
+    static func medianSQL(_ id: String, project: String) -> String {
         """
         (SELECT (percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms))::bigint
-         FROM (SELECT duration_ms FROM attempts a WHERE a.scenario_id = \(id) AND a.outcome = 'passed'
+         FROM (SELECT duration_ms FROM attempts a WHERE a.project = \(project) AND a.scenario_id = \(id) AND a.outcome = 'passed'
                ORDER BY a.finished_at DESC LIMIT 20) last20)
         """
     }
@@ -295,7 +306,7 @@ package struct RunStore: Sendable {
             SELECT r.id, r.state, r.created_at, r.finished_at, r.host, r.git_revision, r.working_directory, r.mode,
                    r.workers, r.retries, r.scenario_count, c.passed, c.flaky, c.failed, c.pending, r.join_key,
                    (SELECT coalesce(array_agg(DISTINCT m.host ORDER BY m.host), '{}') FROM run_members m WHERE m.run_id = r.id),
-                   (SELECT coalesce(sum(m.workers), 0)::bigint FROM run_members m WHERE m.run_id = r.id)
+                   (SELECT coalesce(sum(m.workers), 0)::bigint FROM run_members m WHERE m.run_id = r.id), r.project, r.branch
             FROM (SELECT * FROM runs WHERE \(runID)::uuid IS NULL OR id = \(runID) ORDER BY created_at DESC LIMIT \(limit)) r,
             LATERAL (SELECT count(*) FILTER (WHERE rs.result = 'passed') AS passed, count(*) FILTER (WHERE rs.result = 'flaky') AS flaky,
                             count(*) FILTER (WHERE rs.result = 'failed') AS failed, count(*) FILTER (WHERE rs.result IS NULL) AS pending
@@ -306,13 +317,15 @@ package struct RunStore: Sendable {
         )
         var result: [RunSummary] = []
         for try await row in rows.decode(
-            (UUID, String, Date, Date?, String, String?, String, String, Int, Int, Int, Int, Int, Int, Int, String?, [String], Int64).self)
+            (UUID, String, Date, Date?, String, String?, String, String, Int, Int, Int, Int, Int, Int, Int, String?, [String], Int64, String, String?)
+                .self)
         {
             result.append(
                 RunSummary(
                     id: row.0, state: RunState(rawValue: row.1) ?? .running, createdAt: row.2, finishedAt: row.3, host: row.4, gitRevision: row.5,
                     workingDirectory: row.6, mode: row.7, workers: row.8, retries: row.9, scenarios: row.10,
-                    passed: row.11, flaky: row.12, failed: row.13, pending: row.14, hosts: row.16, slots: Int(row.17), joinKey: row.15
+                    passed: row.11, flaky: row.12, failed: row.13, pending: row.14, hosts: row.16, slots: Int(row.17), joinKey: row.15,
+                    project: row.18, branch: row.19
                 ))
         }
         return result
@@ -353,7 +366,7 @@ package struct RunStore: Sendable {
             """
             SELECT \(unescaped: Self.plannedScenarioColumns), rs.result,
                    rs.verdict, rs.verdict_reason, rs.evidence::text, rs.quarantined
-            FROM run_scenarios rs JOIN scenarios s ON s.id = rs.scenario_id
+            FROM run_scenarios rs JOIN scenarios s ON s.project = rs.project AND s.id = rs.scenario_id
             WHERE rs.run_id = \(runID) ORDER BY rs.position
             """,
             logger: database.logger

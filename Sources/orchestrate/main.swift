@@ -489,6 +489,7 @@ struct Flaky: AsyncParsableCommand {
             score = (flips + 1) / (transitions + 10): the share of consecutive attempts (same git revision, same kind of
             backend: replay/mock or live/record) whose outcomes differ, with a prior worth ten observations that starts
             every scenario at 0.1. One that alternates every run approaches 1; one that never changes approaches 0.
+            The scenarios are this project's (project: in orchestrate.yml, else the config's folder name).
             """
     )
 
@@ -496,6 +497,9 @@ struct Flaky: AsyncParsableCommand {
 
     @Option(name: .long, help: "The window: attempts finished in the last 14d, 36h, 90m…")
     var since = "14d"
+
+    @Option(name: .long, help: "Only the runs of this branch (as recorded from the CI or git).")
+    var branch: String?
 
     @OptionGroup var listing: ListingOptions
 
@@ -506,7 +510,8 @@ struct Flaky: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await FlakinessCommands.flaky(
-                configPath: common.config, since: window, limit: listing.limit, database: common.database, format: listing.format, logger: logger
+                configPath: common.config, since: window, branch: branch, limit: listing.limit, database: common.database, format: listing.format,
+                logger: logger
             )
         }
     }

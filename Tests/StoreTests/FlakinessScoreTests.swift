@@ -43,7 +43,7 @@ struct FlakinessScoreTests {
     }
 
     static func score(of scenario: String, in database: Database, since: TimeInterval = 86_400) async throws -> FlakinessLine? {
-        try await RunStore(database: database).flakiness(since: Date().addingTimeInterval(-since), limit: 100)
+        try await RunStore(database: database).flakiness(project: RunStore.defaultProject, since: Date().addingTimeInterval(-since), limit: 100)
             .first { $0.scenarioId == scenario }
     }
 
@@ -110,7 +110,8 @@ struct FlakinessScoreTests {
             try await Self.record(Self.attempts("PFPFPF"), of: "old-flips", in: database, end: 10 * 86_400)
             try await Self.record(Self.attempts("PPP"), of: "old-flips", in: database)
             try await Self.record(Self.attempts("PFPF"), of: "recent-flips", in: database)
-            let lines = try await RunStore(database: database).flakiness(since: Date().addingTimeInterval(-86_400), limit: 10)
+            let lines = try await RunStore(database: database).flakiness(
+                project: RunStore.defaultProject, since: Date().addingTimeInterval(-86_400), limit: 10)
             #expect(lines.map(\.scenarioId) == ["recent-flips", "old-flips"])
             #expect(lines.last?.attempts == 3 && lines.last?.flips == 0)
             let all = try #require(try await Self.score(of: "old-flips", in: database, since: 30 * 86_400))

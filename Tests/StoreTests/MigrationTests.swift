@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import OrchestrateTesting
+import PostgresNIO
 import Store
 import Testing
 
@@ -15,7 +16,7 @@ struct MigrationTests {
                     try await Database.with(endpoint, logger: .init(label: "test"), maximumConnections: 1) { try await $0.schemaVersion() }
                 }
             }
-            for try await version in group { #expect(version == 12) }
+            for try await version in group { #expect(version == 13) }
         }
     }
 
@@ -47,5 +48,50 @@ struct MigrationTests {
         // Without a password in the URL or a password file, PGPASSWORD is used, and still never printed.
         #expect(verified.resolvedPassword(environment: ["PGPASSWORD": "from-env"]) == "from-env")
         #expect(!verified.description.contains("from-env"))
+    }
+
+    @Test("rows from before projects belong to their run's folder; a scenario two projects ran becomes one per project")
+    func projectsMigration() async throws {
+        let endpoint = try await TestPostgres.shared.makeDatabase()
+        try await Database.with(endpoint, logger: .init(label: "test"), maximumConnections: 1, migrate: false) { database in
+            try await database.migrate(through: 12)
+            let shop = UUID(), blog = UUID()
+            for statement: PostgresQuery in [
+                """
+                INSERT INTO runs (id, state, host, working_directory, mode, workers, retries, scenario_count)
+                VALUES (\(shop), 'finished', 'ci', '/home/ci/shop', 'replay', 1, 0, 2), (\(blog), 'finished', 'ci', '/builds/team/blog/', 'replay', 1, 0, 1)
+                """,
+                "INSERT INTO scenarios (id, name) VALUES ('login', 'login'), ('cart', 'cart')",
+                """
+                INSERT INTO run_scenarios (run_id, scenario_id, position, command, timeout_ms, max_attempts)
+                VALUES (\(shop), 'login', 0, 'true', 1000, 1), (\(shop), 'cart', 1, 'true', 1000, 1), (\(blog), 'login', 0, 'true', 1000, 1)
+                """,
+                """
+                INSERT INTO attempts (run_id, scenario_id, attempt, state, outcome, duration_ms, finished_at)
+                VALUES (\(shop), 'login', 1, 'finished', 'passed', 300, now()), (\(shop), 'cart', 1, 'finished', 'passed', 200, now()),
+                       (\(blog), 'login', 1, 'finished', 'failed', 900, now())
+                """,
+                "INSERT INTO quarantine (scenario_id, reason, automatic) VALUES ('login', 'by hand', false)",
+            ] {
+                try await database.client.query(statement, logger: database.logger)
+            }
+            try await database.migrate(through: 13)
+            func rows(_ sql: String) async throws -> [String] {
+                var found: [String] = []
+                for try await row in try await database.client.query(PostgresQuery(unsafeSQL: sql), logger: database.logger).decode(String.self) {
+                    found.append(row)
+                }
+                return found
+            }
+            #expect(try await rows("SELECT project FROM runs ORDER BY project") == ["blog", "shop"])
+            #expect(try await rows("SELECT project || '/' || id FROM scenarios ORDER BY 1") == ["blog/login", "shop/cart", "shop/login"])
+            #expect(try await rows("SELECT project || '/' || scenario_id FROM quarantine ORDER BY 1") == ["blog/login", "shop/login"])
+            #expect(
+                try await rows("SELECT a.project || '/' || a.scenario_id || ' ' || a.outcome FROM attempts a ORDER BY 1")
+                    == ["blog/login failed", "shop/cart passed", "shop/login passed"])
+            let store = RunStore(database: database)
+            #expect(try await store.expectedDurations(["login"], project: "shop") == ["login": 300])
+            #expect(try await store.expectedDurations(["login"], project: "blog") == [:])
+        }
     }
 }

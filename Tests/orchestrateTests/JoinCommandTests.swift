@@ -134,7 +134,8 @@ struct JoinCommandTests {
                     "UPDATE runs SET state = 'running', exit_code = NULL, judged_by = NULL WHERE id = \(runID)", logger: database.logger)
                 try await database.client.query("UPDATE attempts SET state = 'abandoned' WHERE run_id = \(runID)", logger: database.logger)
                 try await database.client.query(
-                    "INSERT INTO attempts (run_id, scenario_id, attempt) VALUES (\(runID), 'c', 1)", logger: database.logger)
+                    "INSERT INTO attempts (run_id, project, scenario_id, attempt) SELECT id, project, 'c', 1 FROM runs WHERE id = \(runID)",
+                    logger: database.logger)
                 try await database.client.query("UPDATE run_scenarios SET result = NULL WHERE run_id = \(runID)", logger: database.logger)
                 var queue = AttemptQueue(database: database, lease: .milliseconds(1))
                 queue.retryAvoidance = .zero

@@ -84,8 +84,10 @@ struct ManyHostsTests {
         }
     }
 
+    /// The hosts' checkouts sit in folders of different names: `project:` makes them one suite.
     static func suite(_ ids: [String], workers: Int) -> String {
         """
+        project: fleet
         workers: \(workers)
         suite:
           command: "sh ../work.sh {id}"
@@ -168,7 +170,8 @@ struct ManyHostsTests {
                 ])
             #expect(made.status == 0, "\(made.output)")
             let stranger = fleet.adminURL.replacingOccurrences(
-                of: "sslrootcert=\(fleet.directory.file("db/.orchestrate/postgres-ca.crt"))", with: "sslrootcert=\(fleet.directory.file("other-ca.crt"))")
+                of: "sslrootcert=\(fleet.directory.file("db/.orchestrate/postgres-ca.crt"))",
+                with: "sslrootcert=\(fleet.directory.file("other-ca.crt"))")
             let refused = try await impatient.run(["runs", "--database", stranger], name: "stranger")
             #expect(refused.exitCode == 3 && !refused.stderr.contains(fleet.password), "\(refused.stderr)")
         }

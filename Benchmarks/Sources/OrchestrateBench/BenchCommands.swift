@@ -51,7 +51,7 @@ enum BenchCommands {
     static func history(scenarios: Int, runs: Int, days: Int, database url: String?, logger: Logger) async throws -> Double {
         try await ProjectDatabase.open(flag: url, config: here, logger: logger) { database in
             let clock = ContinuousClock.now
-            try await HistoryGenerator.generate(database: database, scenarios: scenarios, runs: runs, days: days)
+            try await HistoryGenerator.generate(database: database, project: here.project, scenarios: scenarios, runs: runs, days: days)
             let elapsed = ContinuousClock.now - clock
             return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         }

@@ -7,14 +7,15 @@ import Store
 
 /// `orchestrate flaky`, `orchestrate quarantine` and `orchestrate logs`.
 package enum FlakinessCommands {
-    /// Scenarios by flakiness score over the window, highest first, with their verdicts and the newest evidence.
+    /// The project's scenarios by flakiness score over the window (of one branch's runs, when given), highest first, with
+    /// their verdicts and the newest evidence.
     package static func flaky(
-        configPath: String, since: Duration, limit: Int, database: String?, format: OutputFormat, logger: Logger
+        configPath: String, since: Duration, branch: String? = nil, limit: Int, database: String?, format: OutputFormat, logger: Logger
     ) async throws -> String {
         let config = try ConfigLoader.load(path: configPath, required: false)
         let start = Date().addingTimeInterval(-Double(since.wholeMilliseconds) / 1000)
         let lines = try await ListingCommands.withStore(config, database: database, logger: logger) { store in
-            try await store.flakiness(since: start, limit: limit)
+            try await store.flakiness(project: config.project, since: start, branch: branch, limit: limit)
         }
         switch format {
         case .json:
@@ -48,7 +49,7 @@ package enum FlakinessCommands {
         return try await ListingCommands.withStore(config, database: database, logger: logger) { store in
             switch action {
             case .list:
-                let entries = try await store.quarantined()
+                let entries = try await store.quarantined(project: config.project)
                 if format == .json { return try OutputFormat.json(entries) }
                 guard !entries.isEmpty else { return "no scenario is quarantined" }
                 var table = TextTable(header: ["SCENARIO", "SINCE", "BY", "REASON"])
@@ -59,12 +60,14 @@ package enum FlakinessCommands {
                 return table.render()
             case .add, .remove:
                 guard let scenario else { throw UsageError("quarantine \(action.rawValue) needs a SCENARIO (an id, or a part of exactly one)") }
-                let id = try await ListingCommands.scenarioID(scenario, store: store)
+                let id = try await ListingCommands.scenarioID(scenario, store: store, project: config.project)
                 if action == .add {
-                    _ = try await store.quarantine(id, reason: reason ?? "quarantined by hand")
+                    _ = try await store.quarantine(id, project: config.project, reason: reason ?? "quarantined by hand")
                     return "quarantined \(id): its failures are reported, not fatal (unless --strict)"
                 }
-                guard try await store.release(id) else { throw UsageError("\(id) is not quarantined (orchestrate quarantine list)") }
+                guard try await store.release(id, project: config.project) else {
+                    throw UsageError("\(id) is not quarantined (orchestrate quarantine list)")
+                }
                 return "released \(id) from quarantine"
             }
         }
@@ -77,7 +80,7 @@ package enum FlakinessCommands {
         let config = try ConfigLoader.load(path: configPath, required: false)
         return try await ListingCommands.withStore(config, database: database, logger: logger) { store in
             let runID = try await runID(run, store: store)
-            let id = try await ListingCommands.scenarioID(scenario, store: store)
+            let id = try await ListingCommands.scenarioID(scenario, store: store, project: config.project)
             guard let record = try await store.attempt(runID: runID, scenarioID: id, number: attempt, lane: lane) else {
                 throw UsageError(
                     "run \(runID.uuidString.lowercased()) has no \(lane.map { "\($0.rawValue) " } ?? "")attempt\(attempt.map { " \($0)" } ?? "") of \(id)"

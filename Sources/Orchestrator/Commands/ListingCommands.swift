@@ -35,6 +35,8 @@ package enum ListingCommands {
         var hosts: [String]
         var slots: Int
         var joinKey: String?
+        var project: String
+        var branch: String?
 
         init(_ run: RunSummary) {
             id = run.id.uuidString.lowercased()
@@ -55,6 +57,8 @@ package enum ListingCommands {
             hosts = run.hosts
             slots = run.slots
             joinKey = run.joinKey
+            project = run.project
+            branch = run.branch
         }
     }
 
@@ -68,7 +72,7 @@ package enum ListingCommands {
         var expected: [String: Int64] = [:]
         do {
             expected = try await withStore(config, database: database, logger: logger) { store in
-                try await store.expectedDurations(scenarios.map(\.id))
+                try await store.expectedDurations(scenarios.map(\.id), project: config.project)
             }
         } catch {
             console.note("warning: no history (\(error)); expected durations unknown")
@@ -111,15 +115,18 @@ package enum ListingCommands {
             return try OutputFormat.json(runs.map(RunLine.init))
         case .table:
             var table = TextTable(
-                header: ["RUN", "STARTED", "STATE", "SCENARIOS", "PASSED", "FLAKY", "FAILED", "LEFT", "TIME", "HOSTS", "SLOTS", "REVISION"])
+                header: [
+                    "RUN", "STARTED", "STATE", "SCENARIOS", "PASSED", "FLAKY", "FAILED", "LEFT", "TIME", "HOSTS", "SLOTS", "PROJECT", "BRANCH",
+                    "REVISION",
+                ])
             let dates = ISO8601DateFormatter()
             for run in runs {
                 let seconds = run.finishedAt.map { String(format: "%.1fs", $0.timeIntervalSince(run.createdAt)) } ?? "-"
                 table.rows.append([
                     run.id.uuidString.lowercased(), dates.string(from: run.createdAt), run.state.rawValue, "\(run.scenarios)",
                     "\(run.passed)", "\(run.flaky)", "\(run.failed)", "\(run.pending)", seconds,
-                    run.hosts.isEmpty ? run.host : run.hosts.joined(separator: ","), run.slots > 0 ? "\(run.slots)" : "\(run.workers)",
-                    String((run.gitRevision ?? "-").prefix(12)),
+                    run.hosts.isEmpty ? run.host : run.hosts.joined(separator: ","), run.slots > 0 ? "\(run.slots)" : "\(run.workers)", run.project,
+                    run.branch ?? "-", String((run.gitRevision ?? "-").prefix(12)),
                 ])
             }
             return runs.isEmpty ? "no runs yet (orchestrate run)" : table.render()
@@ -129,8 +136,8 @@ package enum ListingCommands {
 
 extension ListingCommands {
     /// A scenario id with history, or a part of exactly one (case-insensitive).
-    static func scenarioID(_ text: String, store: RunStore) async throws -> String {
-        let candidates = try await store.scenarioIDs(containing: text)
+    static func scenarioID(_ text: String, store: RunStore, project: String) async throws -> String {
+        let candidates = try await store.scenarioIDs(containing: text, project: project)
         if candidates.contains(text) { return text }
         guard candidates.count == 1 else {
             throw UsageError(
@@ -148,8 +155,8 @@ extension ListingCommands {
     ) async throws -> String {
         let config = try ConfigLoader.load(path: configPath, required: false)
         let (id, attempts) = try await withStore(config, database: database, logger: logger) { store in
-            let id = try await scenarioID(scenario, store: store)
-            return (id, try await store.history(scenarioID: id, limit: limit))
+            let id = try await scenarioID(scenario, store: store, project: config.project)
+            return (id, try await store.history(scenarioID: id, project: config.project, limit: limit))
         }
         switch format {
         case .json:

@@ -39,11 +39,12 @@ package enum MockCommands {
         guard options.log else { return try await serve(options, mode: mode, config: config, log: nil, console: console, logger: logger) }
         return try await ProjectDatabase.open(flag: options.database, config: config, logger: logger) { database in
             let runs = RunStore(database: database)
-            let plan = RunPlan(
+            var plan = RunPlan(
                 host: HostFacts.hostName, gitRevision: nil, workingDirectory: config.directory, configPath: options.configPath, mode: mode,
                 workers: 1, retries: 0,
                 scenarios: [Scenario(id: "mock-serve", name: "orchestrate mock serve", command: "", timeoutMilliseconds: 0)]
             )
+            plan.project = config.project
             let attemptID = try await runs.createRunning(plan)
             let writer = NetworkLogWriter.forProject(config.directory, database: database, logger: logger)
             writer.start()

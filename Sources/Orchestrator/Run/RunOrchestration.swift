@@ -12,7 +12,7 @@ package enum RunOrchestration {
     package static func run(_ options: RunOptions, output: any RunOutput, logger: Logger) async throws -> Int32 {
         let config = try ConfigLoader.load(path: options.configPath, required: options.resume == nil && !options.agent)
         // Asking git (two processes in a repository) overlaps with reading the scenarios and reaching the database.
-        let gitRevision = options.resume == nil && !options.agent ? Task { await HostFacts.gitRevision(in: config.directory) } : nil
+        let git = options.resume == nil && !options.agent ? Task { await HostFacts.git(in: config.directory) } : nil
         let workers = options.workers ?? config.workers
         let reports =
             options.reportsDirectory.map { (config.resolve($0), "--reports \($0)") } ?? (
@@ -36,7 +36,7 @@ package enum RunOrchestration {
                     config: config, options: options, workers: workers, reports: reports.0, extraJUnit: extraJUnit, database: database,
                     output: output, logger: logger, metrics: metrics)
                 if options.forever { return try await work.serveForever() }
-                switch try await work.arrive(gitRevision: await gitRevision?.value) {
+                switch try await work.arrive(git: await git?.value ?? (nil, nil)) {
                 case .settled(let code): return code
                 case .work(let planned, let joined): return try await work.work(planned, joined: joined)
                 }
@@ -52,18 +52,18 @@ package enum RunOrchestration {
     /// Automatic quarantine after a judged run (``QuarantinePolicy``): scores the candidates and applies what goes in and
     /// out, said as a note each. It applies from the next run on.
     static func updateQuarantine(
-        after judgement: RunJudge.Judgement, _ settings: OrchestrateConfig.Quarantine, runs: RunStore, output: any RunOutput
+        after judgement: RunJudge.Judgement, _ settings: OrchestrateConfig.Quarantine, project: String, runs: RunStore, output: any RunOutput
     ) async throws {
         let policy = QuarantinePolicy(threshold: settings.threshold)
         guard let threshold = policy.threshold else { return }
-        let automatic = policy.needsAutomaticEntries ? Set(try await runs.quarantined().filter(\.automatic).map(\.scenarioId)) : []
+        let automatic = policy.needsAutomaticEntries ? Set(try await runs.quarantined(project: project).filter(\.automatic).map(\.scenarioId)) : []
         let candidates = policy.candidates(ran: judgement.report.scenarios.map(\.scenario.id), unsteady: judgement.unsteady, automatic: automatic)
         guard !candidates.isEmpty else { return }
         let since = Date().addingTimeInterval(-Double(settings.window.wholeMilliseconds) / 1000)
-        let scores = try await runs.flakiness(since: since, scenarioIDs: candidates, limit: candidates.count, scoresOnly: true)
+        let scores = try await runs.flakiness(project: project, since: since, scenarioIDs: candidates, limit: candidates.count, scoresOnly: true)
         let changes = policy.changes(scores: scores.map { ($0.scenarioId, $0.score) })
         let (added, released) = try await runs.applyAutomaticQuarantine(
-            add: changes.add.map { ($0.scenarioID, $0.score, $0.reason) }, release: changes.release
+            project: project, add: changes.add.map { ($0.scenarioID, $0.score, $0.reason) }, release: changes.release
         )
         for id in added { output.note("quarantined \(id): flakiness score reached \(threshold) (orchestrate flaky)") }
         for id in released { output.note("released \(id) from quarantine: flakiness score below \(threshold)") }

@@ -24,30 +24,47 @@ package struct RunPlanner {
         package var expected: [String: Int64?]
         /// The plan just stored (`nil` when resumed): the queue takes the scenarios' definitions from it.
         package var plan: RunPlan?
+        /// Its suite (`runs.project`).
+        package var project: String
     }
 
     /// Plans a new run of `scenarios` (in this order, longest expected first once history knows them).
     package func plan(
         _ scenarios: [Scenario], config: OrchestrateConfig, configPath: String, mode: Mode, workers: Int, retries: Int, gitRevision: String?
     ) async throws -> Planned {
+        let plan = Self.plan(
+            scenarios, config: config, configPath: configPath, mode: mode, workers: workers, retries: retries,
+            git: (gitRevision, await HostFacts.branch(in: config.directory)))
+        return try await store(plan)
+    }
+
+    /// The run `scenarios` make on this host, not yet stored: secrets out of their environments, the project and the
+    /// git facts in.
+    static func plan(
+        _ scenarios: [Scenario], config: OrchestrateConfig, configPath: String, mode: Mode, workers: Int, retries: Int,
+        git: (revision: String?, branch: String?)
+    ) -> RunPlan {
         var plan = RunPlan(
-            host: HostFacts.hostName, gitRevision: gitRevision, workingDirectory: config.directory, configPath: configPath, mode: mode,
+            host: HostFacts.hostName, gitRevision: git.revision, workingDirectory: config.directory, configPath: configPath, mode: mode,
             workers: workers, retries: retries, scenarios: scenarios.map { $0.withSecretsRedacted(config.redact.isSecret) }
         )
         plan.project = config.project
-        return try await store(plan)
+        plan.branch = git.branch
+        return plan
     }
 
     /// Stores `plan` unless a run under its join key exists already (`nil`: another node planned it first).
     package func store(_ plan: RunPlan) async throws -> Planned? {
         guard let (startedAt, expected) = try await runs.createUnlessJoined(plan) else { return nil }
-        return Planned(runID: plan.id, workingDirectory: plan.workingDirectory, startedAt: startedAt, expected: expected, plan: plan)
+        return Planned(
+            runID: plan.id, workingDirectory: plan.workingDirectory, startedAt: startedAt, expected: expected, plan: plan, project: plan.project)
     }
 
     /// Stores `plan`, which has no join key.
     package func store(_ plan: RunPlan) async throws -> Planned {
         let (startedAt, expected) = try await runs.create(plan)
-        return Planned(runID: plan.id, workingDirectory: plan.workingDirectory, startedAt: startedAt, expected: expected, plan: plan)
+        return Planned(
+            runID: plan.id, workingDirectory: plan.workingDirectory, startedAt: startedAt, expected: expected, plan: plan, project: plan.project)
     }
 
     /// Takes up run `runID` again: what passed does not run again. An unknown id is a ``UsageError``.
@@ -61,6 +78,7 @@ package struct RunPlanner {
         guard let left = try await runs.unsettled(runID) else {
             throw StoreError(.unknownRun, "run \(id) vanished from \(database)")
         }
-        return Planned(runID: runID, workingDirectory: summary.workingDirectory, startedAt: left.startedAt, expected: left.expected)
+        return Planned(
+            runID: runID, workingDirectory: summary.workingDirectory, startedAt: left.startedAt, expected: left.expected, project: summary.project)
     }
 }

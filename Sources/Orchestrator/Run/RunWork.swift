@@ -43,7 +43,7 @@ struct RunWork {
         case settled(Int32)
     }
 
-    func arrive(gitRevision: String?) async throws -> Arrival {
+    func arrive(git: (revision: String?, branch: String?)) async throws -> Arrival {
         let planner = RunPlanner(runs: runs, output: output)
         if let resume = options.resume {
             return .work(try await planner.resume(resume, database: database.endpoint.description), joined: false)
@@ -55,31 +55,28 @@ struct RunWork {
             return try await attach(run, label: "run \(id.uuidString.lowercased())")
         }
         guard let key = options.joinKey else {
-            let planned: RunPlanner.Planned = try await planner.store(try plan(gitRevision: gitRevision))
+            let planned: RunPlanner.Planned = try await planner.store(try plan(git: git))
             return .work(planned, joined: false)
         }
         if options.agent { return try await attach(try await waitForPlan(key), label: "the run under \(key)") }
-        var plan = try plan(gitRevision: gitRevision)
+        var plan = try plan(git: git)
         plan.joinKey = key
         if let planned: RunPlanner.Planned = try await planner.store(plan) {
             output.note("planned run \(plan.id.uuidString.lowercased()) under \(key) as node \(node); other nodes join it with --join \(key)")
             return .work(planned, joined: true)
         }
         guard let run = try await runs.run(joinKey: key) else { throw StoreError(.unknownRun, "the run under \(key) vanished") }
-        if run.state == .finished, options.node != nil { return try await rerun(run, key: key, gitRevision: gitRevision) }
+        if run.state == .finished, options.node != nil { return try await rerun(run, key: key, git: git) }
         return try await attach(run, label: "the run under \(key)")
     }
 
     /// The run the selected scenarios make, not yet stored.
-    private func plan(gitRevision: String?, only ids: Set<String>? = nil) throws -> RunPlan {
+    private func plan(git: (revision: String?, branch: String?), only ids: Set<String>? = nil) throws -> RunPlan {
         var scenarios = try ScenarioSelection(only: options.only, tags: options.tags).select(from: config.scenarios(), config: config)
         if let ids { scenarios = scenarios.filter { ids.contains($0.id) } }
-        var plan = RunPlan(
-            host: member.host, gitRevision: gitRevision, workingDirectory: config.directory, configPath: options.configPath, mode: mode,
-            workers: workers, retries: options.retries ?? config.retries,
-            scenarios: scenarios.map { $0.withSecretsRedacted(config.redact.isSecret) })
-        plan.project = config.project
-        return plan
+        return RunPlanner.plan(
+            scenarios, config: config, configPath: options.configPath, mode: mode, workers: workers, retries: options.retries ?? config.retries,
+            git: git)
     }
 
     /// Works a run planned elsewhere: running (or interrupted, taken up again), or settled already (said, with its code).
@@ -94,13 +91,14 @@ struct RunWork {
         guard let left = try await runs.unsettled(run.id) else { throw StoreError(.unknownRun, "run \(id) vanished") }
         output.note("joined \(label) (\(id)) as node \(node) with \(workers) slot(s)")
         return .work(
-            RunPlanner.Planned(runID: run.id, workingDirectory: config.directory, startedAt: run.startedAt, expected: left.expected),
+            RunPlanner.Planned(
+                runID: run.id, workingDirectory: config.directory, startedAt: run.startedAt, expected: left.expected, project: run.project),
             joined: true)
     }
 
     /// A node that joins its run again after the run finished (its CI job was re-run): it re-runs exactly the scenarios
     /// it ran there, or those of them that failed, as a run of its own — never an arbitrary new share.
-    private func rerun(_ run: JoinableRun, key: String, gitRevision: String?) async throws -> Arrival {
+    private func rerun(_ run: JoinableRun, key: String, git: (revision: String?, branch: String?)) async throws -> Arrival {
         let id = run.id.uuidString.lowercased()
         guard let share = try await runs.share(of: node, in: run.id, failedOnly: options.failedOnly) else {
             output.note(
@@ -111,7 +109,7 @@ struct RunWork {
             output.note("node \(node) had no failures in its last run of \(key) (\(share.runID.uuidString.lowercased())): nothing to re-run")
             return .settled(ExitStatus.passed)
         }
-        var plan = try plan(gitRevision: gitRevision, only: Set(share.scenarioIDs))
+        var plan = try plan(git: git, only: Set(share.scenarioIDs))
         let gone = Set(share.scenarioIDs).subtracting(plan.scenarios.map(\.id))
         if !gone.isEmpty { output.note("no longer in the suite, not re-run: \(gone.sorted().joined(separator: ", "))") }
         plan.parentRunID = run.id
@@ -177,7 +175,7 @@ struct RunWork {
                 // other nodes may read the judged run.
                 async let saved: Void = judgement.changed.isEmpty ? () : runs.saveVerdicts(planned.runID, judgement.changed)
                 async let quarantined: Void = RunOrchestration.updateQuarantine(
-                    after: judgement, config.quarantine, runs: runs, output: output)
+                    after: judgement, config.quarantine, project: planned.project, runs: runs, output: output)
                 let files = try await RunReportFiles(runs: runs, directory: directory).write(
                     judgement.report, extraJUnit: junit(judgement.report, joined: joined))
                 try await saved

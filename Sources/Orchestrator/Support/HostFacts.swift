@@ -17,6 +17,23 @@ package enum HostFacts {
         return name.isEmpty ? "localhost" : name
     }
 
+    /// The revision and branch a run is recorded with (``gitRevision(in:)``, ``branch(in:environment:)``), asked side by side.
+    static func git(in directory: String) async -> (revision: String?, branch: String?) {
+        async let revision = gitRevision(in: directory)
+        async let branch = branch(in: directory)
+        return await (revision, branch)
+    }
+
+    /// The branch being tested: the CI's (a pull request's source branch first), else `git rev-parse --abbrev-ref HEAD`;
+    /// `nil` on a detached HEAD or outside git.
+    static func branch(in directory: String, environment: [String: String] = ProcessInfo.processInfo.environment) async -> String? {
+        for name in ["GITHUB_HEAD_REF", "GITHUB_REF_NAME", "CI_COMMIT_REF_NAME", "BUILDKITE_BRANCH", "CIRCLE_BRANCH", "BRANCH_NAME"] {
+            if let value = environment[name], !value.isEmpty { return value }
+        }
+        guard let name = await run(["git", "rev-parse", "--abbrev-ref", "HEAD"], in: directory), !name.isEmpty, name != "HEAD" else { return nil }
+        return name
+    }
+
     /// `git rev-parse HEAD` in `directory`, with `+dirty` when the work tree has changes; `nil` outside git.
     static func gitRevision(in directory: String) async -> String? {
         guard let head = await run(["git", "rev-parse", "HEAD"], in: directory), !head.isEmpty else { return nil }

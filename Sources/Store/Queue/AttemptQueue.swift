@@ -213,10 +213,10 @@ package struct AttemptQueue: Sendable {
             WITH gone AS (
                 UPDATE attempts SET state = 'abandoned', finished_at = now(), lease_expires_at = NULL
                 WHERE state = 'running' AND \(condition)
-                RETURNING run_id, scenario_id, attempt, mode, expected_ms, requeues, lost_hosts, host
+                RETURNING run_id, project, scenario_id, attempt, mode, expected_ms, requeues, lost_hosts, host
             )
-            INSERT INTO attempts (run_id, scenario_id, attempt, mode, expected_ms, requeues, lost_hosts)
-            SELECT run_id, scenario_id, attempt, mode, expected_ms, requeues + 1,
+            INSERT INTO attempts (run_id, project, scenario_id, attempt, mode, expected_ms, requeues, lost_hosts)
+            SELECT run_id, project, scenario_id, attempt, mode, expected_ms, requeues + 1,
                    \(hostLost ? "lost_hosts || coalesce(host, '?')" : "lost_hosts") FROM gone
             RETURNING id
             """

@@ -25,7 +25,7 @@ final class PlannedScenarios: Sendable {
         let rows = try await database.client.query(
             """
             SELECT \(unescaped: RunStore.plannedScenarioColumns), rs.max_attempts
-            FROM run_scenarios rs JOIN scenarios s ON s.id = rs.scenario_id
+            FROM run_scenarios rs JOIN scenarios s ON s.project = rs.project AND s.id = rs.scenario_id
             WHERE rs.run_id = \(runID)
             """,
             logger: database.logger

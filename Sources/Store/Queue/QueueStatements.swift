@@ -33,7 +33,7 @@ struct RoundStatement: PostgresPreparedStatement {
                 error = x.error, worker = x.worker, port = x.port, lease_expires_at = NULL
             FROM input x
             WHERE a.id = x.id AND a.lease_token = x.token AND a.state = 'running'
-            RETURNING a.id, a.run_id, a.scenario_id, a.attempt, a.expected_ms, a.worker, a.outcome, a.mode
+            RETURNING a.id, a.run_id, a.project, a.scenario_id, a.attempt, a.expected_ms, a.worker, a.outcome, a.mode
         ), late AS (
             -- A completion whose lease was taken back (its host was presumed lost and the attempt requeued) does not count,
             -- but the abandoned execution keeps what it said, for the record.
@@ -43,8 +43,8 @@ struct RoundStatement: PostgresPreparedStatement {
             FROM input x
             WHERE a.id = x.id AND a.lease_token = x.token AND a.state = 'abandoned'
         ), retry AS (
-            INSERT INTO attempts (run_id, scenario_id, attempt, mode, expected_ms, avoid_worker, avoid_until)
-            SELECT d.run_id, d.scenario_id, d.attempt + 1, d.mode, d.expected_ms, d.worker, now() + $7::bigint * interval '1 millisecond'
+            INSERT INTO attempts (run_id, project, scenario_id, attempt, mode, expected_ms, avoid_worker, avoid_until)
+            SELECT d.run_id, d.project, d.scenario_id, d.attempt + 1, d.mode, d.expected_ms, d.worker, now() + $7::bigint * interval '1 millisecond'
             FROM done d JOIN run_scenarios rs ON rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
             WHERE d.outcome <> 'passed' AND d.attempt < rs.max_attempts
             ON CONFLICT DO NOTHING

@@ -20,9 +20,12 @@ enum Migrations {
         (10, "exchanges without a serial id", Schema.version10),
         (11, "an attempt given back is abandoned and followed by a new one", Schema.version11),
         (12, "runs many hosts join: join keys, members, node re-runs, lost hosts, fenced completions", Schema.version12),
+        (13, "projects: scenarios, their history and quarantine belong to a suite; runs record their branch", Schema.version13),
     ]
 
-    static func apply(on database: Database) async throws {
+    /// Applies the migrations not applied yet, up to `version` (the newest by default; tests stop earlier to make rows
+    /// as an older orchestrate left them).
+    static func apply(on database: Database, through version: Int = latest) async throws {
         do {
             try await database.client.withTransaction(logger: database.logger) { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: database.logger)
@@ -41,7 +44,7 @@ enum Migrations {
                 {
                     applied.insert(version)
                 }
-                for migration in all where !applied.contains(migration.version) {
+                for migration in all where !applied.contains(migration.version) && migration.version <= version {
                     database.logger.info(
                         "applying migration", metadata: ["migration.version": "\(migration.version)", "migration.name": "\(migration.name)"])
                     for statement in migration.sql.components(separatedBy: ";\n")

@@ -297,4 +297,45 @@ enum Schema {
             PRIMARY KEY (attempt_id, path)
         )
         """
+
+    /// Projects: several suites share one database. A scenario is its project's (`scenarios`, `run_scenarios`,
+    /// `quarantine` and — for its history index — `attempts` carry the project); runs record their branch. Existing rows
+    /// belong to the project of their run's folder name (what `project:` defaults to); a scenario id that runs of
+    /// several projects planned becomes one scenario per project.
+    static let version13 = """
+        UPDATE runs SET project = coalesce(nullif(regexp_replace(rtrim(working_directory, '/'), '^.*/', ''), ''), 'default')
+            WHERE project IS NULL;
+        ALTER TABLE runs ALTER COLUMN project SET NOT NULL, ADD COLUMN branch text;
+        CREATE INDEX runs_project ON runs (project, created_at DESC);
+        ALTER TABLE run_scenarios DROP CONSTRAINT run_scenarios_scenario_id_fkey;
+        ALTER TABLE quarantine DROP CONSTRAINT quarantine_scenario_id_fkey, DROP CONSTRAINT quarantine_pkey, ADD COLUMN project text;
+        ALTER TABLE scenarios DROP CONSTRAINT scenarios_pkey, ADD COLUMN project text;
+        INSERT INTO scenarios (project, id, name, uri, line, tags, first_seen, last_seen)
+            SELECT p.project, s.id, s.name, s.uri, s.line, s.tags, s.first_seen, s.last_seen
+            FROM scenarios s
+            JOIN (SELECT DISTINCT r.project, rs.scenario_id FROM run_scenarios rs JOIN runs r ON r.id = rs.run_id) p ON p.scenario_id = s.id
+            WHERE s.project IS NULL;
+        INSERT INTO quarantine (project, scenario_id, reason, automatic, score, added_at)
+            SELECT s.project, q.scenario_id, q.reason, q.automatic, q.score, q.added_at
+            FROM quarantine q JOIN scenarios s ON s.id = q.scenario_id AND s.project IS NOT NULL
+            WHERE q.project IS NULL;
+        DELETE FROM quarantine WHERE project IS NULL;
+        DELETE FROM scenarios WHERE project IS NULL;
+        ALTER TABLE scenarios ALTER COLUMN project SET NOT NULL, ADD PRIMARY KEY (project, id);
+        ALTER TABLE quarantine ALTER COLUMN project SET NOT NULL, ADD PRIMARY KEY (project, scenario_id),
+            ADD FOREIGN KEY (project, scenario_id) REFERENCES scenarios (project, id) ON DELETE CASCADE;
+        ALTER TABLE run_scenarios ADD COLUMN project text;
+        UPDATE run_scenarios rs SET project = r.project FROM runs r WHERE r.id = rs.run_id;
+        ALTER TABLE run_scenarios ALTER COLUMN project SET NOT NULL,
+            ADD FOREIGN KEY (project, scenario_id) REFERENCES scenarios (project, id);
+        DROP INDEX run_scenarios_scenario;
+        CREATE INDEX run_scenarios_scenario ON run_scenarios (project, scenario_id);
+        ALTER TABLE attempts ADD COLUMN project text;
+        UPDATE attempts a SET project = r.project FROM runs r WHERE r.id = a.run_id;
+        UPDATE attempts SET project = 'default' WHERE project IS NULL;
+        ALTER TABLE attempts ALTER COLUMN project SET NOT NULL;
+        DROP INDEX attempts_scenario_history;
+        CREATE INDEX attempts_scenario_history ON attempts (project, scenario_id, finished_at DESC) INCLUDE (outcome, duration_ms)
+            WHERE outcome IS NOT NULL
+        """
 }

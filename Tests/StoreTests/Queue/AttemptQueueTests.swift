@@ -212,7 +212,8 @@ struct AttemptQueueTests {
                     _ = try await queue.complete(claimed, result: passed(claimed.scenario.id == "s2" ? extra : durations[claimed.scenario.id]![0]))
                 }
             }
-            #expect(try await store.expectedDurations(["s0", "s1", "s2", "s3"]) == ["s0": 10, "s1": 300, "s2": 50])
+            #expect(
+                try await store.expectedDurations(["s0", "s1", "s2", "s3"], project: RunStore.defaultProject) == ["s0": 10, "s1": 300, "s2": 50])
             let next = try await plan(database, count: 4)
             var order: [String] = []
             while let claimed = try await queue.claim(runID: next, worker: worker, port: 1) {

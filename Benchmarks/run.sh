@@ -241,7 +241,8 @@ rows = [line.split() for line in sys.stdin if line.strip()]
 print(f'{sum(int(r[0]) for r in rows) / (max(float(r[2]) for r in rows) - min(float(r[1]) for r in rows)):.0f}')")
   read -r finished twice <<<"$(psql -Atq -F ' ' "$ORCHESTRATE_DATABASE_URL" -c "SELECT count(*), count(*) - count(DISTINCT scenario_id) FROM attempts WHERE run_id = '$run' AND state = 'finished'")"
   psql -q "$ORCHESTRATE_DATABASE_URL" -c "DROP TABLE IF EXISTS bench_attempts; CREATE TABLE bench_attempts (LIKE attempts INCLUDING DEFAULTS INCLUDING INDEXES);
-    INSERT INTO bench_attempts (run_id, scenario_id, attempt) SELECT '00000000-0000-0000-0000-00000000000f', 'noop-' || g, 1 FROM generate_series(1, 10000) g;
+    INSERT INTO bench_attempts (run_id, project, scenario_id, attempt)
+      SELECT '00000000-0000-0000-0000-00000000000f', 'bench', 'noop-' || g, 1 FROM generate_series(1, 10000) g;
     ANALYZE bench_attempts"
   "$PGBENCH" -n -M prepared -c 32 -j 2 -t 312 -f "$F/claim.sql" "$ORCHESTRATE_DATABASE_URL" >"$F/pgbench" 2>&1 || { cat "$F/pgbench" >&2; exit 1; }
   pg_rate=$(grep -o 'tps = [0-9.]* (without initial connection time)' "$F/pgbench" | grep -o '[0-9.]*' | head -1)

@@ -5,9 +5,10 @@ import Logging
 import OrchestrateModel
 import Store
 
-/// `orchestrate run`, in its four phases: plan (or resume) the run in the database, execute it on this host's slots,
-/// judge it, report it. Returns the exit code (docs/ARCHITECTURE.md: 0 passed, 1 a scenario failed, 130 interrupted);
-/// throws ``ConfigError``/``UsageError`` (exit 2) and store or coordinator failures (exit 3).
+/// `orchestrate run` and `orchestrate agent`, in four phases: plan the run in the database (or resume or join one —
+/// ``RunWork``), execute it on this host's slots, judge it (exactly one process of a run does), report it. Returns the
+/// exit code (docs/ARCHITECTURE.md: 0 passed, 1 a scenario failed, 130 interrupted); throws ``ConfigError``/``UsageError``
+/// (exit 2) and store or coordinator failures (exit 3).
 package enum RunOrchestration {
     package static func run(_ options: RunOptions, output: any RunOutput, logger: Logger) async throws -> Int32 {
         let config = try ConfigLoader.load(path: options.configPath, required: options.resume == nil && !options.agent)

@@ -101,12 +101,13 @@ struct RunWork {
     private func rerun(_ run: JoinableRun, key: String, git: (revision: String?, branch: String?)) async throws -> Arrival {
         let id = run.id.uuidString.lowercased()
         guard let share = try await runs.share(of: node, in: run.id, failedOnly: options.failedOnly) else {
-            output.note(
-                "the run under \(key) (\(id)) is finished and node \(node) ran nothing in it; its exit code is \(try await exitCode(of: run))")
-            return .settled(try await exitCode(of: run))
+            let code = try await exitCode(of: run)
+            output.note("the run under \(key) (\(id)) is finished and node \(node) ran nothing in it; its exit code is \(code)")
+            return .settled(code)
         }
         guard !share.scenarioIDs.isEmpty else {
-            output.note("node \(node) had no failures in its last run of \(key) (\(share.runID.uuidString.lowercased())): nothing to re-run")
+            let what = options.failedOnly ? "had no failures" : "finished nothing"
+            output.note("node \(node) \(what) in its last run of \(key) (\(share.runID.uuidString.lowercased())): nothing to re-run")
             return .settled(ExitStatus.passed)
         }
         var plan = try plan(git: git, only: Set(share.scenarioIDs))
@@ -114,6 +115,7 @@ struct RunWork {
         if !gone.isEmpty { output.note("no longer in the suite, not re-run: \(gone.sorted().joined(separator: ", "))") }
         plan.parentRunID = run.id
         plan.node = node
+        plan.project = run.project
         let planned: RunPlanner.Planned = try await RunPlanner(runs: runs, output: output).store(plan)
         output.note(
             "re-running node \(node)'s share of the run under \(key): \(plan.scenarios.count) scenario(s)"
@@ -156,14 +158,11 @@ struct RunWork {
             output: output, logger: logger, showsHosts: joined, metrics: metrics)
         let interrupted = try await execution.execute() == .interrupted
         let judge = RunJudge(runs: runs, cassette: MockFleet.cassettes(in: config.resolve(config.mock.recordings)))
-        let directory = reports + "/" + planned.runID.uuidString.lowercased()
         if interrupted {
             // A node that leaves a joined run leaves it to the others; a run of its own waits for --resume. Not judged:
             // its passes keep the verdict they settled with, the rest have none.
             if !joined { try await runs.setState(planned.runID, .interrupted) }
-            let report = try await judge.unjudged(planned.runID).report
-            let files = try await RunReportFiles(runs: runs, directory: directory).write(report, extraJUnit: junit(report, joined: joined))
-            try await summarize(report, execution: execution, files: files)
+            try await publish(try await judge.unjudged(planned.runID).report, joined: joined, execution: execution)
             return ExitStatus.interrupted
         }
         let clock = ContinuousClock()
@@ -176,24 +175,29 @@ struct RunWork {
                 async let saved: Void = judgement.changed.isEmpty ? () : runs.saveVerdicts(planned.runID, judgement.changed)
                 async let quarantined: Void = RunOrchestration.updateQuarantine(
                     after: judgement, config.quarantine, project: planned.project, runs: runs, output: output)
-                let files = try await RunReportFiles(runs: runs, directory: directory).write(
-                    judgement.report, extraJUnit: junit(judgement.report, joined: joined))
+                try await publish(judgement.report, joined: joined, execution: execution)
                 try await saved
                 try await quarantined
                 let code = judgement.report.scenarios.contains { $0.failsRun(strict: options.strict) } ? ExitStatus.scenarioFailed : ExitStatus.passed
                 try await runs.recordExitCode(planned.runID, code)
-                try await summarize(judgement.report, execution: execution, files: files)
                 return code
             }
             if let run = try await runs.joinable(planned.runID), let code = run.exitCode {
-                let report = try await judge.unjudged(planned.runID).report
-                let files = try await RunReportFiles(runs: runs, directory: directory).write(report, extraJUnit: junit(report, joined: joined))
-                try await summarize(report, execution: execution, files: files)
+                try await publish(try await judge.unjudged(planned.runID).report, joined: joined, execution: execution)
                 return code
             }
             if clock.now >= giveUp { throw JoinError("run \(planned.runID.uuidString.lowercased()) was not judged within 600 s") }
             try await Task.sleep(for: .milliseconds(250))
         }
+    }
+
+    /// The run's report files under the reports folder (and `--junit`), then its summary with a line per host.
+    private func publish(_ report: RunReport, joined: Bool, execution: RunExecution) async throws {
+        let directory = reports + "/" + report.runID.uuidString.lowercased()
+        let files = try await RunReportFiles(runs: runs, directory: directory).write(report, extraJUnit: junit(report, joined: joined))
+        let hosts = try await runs.hostShares(report.runID)
+        output.summary(
+            RunSummaryText.render(report, attemptsDirectory: execution.attemptsDirectory, files: files, hosts: hosts.count > 1 ? hosts : []))
     }
 
     /// `--junit`: in a joined run, the scenarios this process settled (their last attempt ran here), so that the files
@@ -205,12 +209,6 @@ struct RunWork {
         var own = report
         own.scenarios = report.scenarios.filter { $0.attempts.last?.worker?.hasPrefix(prefix) == true }
         return (extraJUnit, own)
-    }
-
-    private func summarize(_ report: RunReport, execution: RunExecution, files: RunReportFiles.Written) async throws {
-        let hosts = try await runs.hostShares(report.runID)
-        output.summary(
-            RunSummaryText.render(report, attemptsDirectory: execution.attemptsDirectory, files: files, hosts: hosts.count > 1 ? hosts : []))
     }
 
     /// An agent that serves run after run of this project until SIGTERM or SIGINT stops it (130): a run it is working

@@ -30,18 +30,20 @@ package struct HostShare: Sendable, Hashable {
 extension RunStore {
     /// The run planned under `key`, if any.
     package func run(joinKey key: String) async throws -> JoinableRun? {
-        let rows = try await database.client.query(
-            "SELECT id, state, created_at, exit_code, project FROM runs WHERE join_key = \(key)", logger: database.logger)
-        for try await (id, state, created, code, project) in rows.decode((UUID, String, Date, Int32?, String).self) {
-            return JoinableRun(id: id, state: RunState(rawValue: state) ?? .running, startedAt: created, exitCode: code, project: project)
-        }
-        return nil
+        try await joinable(where: "join_key = $1", key)
     }
 
     /// The run `id`, if any, as ``run(joinKey:)`` describes it.
     package func joinable(_ id: UUID) async throws -> JoinableRun? {
+        try await joinable(where: "id = $1", id)
+    }
+
+    private func joinable(where condition: String, _ value: some PostgresEncodable & Sendable) async throws -> JoinableRun? {
+        var binds = PostgresBindings()
+        try binds.append(value)
         let rows = try await database.client.query(
-            "SELECT id, state, created_at, exit_code, project FROM runs WHERE id = \(id)", logger: database.logger)
+            PostgresQuery(unsafeSQL: "SELECT id, state, created_at, exit_code, project FROM runs WHERE \(condition)", binds: binds),
+            logger: database.logger)
         for try await (id, state, created, code, project) in rows.decode((UUID, String, Date, Int32?, String).self) {
             return JoinableRun(id: id, state: RunState(rawValue: state) ?? .running, startedAt: created, exitCode: code, project: project)
         }

@@ -111,9 +111,7 @@ struct Run: AsyncParsableCommand {
 
     @OptionGroup var common: CommonOptions
 
-    // `.unconditional`: `--workers -1` is a value (and an error saying so), not a missing one.
-    @Option(name: .long, parsing: .unconditional, help: "Worker slots on this host (default: orchestrate.yml's workers, else the core count).")
-    var workers: Int?
+    @OptionGroup var work: WorkOptions
 
     @Option(
         name: .long,
@@ -135,27 +133,10 @@ struct Run: AsyncParsableCommand {
     @Option(name: .long, help: "Run only scenarios whose tags match a Cucumber tag expression, e.g. \"@smoke and not (@wip or @slow)\".")
     var tags: String?
 
-    @Option(name: .long, help: "Also write the JUnit XML here.")
-    var junit: String?
-
-    @Option(name: .long, help: "Reports folder (default: orchestrate.yml's reports, else .orchestrate/reports).")
-    var reports: String?
-
     @Option(name: .long, help: "Finish an interrupted run: only what has not passed runs again.")
     var resume: String?
 
-    @Flag(name: .long, help: "Flaky passes, nondeterministic verdicts and quarantined failures fail the run too (exit 1).")
-    var strict = false
-
-    @Option(name: .long, help: "Progress display: auto (live on a terminal, lines otherwise) | live | lines | none.")
-    var progress: RunOptions.ProgressChoice = .automatic
-
-    @Option(name: .long, help: ArgumentHelp("Lease length, e.g. 30s: a worker silent this long is presumed dead.", visibility: .hidden))
-    var lease: String?
-
     @OptionGroup var joining: JoinOptions
-
-    @OptionGroup var metrics: MetricsOptions
 
     @Flag(
         name: .long,
@@ -164,19 +145,15 @@ struct Run: AsyncParsableCommand {
 
     func validate() throws {
         try joining.validate()
-        try metrics.validate()
+        try work.validate()
         if failed && (joining.join == nil || joining.node == nil) {
             throw ValidationError("--failed re-runs a node's failures: it needs --join KEY and --node NAME")
         }
         if joining.join != nil && resume != nil { throw ValidationError("--join plans or joins a run; it cannot be combined with --resume") }
-        if let workers, !Limits.workers.contains(workers) {
-            throw ValidationError("--workers must be from \(Limits.workers.lowerBound) to \(Limits.workers.upperBound) (got \(workers))")
-        }
         if let retries, !Limits.retries.contains(retries) {
             throw ValidationError("--retries must be from \(Limits.retries.lowerBound) to \(Limits.retries.upperBound) (got \(retries))")
         }
         if let resume, UUID(uuidString: resume) == nil { throw ValidationError("--resume needs a run id like 6f1c2a9e-… (see orchestrate runs)") }
-        if let lease, DurationText.parse(lease) == nil { throw ValidationError("--lease must be a duration like 30s") }
         if resume != nil && (!only.isEmpty || tags != nil) {
             throw ValidationError("--resume finishes a run as planned; it cannot be combined with --only or --tags")
         }
@@ -185,29 +162,39 @@ struct Run: AsyncParsableCommand {
     func run() async throws {
         var options = RunOptions()
         options.configPath = common.config
-        options.workers = workers
+        options.database = common.database
+        work.apply(to: &options)
         options.mode = mode
         options.retries = retries
         options.only = only
         options.tags = tags
-        options.junitPath = junit
-        options.reportsDirectory = reports
-        options.database = common.database
         options.resume = resume.flatMap(UUID.init(uuidString:))
-        options.strict = strict
-        options.progress = progress
-        options.lease = lease.flatMap(DurationText.parse)
         options.joinKey = joining.join
         options.node = joining.node
         options.failedOnly = failed
-        options.metricsPort = metrics.metricsPort
         let logger = common.logger
-        try await exiting { try await RunOrchestration.run(options, output: ConsoleRunOutput(progress: progress), logger: logger) }
+        try await exiting { try await RunOrchestration.run(options, output: ConsoleRunOutput(progress: work.progress), logger: logger) }
     }
 }
 
-/// `--metrics-port`, for `run` and `agent`.
-struct MetricsOptions: ParsableArguments {
+/// How a process works a run on this host: `run` and `agent` alike.
+struct WorkOptions: ParsableArguments {
+    // `.unconditional`: `--workers -1` is a value (and an error saying so), not a missing one.
+    @Option(name: .long, parsing: .unconditional, help: "Worker slots on this host (default: orchestrate.yml's workers, else the core count).")
+    var workers: Int?
+
+    @Option(name: .long, help: "Also write the JUnit XML here (in a joined run: the scenarios this process settled).")
+    var junit: String?
+
+    @Option(name: .long, help: "Reports folder (default: orchestrate.yml's reports, else .orchestrate/reports).")
+    var reports: String?
+
+    @Flag(name: .long, help: "Flaky passes, nondeterministic verdicts and quarantined failures fail the run too (exit 1).")
+    var strict = false
+
+    @Option(name: .long, help: "Progress display: auto (live on a terminal, lines otherwise) | live | lines | none.")
+    var progress: RunOptions.ProgressChoice = .automatic
+
     @Option(
         name: .long, parsing: .unconditional,
         help: """
@@ -216,10 +203,27 @@ struct MetricsOptions: ParsableArguments {
             """)
     var metricsPort: Int?
 
+    @Option(name: .long, help: ArgumentHelp("Lease length, e.g. 30s: a worker silent this long is presumed dead.", visibility: .hidden))
+    var lease: String?
+
     func validate() throws {
+        if let workers, !Limits.workers.contains(workers) {
+            throw ValidationError("--workers must be from \(Limits.workers.lowerBound) to \(Limits.workers.upperBound) (got \(workers))")
+        }
         if let metricsPort, !(0...65535).contains(metricsPort) {
             throw ValidationError("--metrics-port must be from 0 to 65535 (got \(metricsPort))")
         }
+        if let lease, DurationText.parse(lease) == nil { throw ValidationError("--lease must be a duration like 30s") }
+    }
+
+    func apply(to options: inout RunOptions) {
+        options.workers = workers
+        options.junitPath = junit
+        options.reportsDirectory = reports
+        options.strict = strict
+        options.progress = progress
+        options.metricsPort = metricsPort
+        options.lease = lease.flatMap(DurationText.parse)
     }
 }
 
@@ -269,65 +273,37 @@ struct Agent: AsyncParsableCommand {
 
     @OptionGroup var joining: JoinOptions
 
-    @OptionGroup var metrics: MetricsOptions
-
     @Flag(name: .long, help: "Serve every run of this project that has work waiting, one after another, until stopped.")
     var forever = false
 
-    @Option(name: .long, parsing: .unconditional, help: "Worker slots on this host (default: orchestrate.yml's workers, else the core count).")
-    var workers: Int?
-
-    @Option(name: .long, help: "Also write the JUnit XML of the scenarios this agent settled here.")
-    var junit: String?
-
-    @Option(name: .long, help: "Reports folder (default: orchestrate.yml's reports, else .orchestrate/reports).")
-    var reports: String?
+    @OptionGroup var work: WorkOptions
 
     @Option(name: .long, help: "How long --join waits for a node to plan the run, e.g. 10m.")
     var wait = "10m"
 
-    @Flag(name: .long, help: "Flaky passes, nondeterministic verdicts and quarantined failures fail the run too (exit 1).")
-    var strict = false
-
-    @Option(name: .long, help: "Progress display: auto (live on a terminal, lines otherwise) | live | lines | none.")
-    var progress: RunOptions.ProgressChoice = .automatic
-
-    @Option(name: .long, help: ArgumentHelp("Lease length, e.g. 30s: a worker silent this long is presumed dead.", visibility: .hidden))
-    var lease: String?
-
     func validate() throws {
         try joining.validate()
-        try metrics.validate()
+        try work.validate()
         if [run != nil, joining.join != nil, forever].filter({ $0 }).count != 1 {
             throw ValidationError("an agent needs exactly one of --run RUN_ID, --join KEY and --forever")
         }
         if let run, UUID(uuidString: run) == nil { throw ValidationError("--run needs a run id like 6f1c2a9e-… (see orchestrate runs)") }
-        if let workers, !Limits.workers.contains(workers) {
-            throw ValidationError("--workers must be from \(Limits.workers.lowerBound) to \(Limits.workers.upperBound) (got \(workers))")
-        }
         if DurationText.parse(wait) == nil { throw ValidationError("--wait must be a duration like 10m") }
-        if let lease, DurationText.parse(lease) == nil { throw ValidationError("--lease must be a duration like 30s") }
     }
 
     func run() async throws {
         var options = RunOptions()
         options.configPath = common.config
         options.database = common.database
+        work.apply(to: &options)
         options.agent = true
         options.attach = run.flatMap(UUID.init(uuidString:))
         options.joinKey = joining.join
         options.node = joining.node
         options.forever = forever
-        options.workers = workers
-        options.junitPath = junit
-        options.reportsDirectory = reports
-        options.strict = strict
-        options.progress = progress
         options.planWait = DurationText.parse(wait) ?? .seconds(600)
-        options.lease = lease.flatMap(DurationText.parse)
-        options.metricsPort = metrics.metricsPort
         let logger = common.logger
-        try await exiting { try await RunOrchestration.run(options, output: ConsoleRunOutput(progress: progress), logger: logger) }
+        try await exiting { try await RunOrchestration.run(options, output: ConsoleRunOutput(progress: work.progress), logger: logger) }
     }
 }
 

@@ -116,6 +116,10 @@ struct ManyHostsTests {
                 let termination = await node.wait()
                 #expect(termination.reason == .exited(0), "host \(index + 1): \(fleet.output(index + 1, "node"))")
                 #expect(fleet.output(index + 1, "node").contains("18 scenarios, 18 passed, 0 failed"), "\(fleet.output(index + 1, "node"))")
+                // The summary's line per host, and the progress lines' view of the hosts while it ran.
+                let output = fleet.output(index + 1, "node")
+                #expect(output.contains("hosts:\n  host1  2 slot(s)") && output.contains("\n  host3  2 slot(s)"), "\(output)")
+                #expect(output.contains("\nhosts: host"), "\(output)")
             }
             // Each scenario ran exactly once, on some host; every host took part.
             let log = fleet.log

@@ -31,6 +31,7 @@ final class ProgressReporter: Sendable {
         var ports: [Int: Int] = [:]
         /// Every host's part, when others work the run too: one line, and when it was last printed (lines style).
         var hosts = ""
+        var hostNames: [String] = []
         var hostsPrinted: ContinuousClock.Instant?
     }
 
@@ -83,7 +84,8 @@ final class ProgressReporter: Sendable {
         }
     }
 
-    /// Every host's part in the run: a line of the live block; in lines style a line when it changed, at most every 10 s.
+    /// Every host's part in the run: a line of the live block; in lines style a line when a host joined, and when the
+    /// counts changed at most every 10 s.
     func hosts(_ shares: [HostShare]) {
         let now = clock.now
         let text =
@@ -92,7 +94,10 @@ final class ProgressReporter: Sendable {
         let line = state.withLock { state -> String? in
             guard text != state.hosts else { return nil }
             state.hosts = text
-            if let last = state.hostsPrinted, now - last < .seconds(10) { return nil }
+            let names = shares.map(\.host)
+            let joined = names != state.hostNames
+            state.hostNames = names
+            if !joined, let last = state.hostsPrinted, now - last < .seconds(10) { return nil }
             state.hostsPrinted = now
             return text
         }

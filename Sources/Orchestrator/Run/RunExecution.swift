@@ -22,7 +22,7 @@ struct RunExecution {
     let logger: Logger
     /// Other hosts may work the run too: their part is shown with the progress.
     var showsHosts = false
-    /// Told what the slots do and, every 2 s, what is left of the run.
+    /// Told what the slots do and, every second, what is left of the run.
     var metrics: RunMetrics?
 
     /// Where attempts leave what is kept of them.
@@ -57,12 +57,12 @@ struct RunExecution {
         let watch =
             showsHosts || metrics != nil
             ? Task { [runs = RunStore(database: database), runID = planned.runID, output, metrics, showsHosts] in
-                // Every host's part for the progress display and what is left for the metrics, every 2 s; a failed read
-                // just skips a beat.
+                // Every host's part for the progress display and what is left for the metrics, every second; a failed
+                // read just skips a beat.
                 while !Task.isCancelled {
                     if showsHosts, let shares = try? await runs.hostShares(runID) { output.hosts(shares) }
                     if let metrics, let counts = try? await queue.counts(runID: runID) { metrics.queue(counts) }
-                    try? await Task.sleep(for: .seconds(2))
+                    try? await Task.sleep(for: .seconds(1))
                 }
             } : nil
         let outcome: CoordinatorOutcome

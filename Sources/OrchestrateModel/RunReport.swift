@@ -14,6 +14,8 @@ package struct RunReport: Sendable, Codable {
         package var evidence: [NetworkDifference]
         /// It was quarantined when the run started: a failure is reported, not fatal (unless --strict).
         package var quarantined: Bool
+        /// What the planner expected it to take (the median of its recent passes); `nil` when never seen.
+        package var expectedMilliseconds: Int64?
 
         package init(
             scenario: Scenario, result: ScenarioResult, attempts: [AttemptRecord], verdict: Verdict? = nil, verdictReason: String? = nil,

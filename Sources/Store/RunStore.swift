@@ -365,7 +365,7 @@ package struct RunStore: Sendable {
         let scenarioRows = try await database.client.query(
             """
             SELECT \(unescaped: Self.plannedScenarioColumns), rs.result,
-                   rs.verdict, rs.verdict_reason, rs.evidence::text, rs.quarantined
+                   rs.verdict, rs.verdict_reason, rs.evidence::text, rs.quarantined, rs.expected_ms
             FROM run_scenarios rs JOIN scenarios s ON s.project = rs.project AND s.id = rs.scenario_id
             WHERE rs.run_id = \(runID) ORDER BY rs.position
             """,
@@ -375,7 +375,7 @@ package struct RunStore: Sendable {
         // Most scenarios have no evidence: those skip the decoder.
         let decoder = JSONDecoder()
         for try await row in scenarioRows.decode(
-            (String, String, String, [String], Int64, String, String?, Int?, String?, String?, String?, String, Bool).self)
+            (String, String, String, [String], Int64, String, String?, Int?, String?, String?, String?, String, Bool, Int64?).self)
         {
             let scenario = Self.plannedScenario((row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7), decoder: decoder)
             rows.append(
@@ -385,6 +385,7 @@ package struct RunStore: Sendable {
                     evidence: row.11 == "[]" ? [] : (try? decoder.decode([NetworkDifference].self, from: Data(row.11.utf8))) ?? [],
                     quarantined: row.12
                 ))
+            rows[rows.count - 1].expectedMilliseconds = row.13
         }
         guard let summary = try await summaryRead else {
             throw StoreError(.unknownRun, "no run \(runID) in the database")
@@ -399,5 +400,26 @@ package struct RunStore: Sendable {
             runID: runID, state: summary.state, startedAt: summary.createdAt, finishedAt: summary.finishedAt,
             host: summary.host, gitRevision: summary.gitRevision, mode: Mode(rawValue: summary.mode) ?? .replay, scenarios: entries
         )
+    }
+
+    /// The last `limit` finished attempts of each of the run's scenarios in its project (this run's included), oldest
+    /// first: the report's trend per scenario. Read from the index that the planner's median reads.
+    package func trends(_ runID: UUID, limit: Int = 20) async throws -> [String: [TrendPoint]] {
+        let rows = try await database.client.query(
+            """
+            SELECT rs.scenario_id, array_agg(t.passed ORDER BY t.finished_at), array_agg(t.ms ORDER BY t.finished_at)
+            FROM run_scenarios rs,
+            LATERAL (SELECT a.outcome = 'passed' AS passed, coalesce(a.duration_ms, 0) AS ms, a.finished_at
+                     FROM attempts a WHERE a.project = rs.project AND a.scenario_id = rs.scenario_id AND a.outcome IS NOT NULL
+                     ORDER BY a.finished_at DESC LIMIT \(limit)) t
+            WHERE rs.run_id = \(runID)
+            GROUP BY rs.scenario_id
+            """,
+            logger: database.logger)
+        var trends: [String: [TrendPoint]] = [:]
+        for try await (id, passes, milliseconds) in rows.decode((String, [Bool], [Int64]).self) {
+            trends[id] = zip(passes, milliseconds).map { TrendPoint(passed: $0, milliseconds: $1) }
+        }
+        return trends
     }
 }

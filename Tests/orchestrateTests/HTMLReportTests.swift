@@ -44,25 +44,72 @@ struct HTMLReportTests {
     }
 }
 
+extension HTMLReportTests {
+    @Test("in headless Chromium the timeline draws a bar per attempt and a line per retry; a screenshot shows it")
+    func timelineInChromium() async throws {
+        try await TemporaryDirectory.with { directory in
+            try directory.write(
+                "orchestrate.yml",
+                """
+                workers: 3
+                retries: 1
+                suite:
+                  scenarios:
+                    - { id: slow, command: "sleep 0.6" }
+                    - { id: flaky, command: "sleep 0.2; test \\"$ORCHESTRATE_ATTEMPT\\" = 2" }
+                    - { id: a, command: "sleep 0.1" }
+                    - { id: b, command: "sleep 0.2" }
+                    - { id: c, command: "sleep 0.1" }
+                """)
+            let database = try await TestPostgres.shared.makeDatabaseURL()
+            let cli = OrchestrateCLI(directory: directory.path, database: database)
+            let run = try await cli.run(["run", "--progress", "none"])
+            #expect(run.exitCode == 0, "\(run.stdout)\(run.stderr)")
+            let report = try #require(run.stdout.split(separator: "\n").first { $0.hasPrefix("report: ") }.map { String($0.dropFirst(8)) })
+            let attempts = try await queryRows(database, "SELECT count(*) FROM attempts WHERE state = 'finished'", as: Int.self)
+            #expect(attempts == [6], "five scenarios, one retry")
+            let dom = try Chromium.dumpDOM(report, profile: directory.file("chromium"))
+            #expect(dom.components(separatedBy: "<rect class=\"bar ").count - 1 == 6, "a bar per attempt: \(dom.prefix(2000))")
+            #expect(dom.components(separatedBy: "<line class=\"retry\"").count - 1 == 1)
+            #expect(dom.components(separatedBy: "<text class=\"lane\"").count - 1 == 3, "a lane per slot")
+            let png = try Chromium.screenshot(report, to: directory.file("timeline.png"), profile: directory.file("chromium"))
+            #expect(png.count > 10_000 && png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG of the page")
+        }
+    }
+}
+
 /// Headless Chromium (`make test` installs it): the DOM of a page after it loaded and ran whatever it may run.
 enum Chromium {
+    /// A PNG of the page's first 1280 × 900 pixels, written to `output` and returned.
+    static func screenshot(_ path: String, to output: String, profile: String) throws -> Data {
+        _ = try run(
+            ["--screenshot=\(output)", "--window-size=1280,900", "--hide-scrollbars", URL(fileURLWithPath: path).absoluteString], profile: profile)
+        return try Data(contentsOf: URL(fileURLWithPath: output))
+    }
+
     static func dumpDOM(_ path: String, profile: String) throws -> String {
+        try run(["--dump-dom", URL(fileURLWithPath: path).absoluteString], profile: profile)
+    }
+
+    /// Chromium headless with `arguments`, its standard output.
+    private static func run(_ arguments: [String], profile: String) throws -> String {
         let candidates = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
         let browser = try #require(
             candidates.first { FileManager.default.isExecutableFile(atPath: $0) }, "no Chromium: make test installs it (apt-get install chromium)")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
-        process.arguments = [
-            "--kill-after=5", "60", browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
-            "--user-data-dir=\(profile)", "--virtual-time-budget=2000", "--dump-dom", URL(fileURLWithPath: path).absoluteString,
-        ]
+        process.arguments =
+            [
+                "--kill-after=5", "60", browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                "--user-data-dir=\(profile)", "--virtual-time-budget=2000",
+            ] + arguments
         let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let dom = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
         try #require(process.terminationStatus == 0, "chromium exited with \(process.terminationStatus)")
-        return dom
+        return text
     }
 }

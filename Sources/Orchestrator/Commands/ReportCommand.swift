@@ -44,7 +44,8 @@ package enum ReportCommand {
             if let html {
                 let logs = try await runs.networkLogs(report.scenarios.filter(\.needsAttention).flatMap(\.attempts).map(\.id))
                 let kept = try await runs.keptFiles(report.scenarios.flatMap(\.attempts).map(\.id))
-                try AtomicFile.write(HTMLReport.render(report, logs: logs, attachments: [:], kept: kept), to: html)
+                let trends = try await runs.trends(runID)
+                try AtomicFile.write(HTMLReport.render(report, logs: logs, attachments: [:], kept: kept, trends: trends), to: html)
                 lines.append("report: \(html)")
             }
             return lines.joined(separator: "\n")

@@ -22,8 +22,10 @@ struct RunReportFiles {
     func write(_ report: RunReport, extraJUnit: (path: String, report: RunReport)?) async throws -> Written {
         let attention = report.scenarios.filter(\.needsAttention)
         async let keptRead = runs.keptFiles(report.scenarios.flatMap(\.attempts).map(\.id))
+        async let trendsRead = runs.trends(report.runID)
         let logs = try await runs.networkLogs(attention.flatMap(\.attempts).map(\.id))
         let kept = try await keptRead
+        let trends = try await trendsRead
         var attachments: [String: [String]] = [:]
         for entry in report.scenarios {
             for attempt in entry.attempts where attempt.outcome != nil && attempt.outcome != .passed {
@@ -40,7 +42,7 @@ struct RunReportFiles {
         let junit = ["\(directory)/junit.xml"] + (extraJUnit.map { [$0.path] } ?? [])
         let html = "\(directory)/report.html"
         let written = attachments
-        async let page: Void = AtomicFile.write(HTMLReport.render(report, logs: logs, attachments: written, kept: kept), to: html)
+        async let page: Void = AtomicFile.write(HTMLReport.render(report, logs: logs, attachments: written, kept: kept, trends: trends), to: html)
         let xml = JUnitReport.render(report, attachments: written)
         try AtomicFile.write(xml, to: junit[0])
         if let extraJUnit {

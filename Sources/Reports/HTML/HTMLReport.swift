@@ -17,8 +17,10 @@ package enum HTMLReport {
     ///   - logs: the network logs of the attempts to show in detail, by attempt id.
     ///   - attachments: files per scenario id, linked by their paths relative to the report.
     ///   - kept: the files each attempt kept, as stored in the database (`orchestrate artifacts` writes them out).
+    ///   - trends: each scenario's recent attempts, oldest first (``RunTimeline/trend(_:)``).
     package static func render(
-        _ report: RunReport, logs: [Int64: NetworkLog], attachments: [String: [String]] = [:], kept: [Int64: [KeptFile]] = [:]
+        _ report: RunReport, logs: [Int64: NetworkLog], attachments: [String: [String]] = [:], kept: [Int64: [KeptFile]] = [:],
+        trends: [String: [TrendPoint]] = [:]
     ) -> String {
         let id = report.runID.uuidString.lowercased()
         let ordered = report.scenarios.enumerated().sorted { lhs, rhs in
@@ -40,12 +42,20 @@ package enum HTMLReport {
 
             """
         html += "<p class=\"meta\">\(escape(summaryLine(report)))</p>\n"
-        html += "<table class=\"summary\"><tr><th>Scenario</th><th>Result</th><th>Verdict</th><th>Attempts</th><th>Time</th></tr>\n"
+        if let timeline = RunTimeline.svg(report) {
+            html += "<details open class=\"timeline\"><summary><h2>Timeline</h2></summary>\n\(timeline)\n"
+            html += "<p class=\"legend\">a lane per worker slot, by host; a bar per attempt (passed, failed, timed out, crashed); "
+            html += "lines join a failed attempt to its retry; shaded: a slot idle until the run's end</p></details>\n"
+        }
+        html += "<table class=\"summary\"><tr><th>Scenario</th><th>Result</th><th>Verdict</th><th>Attempts</th><th>Time</th>"
+        html += "<th>Against expected</th><th>Recent attempts</th></tr>\n"
         for entry in ordered {
             html += "<tr><td><a href=\"#\(anchor(entry.scenario.id))\">\(escape(entry.scenario.name))</a></td>"
             html += "<td>\(badge(entry.result.rawValue))\(entry.quarantined ? " " + badge("quarantined") : "")</td>"
             html += "<td>\(entry.verdict.map { badge($0.rawValue) } ?? "")</td><td>\(entry.attempts.count)</td>"
-            html += "<td>\(milliseconds(entry.totalMilliseconds))</td></tr>\n"
+            html += "<td>\(milliseconds(entry.totalMilliseconds))</td>"
+            html += "<td>\(RunTimeline.againstExpected(actual: RunTimeline.settledMilliseconds(entry), expected: entry.expectedMilliseconds))</td>"
+            html += "<td>\(RunTimeline.trend(trends[entry.scenario.id] ?? []))</td></tr>\n"
         }
         html += "</table>\n"
         for entry in ordered {
@@ -196,7 +206,11 @@ package enum HTMLReport {
         .badge.flaky,.badge.nondeterministic,.badge.quarantined{background:#f7dc9c}.badge.drift,.badge.stale-recording{background:#c9d7f5}\
         .meta{color:#666}.reason{font-weight:600}.error{background:#fdecec}.unmatched summary{color:#b00}\
         h2{display:inline;font-size:1.1em}summary{cursor:pointer}section{border-top:1px solid #ccc;padding:.5em 0}\
-        .steps li{margin:.3em 0}.time{color:#666;font-family:ui-monospace,monospace;font-size:12px}.exchange{margin-left:1em}
+        .steps li{margin:.3em 0}.time{color:#666;font-family:ui-monospace,monospace;font-size:12px}.exchange{margin-left:1em}\
+        svg text{font:11px system-ui,sans-serif;fill:#444}svg text.host{font-weight:600;fill:#222}.timeline svg{max-width:100%;height:auto}\
+        .bar{fill:#9e9e9e;stroke:#fff;stroke-width:1}.bar.passed,.trend .passed{fill:#5cb85c}.bar.failed,.bar.crashed,.trend .failed{fill:#d9534f}\
+        .bar.timed-out{fill:#f0ad4e}.bar.infrastructure-error{fill:#8e6cc4}.idle{fill:#eee}.retry{stroke:#d9534f;stroke-width:1.5;stroke-dasharray:3 2}\
+        .versus .expected{fill:#bbb}.versus .actual{fill:#5b8def}.versus .actual.slow{fill:#d9534f}.legend{color:#666;font-size:12px}
         """
 
     /// A scenario id as one shell word.

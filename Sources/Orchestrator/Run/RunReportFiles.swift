@@ -19,13 +19,12 @@ struct RunReportFiles {
     }
 
     /// `extraJUnit`: another JUnit file (`--junit`), of the whole run or of a part of it.
-    func write(_ report: RunReport, extraJUnit: (path: String, report: RunReport)?) async throws -> Written {
+    /// `trends`: each scenario's recent attempts (``RunStore/trends(_:limit:)``), read by the caller while it judged.
+    func write(_ report: RunReport, extraJUnit: (path: String, report: RunReport)?, trends: [String: [TrendPoint]]) async throws -> Written {
         let attention = report.scenarios.filter(\.needsAttention)
         async let keptRead = runs.keptFiles(report.scenarios.flatMap(\.attempts).map(\.id))
-        async let trendsRead = runs.trends(report.runID)
         let logs = try await runs.networkLogs(attention.flatMap(\.attempts).map(\.id))
         let kept = try await keptRead
-        let trends = try await trendsRead
         var attachments: [String: [String]] = [:]
         for entry in report.scenarios {
             for attempt in entry.attempts where attempt.outcome != nil && attempt.outcome != .passed {

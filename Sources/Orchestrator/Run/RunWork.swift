@@ -158,11 +158,14 @@ struct RunWork {
             output: output, logger: logger, showsHosts: joined, metrics: metrics)
         let interrupted = try await execution.execute() == .interrupted
         let judge = RunJudge(runs: runs, cassette: MockFleet.cassettes(in: config.resolve(config.mock.recordings)))
+        // The report's trends are read while the run is judged.
+        let trends = Task { [runs] in try await runs.trends(planned.runID) }
+        defer { trends.cancel() }
         if interrupted {
             // A node that leaves a joined run leaves it to the others; a run of its own waits for --resume. Not judged:
             // its passes keep the verdict they settled with, the rest have none.
             if !joined { try await runs.setState(planned.runID, .interrupted) }
-            try await publish(try await judge.unjudged(planned.runID).report, joined: joined, execution: execution)
+            try await publish(try await judge.unjudged(planned.runID).report, joined: joined, execution: execution, trends: trends)
             return ExitStatus.interrupted
         }
         let clock = ContinuousClock()
@@ -175,7 +178,7 @@ struct RunWork {
                 async let saved: Void = judgement.changed.isEmpty ? () : runs.saveVerdicts(planned.runID, judgement.changed)
                 async let quarantined: Void = RunOrchestration.updateQuarantine(
                     after: judgement, config.quarantine, project: planned.project, runs: runs, output: output)
-                try await publish(judgement.report, joined: joined, execution: execution)
+                try await publish(judgement.report, joined: joined, execution: execution, trends: trends)
                 try await saved
                 try await quarantined
                 let code = judgement.report.scenarios.contains { $0.failsRun(strict: options.strict) } ? ExitStatus.scenarioFailed : ExitStatus.passed
@@ -183,7 +186,7 @@ struct RunWork {
                 return code
             }
             if let run = try await runs.joinable(planned.runID), let code = run.exitCode {
-                try await publish(try await judge.unjudged(planned.runID).report, joined: joined, execution: execution)
+                try await publish(try await judge.unjudged(planned.runID).report, joined: joined, execution: execution, trends: trends)
                 return code
             }
             if clock.now >= giveUp { throw JoinError("run \(planned.runID.uuidString.lowercased()) was not judged within 600 s") }
@@ -192,9 +195,12 @@ struct RunWork {
     }
 
     /// The run's report files under the reports folder (and `--junit`), then its summary with a line per host.
-    private func publish(_ report: RunReport, joined: Bool, execution: RunExecution) async throws {
+    private func publish(
+        _ report: RunReport, joined: Bool, execution: RunExecution, trends: Task<[String: [TrendPoint]], any Error>
+    ) async throws {
         let directory = reports + "/" + report.runID.uuidString.lowercased()
-        let files = try await RunReportFiles(runs: runs, directory: directory).write(report, extraJUnit: junit(report, joined: joined))
+        let files = try await RunReportFiles(runs: runs, directory: directory).write(
+            report, extraJUnit: junit(report, joined: joined), trends: try await trends.value)
         let hosts = try await runs.hostShares(report.runID)
         output.summary(
             RunSummaryText.render(report, attemptsDirectory: execution.attemptsDirectory, files: files, hosts: hosts.count > 1 ? hosts : []))

@@ -21,6 +21,7 @@ enum Migrations {
         (11, "an attempt given back is abandoned and followed by a new one", Schema.version11),
         (12, "runs many hosts join: join keys, members, node re-runs, lost hosts, fenced completions", Schema.version12),
         (13, "projects: scenarios, their history and quarantine belong to a suite; runs record their branch", Schema.version13),
+        (14, "stable views for dashboards", Schema.version14),
     ]
 
     /// Applies the migrations not applied yet, up to `version` (the newest by default; tests stop earlier to make rows

@@ -338,4 +338,41 @@ enum Schema {
         CREATE INDEX attempts_scenario_history ON attempts (project, scenario_id, finished_at DESC) INCLUDE (outcome, duration_ms)
             WHERE outcome IS NOT NULL
         """
+
+    /// Stable views for dashboards (Dashboards/grafana): their queries read these, never the tables, so that a change of
+    /// the schema changes a view, not every dashboard. Each carries the project and the branch to filter by.
+    static let version14 = """
+        CREATE VIEW dash_runs AS
+        SELECT r.id AS run_id, r.project, coalesce(r.branch, '') AS branch, r.created_at AS started_at, r.finished_at, r.state, r.mode,
+               r.git_revision, r.exit_code, extract(epoch FROM r.finished_at - r.created_at)::float8 AS duration_s,
+               r.scenario_count AS scenarios, c.passed, c.flaky, c.failed, c.quarantined_failures,
+               m.hosts, m.slots, w.busy_ms, w.longest_ms,
+               -- The best possible schedule: the work spread evenly over the slots, or the longest attempt.
+               (greatest(w.busy_ms::float8 / greatest(m.slots, 1), w.longest_ms::float8) / 1000)::float8 AS best_s
+        FROM runs r,
+        LATERAL (SELECT count(*) FILTER (WHERE rs.result = 'passed') AS passed, count(*) FILTER (WHERE rs.result = 'flaky') AS flaky,
+                        count(*) FILTER (WHERE rs.result = 'failed') AS failed,
+                        count(*) FILTER (WHERE rs.result = 'failed' AND rs.quarantined) AS quarantined_failures
+                 FROM run_scenarios rs WHERE rs.run_id = r.id) c,
+        LATERAL (SELECT count(DISTINCT host) AS hosts, coalesce(sum(workers), 0)::bigint AS slots FROM run_members WHERE run_id = r.id) m,
+        LATERAL (SELECT coalesce(sum(duration_ms), 0)::bigint AS busy_ms, coalesce(max(duration_ms), 0)::bigint AS longest_ms
+                 FROM attempts a WHERE a.run_id = r.id AND a.state = 'finished') w;
+        CREATE VIEW dash_scenario_runs AS
+        SELECT rs.run_id, rs.project, coalesce(r.branch, '') AS branch, r.created_at AS started_at, rs.scenario_id, rs.result, rs.verdict,
+               rs.verdict_reason, rs.quarantined, rs.expected_ms, rs.evidence
+        FROM run_scenarios rs JOIN runs r ON r.id = rs.run_id;
+        CREATE VIEW dash_attempts AS
+        SELECT a.id AS attempt_id, a.run_id, a.project, coalesce(r.branch, '') AS branch, a.scenario_id, a.attempt, a.state, a.outcome,
+               coalesce(a.mode, r.mode) AS mode, CASE WHEN coalesce(a.mode, r.mode) IN ('live', 'record') THEN 'live' ELSE 'replay' END AS backend,
+               a.started_at, a.finished_at, a.duration_ms, a.host, nullif(split_part(a.worker, '/', 3), '')::integer AS slot,
+               (extract(epoch FROM a.started_at - r.created_at) * 1000)::float8 AS wait_ms
+        FROM attempts a JOIN runs r ON r.id = a.run_id
+        WHERE a.state <> 'abandoned';
+        CREATE VIEW dash_exchanges AS
+        SELECT e.attempt_id, a.project, coalesce(r.branch, '') AS branch, e.started_at, e.mode, e.host, e.method,
+               e.host || split_part(split_part(e.url, '?', 1), e.host, 2) AS endpoint, e.status, e.duration_us, e.matched, e.note
+        FROM exchanges e JOIN attempts a ON a.id = e.attempt_id JOIN runs r ON r.id = a.run_id;
+        CREATE VIEW dash_quarantine AS
+        SELECT project, scenario_id, reason, automatic, score, added_at FROM quarantine
+        """
 }

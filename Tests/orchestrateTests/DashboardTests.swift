@@ -1,0 +1,178 @@
+import Foundation
+import Logging
+import OrchestrateTesting
+import PostgresNIO
+import Store
+import Testing
+
+/// Dashboards/grafana without Grafana (it cannot run here): every panel's and every variable's query, with the
+/// variables filled and Grafana's PostgreSQL macros expanded as Grafana expands them, runs read-only on a history that
+/// real runs made, and returns what its panel's format needs.
+@Suite("Grafana dashboards", .timeLimit(.minutes(3)))
+struct DashboardTests {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Dashboards/grafana").path
+
+    /// Every dashboard, as JSON, by file name.
+    static func dashboards() throws -> [(String, [String: Any])] {
+        try FileManager.default.contentsOfDirectory(atPath: "\(folder)/dashboards").filter { $0.hasSuffix(".json") }.sorted().map { name in
+            let data = try Data(contentsOf: URL(fileURLWithPath: "\(folder)/dashboards/\(name)"))
+            return (name, try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any]))
+        }
+    }
+
+    @Test("each dashboard has the structure Grafana needs: uid, the data source by uid, project and branch variables, panels on the grid")
+    func structure() throws {
+        let dashboards = try Self.dashboards()
+        #expect(dashboards.map(\.0) == ["flakiness.json", "network.json", "suite-health.json", "time.json"])
+        var uids = Set<String>()
+        for (name, dashboard) in dashboards {
+            let uid = try #require(dashboard["uid"] as? String, "\(name)")
+            #expect(uids.insert(uid).inserted && uid.count <= 40, "\(name): uid \(uid)")
+            #expect(dashboard["title"] is String && dashboard["schemaVersion"] is Int, "\(name)")
+            let variables = try #require((dashboard["templating"] as? [String: Any])?["list"] as? [[String: Any]], "\(name)")
+            #expect(variables.compactMap { $0["name"] as? String } == ["project", "branch"], "\(name)")
+            let panels = try #require(dashboard["panels"] as? [[String: Any]], "\(name)")
+            #expect(Set(panels.compactMap { $0["id"] as? Int }).count == panels.count, "\(name): panel ids are unique")
+            for panel in panels {
+                let grid = try #require(panel["gridPos"] as? [String: Int], "\(name): \(panel["title"] ?? "")")
+                #expect(grid["w"].map { 1...24 ~= $0 } == true && grid["h"] != nil && grid["x"] != nil && grid["y"] != nil)
+                #expect((panel["datasource"] as? [String: String])?["uid"] == "orchestrate", "\(name): \(panel["title"] ?? "")")
+                let targets = try #require(panel["targets"] as? [[String: Any]])
+                #expect(!targets.isEmpty && targets.allSatisfy { ["time_series", "table"].contains($0["format"] as? String) && $0["refId"] != nil })
+            }
+        }
+        let datasource = try String(contentsOfFile: "\(Self.folder)/provisioning/datasources/orchestrate.yaml", encoding: .utf8)
+        #expect(datasource.contains("uid: orchestrate") && datasource.contains("type: grafana-postgresql-datasource"))
+    }
+
+    @Test("every panel and variable query runs read-only on real history and returns what its format needs")
+    func queriesRun() async throws {
+        let upstream = try await TestUpstream.start()
+        try await TemporaryDirectory.with { directory in
+            try directory.write(
+                "shop/orchestrate.yml",
+                """
+                workers: 2
+                retries: 1
+                suite:
+                  scenarios:
+                    - { id: browse, command: "curl -sf $ORCHESTRATE_MOCK_URL/api.test/v1/items?page=1 > /dev/null" }
+                    - { id: pay, command: "curl -sf $ORCHESTRATE_MOCK_URL/api.test/v1/pay > /dev/null; sleep 0.2" }
+                    - { id: flaky, command: "test \\"$ORCHESTRATE_ATTEMPT\\" = 2" }
+                    - { id: broken, command: "exit 1" }
+                mock:
+                  mode: live
+                  hosts: { api.test: "\(upstream.url)" }
+                """)
+            let url = try await TestPostgres.shared.makeDatabaseURL()
+            var cli = OrchestrateCLI(directory: directory.file("shop"), database: url)
+            cli.environment["GITHUB_REF_NAME"] = "main"
+            for _ in 0..<2 { #expect(try await cli.run(["run", "--progress", "none"]).exitCode == 1) }
+            #expect(try await cli.run(["quarantine", "add", "broken"]).exitCode == 0)
+
+            let now = Date()
+            let range = (from: now.addingTimeInterval(-90 * 86_400), to: now.addingTimeInterval(60))
+            let ran = try await Database.with(try DatabaseEndpoint(url: url), logger: Logger(label: "test"), maximumConnections: 1) { database in
+                var ran = 0
+                for (name, dashboard) in try Self.dashboards() {
+                    let variables = (dashboard["templating"] as? [String: Any])?["list"] as? [[String: Any]] ?? []
+                    for variable in variables {
+                        let sql = GrafanaSQL.expand(variable["query"] as? String ?? "", project: "shop", branch: "%", range: range)
+                        let (columns, rows) = try await Self.run(sql, on: database)
+                        #expect(columns.count == 1 && !rows.isEmpty, "\(name): variable \(variable["name"] ?? ""): \(sql)")
+                        ran += 1
+                    }
+                    for panel in dashboard["panels"] as? [[String: Any]] ?? [] {
+                        for target in panel["targets"] as? [[String: Any]] ?? [] {
+                            for branch in ["%", "main"] {
+                                let sql = GrafanaSQL.expand(target["rawSql"] as? String ?? "", project: "shop", branch: branch, range: range)
+                                let (columns, rows) = try await Self.run(sql, on: database)
+                                let title = "\(name): \(panel["title"] ?? "")"
+                                #expect(!columns.isEmpty, "\(title)")
+                                if target["format"] as? String == "time_series" {
+                                    #expect(columns.first?.name == "time", "\(title): the first column is time")
+                                    #expect(
+                                        [.timestamptz, .timestamp, .float8, .numeric, .int8].contains(columns.first?.type),
+                                        "\(title): time is a timestamp or epoch seconds")
+                                    #expect(columns.dropFirst().allSatisfy { [.float8, .numeric, .int8, .int4].contains($0.type) }, "\(title)")
+                                    // The seeded history has no compare run, hence no drift: every other series has points.
+                                    if !title.contains("Drift") { #expect(!rows.isEmpty, "\(title): the seeded history has points") }
+                                    #expect(rows.map { $0.first ?? "" } == rows.map { $0.first ?? "" }.sorted(), "\(title): ordered by time")
+                                }
+                                ran += 1
+                            }
+                        }
+                    }
+                }
+                return ran
+            }
+            #expect(ran >= 40, "\(ran) queries")
+        }
+        await upstream.stop()
+    }
+
+    /// Runs `sql` in a read-only transaction: its columns (name, type) and its rows as text, in order.
+    static func run(_ sql: String, on database: Database) async throws -> ([(name: String, type: PostgresDataType)], [[String]]) {
+        try await database.client.withConnection { connection in
+            _ = try await connection.query("START TRANSACTION READ ONLY", logger: database.logger)
+            defer { Task { _ = try? await connection.query("ROLLBACK", logger: database.logger) } }
+            // Text rows keep the order checkable for any type: a sortable rendering of the first column.
+            let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: database.logger)
+            let columns = rows.columns.map { (name: $0.name, type: $0.dataType) }
+            var values: [[String]] = []
+            for try await row in rows {
+                values.append(
+                    row.map { cell in
+                        if cell.dataType == .timestamptz, let date = try? cell.decode(Date.self) {
+                            return String(format: "%020.3f", date.timeIntervalSince1970)
+                        }
+                        if cell.dataType == .float8, let number = try? cell.decode(Double.self) { return String(format: "%020.3f", number) }
+                        return cell.bytes.map { String(buffer: $0) } ?? ""
+                    })
+            }
+            _ = try await connection.query("ROLLBACK", logger: database.logger)
+            return (columns, values)
+        }
+    }
+}
+
+/// What Grafana does to a PostgreSQL panel's SQL before it runs it: template variables replaced, then its macros
+/// expanded (its postgres macro engine's forms: `$__timeFilter(c)` → `c BETWEEN 'from' AND 'to'`, `$__time(c)` →
+/// `c AS "time"`, `$__timeGroupAlias(c, '1d')` → `floor(extract(epoch from c)/86400)*86400 AS "time"`, …).
+enum GrafanaSQL {
+    static func expand(_ sql: String, project: String, branch: String, range: (from: Date, to: Date)) -> String {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let from = formatter.string(from: range.from), to = formatter.string(from: range.to)
+        var text = sql.replacingOccurrences(of: "$project", with: project).replacingOccurrences(of: "$branch", with: branch)
+        let pattern = try! NSRegularExpression(pattern: #"\$([_a-zA-Z0-9]+)\(([^\)]*)\)"#)
+        while let match = pattern.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) {
+            let name = String(text[Range(match.range(at: 1), in: text)!])
+            let args = text[Range(match.range(at: 2), in: text)!].split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            let replacement: String
+            switch name {
+            case "__time": replacement = "\(args[0]) AS \"time\""
+            case "__timeEpoch": replacement = "extract(epoch from \(args[0])) as \"time\""
+            case "__timeFilter": replacement = "\(args[0]) BETWEEN '\(from)' AND '\(to)'"
+            case "__timeFrom": replacement = "'\(from)'"
+            case "__timeTo": replacement = "'\(to)'"
+            case "__timeGroup", "__timeGroupAlias":
+                let seconds = interval(args[1].trimmingCharacters(in: CharacterSet(charactersIn: "'")))
+                replacement = "floor(extract(epoch from \(args[0]))/\(seconds))*\(seconds)" + (name == "__timeGroupAlias" ? " AS \"time\"" : "")
+            case "__unixEpochFilter":
+                replacement = "\(args[0]) >= \(Int(range.from.timeIntervalSince1970)) AND \(args[0]) <= \(Int(range.to.timeIntervalSince1970))"
+            default: replacement = "unknown_macro_\(name)()"
+            }
+            text.replaceSubrange(Range(match.range, in: text)!, with: replacement)
+        }
+        return text
+    }
+
+    /// Seconds in a Grafana interval (`30s`, `5m`, `1h`, `1d`, `1w`).
+    static func interval(_ text: String) -> Int {
+        let units = ["s": 1, "m": 60, "h": 3600, "d": 86_400, "w": 604_800]
+        guard let unit = text.last.map(String.init), let scale = units[unit], let number = Int(text.dropLast()) else { return 86_400 }
+        return number * scale
+    }
+}

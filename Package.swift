@@ -111,7 +111,7 @@ let package = Package(
         .executableTarget(
             name: "orchestrate-bench",
             dependencies: [
-                "Orchestrator", "Coordinator", "Store", "OrchestrateModel",
+                "Orchestrator", "Coordinator", "Store", "OrchestrateModel", "OrchestrateTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),

@@ -6,6 +6,7 @@
 set -euo pipefail
 BIN=${1:?usage: Benchmarks/run.sh path/to/orchestrate}
 DRIVER="$(dirname "$BIN")/orchestrate-bench"
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 WORK=$(mktemp -d /tmp/orch-bench-XXXXXX)
 chmod 755 "$WORK"
 SERVERS=""  # background servers, ended however the script ends
@@ -28,7 +29,7 @@ ORCHESTRATE_DATABASE_URL=$(cd "$WORK/dispatch" && "$BIN" db url)
 BENCH=${BENCH:-abcdef}
 want() { case "$BENCH" in *$1*) return 0;; *) return 1;; esac; }
 median() { python3 -c "import statistics, sys; print(f'{statistics.median(map(float, sys.argv[1:])):.2f}')" "$@"; }
-queue_ratio=-; dispatch_ratio=-; makespan_ratio=-; mock_ratio=-; on_p99=-; cpu_ratio=-; ingest_ratio=-; slowest_query=-
+slowest_panel=-; queue_ratio=-; dispatch_ratio=-; makespan_ratio=-; mock_ratio=-; on_p99=-; cpu_ratio=-; ingest_ratio=-; slowest_query=-
 
 if want a; then
 echo "== (a) dispatch overhead: 2,000 scenarios of 'true', 8 workers, vs xargs -P 8 running the same commands"
@@ -208,6 +209,11 @@ for command in "flaky" "flaky|--since|90d" "history|$scenario" "logs|$run|$scena
   printf '   %-60s %5s ms  (%sx the floor)\n' "orchestrate ${args[*]}" "$ms" "$(ratio "$ms" "$floor")"
 done
 echo "   slowest of flaky (14d), history, logs: ${slowest_query} ms (target < 300 ms)"
+echo "   Grafana panels (Dashboards/grafana, macros expanded as Grafana does), last 90 days, best of 3, the five slowest:"
+( cd "$H" && "$DRIVER" panels --dashboards "$ROOT/Dashboards/grafana/dashboards" --days 90 --database "$HISTORY_URL" ) >"$WORK/panels"
+head -5 "$WORK/panels" | while read -r ms name; do printf '   %6s ms  %s\n' "$ms" "$name"; done
+slowest_panel=$(head -1 "$WORK/panels" | cut -d' ' -f1)
+echo "   slowest panel: ${slowest_panel} ms of $(wc -l <"$WORK/panels") (target < 1000 ms)"
 ( cd "$H" && unset ORCHESTRATE_DATABASE_URL && "$BIN" db stop >/dev/null 2>&1 ) || true
 fi
 
@@ -259,4 +265,4 @@ echo
 echo "summary: dispatch ${dispatch_ratio}x xargs (<= 1.5), makespan ${makespan_ratio}x lower bound (<= 1.10),"
 echo "         mock server ${mock_ratio}x nginx with logging, p99 ${on_p99} ms (>= 0.5, <= 5 ms), CPU efficiency ${cpu_ratio}x nginx's (aim 0.8),"
 echo "         ingest ${ingest_ratio}x COPY (>= 0.5), queue ${queue_ratio}x pgbench's claim-and-complete (>= 0.5),"
-echo "         history queries on 1M attempts: slowest ${slowest_query} ms (< 300 ms)"
+echo "         history queries on 1M attempts: slowest ${slowest_query} ms (< 300 ms), slowest Grafana panel over 90 days ${slowest_panel} ms (< 1000 ms)"

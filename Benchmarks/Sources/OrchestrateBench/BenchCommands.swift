@@ -2,7 +2,9 @@ import Coordinator
 import Foundation
 import Logging
 import OrchestrateModel
+import OrchestrateTesting
 import Orchestrator
+import PostgresNIO
 import Store
 import Synchronization
 
@@ -106,6 +108,38 @@ enum BenchCommands {
             }
             try await batcher.flush()
             return (completed.load(ordering: .relaxed), start, Date().timeIntervalSince1970)
+        }
+    }
+
+    /// Each panel query of the dashboards under `folder` over the last `days` days, on this folder's project and every
+    /// branch: the best of 3 runs in milliseconds and the panel's name, slowest first.
+    static func panels(dashboards folder: String, days: Int, database url: String?, logger: Logger) async throws -> [(Int, String)] {
+        var queries: [(String, String)] = []
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder).filter({ $0.hasSuffix(".json") }).sorted() {
+            let data = try Data(contentsOf: URL(fileURLWithPath: "\(folder)/\(name)"))
+            let dashboard = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+            for panel in dashboard["panels"] as? [[String: Any]] ?? [] {
+                for target in panel["targets"] as? [[String: Any]] ?? [] {
+                    queries.append(("\(name): \(panel["title"] as? String ?? "")", target["rawSql"] as? String ?? ""))
+                }
+            }
+        }
+        let range = (from: Date().addingTimeInterval(-Double(days) * 86_400), to: Date())
+        let panels = queries
+        return try await ProjectDatabase.open(flag: url, config: here, logger: logger, maximumConnections: 1) { database in
+            var timings: [(Int, String)] = []
+            for (name, sql) in panels {
+                let expanded = GrafanaSQL.expand(sql, project: here.project, branch: "%", range: range)
+                var best = Int.max
+                for _ in 0..<3 {
+                    let clock = ContinuousClock.now
+                    for try await _ in try await database.client.query(PostgresQuery(unsafeSQL: expanded), logger: logger) {}
+                    let elapsed = ContinuousClock.now - clock
+                    best = min(best, Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
+                }
+                timings.append((best, name))
+            }
+            return timings.sorted { $0.0 > $1.0 }
         }
     }
 }

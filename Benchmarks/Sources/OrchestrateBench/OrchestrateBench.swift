@@ -9,7 +9,7 @@ struct OrchestrateBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "orchestrate-bench",
         abstract: "Benchmark drivers for make bench.",
-        subcommands: [Ingest.self, History.self, Plan.self, Claim.self]
+        subcommands: [Ingest.self, History.self, Plan.self, Claim.self, Panels.self]
     )
 
     /// The database flag both drivers take (default: ORCHESTRATE_DATABASE_URL, else the current folder's embedded cluster).
@@ -95,6 +95,30 @@ struct OrchestrateBench: AsyncParsableCommand {
             let (count, start, end) = try await BenchCommands.claim(
                 runID: UUID(uuidString: run)!, slots: slots, database: database.database, logger: database.logger)
             print("\(count) \(start) \(end)")
+        }
+    }
+
+    struct Panels: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: """
+                Run every panel query of the Grafana dashboards in DIR over the last DAYS (macros expanded as Grafana does, \
+                this folder's project, every branch); prints each query's best of 3 in milliseconds, slowest first.
+                """)
+
+        @OptionGroup var database: DatabaseOption
+
+        @Option(name: .long, help: "The dashboards folder.")
+        var dashboards: String
+
+        @Option(name: .long, help: "The time range: the last DAYS days.")
+        var days = 90
+
+        func run() async throws {
+            for (milliseconds, panel) in try await BenchCommands.panels(
+                dashboards: dashboards, days: days, database: database.database, logger: database.logger)
+            {
+                print("\(milliseconds) \(panel)")
+            }
         }
     }
 }

@@ -23,7 +23,7 @@ package struct ExchangeStore: Sendable {
         let filled = tables.filter { $0.chunks.contains { $0.readableBytes > 0 } }
         func copy(_ chunks: [ByteBuffer], of table: LogTable, into target: String, on connection: PostgresConnection) async throws {
             try await connection.copyFrom(table: target, columns: table.columns, logger: logger) { writer in
-                for chunk in chunks where chunk.readableBytes > 0 { try await Self.send(chunk, with: writer, on: connection) }
+                for chunk in chunks where chunk.readableBytes > 0 { try await writer.write(chunk) }
             }
         }
         if !deduplicate, filled.count == 1, let (table, chunks) = filled.first, table != .payloads {
@@ -60,19 +60,9 @@ extension ExchangeStore {
         try await database.client.withConnection { connection in
             try await connection.copyFrom(table: table.rawValue, columns: table.columns, logger: database.logger) { writer in
                 while let chunk = try await next() {
-                    if chunk.readableBytes > 0 { try await Self.send(chunk, with: writer, on: connection) }
+                    if chunk.readableBytes > 0 { try await writer.write(chunk) }
                 }
             }
         }
-    }
-
-    /// Sends a chunk of a COPY, unless its connection has closed meanwhile (the server went away): PostgresNIO stops the
-    /// process with a precondition failure when a COPY is written to after its connection closed, instead of throwing.
-    /// The check leaves only the moment between it and the write on the connection's event loop.
-    static func send(_ chunk: ByteBuffer, with writer: PostgresCopyFromWriter, on connection: PostgresConnection) async throws {
-        guard !connection.isClosed else {
-            throw StoreError(.unreachable, "the database connection closed during a COPY")
-        }
-        try await writer.write(chunk)
     }
 }

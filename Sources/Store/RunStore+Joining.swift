@@ -151,13 +151,4 @@ extension RunStore {
         }
         return shares
     }
-
-    /// The late completions a run's fences turned away: attempt id → what the cut-off host said.
-    package func fencedCompletions(_ runID: UUID) async throws -> [Int64: String] {
-        let rows = try await database.client.query(
-            "SELECT id, fenced::text FROM attempts WHERE run_id = \(runID) AND fenced IS NOT NULL", logger: database.logger)
-        var result: [Int64: String] = [:]
-        for try await (id, fenced) in rows.decode((Int64, String).self) { result[id] = fenced }
-        return result
-    }
 }

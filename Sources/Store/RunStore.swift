@@ -332,7 +332,7 @@ package struct RunStore: Sendable {
     }
 
     /// A run's attempts (of one scenario, when given), by scenario, lane and number.
-    func attemptRecords(_ runID: UUID, scenarioID: String? = nil) async throws -> [AttemptRecord] {
+    package func attemptRecords(_ runID: UUID, scenarioID: String? = nil) async throws -> [AttemptRecord] {
         let rows = try await database.client.query(
             """
             SELECT scenario_id, attempt, state, outcome, exit_code, signal, worker, started_at, finished_at, duration_ms,

@@ -67,12 +67,12 @@ package enum ReportCommand {
             guard try await runs.summary(runID) != nil else {
                 throw UsageError("no run \(runID.uuidString.lowercased()) in the database (see orchestrate runs)")
             }
-            let report = try await runs.report(runID)
-            guard let entry = report.scenarios.first(where: { $0.scenario.id == scenario }) else {
+            let records = try await runs.attemptRecords(runID, scenarioID: scenario)
+            guard !records.isEmpty else {
                 throw UsageError(
                     "run \(runID.uuidString.lowercased()) has no scenario \(scenario) (orchestrate report \(runID.uuidString.lowercased()))")
             }
-            let attempts = entry.attempts.filter { attempt == nil || $0.attempt == attempt }
+            let attempts = records.filter { attempt == nil || $0.attempt == attempt }
             guard !attempts.isEmpty else { throw UsageError("\(scenario) has no attempt \(attempt ?? 0) in that run") }
             let kept = try await runs.keptFiles(attempts.map(\.id))
             var lines: [String] = []

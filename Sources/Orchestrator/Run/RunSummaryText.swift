@@ -5,7 +5,7 @@ import Store
 
 /// The summary `orchestrate run` prints at the end, for people.
 enum RunSummaryText {
-    /// `hosts`: each host's part, when more than one worked the run.
+    /// `hosts`: each host's part; shown when more than one worked the run.
     static func render(_ report: RunReport, attemptsDirectory: String, files: RunReportFiles.Written, hosts: [HostShare] = []) -> String {
         let id = report.runID.uuidString.lowercased()
         var lines = [headline(report)]

@@ -203,7 +203,7 @@ struct RunWork {
             report, extraJUnit: junit(report, joined: joined), trends: try await trends.value)
         let hosts = try await runs.hostShares(report.runID)
         output.summary(
-            RunSummaryText.render(report, attemptsDirectory: execution.attemptsDirectory, files: files, hosts: hosts.count > 1 ? hosts : []))
+            RunSummaryText.render(report, attemptsDirectory: execution.attemptsDirectory, files: files, hosts: hosts))
     }
 
     /// `--junit`: in a joined run, the scenarios this process settled (their last attempt ran here), so that the files

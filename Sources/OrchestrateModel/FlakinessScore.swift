@@ -2,7 +2,7 @@
 ///
 ///     score = (flips + priorFlips) / (transitions + priorTransitions) = (flips + 1) / (transitions + 10)
 ///
-/// where *transitions* are the consecutive pairs of its attempts on the same git revision and the same kind of backend
+/// where *transitions* are the consecutive pairs of its attempts on the same branch, git revision and kind of backend
 /// (a controlled one: replay, mock, hybrid; the real one: live, record) and *flips* the pairs whose outcomes differ: a flip
 /// rate shrunk towards 0.1 by a Beta(1, 9) prior worth ten observations. A scenario seen a few times cannot look
 /// certainly flaky or certainly stable; one that alternates every attempt approaches 1, one that never changes approaches 0.

@@ -49,7 +49,8 @@ package struct QuarantineEntry: Sendable, Encodable {
 
 extension RunStore {
     /// The scenarios of `project` by flakiness score over the attempts finished since `since`, highest first: the one
-    /// implementation of ``FlakinessScore``. `scenarioIDs` narrows it to those (`nil`: all), `branch` to the runs of one
+    /// implementation of ``FlakinessScore``. Whole days come from the rollup `scenario_days` (brought up to date as runs
+    /// settle), the window's first, partial day from the attempts themselves. `scenarioIDs` narrows it to those (`nil`: all), `branch` to the runs of one
     /// branch. `scoresOnly` leaves out the verdict counts and the newest evidence (two lookups per scenario; automatic
     /// quarantine needs only the scores).
     package func flakiness(
@@ -59,24 +60,42 @@ extension RunStore {
         let liveModes = Mode.allCases.filter { $0.lane == .live }.map(\.rawValue)
         let rows = try await database.client.query(
             """
-            WITH recent AS (
-                SELECT a.id, a.scenario_id, a.outcome = 'passed' AS passed, a.finished_at, r.git_revision,
-                       coalesce(a.mode, r.mode) = ANY(\(liveModes)::text[]) AS live
-                FROM attempts a JOIN runs r ON r.id = a.run_id
-                WHERE a.state = 'finished' AND a.finished_at >= \(since) AND r.project = \(project)
-                  AND (\(branch)::text IS NULL OR r.branch = \(branch))
+            WITH bounds AS (
+                -- The rollup holds whole UTC days: the window's first, partial day comes from the attempts.
+                SELECT (date_trunc('day', \(since)::timestamptz AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC' AS first_end
+            ), first_attempts AS (
+                SELECT *, lag(passed) OVER w AS previous, row_number() OVER w AS position,
+                       count(*) OVER (PARTITION BY scenario_id, branch, git_revision, live) AS size
+                FROM (SELECT a.scenario_id, coalesce(r.branch, '') AS branch, coalesce(r.git_revision, '') AS git_revision,
+                             coalesce(a.mode, r.mode) = ANY(\(liveModes)::text[]) AS live, a.outcome = 'passed' AS passed, a.finished_at, a.id
+                      FROM attempts a JOIN runs r ON r.id = a.run_id, bounds
+                      WHERE a.state = 'finished' AND a.outcome IS NOT NULL AND a.project = \(project)
+                        AND a.finished_at >= \(since) AND a.finished_at < bounds.first_end) t
+                WINDOW w AS (PARTITION BY scenario_id, branch, git_revision, live ORDER BY finished_at, id)
+            ), days AS (
+                SELECT scenario_id, branch, git_revision, live, date '-infinity' AS day, count(*) AS attempts,
+                       count(*) FILTER (WHERE passed) AS passes, count(previous) AS transitions, count(*) FILTER (WHERE previous <> passed) AS flips,
+                       bool_or(passed) FILTER (WHERE position = 1) AS first_passed, bool_or(passed) FILTER (WHERE position = size) AS last_passed
+                FROM first_attempts GROUP BY scenario_id, branch, git_revision, live
+                UNION ALL
+                SELECT scenario_id, branch, git_revision, live, day, attempts, passes, transitions, flips, first_passed, last_passed
+                FROM scenario_days, bounds WHERE project = \(project) AND day >= (bounds.first_end AT TIME ZONE 'UTC')::date
+            ), linked AS (
+                -- A day's first attempt pairs with the previous day's last of the same branch, revision and backend.
+                SELECT *, lag(last_passed) OVER (PARTITION BY scenario_id, branch, git_revision, live ORDER BY day) AS previous_day
+                FROM days
+                WHERE (\(branch)::text IS NULL OR branch = \(branch))
                   -- IN over unnest, not = ANY: a hashed lookup per row rather than a walk along the array.
-                  AND (\(scenarioIDs)::text[] IS NULL OR a.scenario_id IN (SELECT unnest(\(scenarioIDs)::text[])))
-            ), paired AS (
-                SELECT scenario_id, passed, live,
-                       lag(passed) OVER (PARTITION BY scenario_id, git_revision, live ORDER BY finished_at, id) AS previous
-                FROM recent
+                  AND (\(scenarioIDs)::text[] IS NULL OR scenario_id IN (SELECT unnest(\(scenarioIDs)::text[])))
             ), scored AS (
-                SELECT scenario_id, count(*)::int AS attempts, (count(*) FILTER (WHERE passed))::int AS passes,
-                       count(previous)::int AS transitions, (count(*) FILTER (WHERE previous <> passed))::int AS flips,
-                       (count(*) FILTER (WHERE NOT live))::int AS replay_attempts, (count(*) FILTER (WHERE passed AND NOT live))::int AS replay_passes,
-                       (count(*) FILTER (WHERE live))::int AS live_attempts, (count(*) FILTER (WHERE passed AND live))::int AS live_passes
-                FROM paired GROUP BY scenario_id
+                SELECT scenario_id, sum(attempts)::int AS attempts, sum(passes)::int AS passes,
+                       (sum(transitions) + count(previous_day))::int AS transitions,
+                       (sum(flips) + count(*) FILTER (WHERE previous_day <> first_passed))::int AS flips,
+                       coalesce(sum(attempts) FILTER (WHERE NOT live), 0)::int AS replay_attempts,
+                       coalesce(sum(passes) FILTER (WHERE NOT live), 0)::int AS replay_passes,
+                       coalesce(sum(attempts) FILTER (WHERE live), 0)::int AS live_attempts,
+                       coalesce(sum(passes) FILTER (WHERE live), 0)::int AS live_passes
+                FROM linked GROUP BY scenario_id
             ), top AS (
                 SELECT *, (flips + \(priorFlips)::float8) / (transitions + \(priorTransitions)::float8) AS score
                 FROM scored ORDER BY score DESC, scenario_id LIMIT \(limit)

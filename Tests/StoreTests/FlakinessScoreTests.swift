@@ -20,17 +20,23 @@ struct FlakinessScoreTests {
         outcomes.map { Attempt(revision: revision, mode: mode, passed: $0 == "P") }
     }
 
-    /// Stores each attempt as a finished run of its own, a minute apart and in order, ending `end` ago.
-    static func record(_ attempts: [Attempt], of scenario: String, in database: Database, end: TimeInterval = 60) async throws {
+    /// Stores each attempt as a finished run of its own, a minute apart and in order, ending `end` ago (or at `times`),
+    /// on `branch`; the runs settle one after another unless `settle` is false. Returns the runs.
+    @discardableResult
+    static func record(
+        _ attempts: [Attempt], of scenario: String, in database: Database, end: TimeInterval = 60, times: [Date]? = nil, branch: String? = nil,
+        settle: Bool = true
+    ) async throws -> [UUID] {
         let runs = RunStore(database: database)
         let start = Date().addingTimeInterval(-end - Double(attempts.count) * 60)
+        var made: [UUID] = []
         for (index, attempt) in attempts.enumerated() {
             let plan = RunPlan(
                 host: "test", gitRevision: attempt.revision, workingDirectory: "/tmp", configPath: nil, mode: attempt.mode,
                 workers: 1, retries: 0, scenarios: [Scenario(id: scenario, name: scenario, command: "true", timeoutMilliseconds: 1000)]
             )
             try await runs.create(plan)
-            let finished = start.addingTimeInterval(Double(index) * 60)
+            let finished = times?[index] ?? start.addingTimeInterval(Double(index) * 60)
             try await database.client.query(
                 """
                 UPDATE attempts SET state = 'finished', outcome = \(attempt.passed ? "passed" : "failed"), finished_at = \(finished),
@@ -38,8 +44,11 @@ struct FlakinessScoreTests {
                 WHERE run_id = \(plan.id)
                 """
             )
-            try await runs.setState(plan.id, .finished)
+            try await database.client.query("UPDATE runs SET branch = \(branch) WHERE id = \(plan.id)")
+            if settle { try await runs.setState(plan.id, .finished) }
+            made.append(plan.id)
         }
+        return made
     }
 
     static func score(of scenario: String, in database: Database, since: TimeInterval = 86_400) async throws -> FlakinessLine? {
@@ -116,6 +125,72 @@ struct FlakinessScoreTests {
             #expect(lines.last?.attempts == 3 && lines.last?.flips == 0)
             let all = try #require(try await Self.score(of: "old-flips", in: database, since: 30 * 86_400))
             #expect(all.attempts == 9 && all.flips == 6, "P F P F P F, then P P P: \(all)")
+        }
+    }
+
+    /// Midnight UTC `days` days ago, plus `minutes`.
+    static func utcMidnight(daysAgo days: Int, plus minutes: Double) -> Date {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let today = calendar.startOfDay(for: Date())
+        return today.addingTimeInterval(Double(-days) * 86_400 + minutes * 60)
+    }
+
+    @Test("pairs span midnight, a window may start within a day, and the rollup kept as runs settle equals a full recount")
+    func acrossDays() async throws {
+        try await withTestDatabase { database in
+            // P F on one day, F P on the next: three pairs, one of them across midnight (F → F, no flip), two flips.
+            let times = [-2.0, -1, 1, 2].map { Self.utcMidnight(daysAgo: 3, plus: $0) }
+            try await Self.record(Self.attempts("PFFP"), of: "midnight", in: database, times: times)
+            let all = try #require(try await Self.score(of: "midnight", in: database, since: 10 * 86_400))
+            #expect(all.attempts == 4 && all.transitions == 3 && all.flips == 2, "\(all)")
+            // P P | F F: the one flip is the pair across midnight.
+            let flipAtMidnight = [-2.0, -1, 1, 2].map { Self.utcMidnight(daysAgo: 5, plus: $0) }
+            try await Self.record(Self.attempts("PPFF"), of: "flip-at-midnight", in: database, times: flipAtMidnight)
+            let across = try #require(try await Self.score(of: "flip-at-midnight", in: database, since: 10 * 86_400))
+            #expect(across.transitions == 3 && across.flips == 1, "\(across)")
+            // A window from between the first two attempts: F | F P, two pairs, one flip; the first day is partial.
+            let lines = try await RunStore(database: database).flakiness(
+                project: RunStore.defaultProject, since: Self.utcMidnight(daysAgo: 3, plus: -1.5), limit: 10)
+            let partial = try #require(lines.first { $0.scenarioId == "midnight" })
+            #expect(partial.attempts == 3 && partial.transitions == 2 && partial.flips == 1, "\(partial)")
+            #expect(!lines.contains { $0.scenarioId == "flip-at-midnight" })
+
+            // Runs that settle out of order (the later attempt's first) leave the rollup as a full recount would.
+            let late = (0..<4).map { Self.utcMidnight(daysAgo: 1, plus: Double($0)) }
+            let runs = try await Self.record(Self.attempts("PFPF"), of: "out-of-order", in: database, times: late, settle: false)
+            for run in runs.reversed() { try await RunStore(database: database).setState(run, .finished) }
+            let outOfOrder = try #require(try await Self.score(of: "out-of-order", in: database, since: 10 * 86_400))
+            #expect(outOfOrder.transitions == 3 && outOfOrder.flips == 3, "\(outOfOrder)")
+            let differences = try await rollupDifferences(in: database)
+            #expect(differences.scenarioDays == 0 && differences.endpointDays == 0, "\(differences)")
+        }
+    }
+
+    @Test("attempts of a run that has not settled are not counted yet; branches pair apart, and --branch narrows to one")
+    func settlingAndBranches() async throws {
+        try await withTestDatabase { database in
+            let times = (0..<4).map { Self.utcMidnight(daysAgo: 2, plus: Double($0)) }
+            try await Self.record(Self.attempts("PPPP"), of: "steady", in: database, times: times)
+            let unsettled = try await Self.record(
+                Self.attempts("F"), of: "steady", in: database, times: [Self.utcMidnight(daysAgo: 2, plus: 10)], settle: false)
+            #expect(try await Self.score(of: "steady", in: database, since: 10 * 86_400)?.attempts == 4)
+            try await RunStore(database: database).setState(unsettled[0], .finished)
+            let settled = try #require(try await Self.score(of: "steady", in: database, since: 10 * 86_400))
+            #expect(settled.attempts == 5 && settled.flips == 1, "\(settled)")
+
+            // main passes and a feature branch fails, taking turns on one revision: no flip on either branch.
+            for index in 0..<6 {
+                let time = [Self.utcMidnight(daysAgo: 1, plus: Double(index))]
+                try await Self.record(
+                    Self.attempts(index.isMultiple(of: 2) ? "P" : "F"), of: "branches", in: database, times: time,
+                    branch: index.isMultiple(of: 2) ? "main" : "feature")
+            }
+            let both = try #require(try await Self.score(of: "branches", in: database, since: 10 * 86_400))
+            #expect(both.attempts == 6 && both.transitions == 4 && both.flips == 0, "\(both)")
+            let feature = try await RunStore(database: database).flakiness(
+                project: RunStore.defaultProject, since: Date().addingTimeInterval(-10 * 86_400), branch: "feature", limit: 10)
+            #expect(feature.map(\.scenarioId) == ["branches"] && feature.first?.passed == 0 && feature.first?.attempts == 3)
         }
     }
 }

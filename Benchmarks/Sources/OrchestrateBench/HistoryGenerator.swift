@@ -7,7 +7,7 @@ import Store
 /// per scenario per run (so `runs × scenarios` attempts), three steps and two exchanges per attempt, on a new git
 /// revision every 10 runs; every 7th run a compare run. One scenario in 50 is flaky (fails 30% of its attempts,
 /// judged nondeterministic with a network difference as evidence); the rest pass. Seeded: the same every time. All of
-/// it is `project`'s.
+/// it is `project`'s, with its per-day rollups.
 enum HistoryGenerator {
     static func generate(database: Database, project: String, scenarios: Int, runs: Int, days: Int) async throws {
         let logger = database.logger
@@ -67,6 +67,8 @@ enum HistoryGenerator {
                    substring(sha256('[{"name":"content-type","value":"application/json"}]'::bytea) for 16), substring(sha256('{"items":[{"title":"Hello"}]}'::bytea) for 16)
             FROM attempts a, generate_series(1, 2) q
             """,
+            // The runs were made settled, so no settling counted their days: count them all at once.
+            "SELECT orchestrate_roll_up_days(NULL, NULL, NULL)",
         ]
         try await database.client.withTransaction(logger: logger) { connection in
             try await connection.query("SET LOCAL synchronous_commit = off", logger: logger)
@@ -74,6 +76,7 @@ enum HistoryGenerator {
                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
         }
-        try await database.client.query("VACUUM (ANALYZE) attempts, runs, run_scenarios, steps, exchanges, scenarios", logger: logger)
+        try await database.client.query(
+            "VACUUM (ANALYZE) attempts, runs, run_scenarios, steps, exchanges, scenarios, scenario_days, endpoint_days", logger: logger)
     }
 }

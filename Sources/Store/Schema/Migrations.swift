@@ -22,6 +22,7 @@ enum Migrations {
         (12, "runs many hosts join: join keys, members, node re-runs, lost hosts, fenced completions", Schema.version12),
         (13, "projects: scenarios, their history and quarantine belong to a suite; runs record their branch", Schema.version13),
         (14, "stable views for dashboards", Schema.version14),
+        (15, "per-day rollups of attempts and exchanges, kept as runs settle and exchanges arrive", Schema.version15),
     ]
 
     /// Applies the migrations not applied yet, up to `version` (the newest by default; tests stop earlier to make rows
@@ -48,8 +49,7 @@ enum Migrations {
                 for migration in all where !applied.contains(migration.version) && migration.version <= version {
                     database.logger.info(
                         "applying migration", metadata: ["migration.version": "\(migration.version)", "migration.name": "\(migration.name)"])
-                    for statement in migration.sql.components(separatedBy: ";\n")
-                    where !statement.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                    for statement in statements(migration.sql) {
                         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: database.logger)
                     }
                     try await connection.query(
@@ -63,6 +63,50 @@ enum Migrations {
         } catch {
             throw StoreError(.migrationFailed, "migrating the database failed, nothing was changed: \(Database.describe(error))")
         }
+    }
+
+    /// The statements of a migration, one query each (the extended protocol takes one at a time): split at the
+    /// semicolons that end a line outside quotes and dollar quotes (function bodies).
+    static func statements(_ sql: String) -> [String] {
+        var statements: [String] = []
+        var current = ""
+        var closing: String?  // the quote or dollar-quote tag that ends the quoted text we are in
+        var rest = Substring(sql)
+        while let character = rest.first {
+            if let quote = closing {
+                if rest.hasPrefix(quote) {
+                    current += quote
+                    rest = rest.dropFirst(quote.count)
+                    closing = nil
+                } else {
+                    current.append(character)
+                    rest = rest.dropFirst()
+                }
+            } else if character == "'" {
+                closing = "'"
+                current.append(character)
+                rest = rest.dropFirst()
+            } else if character == "$", let tag = dollarTag(at: rest) {
+                closing = tag
+                current += tag
+                rest = rest.dropFirst(tag.count)
+            } else if rest.hasPrefix(";\n") || rest == ";" {
+                statements.append(current)
+                current = ""
+                rest = rest.dropFirst()
+            } else {
+                current.append(character)
+                rest = rest.dropFirst()
+            }
+        }
+        statements.append(current)
+        return statements.filter { !$0.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty }
+    }
+
+    /// The dollar-quote tag (`$$`, `$f$`) that `text` starts with, if any.
+    private static func dollarTag(at text: Substring) -> String? {
+        let tag = "$" + text.dropFirst().prefix { $0 == "_" || $0.isLetter } + "$"
+        return text.hasPrefix(tag) ? tag : nil
     }
 
     /// The newest schema version this build knows.

@@ -375,4 +375,129 @@ enum Schema {
         CREATE VIEW dash_quarantine AS
         SELECT project, scenario_id, reason, automatic, score, added_at FROM quarantine
         """
+
+    /// Rollups that keep history queries short over long windows (`orchestrate flaky`, the dashboards):
+    /// - `scenario_days`: per scenario, UTC day, branch, git revision and kind of backend, the finished attempts, passes,
+    ///   consecutive pairs and flips within the day, and the first and last outcome (so that pairs across days can be
+    ///   told from the days alone). A run's scenario-days are counted again from `attempts` when the run settles
+    ///   (`runs_settled`): idempotent, so runs that settle in any order, or twice (interrupted, then resumed), leave the
+    ///   same rows.
+    /// - `endpoint_days`: per UTC day, branch and endpoint, requests, errors and replay misses, by latency bucket (64
+    ///   buckets a tenth of a decade wide from 50 µs, so a percentile read from them is within 26%); added to by every
+    ///   statement that stores exchanges (`exchanges_added`), however late they arrive.
+    ///
+    /// The dashboards read them through `dash_scenario_days` and `dash_endpoint_days` (with each bucket's bounds).
+    static let version15 = """
+        CREATE TABLE scenario_days (
+            project text NOT NULL,
+            scenario_id text NOT NULL,
+            branch text NOT NULL,
+            git_revision text NOT NULL,
+            live boolean NOT NULL,
+            day date NOT NULL,
+            attempts integer NOT NULL,
+            passes integer NOT NULL,
+            transitions integer NOT NULL,
+            flips integer NOT NULL,
+            first_passed boolean NOT NULL,
+            last_passed boolean NOT NULL,
+            PRIMARY KEY (project, scenario_id, branch, git_revision, live, day)
+        );
+        CREATE INDEX scenario_days_day ON scenario_days (project, day);
+        CREATE TABLE endpoint_days (
+            project text NOT NULL,
+            branch text NOT NULL,
+            day date NOT NULL,
+            method text NOT NULL,
+            endpoint text NOT NULL,
+            bucket smallint NOT NULL,
+            requests bigint NOT NULL,
+            errors bigint NOT NULL,
+            misses bigint NOT NULL,
+            PRIMARY KEY (project, day, branch, method, endpoint, bucket)
+        );
+        CREATE FUNCTION orchestrate_latency_bucket(duration_us bigint) RETURNS smallint LANGUAGE sql IMMUTABLE AS $$
+            SELECT CASE WHEN duration_us IS NULL THEN -1
+                        ELSE least(63, greatest(0, ceil(10 * log(greatest(duration_us, 1)::float8 / 50))))::smallint END
+        $$;
+        CREATE FUNCTION orchestrate_roll_up_days(keys_project text[], keys_scenario text[], keys_day date[]) RETURNS void LANGUAGE plpgsql AS $f$
+        BEGIN
+            -- The days of the keys given (a range of an index per key), or without keys every finished attempt in one pass.
+            EXECUTE format($q$
+            INSERT INTO scenario_days AS d (project, scenario_id, branch, git_revision, live, day, attempts, passes, transitions, flips,
+                                            first_passed, last_passed)
+            SELECT project, scenario_id, branch, git_revision, live, day, count(*), count(*) FILTER (WHERE passed), count(previous),
+                   count(*) FILTER (WHERE previous <> passed), bool_or(passed) FILTER (WHERE position = 1),
+                   bool_or(passed) FILTER (WHERE position = size)
+            FROM (
+                SELECT *, lag(passed) OVER w AS previous, row_number() OVER w AS position,
+                       count(*) OVER (PARTITION BY project, scenario_id, branch, git_revision, live, day) AS size
+                FROM (SELECT k.project, k.scenario_id, k.day, coalesce(r.branch, '') AS branch, coalesce(r.git_revision, '') AS git_revision,
+                             coalesce(a.mode, r.mode) IN ('live', 'record') AS live, a.outcome = 'passed' AS passed, a.finished_at, a.id
+                      FROM %s
+                      JOIN runs r ON r.id = a.run_id
+                      WHERE a.state = 'finished' AND a.outcome IS NOT NULL) t
+                WINDOW w AS (PARTITION BY project, scenario_id, branch, git_revision, live, day ORDER BY finished_at, id)
+            ) x
+            GROUP BY project, scenario_id, branch, git_revision, live, day
+            ORDER BY project, scenario_id, branch, git_revision, live, day
+            ON CONFLICT (project, scenario_id, branch, git_revision, live, day) DO UPDATE SET
+                attempts = excluded.attempts, passes = excluded.passes, transitions = excluded.transitions, flips = excluded.flips,
+                first_passed = excluded.first_passed, last_passed = excluded.last_passed
+            $q$, CASE WHEN keys_project IS NULL
+                      THEN $s$attempts a CROSS JOIN LATERAL (SELECT a.project, a.scenario_id, (a.finished_at AT TIME ZONE 'UTC')::date) AS k(project, scenario_id, day)$s$
+                      ELSE $s$unnest($1, $2, $3) AS k(project, scenario_id, day)
+                             JOIN attempts a ON a.project = k.project AND a.scenario_id = k.scenario_id
+                              AND a.finished_at >= k.day::timestamp AT TIME ZONE 'UTC' AND a.finished_at < (k.day + 1)::timestamp AT TIME ZONE 'UTC'$s$ END)
+            USING keys_project, keys_scenario, keys_day;
+        END
+        $f$;
+        CREATE FUNCTION orchestrate_exchanges_added() RETURNS trigger LANGUAGE plpgsql AS $f$
+        BEGIN
+            INSERT INTO endpoint_days AS d (project, branch, day, method, endpoint, bucket, requests, errors, misses)
+            \(endpointTally(from: "added"))
+            GROUP BY 1, 2, 3, 4, 5, 6
+            ORDER BY 1, 3, 2, 4, 5, 6
+            ON CONFLICT (project, day, branch, method, endpoint, bucket) DO UPDATE SET
+                requests = d.requests + excluded.requests, errors = d.errors + excluded.errors, misses = d.misses + excluded.misses;
+            RETURN NULL;
+        END
+        $f$;
+        CREATE TRIGGER exchanges_added AFTER INSERT ON exchanges REFERENCING NEW TABLE AS added FOR EACH STATEMENT
+            EXECUTE FUNCTION orchestrate_exchanges_added();
+        CREATE FUNCTION orchestrate_run_settled() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM orchestrate_roll_up_days(array_agg(project), array_agg(scenario_id), array_agg(day))
+            FROM (SELECT DISTINCT project, scenario_id, (finished_at AT TIME ZONE 'UTC')::date AS day FROM attempts
+                  WHERE run_id = NEW.id AND state = 'finished' AND outcome IS NOT NULL) k;
+            RETURN NULL;
+        END
+        $$;
+        CREATE TRIGGER runs_settled AFTER UPDATE OF state ON runs FOR EACH ROW
+            WHEN (NEW.state <> 'running' AND OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION orchestrate_run_settled();
+        SELECT orchestrate_roll_up_days(NULL, NULL, NULL);
+        INSERT INTO endpoint_days (project, branch, day, method, endpoint, bucket, requests, errors, misses)
+        \(endpointTally(from: "exchanges"))
+        GROUP BY 1, 2, 3, 4, 5, 6;
+        CREATE VIEW dash_scenario_days AS
+        SELECT project, branch, day, scenario_id, git_revision, CASE WHEN live THEN 'live' ELSE 'replay' END AS backend, attempts, passes,
+               transitions, flips, first_passed, last_passed
+        FROM scenario_days;
+        CREATE VIEW dash_endpoint_days AS
+        SELECT project, branch, day, method, endpoint, bucket,
+               CASE WHEN bucket > 0 THEN 50 * 10::float8 ^ ((bucket - 1) / 10.0::float8) WHEN bucket = 0 THEN 0 END AS lower_us,
+               CASE WHEN bucket >= 0 THEN 50 * 10::float8 ^ (bucket / 10.0::float8) END AS upper_us, requests, errors, misses
+        FROM endpoint_days
+        """
+
+    /// The `SELECT … FROM` of `endpoint_days`' tallies over exchanges in `relation` (the table, or a trigger's new rows),
+    /// to be grouped by its first six columns.
+    private static func endpointTally(from relation: String) -> String {
+        """
+        SELECT a.project, coalesce(r.branch, ''), (e.started_at AT TIME ZONE 'UTC')::date, e.method,
+               e.host || split_part(split_part(e.url, '?', 1), e.host, 2), orchestrate_latency_bucket(e.duration_us),
+               count(*), count(*) FILTER (WHERE e.status IS NULL OR e.status >= 500), count(*) FILTER (WHERE NOT e.matched AND e.mode = 'replay')
+        FROM \(relation) e JOIN attempts a ON a.id = e.attempt_id JOIN runs r ON r.id = a.run_id
+        """
+    }
 }

@@ -91,6 +91,13 @@ extension RunStore {
         return false
     }
 
+    /// Counts the run's scenario-days again into the rollup `scenario_days` (what `flaky` and the dashboards read): the
+    /// judge's part of settling a run, which it does while it writes the reports. (A run that settles without a judge,
+    /// interrupted, is counted by a trigger.)
+    package func rollUp(_ runID: UUID) async throws {
+        try await database.client.query("SELECT orchestrate_roll_up_run(\(runID))", logger: database.logger)
+    }
+
     /// Stores the exit code the judge gave the run: the code every node of it exits with.
     package func recordExitCode(_ runID: UUID, _ code: Int32) async throws {
         try await database.client.query("UPDATE runs SET exit_code = \(code) WHERE id = \(runID)", logger: database.logger)

@@ -173,11 +173,14 @@ struct RunWork {
         while true {
             if try await runs.claimJudgement(planned.runID, by: member.description) {
                 let judgement = try await judge.judge(planned.runID)
-                // Verdicts and quarantine changes are stored while the reports are written; the exit code last, when the
-                // other nodes may read the judged run.
+                // Verdicts, the run's days in the flakiness rollup and the quarantine changes they lead to are stored while
+                // the reports are written; the exit code last, when the other nodes may read the judged run.
                 async let saved: Void = judgement.changed.isEmpty ? () : runs.saveVerdicts(planned.runID, judgement.changed)
-                async let quarantined: Void = RunOrchestration.updateQuarantine(
-                    after: judgement, config.quarantine, project: planned.project, runs: runs, output: output)
+                async let quarantined: Void = { [runs, config, output] in
+                    try await runs.rollUp(planned.runID)
+                    try await RunOrchestration.updateQuarantine(
+                        after: judgement, config.quarantine, project: planned.project, runs: runs, output: output)
+                }()
                 try await publish(judgement.report, joined: joined, execution: execution, trends: trends)
                 try await saved
                 try await quarantined

@@ -379,9 +379,9 @@ enum Schema {
     /// Rollups that keep history queries short over long windows (`orchestrate flaky`, the dashboards):
     /// - `scenario_days`: per scenario, UTC day, branch, git revision and kind of backend, the finished attempts, passes,
     ///   consecutive pairs and flips within the day, and the first and last outcome (so that pairs across days can be
-    ///   told from the days alone). A run's scenario-days are counted again from `attempts` when the run settles
-    ///   (`runs_settled`): idempotent, so runs that settle in any order, or twice (interrupted, then resumed), leave the
-    ///   same rows.
+    ///   told from the days alone). A run's scenario-days are counted again from `attempts` when it settles: by its
+    ///   judge (``RunStore/rollUp(_:)``, while it writes the reports), or by the trigger `runs_settled` when a run stops
+    ///   otherwise (interrupted). Idempotent, so runs that settle in any order, or twice, leave the same rows.
     /// - `endpoint_days`: per UTC day, branch and endpoint, requests, errors and replay misses, by latency bucket (64
     ///   buckets a tenth of a decade wide from 50 µs, so a percentile read from them is within 26%); added to by every
     ///   statement that stores exchanges (`exchanges_added`), however late they arrive.
@@ -401,9 +401,8 @@ enum Schema {
             flips integer NOT NULL,
             first_passed boolean NOT NULL,
             last_passed boolean NOT NULL,
-            PRIMARY KEY (project, scenario_id, branch, git_revision, live, day)
-        );
-        CREATE INDEX scenario_days_day ON scenario_days (project, day);
+            PRIMARY KEY (project, day, scenario_id, branch, git_revision, live)
+        ) WITH (fillfactor = 70);
         CREATE TABLE endpoint_days (
             project text NOT NULL,
             branch text NOT NULL,
@@ -440,8 +439,8 @@ enum Schema {
                 WINDOW w AS (PARTITION BY project, scenario_id, branch, git_revision, live, day ORDER BY finished_at, id)
             ) x
             GROUP BY project, scenario_id, branch, git_revision, live, day
-            ORDER BY project, scenario_id, branch, git_revision, live, day
-            ON CONFLICT (project, scenario_id, branch, git_revision, live, day) DO UPDATE SET
+            ORDER BY project, day, scenario_id, branch, git_revision, live
+            ON CONFLICT (project, day, scenario_id, branch, git_revision, live) DO UPDATE SET
                 attempts = excluded.attempts, passes = excluded.passes, transitions = excluded.transitions, flips = excluded.flips,
                 first_passed = excluded.first_passed, last_passed = excluded.last_passed
             $q$, CASE WHEN keys_project IS NULL
@@ -465,16 +464,20 @@ enum Schema {
         $f$;
         CREATE TRIGGER exchanges_added AFTER INSERT ON exchanges REFERENCING NEW TABLE AS added FOR EACH STATEMENT
             EXECUTE FUNCTION orchestrate_exchanges_added();
+        CREATE FUNCTION orchestrate_roll_up_run(settled uuid) RETURNS void LANGUAGE sql AS $$
+            SELECT orchestrate_roll_up_days(array_agg(project), array_agg(scenario_id), array_agg(day))
+            FROM (SELECT DISTINCT project, scenario_id, (finished_at AT TIME ZONE 'UTC')::date AS day FROM attempts
+                  WHERE run_id = settled AND state = 'finished' AND outcome IS NOT NULL) k
+        $$;
         CREATE FUNCTION orchestrate_run_settled() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-            PERFORM orchestrate_roll_up_days(array_agg(project), array_agg(scenario_id), array_agg(day))
-            FROM (SELECT DISTINCT project, scenario_id, (finished_at AT TIME ZONE 'UTC')::date AS day FROM attempts
-                  WHERE run_id = NEW.id AND state = 'finished' AND outcome IS NOT NULL) k;
+            PERFORM orchestrate_roll_up_run(NEW.id);
             RETURN NULL;
         END
         $$;
         CREATE TRIGGER runs_settled AFTER UPDATE OF state ON runs FOR EACH ROW
-            WHEN (NEW.state <> 'running' AND OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION orchestrate_run_settled();
+            WHEN (NEW.state <> 'running' AND OLD.state IS DISTINCT FROM NEW.state AND NEW.judged_by IS NULL)
+            EXECUTE FUNCTION orchestrate_run_settled();
         SELECT orchestrate_roll_up_days(NULL, NULL, NULL);
         INSERT INTO endpoint_days (project, branch, day, method, endpoint, bucket, requests, errors, misses)
         \(endpointTally(from: "exchanges"))

@@ -455,7 +455,6 @@ enum Schema {
         BEGIN
             INSERT INTO endpoint_days AS d (project, branch, day, method, endpoint, bucket, requests, errors, misses)
             \(endpointTally(from: "added"))
-            GROUP BY 1, 2, 3, 4, 5, 6
             ORDER BY 1, 3, 2, 4, 5, 6
             ON CONFLICT (project, day, branch, method, endpoint, bucket) DO UPDATE SET
                 requests = d.requests + excluded.requests, errors = d.errors + excluded.errors, misses = d.misses + excluded.misses;
@@ -480,8 +479,7 @@ enum Schema {
             EXECUTE FUNCTION orchestrate_run_settled();
         SELECT orchestrate_roll_up_days(NULL, NULL, NULL);
         INSERT INTO endpoint_days (project, branch, day, method, endpoint, bucket, requests, errors, misses)
-        \(endpointTally(from: "exchanges"))
-        GROUP BY 1, 2, 3, 4, 5, 6;
+        \(endpointTally(from: "exchanges"));
         CREATE VIEW dash_scenario_days AS
         SELECT project, branch, day, scenario_id, git_revision, CASE WHEN live THEN 'live' ELSE 'replay' END AS backend, attempts, passes,
                transitions, flips, first_passed, last_passed
@@ -493,14 +491,18 @@ enum Schema {
         FROM endpoint_days
         """
 
-    /// The `SELECT … FROM` of `endpoint_days`' tallies over exchanges in `relation` (the table, or a trigger's new rows),
-    /// to be grouped by its first six columns.
+    /// `endpoint_days`' tallies (its columns in order) of the exchanges in `relation` (the table, or a trigger's new
+    /// rows): counted per attempt first, so that each attempt's project and branch are looked up once.
     private static func endpointTally(from relation: String) -> String {
         """
-        SELECT a.project, coalesce(r.branch, ''), (e.started_at AT TIME ZONE 'UTC')::date, e.method,
-               e.host || split_part(split_part(e.url, '?', 1), e.host, 2), orchestrate_latency_bucket(e.duration_us),
-               count(*), count(*) FILTER (WHERE e.status IS NULL OR e.status >= 500), count(*) FILTER (WHERE NOT e.matched AND e.mode = 'replay')
-        FROM \(relation) e JOIN attempts a ON a.id = e.attempt_id JOIN runs r ON r.id = a.run_id
+        SELECT a.project, coalesce(r.branch, ''), e.day, e.method, e.endpoint, e.bucket, sum(e.requests), sum(e.errors), sum(e.misses)
+        FROM (SELECT attempt_id, (started_at AT TIME ZONE 'UTC')::date AS day, method,
+                     host || split_part(split_part(url, '?', 1), host, 2) AS endpoint, orchestrate_latency_bucket(duration_us) AS bucket,
+                     count(*) AS requests, count(*) FILTER (WHERE status IS NULL OR status >= 500) AS errors,
+                     count(*) FILTER (WHERE NOT matched AND mode = 'replay') AS misses
+              FROM \(relation) GROUP BY 1, 2, 3, 4, 5) e
+        JOIN attempts a ON a.id = e.attempt_id JOIN runs r ON r.id = a.run_id
+        GROUP BY 1, 2, 3, 4, 5, 6
         """
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ProcessSupervisor
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -18,7 +19,8 @@ import Glibc
 /// }
 /// ```
 package struct NetworkHosts: Sendable {
-    /// A short random tag in every name, so that tests running at once do not meet.
+    /// A short tag in every name, so that tests running at once do not meet: the test process's id and a count
+    /// within it (both hex), which also tells the hosts of a test process that died from those of one still running.
     package let tag: String
     package let count: Int
     /// The first three octets of the private network.
@@ -43,7 +45,13 @@ package struct NetworkHosts: Sendable {
         repeat {
             prefix = "10.\(Int.random(in: 160...199)).\(Int.random(in: 0...255))"
         } while used.contains(" \(prefix).")
-        let hosts = NetworkHosts(tag: String(UUID().uuidString.prefix(6).lowercased()), count: count, prefix: prefix)
+        removeAbandoned()
+        let made = madeCount.withLock { count -> Int in
+            count += 1
+            return count
+        }
+        let tag = String(getpid(), radix: 16) + "x" + String(made, radix: 16)
+        let hosts = NetworkHosts(tag: tag, count: count, prefix: prefix)
         do {
             try run(["link", "add", "name", hosts.bridge, "type", "bridge"])
             try run(["addr", "add", "\(hosts.gateway)/24", "dev", hosts.bridge])
@@ -64,6 +72,22 @@ package struct NetworkHosts: Sendable {
             throw error
         }
         return hosts
+    }
+
+    /// How many sets of hosts this process made.
+    private static let madeCount = Mutex(0)
+
+    /// Removes the hosts that a test process which no longer exists left behind (killed before it could remove them):
+    /// its namespaces with whatever runs in them, and its bridge.
+    static func removeAbandoned() {
+        let names = ((try? run(["netns", "list"])) ?? "").split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }
+        for name in names where name.hasPrefix("orch-") {
+            let tag = name.dropFirst("orch-".count).prefix { $0 != "-" }
+            guard let pid = tag.split(separator: "x").first.flatMap({ Int32($0, radix: 16) }), kill(pid, 0) == -1, errno == ESRCH else { continue }
+            for process in ((try? run(["netns", "pids", name])) ?? "").split(separator: "\n").compactMap({ Int32($0) }) { kill(process, SIGKILL) }
+            _ = try? run(["netns", "del", name])
+            _ = try? run(["link", "del", "ob\(tag)"])
+        }
     }
 
     /// Runs `body` with `count` hosts, removed afterwards with every process in them.
@@ -117,7 +141,7 @@ package struct NetworkHosts: Sendable {
 
     /// `ip ARGUMENTS…`'s output, or an error with what it said.
     @discardableResult
-    static func run(_ arguments: [String]) throws -> String {
+    package static func run(_ arguments: [String]) throws -> String {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ip)
         process.arguments = arguments

@@ -50,9 +50,9 @@ package struct QuarantineEntry: Sendable, Encodable {
 extension RunStore {
     /// The scenarios of `project` by flakiness score over the attempts finished since `since`, highest first: the one
     /// implementation of ``FlakinessScore``. Whole days come from the rollup `scenario_days` (brought up to date as runs
-    /// settle), the window's first, partial day from the attempts themselves. `scenarioIDs` narrows it to those (`nil`: all), `branch` to the runs of one
-    /// branch. `scoresOnly` leaves out the verdict counts and the newest evidence (two lookups per scenario; automatic
-    /// quarantine needs only the scores).
+    /// settle), the window's first, partial day from the attempts themselves. `scenarioIDs` narrows it to those (`nil`:
+    /// all), `branch` to the runs of one branch. `scoresOnly` leaves out the verdict counts and the newest evidence (two
+    /// lookups per scenario; automatic quarantine needs only the scores).
     package func flakiness(
         project: String, since: Date, scenarioIDs: [String]? = nil, branch: String? = nil, limit: Int, scoresOnly: Bool = false
     ) async throws -> [FlakinessLine] {

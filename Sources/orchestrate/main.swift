@@ -462,10 +462,11 @@ struct Flaky: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Scenarios by flakiness score, with their verdicts and the newest evidence.",
         discussion: """
-            score = (flips + 1) / (transitions + 10): the share of consecutive attempts (same git revision, same kind of
-            backend: replay/mock or live/record) whose outcomes differ, with a prior worth ten observations that starts
-            every scenario at 0.1. One that alternates every run approaches 1; one that never changes approaches 0.
-            The scenarios are this project's (project: in orchestrate.yml, else the config's folder name).
+            score = (flips + 1) / (transitions + 10): the share of consecutive attempts (same branch, git revision and
+            kind of backend: replay/mock or live/record) whose outcomes differ, with a prior worth ten observations that
+            starts every scenario at 0.1. One that alternates every run approaches 1; one that never changes approaches 0.
+            The scenarios are this project's (project: in orchestrate.yml, else the config's folder name). The attempts
+            are those of runs that have settled: a run under way counts once it is judged.
             """
     )
 

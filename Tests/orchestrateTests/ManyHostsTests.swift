@@ -181,6 +181,20 @@ struct ManyHostsTests {
         }
     }
 
+    @Test("hosts that a killed test process left behind are removed by the next test that makes hosts")
+    func abandonedHosts() async throws {
+        // A process id above Linux's largest (2^22): no such process can exist.
+        let stale = "orch-7ffff0x1-h1"
+        _ = try? NetworkHosts.run(["netns", "del", stale])
+        try NetworkHosts.run(["netns", "add", stale])
+        try NetworkHosts.run(["link", "add", "name", "ob7ffff0x1", "type", "bridge"])
+        try await NetworkHosts.with(count: 1) { hosts in
+            let namespaces = try NetworkHosts.run(["netns", "list"])
+            #expect(!namespaces.contains(stale) && namespaces.contains(hosts.namespace(1)), "\(namespaces)")
+            #expect(!(try NetworkHosts.run(["-o", "link"])).contains("ob7ffff0x1:"))
+        }
+    }
+
     @Test("a host killed mid-run: its attempts come back when their leases expire and run elsewhere, once, no retry spent")
     func hostKilled() async throws {
         let ids = (1...12).map { "s1500x\($0)" }

@@ -34,7 +34,7 @@ package enum FlakinessCommands {
                 ])
             }
             return table.render() + "\nREPLAY, LIVE: passed/attempts against a controlled (replay, mock, hybrid) and the real backend (live, record)"
-                + "\nscore = (flips + 1) / (transitions + 10) on the same revision and backend; Q = quarantined"
+                + "\nscore = (flips + 1) / (transitions + 10) on the same branch, revision and backend; Q = quarantined"
         }
     }
 

@@ -73,12 +73,18 @@ package enum ConfigLoader {
     private static func suite(_ node: Node, reader: NodeReader) throws(ConfigError) -> OrchestrateConfig.Suite {
         var suite = OrchestrateConfig.Suite()
         var scenariosNode: Node?
-        for (key, value) in try reader.mapping(node, what: "suite", keys: ["command", "timeout", "env", "scenarios", "gherkin"]) {
+        for (key, value) in try reader.mapping(node, what: "suite", keys: ["command", "timeout", "env", "scenarios", "gherkin", "list"]) {
             switch key {
             case "command": suite.command = try reader.string(value, key: "suite.command")
             case "timeout": suite.timeout = try reader.duration(value, key: "suite.timeout")
             case "env": suite.environment = try reader.environment(value, key: "suite.env")
             case "scenarios": scenariosNode = value
+            case "list":
+                suite.list = try reader.string(value, key: "suite.list")
+                suite.listLine = value.mark?.line ?? 0
+                if suite.list?.trimmingCharacters(in: .whitespaces).isEmpty == true {
+                    throw reader.error(at: value, "suite.list must be a command that prints test ids, one per line")
+                }
             case "gherkin":
                 suite.gherkin = try reader.strings(value, key: "suite.gherkin")
                 suite.gherkinLine = value.mark?.line ?? 0
@@ -87,6 +93,9 @@ package enum ConfigLoader {
                 }
             default: break
             }
+        }
+        if suite.list != nil && suite.command == nil {
+            throw reader.error(at: node, "suite.list needs suite.command, the template every listed test runs with ({id})")
         }
         if !suite.gherkin.isEmpty && suite.command == nil {
             throw reader.error(at: node, "suite.gherkin needs suite.command, the template every pickle runs with ({uri} {line} {name} {id})")

@@ -80,6 +80,10 @@ package struct OrchestrateConfig: Sendable {
         package var gherkin: [String] = []
         /// Where `gherkin` is in the config file.
         package var gherkinLine = 0
+        /// A command that prints test ids, one per line (``TestListing``): every id becomes a scenario.
+        package var list: String?
+        /// Where `list` is in the config file.
+        package var listLine = 0
 
         package struct Entry: Sendable {
             package var id: String
@@ -117,9 +121,10 @@ package struct OrchestrateConfig: Sendable {
         path.hasPrefix("/") ? path : URL(fileURLWithPath: directory).appendingPathComponent(path).standardizedFileURL.path
     }
 
-    /// The scenarios as they run, templates filled in: the listed ones in config order, then every pickle of the
-    /// feature files `suite.gherkin` names (files in path order, pickles in file order).
-    package func scenarios() throws -> [Scenario] {
+    /// The scenarios as they run, templates filled in: the listed ones in config order, then every test id that
+    /// `suite.list` prints (in its order), then every pickle of the feature files `suite.gherkin` names (files in path
+    /// order, pickles in file order).
+    package func scenarios() async throws -> [Scenario] {
         var scenarios = suite.scenarios.map { entry in
             let name = entry.name ?? entry.id
             let command = entry.command ?? CommandTemplate.fill(suite.command ?? "", id: entry.id, name: name, uri: path, line: entry.line)
@@ -129,8 +134,22 @@ package struct OrchestrateConfig: Sendable {
                 environment: suite.environment.merging(entry.environment) { $1 }, uri: path, line: entry.line
             )
         }
-        guard !suite.gherkin.isEmpty else { return scenarios }
         var seen = Set(scenarios.map(\.id))
+        if let list = suite.list {
+            let ids = try await TestListing.ids(
+                command: list, directory: directory, environment: suite.environment, timeout: suite.timeout, file: path, line: suite.listLine)
+            for id in ids {
+                guard seen.insert(id).inserted else {
+                    throw ConfigError(file: path, line: suite.listLine, "suite.list printed \"\(id)\", which suite.scenarios already has")
+                }
+                scenarios.append(
+                    Scenario(
+                        id: id, name: id, command: CommandTemplate.fill(suite.command ?? "", id: id, name: id, uri: path, line: suite.listLine),
+                        timeoutMilliseconds: suite.timeout.wholeMilliseconds, environment: suite.environment, uri: path, line: suite.listLine
+                    ))
+            }
+        }
+        guard !suite.gherkin.isEmpty else { return scenarios }
         for pickle in try FeatureDiscovery.pickles(patterns: suite.gherkin, in: directory, config: path, line: suite.gherkinLine) {
             let id = FeatureDiscovery.uniqueID(pickle.stableID, seen: &seen)
             let environment = suite.environment.merging([

@@ -55,11 +55,11 @@ struct RunWork {
             return try await attach(run, label: "run \(id.uuidString.lowercased())")
         }
         guard let key = options.joinKey else {
-            let planned: RunPlanner.Planned = try await planner.store(try plan(git: git))
+            let planned: RunPlanner.Planned = try await planner.store(try await plan(git: git))
             return .work(planned, joined: false)
         }
         if options.agent { return try await attach(try await waitForPlan(key), label: "the run under \(key)") }
-        var plan = try plan(git: git)
+        var plan = try await plan(git: git)
         plan.joinKey = key
         if let planned: RunPlanner.Planned = try await planner.store(plan) {
             output.note("planned run \(plan.id.uuidString.lowercased()) under \(key) as node \(node); other nodes join it with --join \(key)")
@@ -71,8 +71,8 @@ struct RunWork {
     }
 
     /// The run the selected scenarios make, not yet stored.
-    private func plan(git: (revision: String?, branch: String?), only ids: Set<String>? = nil) throws -> RunPlan {
-        var scenarios = try ScenarioSelection(only: options.only, tags: options.tags).select(from: config.scenarios(), config: config)
+    private func plan(git: (revision: String?, branch: String?), only ids: Set<String>? = nil) async throws -> RunPlan {
+        var scenarios = try ScenarioSelection(only: options.only, tags: options.tags).select(from: await config.scenarios(), config: config)
         if let ids { scenarios = scenarios.filter { ids.contains($0.id) } }
         return RunPlanner.plan(
             scenarios, config: config, configPath: options.configPath, mode: mode, workers: workers, retries: options.retries ?? config.retries,
@@ -110,7 +110,7 @@ struct RunWork {
             output.note("node \(node) \(what) in its last run of \(key) (\(share.runID.uuidString.lowercased())): nothing to re-run")
             return .settled(ExitStatus.passed)
         }
-        var plan = try plan(git: git, only: Set(share.scenarioIDs))
+        var plan = try await plan(git: git, only: Set(share.scenarioIDs))
         let gone = Set(share.scenarioIDs).subtracting(plan.scenarios.map(\.id))
         if !gone.isEmpty { output.note("no longer in the suite, not re-run: \(gone.sorted().joined(separator: ", "))") }
         plan.parentRunID = run.id

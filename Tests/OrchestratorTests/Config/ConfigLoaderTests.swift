@@ -20,7 +20,7 @@ struct ConfigLoaderTests {
     }
 
     @Test("a full config maps onto the settings, templates filled in and quoted")
-    func full() throws {
+    func full() async throws {
         let config = try parse(
             """
             workers: 3
@@ -43,7 +43,7 @@ struct ConfigLoaderTests {
         #expect(config.workers == 3)
         #expect(config.retries == 2)
         #expect(config.lease == .seconds(10))
-        let scenarios = try config.scenarios()
+        let scenarios = try await config.scenarios()
         #expect(scenarios.map(\.id) == ["login", "checkout"])
         #expect(scenarios[0].command == "./run-one login login 10")
         #expect(scenarios[0].tags == ["smoke", "fast"])
@@ -131,7 +131,7 @@ struct ConfigLoaderTests {
     }
 
     @Test("secret environment values: named in redact.env or looking secret; stored as the placeholder, given back by scenario")
-    func secretEnvironment() throws {
+    func secretEnvironment() async throws {
         let config = try parse(
             """
             redact: { env: [SHOP_PIN] }
@@ -146,7 +146,7 @@ struct ConfigLoaderTests {
         #expect(secrets.value("DB_PASSWORD", scenario: "a") == "pw-123456" && secrets.value("DB_PASSWORD", scenario: "b") == nil)
         #expect(secrets.value("APP_ENV", scenario: "a") == nil)
         #expect(secrets.secrets.values == ["tok-123456", "pw-123456", "ghp-123456"], "4711 is too short to be searched for")
-        let stored = try config.scenarios().map { $0.withSecretsRedacted(config.redact.isSecret) }
+        let stored = try await config.scenarios().map { $0.withSecretsRedacted(config.redact.isSecret) }
         #expect(stored[0].environment == ["API_TOKEN": "[REDACTED]", "SHOP_PIN": "[REDACTED]", "APP_ENV": "test", "DB_PASSWORD": "[REDACTED]"])
     }
 

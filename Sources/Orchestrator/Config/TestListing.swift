@@ -1,0 +1,49 @@
+import Foundation
+import ProcessSupervisor
+
+/// `suite.list`: a command that prints the suite's test ids, one per line (`pytest --collect-only -q | grep ::`,
+/// `swift test list`), run by `sh` in the config's folder with the suite's environment when a run is planned. Every
+/// line that is not blank is an id; each becomes a scenario that `suite.command` runs with `{id}` filled in.
+enum TestListing {
+    /// More output than this is refused: a suite of a hundred thousand tests lists a few megabytes.
+    static let maximumBytes = 16 << 20
+
+    /// The ids `command` prints, in its order; errors name the config's `file:line` and say what the command said.
+    static func ids(command: String, directory: String, environment: [String: String], timeout: Duration, file: String, line: Int) async throws
+        -> [String]
+    {
+        func failure(_ message: String) -> ConfigError { ConfigError(file: file, line: line, "suite.list (\(command)) \(message)") }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("orchestrate-list-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        var run = SupervisedCommand(
+            executable: "/bin/sh", arguments: ["-c", command], environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            workingDirectory: directory, stdoutPath: "\(folder)/stdout", stderrPath: "\(folder)/stderr")
+        run.captureHeadBytes = maximumBytes
+        run.captureTailBytes = 0
+        run.timeout = timeout
+        let termination = try await SupervisedProcess.run(run)
+        let errors = (try? String(contentsOfFile: "\(folder)/stderr", encoding: .utf8)) ?? ""
+        let said = errors.split(separator: "\n").suffix(3).joined(separator: " | ")
+        switch termination.reason {
+        case .exited(0): break
+        case .exited(let status): throw failure("exited with status \(status)\(said.isEmpty ? "" : ": \(said)")")
+        case .timedOut: throw failure("did not finish within \(timeout) (suite.timeout)")
+        case .spawnFailed(let code): throw failure("could not start /bin/sh: \(String(cString: strerror(code)))")
+        case .signaled(let signal), .terminated(let signal): throw failure("ended by signal \(signal)")
+        case .supervisorDied: throw failure("ended: its supervisor died")
+        }
+        guard termination.stdoutBytes <= maximumBytes else { throw failure("printed more than \(maximumBytes) bytes") }
+        let output = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: "\(folder)/stdout"))) ?? Data(), as: UTF8.self)
+        var seen = Set<String>()
+        var ids: [String] = []
+        for raw in output.split(whereSeparator: \.isNewline) {
+            let id = raw.trimmingCharacters(in: .whitespaces)
+            guard !id.isEmpty else { continue }
+            guard seen.insert(id).inserted else { throw failure("printed \"\(id)\" twice; test ids must be unique") }
+            ids.append(id)
+        }
+        guard !ids.isEmpty else { throw failure("printed no test id\(said.isEmpty ? "" : " (it said: \(said))")") }
+        return ids
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// One test's outcome as a runner reported it: what orchestrate keeps per test when a scenario's command runs a suite of
+/// its own (pytest, jest, Gradle, xcodebuild through xcpretty or xcbeautify, `swift test --xunit-output`).
+package struct RunnerTestResult: Sendable, Equatable {
+    package enum Status: String, Sendable {
+        case passed, failed, skipped
+    }
+
+    /// `classname/name` (SwiftPM's `Module.Class/test`), or the name alone when the runner wrote no class.
+    package var id: String { classname.isEmpty ? name : "\(classname)/\(name)" }
+    package var classname: String
+    package var name: String
+    package var status: Status
+    /// The runner's time for the test; nil when it wrote none (xcpretty leaves it off failures).
+    package var seconds: Double?
+    /// The failure's or error's message (its text when it has no message attribute), or why it was skipped.
+    package var message: String?
+    /// The first `file:line` of a source file that the failure names.
+    package var location: String?
+    /// Failed outside its assertions (JUnit's `<error>`: an exception, a broken fixture) rather than in one.
+    package var isError: Bool
+
+    package init(
+        classname: String, name: String, status: Status, seconds: Double? = nil, message: String? = nil, location: String? = nil,
+        isError: Bool = false
+    ) {
+        self.classname = classname
+        self.name = name
+        self.status = status
+        self.seconds = seconds
+        self.message = message
+        self.location = location
+        self.isError = isError
+    }
+}
+
+/// A results file that cannot be read, with the file and line that say why.
+package struct RunnerResultsError: Error, CustomStringConvertible {
+    package var description: String
+}
+
+/// JUnit XML as runners write it: a `<testsuites>` root (pytest, jest-junit, xcpretty, xcbeautify, SwiftPM) or a single
+/// `<testsuite>` root (Gradle, one file per class), suites nested at any depth, and per `<testcase>` a `<failure>`, an
+/// `<error>` or a `<skipped>` (pytest's xfail is a skip with its reason), or none for a pass.
+package enum JUnitResults {
+    /// Larger files are refused rather than read: a report of a hundred thousand tests is a few megabytes.
+    package static let maximumBytes = 64 << 20
+
+    /// The tests of the JUnit XML file at `path`, in the order it lists them.
+    package static func read(path: String) throws -> [RunnerTestResult] {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
+        guard let size = attributes?[.size] as? Int else { throw RunnerResultsError(description: "\(path): no such file") }
+        guard size <= maximumBytes else {
+            throw RunnerResultsError(description: "\(path): \(size) bytes, more than a results file may have (\(maximumBytes))")
+        }
+        return try parse(try Data(contentsOf: URL(fileURLWithPath: path)), file: path)
+    }
+
+    /// The tests of a JUnit XML document; `file` names it in errors.
+    package static func parse(_ data: Data, file: String) throws -> [RunnerTestResult] {
+        guard data.count <= maximumBytes else {
+            throw RunnerResultsError(description: "\(file): \(data.count) bytes, more than a results file may have (\(maximumBytes))")
+        }
+        let parser = XMLParser(data: data)
+        parser.shouldResolveExternalEntities = false
+        let reader = Reader()
+        parser.delegate = reader
+        guard parser.parse(), reader.problem == nil else {
+            let reason = reader.problem ?? parser.parserError.map { "\($0.localizedDescription)" } ?? "not XML"
+            throw RunnerResultsError(description: "\(file):\(parser.lineNumber): not a JUnit XML report: \(reason)")
+        }
+        guard reader.sawRoot else { throw RunnerResultsError(description: "\(file):1: not a JUnit XML report: no element") }
+        // The parser takes a document cut short as whole: an element left open means the runner did not finish it.
+        if let open = reader.open.last {
+            throw RunnerResultsError(description: "\(file):\(parser.lineNumber): not a JUnit XML report: it ends inside <\(open)> (cut short?)")
+        }
+        return reader.results
+    }
+
+    /// The first `file:line` of a source file in `text`.
+    static func location(in text: String) -> String? {
+        guard let match = locationPattern.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)),
+            let range = Range(match.range(at: 1), in: text)
+        else { return nil }
+        return String(text[range])
+    }
+
+    private static let locationPattern = try! NSRegularExpression(
+        pattern: #"((?:[A-Za-z0-9_.~-]*/)*[A-Za-z0-9_.-]+\.(?:swift|py|js|mjs|cjs|ts|tsx|jsx|kt|kts|java|scala|rb|go|m|mm|c|cc|cpp|h|feature):[0-9]+)"#)
+
+    /// Collects test cases as the parser walks the document.
+    private final class Reader: NSObject, XMLParserDelegate {
+        var results: [RunnerTestResult] = []
+        var problem: String?
+        var sawRoot = false
+        /// The elements open at this point of the document, outermost first.
+        var open: [String] = []
+        private var current: RunnerTestResult?
+        /// The text of the `<failure>`, `<error>` or `<skipped>` being read, when it had no message attribute.
+        private var text: String?
+
+        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+            open.append(name)
+            if !sawRoot {
+                sawRoot = true
+                guard name == "testsuites" || name == "testsuite" else {
+                    problem = "the root element is <\(name)>, not <testsuites> or <testsuite>"
+                    parser.abortParsing()
+                    return
+                }
+            }
+            switch name {
+            case "testcase":
+                current = RunnerTestResult(
+                    classname: attributes["classname"] ?? "", name: attributes["name"] ?? "", status: .passed,
+                    seconds: attributes["time"].flatMap(Self.seconds))
+            case "failure", "error":
+                guard current != nil else { return }
+                // A test with both (pytest: a failing test whose teardown errs too) is failed by the first.
+                if current?.status != .failed {
+                    current?.status = .failed
+                    current?.isError = name == "error"
+                    current?.message = attributes["message"].flatMap(Self.nonEmpty)
+                    if let message = current?.message { current?.location = JUnitResults.location(in: message) }
+                    text = ""
+                }
+            case "skipped":
+                guard current != nil, current?.status == .passed else { return }
+                current?.status = .skipped
+                current?.message = attributes["message"].flatMap(Self.nonEmpty)
+            default:
+                break
+            }
+        }
+
+        func parser(_ parser: XMLParser, foundCharacters string: String) {
+            text?.append(string)
+        }
+
+        func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
+            text?.append(String(decoding: CDATABlock, as: UTF8.self))
+        }
+
+        func parser(_ parser: XMLParser, didEndElement name: String, namespaceURI: String?, qualifiedName: String?) {
+            guard open.last == name else {
+                problem = "</\(name)> closes <\(open.last ?? "nothing")>"
+                parser.abortParsing()
+                return
+            }
+            open.removeLast()
+            switch name {
+            case "failure", "error":
+                guard let body = text.flatMap(Self.nonEmpty) else {
+                    text = nil
+                    return
+                }
+                text = nil
+                if current?.message == nil { current?.message = body }
+                // The body holds the traceback, which names the file and line better than the message does.
+                if let found = JUnitResults.location(in: body) { current?.location = found }
+            case "testcase":
+                if let current { results.append(current) }
+                current = nil
+                text = nil
+            default:
+                break
+            }
+        }
+
+        static func seconds(_ text: String) -> Double? {
+            // Some runners write the machine's locale: "0,012".
+            Double(text.trimmingCharacters(in: .whitespaces).replacingOccurrences(of: ",", with: "."))
+        }
+
+        static func nonEmpty(_ text: String) -> String? {
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            return trimmed.isEmpty ? nil : trimmed
+        }
+    }
+}

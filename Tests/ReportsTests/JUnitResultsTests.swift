@@ -121,7 +121,8 @@ struct JUnitResultsTests {
         #expect(results["ShopTests.CartTests/testEmpty"]?.seconds == 0.012)
         let failed = try #require(results["ShopTests.CartTests/testTotals"])
         #expect(failed.seconds == nil && failed.status == .failed)
-        #expect(failed.message == #"XCTAssertEqual failed: ("2") is not equal to ("3")"# && failed.location == "/Users/ci/Shop/Tests/CartTests.swift:18")
+        #expect(
+            failed.message == #"XCTAssertEqual failed: ("2") is not equal to ("3")"# && failed.location == "/Users/ci/Shop/Tests/CartTests.swift:18")
     }
 
     @Test("SwiftPM's --xunit-output: Module.Class and the test's name as `swift test list` names it")
@@ -143,12 +144,14 @@ struct JUnitResultsTests {
         #expect(results["ShopTests.CartTests/testTotals"]?.location == "Tests/ShopTests/CartTests.swift:18")
     }
 
-    @Test("what is not a JUnit report is one error naming the file and line", arguments: [
-        ("<testsuites><testsuite><testcase name='a'>", "report.xml:1: not a JUnit XML report"),
-        ("<html><body>502 Bad Gateway</body></html>", "report.xml:1: not a JUnit XML report: the root element is <html>"),
-        ("", "report.xml:1: not a JUnit XML report"),
-        ("\n\n<testsuites>\n<testcase name='a' time='1'>\n</testsuites>", "report.xml:5: not a JUnit XML report"),
-    ])
+    @Test(
+        "what is not a JUnit report is one error naming the file and line",
+        arguments: [
+            ("<testsuites><testsuite><testcase name='a'>", "report.xml:1: not a JUnit XML report"),
+            ("<html><body>502 Bad Gateway</body></html>", "report.xml:1: not a JUnit XML report: the root element is <html>"),
+            ("", "report.xml:1: not a JUnit XML report"),
+            ("\n\n<testsuites>\n<testcase name='a' time='1'>\n</testsuites>", "report.xml:5: not a JUnit XML report"),
+        ])
     func malformed(_ xml: String, _ expected: String) {
         #expect {
             _ = try JUnitResults.parse(Data(xml.utf8), file: "report.xml")

@@ -16,7 +16,7 @@ struct SuiteListTests {
             workers: 2
             suite:
               list: "\(list)"
-              command: "python3 -m pytest -q -p no:cacheprovider {id}"
+              command: "python3 -m pytest -q -p no:cacheprovider -o junit_family=xunit2 --junitxml=$ORCHESTRATE_ARTIFACTS_DIR/junit.xml {id}"
               env: { PYTHONDONTWRITEBYTECODE: "1" }
             """)
     }
@@ -28,13 +28,23 @@ struct SuiteListTests {
             let cli = OrchestrateCLI(directory: directory.file("shop"), database: try await TestPostgres.shared.makeDatabaseURL())
             let listed = try await cli.run(["scenarios"])
             #expect(listed.exitCode == 0, "\(listed.stderr)")
-            for id in ["tests/test_shop.py::test_passes", "tests/test_shop.py::TestCheckout::test_in_class", "tests/test_shop.py::test_parametrized[2]"] {
+            for id in [
+                "tests/test_shop.py::test_passes", "tests/test_shop.py::TestCheckout::test_in_class", "tests/test_shop.py::test_parametrized[2]",
+            ] {
                 #expect(listed.stdout.contains(id), "\(listed.stdout)")
             }
             let run = try await cli.run(["run", "--retries", "0", "--progress", "none"])
             #expect(run.exitCode == 1, "\(run.stdout)\(run.stderr)")
             #expect(run.stdout.contains("8 scenarios, 6 passed, 2 failed"), "\(run.stdout)")
             #expect(run.stdout.contains("tests/test_shop.py::test_fails") && run.stdout.contains("tests/test_shop.py::test_errors_in_setup"))
+            // The JUnit XML pytest wrote into the artifacts folder gives the attempt its tests as steps: the failure's
+            // file:line and message are in the attempt's log.
+            let runID = try #require(run.stdout.split(separator: " ").dropFirst().first.map(String.init))
+            let logs = try await cli.run(["logs", runID, "tests/test_shop.py::test_fails"])
+            #expect(logs.stdout.contains("failed    tests.test_shop/test_fails"), "\(logs.stdout)")
+            #expect(logs.stdout.contains("error: tests/test_shop.py:12: AssertionError: the cart total is wrong"), "\(logs.stdout)")
+            let skipped = try await cli.run(["logs", runID, "tests/test_shop.py::test_skipped"])
+            #expect(skipped.stdout.contains("skipped   tests.test_shop/test_skipped"), "\(skipped.stdout)")
         }
     }
 
@@ -45,7 +55,9 @@ struct SuiteListTests {
             let cli = OrchestrateCLI(directory: directory.file("shop"), database: try await TestPostgres.shared.makeDatabaseURL())
             let failed = try await cli.run(["run", "--progress", "none"])
             #expect(failed.exitCode == 2)
-            #expect(failed.stderr.contains("orchestrate.yml:3: suite.list (python3 -m pytest") && failed.stderr.contains("exited with status 4"), "\(failed.stderr)")
+            #expect(
+                failed.stderr.contains("orchestrate.yml:3: suite.list (python3 -m pytest") && failed.stderr.contains("exited with status 4"),
+                "\(failed.stderr)")
             #expect(failed.stderr.contains("no-such-folder"), "what pytest said is in the error: \(failed.stderr)")
 
             try Self.project(in: directory, list: "true")

@@ -9,7 +9,9 @@ enum TestListing {
     static let maximumBytes = 16 << 20
 
     /// The ids `command` prints, in its order; errors name the config's `file:line` and say what the command said.
-    static func ids(command: String, directory: String, environment: [String: String], timeout: Duration, file: String, line: Int) async throws
+    static func ids(
+        command: String, directory: String, environment: [String: String], timeout: Duration, file: String, line: Int
+    ) async throws
         -> [String]
     {
         func failure(_ message: String) -> ConfigError { ConfigError(file: file, line: line, "suite.list (\(command)) \(message)") }

@@ -1,25 +1,31 @@
 import Foundation
 import OrchestrateModel
+import Reports
 
 /// Steps a scenario reported in files of its artifacts folder, for test runners that do not call the control
 /// API: Cucumber Messages NDJSON (`testStepStarted`/`testStepFinished`, with the pickles and Gherkin documents
-/// that name the steps) and Cucumber JSON reports (`[{"elements": [{"steps": [...]}]}]`).
+/// that name the steps), Cucumber JSON reports (`[{"elements": [{"steps": [...]}]}]`), and JUnit XML reports, whose
+/// test cases become steps (a scenario that runs a runner of its own: its tests, their times and failures).
 enum StepReports {
     /// Files larger than this are not read (a report of one scenario is small).
     static let largestFile = 64 << 20
 
-    /// The steps of every report in `folder` (top level, `*.ndjson` and `*.json`, in name order), numbered from 1.
+    /// The steps of every report in `folder` (top level, `*.ndjson`, `*.json` and `*.xml`, in name order), numbered from 1.
     /// Steps of a Cucumber JSON report have durations but no start times unless the scenario has
     /// `start_timestamp`: they are laid end to end from `attemptStart`.
     static func steps(in folder: String, attemptStart: Date) -> [Step] {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
         var steps: [Step] = []
-        for name in names where name.hasSuffix(".ndjson") || name.hasSuffix(".json") {
+        for name in names where name.hasSuffix(".ndjson") || name.hasSuffix(".json") || name.hasSuffix(".xml") {
             let path = "\(folder)/\(name)"
             guard let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size <= largestFile,
                 let data = FileManager.default.contents(atPath: path)
             else { continue }
-            steps += name.hasSuffix(".ndjson") ? messages(data) : cucumberJSON(data, attemptStart: attemptStart)
+            if name.hasSuffix(".xml") {
+                steps += junit(data, file: name, attemptStart: attemptStart)
+            } else {
+                steps += name.hasSuffix(".ndjson") ? messages(data) : cucumberJSON(data, attemptStart: attemptStart)
+            }
         }
         for index in steps.indices { steps[index].position = index + 1 }
         return steps
@@ -111,6 +117,23 @@ enum StepReports {
                     clock = finished
                 }
             }
+        }
+        return steps
+    }
+
+    /// A JUnit XML report (``JUnitResults``): a step per test case, named by its id (`classname/name`), with its
+    /// status (passed, failed, skipped) and, when it failed, its message after the `file:line` the failure names. The
+    /// runners' reports carry durations, not start times: the steps are laid end to end from `attemptStart`.
+    static func junit(_ data: Data, file: String, attemptStart: Date) -> [Step] {
+        guard let results = try? JUnitResults.parse(data, file: file) else { return [] }
+        var steps: [Step] = []
+        var clock = attemptStart
+        for result in results {
+            let finished = clock.addingTimeInterval(result.seconds ?? 0)
+            let error = result.message.map { message in result.location.map { "\($0): \(message)" } ?? message }
+            steps.append(
+                Step(position: 0, keyword: "", name: result.id, status: result.status.rawValue, startedAt: clock, finishedAt: finished, error: error))
+            clock = finished
         }
         return steps
     }

@@ -91,7 +91,8 @@ package enum JUnitResults {
     }
 
     private static let locationPattern = try! NSRegularExpression(
-        pattern: #"((?:[A-Za-z0-9_.~-]*/)*[A-Za-z0-9_.-]+\.(?:swift|py|js|mjs|cjs|ts|tsx|jsx|kt|kts|java|scala|rb|go|m|mm|c|cc|cpp|h|feature):[0-9]+)"#)
+        pattern:
+            #"((?:[A-Za-z0-9_.~-]*/)*[A-Za-z0-9_.-]+\.(?:swift|py|js|mjs|cjs|ts|tsx|jsx|kt|kts|java|scala|rb|go|m|mm|c|cc|cpp|h|feature):[0-9]+)"#)
 
     /// Collects test cases as the parser walks the document.
     private final class Reader: NSObject, XMLParserDelegate {
@@ -104,7 +105,9 @@ package enum JUnitResults {
         /// The text of the `<failure>`, `<error>` or `<skipped>` being read, when it had no message attribute.
         private var text: String?
 
-        func parser(_ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]) {
+        func parser(
+            _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]
+        ) {
             open.append(name)
             if !sawRoot {
                 sawRoot = true

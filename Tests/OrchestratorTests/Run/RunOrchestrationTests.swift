@@ -91,7 +91,8 @@ struct RunOrchestrationTests {
             let config = try ConfigLoader.load(path: directory.file("orchestrate.yml"))
             let planned = try await ProjectDatabase.open(flag: database, config: config, logger: Self.logger) { database in
                 try await RunPlanner(runs: RunStore(database: database), output: RecordedOutput()).plan(
-                    try await config.scenarios(), config: config, configPath: "orchestrate.yml", mode: .replay, workers: 1, retries: 0, gitRevision: nil
+                    try await config.scenarios(), config: config, configPath: "orchestrate.yml", mode: .replay, workers: 1, retries: 0,
+                    gitRevision: nil
                 )
             }
             #expect(planned.expected == ["one": nil, "two": nil] && planned.plan?.scenarios.count == 2)

@@ -34,14 +34,14 @@ if [ -n "$missing" ]; then
 fi
 # The tests' outside oracles from PyPI: the official Cucumber parser (pinned: the Gherkin tests compare with exactly
 # this version), haralyzer, junitparser, kubernetes-validate (Kubernetes' schemas, for Deploy/),
-# grafana-foundation-sdk (Grafana's dashboard model, for Dashboards/); pytest (a real runner's JUnit XML).
+# grafana-foundation-sdk (Grafana's dashboard model, for Dashboards/); pytest and behave (real runners' reports).
 gherkin_official=42.0.1
 if [ "${1:-}" = test ] && ! python3 -c "
-import haralyzer, junitparser, kubernetes_validate, grafana_foundation_sdk, pytest
+import haralyzer, junitparser, kubernetes_validate, grafana_foundation_sdk, pytest, behave
 from importlib.metadata import version
 assert version('gherkin-official') == '$gherkin_official'" >/dev/null 2>&1; then
-  echo "installing: haralyzer junitparser kubernetes-validate grafana-foundation-sdk pytest gherkin-official==$gherkin_official (PyPI)"
-  packages="haralyzer junitparser kubernetes-validate grafana-foundation-sdk pytest gherkin-official==$gherkin_official"
+  echo "installing: haralyzer junitparser kubernetes-validate grafana-foundation-sdk pytest behave gherkin-official==$gherkin_official (PyPI)"
+  packages="haralyzer junitparser kubernetes-validate grafana-foundation-sdk pytest behave gherkin-official==$gherkin_official"
   python3 -m pip install -q $packages 2>/dev/null || python3 -m pip install -q --break-system-packages $packages
 fi
 # initdb and postgres refuse to run as root: as root, orchestrate runs them as the 'postgres' user.

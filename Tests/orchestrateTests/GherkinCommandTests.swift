@@ -241,4 +241,82 @@ struct GherkinCommandTests {
             #expect(FileManager.default.fileExists(atPath: directory.file("Recordings/Features/reports/cucumber_json.har")))
         }
     }
+
+    @Test(
+        "a suite.gherkin suite run by behave (PyPI) itself: its JSON report's steps land with seconds as seconds, the failure's location, the steps after it skipped"
+    )
+    func behaveReports() async throws {
+        try await TemporaryDirectory.with { directory in
+            try directory.write(
+                "features/cart.feature",
+                """
+                Feature: Cart
+                  Scenario: Adding an item
+                    Given an empty cart
+                    When I add 2 apples
+                    Then the cart holds 2 items
+
+                  Scenario: A wrong total
+                    Given an empty cart
+                    When I add 2 apples
+                    Then the cart holds 3 items
+                    And the receipt is printed
+                """)
+            try directory.write(
+                "features/steps/cart.py",
+                """
+                import time
+                from behave import given, when, then
+
+                @given("an empty cart")
+                def step_empty(context):
+                    context.items = 0
+
+                @when("I add {count:d} apples")
+                def step_add(context, count):
+                    time.sleep(0.05)
+                    context.items += count
+
+                @then("the cart holds {count:d} items")
+                def step_holds(context, count):
+                    assert context.items == count, f"the cart holds {context.items}, not {count}"
+
+                @then("the receipt is printed")
+                def step_receipt(context):
+                    pass
+                """)
+            try directory.write(
+                "orchestrate.yml",
+                """
+                workers: 2
+                suite:
+                  command: "python3 -m behave --no-capture -f json -o $ORCHESTRATE_ARTIFACTS_DIR/behave.json {uri}:{line}"
+                  gherkin: ["features/*.feature"]
+                  env: { PYTHONDONTWRITEBYTECODE: "1" }
+                """)
+            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let run = try await cli.run(["run", "--retries", "0", "--progress", "none"])
+            #expect(run.exitCode == 1, "the wrong total fails: \(run.stdout)\(run.stderr)")
+            let steps = try await queryRows(
+                try #require(cli.environment["ORCHESTRATE_DATABASE_URL"]),
+                """
+                SELECT sc.name, s.keyword || s.name, s.status, extract(epoch FROM s.finished_at - s.started_at)::float8, s.error
+                FROM steps s JOIN attempts a ON a.id = s.attempt_id JOIN scenarios sc ON sc.id = a.scenario_id
+                ORDER BY sc.name, s.position
+                """, as: (String, String, String, Double, String?).self)
+            #expect(
+                steps.map { "\($0.0)|\($0.1)|\($0.2)" } == [
+                    "A wrong total|Given an empty cart|passed",
+                    "A wrong total|When I add 2 apples|passed",
+                    "A wrong total|Then the cart holds 3 items|failed",
+                    "A wrong total|And the receipt is printed|skipped",
+                    "Adding an item|Given an empty cart|passed",
+                    "Adding an item|When I add 2 apples|passed",
+                    "Adding an item|Then the cart holds 2 items|passed",
+                ], "\(steps)")
+            // behave's seconds are seconds: the 50 ms step is neither 50 ns nor 50 s.
+            for step in steps where step.1.hasPrefix("When") { #expect(step.3 >= 0.045 && step.3 < 5, "\(step)") }
+            #expect(steps[2].4 == "features/cart.feature:10: ASSERT FAILED: the cart holds 2, not 3", "\(steps[2])")
+        }
+    }
 }

@@ -90,8 +90,12 @@ enum StepReports {
         return Date(timeIntervalSince1970: seconds + ((object["nanos"] as? NSNumber)?.doubleValue ?? 0) / 1e9)
     }
 
-    /// A Cucumber JSON report: features → elements (scenarios and backgrounds) → steps with `result.duration` in
-    /// nanoseconds. Hooks (`before`/`after`) are left out.
+    /// A Cucumber JSON report: features → elements (scenarios and backgrounds) → steps with `result.duration`.
+    /// Hooks (`before`/`after`) are left out. The flavours differ: cucumber-js and Ruby Cucumber write whole nanoseconds;
+    /// behave writes seconds (a fraction), keywords without their trailing space, an `error_message` that may be a list
+    /// of lines, a `location` (`features/cart.feature:10`) per step, and no result for the steps after a failure
+    /// (skipped), and lists the scenarios a `file:line` left out with no result at all (left out here too). A failure's
+    /// error starts with its step's location when the report has one.
     static func cucumberJSON(_ data: Data, attemptStart: Date) -> [Step] {
         guard let features = (try? JSONSerialization.jsonObject(with: data)) as? [[String: Any]] else { return [] }
         var steps: [Step] = []
@@ -105,15 +109,21 @@ enum StepReports {
                 {
                     clock = start
                 }
-                for step in element["steps"] as? [[String: Any]] ?? [] {
-                    let result = step["result"] as? [String: Any] ?? [:]
-                    let nanoseconds = (result["duration"] as? NSNumber)?.doubleValue ?? 0
-                    let finished = clock.addingTimeInterval(nanoseconds / 1e9)
+                let elementSteps = element["steps"] as? [[String: Any]] ?? []
+                guard elementSteps.contains(where: { $0["result"] != nil }) else { continue }
+                for step in elementSteps {
+                    let result = step["result"] as? [String: Any]
+                    let duration = (result?["duration"] as? NSNumber)?.doubleValue ?? 0
+                    // Nanoseconds are whole; a fraction is behave's seconds.
+                    let finished = clock.addingTimeInterval(duration.rounded() == duration && duration >= 1 ? duration / 1e9 : duration)
+                    var keyword = step["keyword"] as? String ?? ""
+                    if !keyword.isEmpty && !keyword.hasSuffix(" ") { keyword += " " }
+                    var error = (result?["error_message"] as? String) ?? (result?["error_message"] as? [String])?.joined(separator: "\n")
+                    if let message = error, let location = step["location"] as? String { error = "\(location): \(message)" }
                     steps.append(
                         Step(
-                            position: 0, keyword: step["keyword"] as? String ?? "", name: step["name"] as? String ?? "",
-                            status: (result["status"] as? String ?? "unknown").lowercased(), startedAt: clock,
-                            finishedAt: finished, error: result["error_message"] as? String))
+                            position: 0, keyword: keyword, name: step["name"] as? String ?? "",
+                            status: (result?["status"] as? String ?? "skipped").lowercased(), startedAt: clock, finishedAt: finished, error: error))
                     clock = finished
                 }
             }

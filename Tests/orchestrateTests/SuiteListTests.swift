@@ -65,4 +65,21 @@ struct SuiteListTests {
             #expect(empty.exitCode == 2 && empty.stderr.contains("orchestrate.yml:3: suite.list (true) printed no test id"), "\(empty.stderr)")
         }
     }
+
+    @Test("Examples/pytest runs as the README says: a genuine failure with its file:line, a flaky test passing on its retry")
+    func example() async throws {
+        let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Examples/pytest").path
+        try await TemporaryDirectory.with { directory in
+            try FileManager.default.copyItem(atPath: example, toPath: directory.file("pytest"))
+            let cli = OrchestrateCLI(directory: directory.file("pytest"), database: try await TestPostgres.shared.makeDatabaseURL())
+            let run = try await cli.run(["run", "--progress", "none"])
+            #expect(run.exitCode == 1, "\(run.stdout)\(run.stderr)")
+            #expect(run.stdout.contains("7 scenarios, 5 passed, 1 flaky, 1 failed"), "\(run.stdout)")
+            #expect(run.stdout.contains("tests/test_checkout.py::test_payment_gateway_answers  nondeterministic"), "\(run.stdout)")
+            let runID = try #require(run.stdout.split(separator: " ").dropFirst().first.map(String.init))
+            let logs = try await cli.run(["logs", runID, "tests/test_checkout.py::test_discount_rounds_down"])
+            #expect(logs.stdout.contains("error: tests/test_checkout.py:22: AssertionError: assert ((45 * 90) // 100) == 41"), "\(logs.stdout)")
+        }
+    }
 }

@@ -32,13 +32,17 @@ enum StepReports {
     }
 
     /// Cucumber Messages: a step starts with `testStepStarted` and ends with `testStepFinished`; its text comes from
-    /// the pickle step and its keyword from the Gherkin step the pickle step was compiled from. Hooks are left out.
+    /// the pickle step and its keyword from the Gherkin step the pickle step was compiled from. Hooks are left out, and
+    /// so are the steps of a test case the runner retried (`testCaseFinished` with `willBeRetried`): the attempt's
+    /// steps are those of the run that counted.
     static func messages(_ data: Data) -> [Step] {
         var keywords: [String: String] = [:]  // Gherkin step id → keyword
         var pickleSteps: [String: (text: String, astNodeID: String?)] = [:]
         var testSteps: [String: String] = [:]  // test step id → pickle step id
         var started: [String: Step] = [:]  // testCaseStartedId/testStepId → step
         var order: [String] = []
+        var retried = Set<String>()  // testCaseStartedIds the runner ran again
+        var caseStarted: [String: String] = [:]  // testCaseStartedId/testStepId → testCaseStartedId
         for line in data.split(separator: UInt8(ascii: "\n")) {
             guard let envelope = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else { continue }
             if let document = envelope["gherkinDocument"] as? [String: Any] {
@@ -57,11 +61,14 @@ enum StepReports {
                     let at = timestamp(event["timestamp"])
                 else { continue }
                 let key = "\(event["testCaseStartedId"] as? String ?? "")/\(stepID)"
+                caseStarted[key] = event["testCaseStartedId"] as? String ?? ""
                 let pickleStep = pickleSteps[pickleStepID]
                 started[key] = Step(
                     position: 0, keyword: pickleStep?.astNodeID.flatMap { keywords[$0] } ?? "",
                     name: pickleStep?.text ?? "", status: "started", startedAt: at)
                 order.append(key)
+            } else if let event = envelope["testCaseFinished"] as? [String: Any] {
+                if event["willBeRetried"] as? Bool == true, let id = event["testCaseStartedId"] as? String { retried.insert(id) }
             } else if let event = envelope["testStepFinished"] as? [String: Any] {
                 let key = "\(event["testCaseStartedId"] as? String ?? "")/\(event["testStepId"] as? String ?? "")"
                 guard var step = started[key] else { continue }
@@ -72,7 +79,7 @@ enum StepReports {
                 started[key] = step
             }
         }
-        return order.compactMap { started[$0] }
+        return order.filter { !retried.contains(caseStarted[$0] ?? "") }.compactMap { started[$0] }
     }
 
     private static func collectKeywords(_ node: Any, into keywords: inout [String: String]) {

@@ -141,7 +141,7 @@ let package = Package(
         .testTarget(
             name: "CoordinatorTests", dependencies: ["Coordinator", "Store", "Orchestrator", "OrchestrateTesting"], swiftSettings: swiftSettings),
         .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "OrchestrateModel"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReportsTests", dependencies: ["Reports"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReportsTests", dependencies: ["Reports", "OrchestrateTesting"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
         .testTarget(
             name: "OrchestrateKitTests",
             dependencies: [

@@ -29,6 +29,43 @@ package enum Python {
     package static func lines(script: String, arguments: [String], hint: String) throws -> [String] {
         try run(["-c", script] + arguments, hint: hint).split(separator: "\n").map(String.init)
     }
+
+    /// ``run(_:hint:)`` waited for off Swift's cooperative pool, whose few threads (one per core) a program that runs for
+    /// a minute would otherwise hold: every other test would wait with it.
+    package static func run(_ arguments: [String], hint: String) async throws -> String {
+        try await offPool { try run(arguments, hint: hint) }
+    }
+
+    /// ``lines(script:arguments:hint:)`` waited for off the cooperative pool.
+    package static func lines(script: String, arguments: [String], hint: String) async throws -> [String] {
+        try await offPool { try lines(script: script, arguments: arguments, hint: hint) }
+    }
+
+    /// The exit status of `python3 ARGUMENTS…` run with `environment` added, its output discarded (a runner whose
+    /// failing tests are the point: pytest exits 1), waited for off the cooperative pool.
+    package static func status(_ arguments: [String], environment: [String: String] = [:]) async throws -> Int32 {
+        try await offPool {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = ["python3"] + arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            process.standardInput = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+    }
+
+    /// Threads of their own for waiting on programs (a custom queue overcommits: it is never short of threads).
+    private static let waiting = DispatchQueue(label: "orchestrate.tests.python", attributes: .concurrent)
+
+    private static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            waiting.async { continuation.resume(with: Result { try work() }) }
+        }
+    }
 }
 
 package struct PythonError: Error, CustomStringConvertible {

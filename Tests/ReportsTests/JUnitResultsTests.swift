@@ -1,4 +1,5 @@
 import Foundation
+import OrchestrateTesting
 import Reports
 import Testing
 
@@ -13,24 +14,17 @@ struct JUnitResultsTests {
     }
 
     @Test("pytest's own report (xunit2): passes, a failure with its file:line, an error in a fixture, a skip, an xfail, classes, parameters")
-    func pytest() throws {
+    func pytest() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("orch-pytest-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [
-            "python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", Self.pytestSuite, "-o", "junit_family=xunit2",
-            "--junitxml=\(folder)/report.xml", Self.pytestSuite,
-        ]
-        process.environment = ProcessInfo.processInfo.environment.merging(["PYTHONDONTWRITEBYTECODE": "1"]) { $1 }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
+        let status = try await Python.status(
+            [
+                "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", Self.pytestSuite, "-o", "junit_family=xunit2",
+                "--junitxml=\(folder)/report.xml", Self.pytestSuite,
+            ], environment: ["PYTHONDONTWRITEBYTECODE": "1"])
         // 1: some tests failed (the suite's point); anything else is pytest missing or broken (make test installs it).
-        try #require(process.terminationStatus == 1, "python3 -m pytest exited with \(process.terminationStatus)")
+        try #require(status == 1, "python3 -m pytest exited with \(status)")
 
         let results = try JUnitResults.read(path: "\(folder)/report.xml")
         #expect(

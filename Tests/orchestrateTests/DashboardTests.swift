@@ -75,9 +75,9 @@ struct DashboardTests {
         """
 
     @Test("each dashboard is what grafana-foundation-sdk's Dashboard model (PyPI) reads and writes back, key for key")
-    func foundationModel() throws {
+    func foundationModel() async throws {
         for (name, _) in try Self.dashboards() {
-            let problems = try Python.lines(
+            let problems = try await Python.lines(
                 script: Self.foundationCheck, arguments: ["\(Self.folder)/dashboards/\(name)"],
                 hint: "grafana-foundation-sdk (make test installs it)")
             #expect(problems.isEmpty, "\(name): \(problems)")

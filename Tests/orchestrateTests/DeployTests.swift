@@ -39,11 +39,11 @@ struct DeployTests {
         """
 
     @Test("every Kubernetes manifest validates against Kubernetes' schemas, strictly")
-    func kubernetesSchemas() throws {
+    func kubernetesSchemas() async throws {
         let files = try FileManager.default.contentsOfDirectory(atPath: "\(Self.deploy)/kubernetes").filter { $0.hasSuffix(".yaml") }.sorted()
         #expect(files == ["job.yaml", "postgres.yaml", "secret.yaml"])
         for file in files {
-            let output = try Python.run(
+            let output = try await Python.run(
                 ["-m", "kubernetes_validate", "--strict", "\(Self.deploy)/kubernetes/\(file)"], hint: "kubernetes-validate (make test installs it)")
             #expect(output.contains("passed") && !output.contains("ERROR"), "\(file): \(output)")
         }

@@ -242,7 +242,7 @@ struct MockServerMemoryTests {
                     connection.request("POST", "/api.test/upload", body=body + str(i).encode())
                     assert connection.getresponse().read() == b"stored"
                 """
-            _ = try Python.lines(script: upload, arguments: ["\(port)", "1", "1024"], hint: "python3 uploads")
+            _ = try await Python.lines(script: upload, arguments: ["\(port)", "1", "1024"], hint: "python3 uploads")
             let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
             func logged() async throws -> Int64 {
                 try await queryRows(database, "SELECT count(*) FROM exchanges", as: Int64.self).first ?? 0
@@ -250,7 +250,7 @@ struct MockServerMemoryTests {
             #expect(try await eventually { try await logged() == 1 })
             let baseline = try #require(Self.residentBytes(pid))
             // 30 bodies of 4 MiB, each different: 120 MiB that must not stay.
-            _ = try Python.lines(script: upload, arguments: ["\(port)", "30", "\(4 << 20)"], hint: "python3 uploads")
+            _ = try await Python.lines(script: upload, arguments: ["\(port)", "30", "\(4 << 20)"], hint: "python3 uploads")
             #expect(try await eventually(timeout: .seconds(60)) { try await logged() == 31 }, "the uploads were not all logged")
             let settled = await eventually(timeout: .seconds(30)) { (Self.residentBytes(pid) ?? .max) < baseline + (48 << 20) }
             #expect(settled, "resident memory \(Self.residentBytes(pid) ?? 0) bytes, \(baseline) before the uploads")

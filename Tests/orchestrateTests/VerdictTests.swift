@@ -99,7 +99,7 @@ struct VerdictTests {
             let hars = attachments.filter { $0.hasSuffix(".har") }
             #expect(hars.contains { $0.contains("chat.feature__The_bot_offers_to_book_an_appointment/live-attempt-1.har") }, "\(attachments)")
             #expect(hars.count == 4, "the drift's live attempt, the stale replay, both lanes of the failure: \(hars)")
-            let parsed = try Python.lines(
+            let parsed = try await Python.lines(
                 script: """
                     import json, sys
                     from haralyzer import HarParser

@@ -5,15 +5,12 @@ import Foundation
 package enum Python {
     /// The output of `python3 ARGUMENTS…`, or an error with what it wrote on stderr.
     package static func run(_ arguments: [String], hint: String) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3"] + arguments
+        let process = python(arguments)
         let errors = try TemporaryFile()
         defer { errors.remove() }
         let output = Pipe()
         process.standardOutput = output
         process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: errors.path))
-        process.standardInput = FileHandle.nullDevice
         try process.run()
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
@@ -45,17 +42,23 @@ package enum Python {
     /// failing tests are the point: pytest exits 1), waited for off the cooperative pool.
     package static func status(_ arguments: [String], environment: [String: String] = [:]) async throws -> Int32 {
         try await offPool {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3"] + arguments
-            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            let process = python(arguments, environment: environment)
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
-            process.standardInput = FileHandle.nullDevice
             try process.run()
             process.waitUntilExit()
             return process.terminationStatus
         }
+    }
+
+    /// `python3 ARGUMENTS…` with `environment` added to this process's, reading nothing from stdin; not started.
+    private static func python(_ arguments: [String], environment: [String: String] = [:]) -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3"] + arguments
+        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        process.standardInput = FileHandle.nullDevice
+        return process
     }
 
     /// Threads of their own for waiting on programs (a custom queue overcommits: it is never short of threads).

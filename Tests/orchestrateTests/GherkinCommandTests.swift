@@ -215,25 +215,17 @@ struct GherkinCommandTests {
             let run = try await cli.run(["run", "--progress", "none"])
             #expect(run.exitCode == 0, "\(run.stdout)\(run.stderr)")
 
-            let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
-            let steps = try await queryRows(
-                database,
-                """
-                SELECT sc.name, s.keyword, s.name, s.position, extract(epoch FROM s.finished_at - s.started_at)::float8, s.error,
-                       (SELECT count(*)::int FROM exchange_log e WHERE e.attempt_id = s.attempt_id AND e.step = s.position)
-                FROM steps s JOIN attempts a ON a.id = s.attempt_id JOIN scenarios sc ON sc.id = a.scenario_id
-                ORDER BY sc.name, s.position
-                """, as: (String, String, String, Int32, Double, String?, Int32).self)
+            let steps = try await Self.storedSteps(try #require(cli.environment["ORCHESTRATE_DATABASE_URL"]))
             #expect(
-                steps.map { "\($0.0)|\($0.1)\($0.2)|\($0.3)|\($0.6)" } == [
+                steps.map { "\($0.scenario)|\($0.text)|\($0.position)|\($0.exchanges)" } == [
                     "cucumber json|Given a step|1|0",
                     "cucumber json|Then a failing step|2|0",
                     "messages|Given the app is open|1|0",
                     "messages|When I load the slots|2|1",
                     "messages|Then I see them|3|0",
                 ])
-            #expect(steps.allSatisfy { $0.4 >= 0.019 }, "every step has its duration: \(steps.map(\.4))")
-            #expect(steps[1].5 == "expected 2, got 3")
+            #expect(steps.allSatisfy { $0.seconds >= 0.019 }, "every step has its duration: \(steps.map(\.seconds))")
+            #expect(steps[1].error == "expected 2, got 3")
 
             // A pickle's cassette goes under its feature's path (Recordings/<feature>/<scenario>.har).
             let record = try await cli.run(["run", "--mode", "record", "--only", "Features/reports.feature:7", "--progress", "none"])
@@ -297,15 +289,9 @@ struct GherkinCommandTests {
             let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             let run = try await cli.run(["run", "--retries", "0", "--progress", "none"])
             #expect(run.exitCode == 1, "the wrong total fails: \(run.stdout)\(run.stderr)")
-            let steps = try await queryRows(
-                try #require(cli.environment["ORCHESTRATE_DATABASE_URL"]),
-                """
-                SELECT sc.name, s.keyword || s.name, s.status, extract(epoch FROM s.finished_at - s.started_at)::float8, s.error
-                FROM steps s JOIN attempts a ON a.id = s.attempt_id JOIN scenarios sc ON sc.id = a.scenario_id
-                ORDER BY sc.name, s.position
-                """, as: (String, String, String, Double, String?).self)
+            let steps = try await Self.storedSteps(try #require(cli.environment["ORCHESTRATE_DATABASE_URL"]))
             #expect(
-                steps.map { "\($0.0)|\($0.1)|\($0.2)" } == [
+                steps.map { "\($0.scenario)|\($0.text)|\($0.status)" } == [
                     "A wrong total|Given an empty cart|passed",
                     "A wrong total|When I add 2 apples|passed",
                     "A wrong total|Then the cart holds 3 items|failed",
@@ -315,8 +301,33 @@ struct GherkinCommandTests {
                     "Adding an item|Then the cart holds 2 items|passed",
                 ], "\(steps)")
             // behave's seconds are seconds: the 50 ms step is neither 50 ns nor 50 s.
-            for step in steps where step.1.hasPrefix("When") { #expect(step.3 >= 0.045 && step.3 < 5, "\(step)") }
-            #expect(steps[2].4 == "features/cart.feature:10: ASSERT FAILED: the cart holds 2, not 3", "\(steps[2])")
+            for step in steps where step.text.hasPrefix("When") { #expect(step.seconds >= 0.045 && step.seconds < 5, "\(step)") }
+            #expect(steps[2].error == "features/cart.feature:10: ASSERT FAILED: the cart holds 2, not 3", "\(steps[2])")
         }
+    }
+
+    /// A step as the database holds it, with the exchanges that fall in it.
+    struct StoredStep {
+        var scenario: String
+        /// Keyword and name: `Given a step`.
+        var text: String
+        var position: Int32
+        var status: String
+        var seconds: Double
+        var error: String?
+        var exchanges: Int32
+    }
+
+    /// Every stored step, by scenario name and position.
+    static func storedSteps(_ database: String) async throws -> [StoredStep] {
+        try await queryRows(
+            database,
+            """
+            SELECT sc.name, s.keyword || s.name, s.position, s.status, extract(epoch FROM s.finished_at - s.started_at)::float8, s.error,
+                   (SELECT count(*)::int FROM exchange_log e WHERE e.attempt_id = s.attempt_id AND e.step = s.position)
+            FROM steps s JOIN attempts a ON a.id = s.attempt_id JOIN scenarios sc ON sc.id = a.scenario_id
+            ORDER BY sc.name, s.position
+            """, as: (String, String, Int32, String, Double, String?, Int32).self
+        ).map { StoredStep(scenario: $0.0, text: $0.1, position: $0.2, status: $0.3, seconds: $0.4, error: $0.5, exchanges: $0.6) }
     }
 }

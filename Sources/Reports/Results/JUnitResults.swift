@@ -23,20 +23,7 @@ package struct RunnerTestResult: Sendable, Equatable {
     /// The first `file:line` of a source file that the failure names.
     package var location: String?
     /// Failed outside its assertions (JUnit's `<error>`: an exception, a broken fixture) rather than in one.
-    package var isError: Bool
-
-    package init(
-        classname: String, name: String, status: Status, seconds: Double? = nil, message: String? = nil, location: String? = nil,
-        isError: Bool = false
-    ) {
-        self.classname = classname
-        self.name = name
-        self.status = status
-        self.seconds = seconds
-        self.message = message
-        self.location = location
-        self.isError = isError
-    }
+    package var isError = false
 }
 
 /// A results file that cannot be read, with the file and line that say why.
@@ -50,16 +37,6 @@ package struct RunnerResultsError: Error, CustomStringConvertible {
 package enum JUnitResults {
     /// Larger files are refused rather than read: a report of a hundred thousand tests is a few megabytes.
     package static let maximumBytes = 64 << 20
-
-    /// The tests of the JUnit XML file at `path`, in the order it lists them.
-    package static func read(path: String) throws -> [RunnerTestResult] {
-        let attributes = try? FileManager.default.attributesOfItem(atPath: path)
-        guard let size = attributes?[.size] as? Int else { throw RunnerResultsError(description: "\(path): no such file") }
-        guard size <= maximumBytes else {
-            throw RunnerResultsError(description: "\(path): \(size) bytes, more than a results file may have (\(maximumBytes))")
-        }
-        return try parse(try Data(contentsOf: URL(fileURLWithPath: path)), file: path)
-    }
 
     /// The tests of a JUnit XML document; `file` names it in errors.
     package static func parse(_ data: Data, file: String) throws -> [RunnerTestResult] {

@@ -53,7 +53,7 @@ let package = Package(
         .target(
             name: "Coordinator",
             dependencies: [
-                "OrchestrateModel", "ProcessSupervisor", "OrchestrateKit",
+                "OrchestrateModel", "ProcessSupervisor", "OrchestrateKit", "Reports",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
@@ -171,6 +171,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
+            exclude: ["Fixtures"],
             swiftSettings: swiftSettings
         ),
     ]

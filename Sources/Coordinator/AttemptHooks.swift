@@ -1,4 +1,5 @@
 import OrchestrateModel
+import Reports
 
 import struct OrchestrateKit.OrchestrateEnvironment
 
@@ -23,8 +24,12 @@ package protocol AttemptHooks: Sendable {
     /// What the attempt kept (``AttemptResult/folder``, scrubbed of secrets), before its result is recorded: stored where
     /// other hosts can read it.
     func attemptWasKept(_ attempt: ClaimedAttempt, result: AttemptResult) async
+    /// What the runner of the attempt's process reported of its test (a suite with a results format), before its result
+    /// is recorded: stored as the attempt's step.
+    func testWasReported(_ attempt: ClaimedAttempt, _ reported: RunnerTestResult, result: AttemptResult) async
 }
 
 extension AttemptHooks {
     package func attemptWasKept(_ attempt: ClaimedAttempt, result: AttemptResult) async {}
+    package func testWasReported(_ attempt: ClaimedAttempt, _ reported: RunnerTestResult, result: AttemptResult) async {}
 }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import OrchestrateModel
 import ProcessSupervisor
+import Reports
 import Synchronization
 
 #if canImport(Glibc)
@@ -32,6 +33,8 @@ package final class Coordinator: Sendable {
         var stopping = false
         var processes: [Int: SupervisedProcess] = [:]
         var tokens: [Int: UUID] = [:]
+        /// The leases of the tests that run in a slot's process beside its claimed one (a batch).
+        var companions: [Int: [UUID]] = [:]
         /// How often each attempt (scenario, lane, number) lost its supervisor on this host.
         var losses: [String: Int] = [:]
         var retiredSlots = 0
@@ -144,11 +147,22 @@ package final class Coordinator: Sendable {
                         error: "its host vanished \(claimed.lostHosts.count) times while it ran (\(hosts)): not run again"))
                 continue
             }
-            var result: AttemptResult
+            // A test of a batched suite takes others with it into its process.
+            var attempts = [claimed]
+            if let batch = claimed.scenario.batch, batch.size > 1, claimed.attempt == 1, claimed.lane == nil {
+                attempts += try await retrying("claim a batch") {
+                    try await self.queue.claimCompanions(
+                        of: claimed, limit: batch.size - 1, slots: self.configuration.workers,
+                        budgetMilliseconds: batch.milliseconds - (claimed.expectedMilliseconds ?? 0))
+                }
+                for companion in attempts.dropFirst() { onEvent(.attemptStarted(slot: slot, attempt: companion)) }
+                state.withLock { $0.companions[slot] = attempts.dropFirst().map(\.leaseToken) }
+            }
+            var dispositions: [AttemptRunner.Disposition]
             var reason: Termination.Reason?
             do {
                 let session = try await hooks?.attemptWillStart(claimed, slot: slot, port: port) ?? [:]
-                (result, reason) = await runner.run(claimed, slot: resources, session: session) { process in
+                (dispositions, reason) = await runner.run(attempts, slot: resources, session: session) { process in
                     let stopNow = state.withLock { state -> Bool in
                         state.processes[slot] = process
                         return state.stopping
@@ -156,16 +170,21 @@ package final class Coordinator: Sendable {
                     if stopNow { process.terminate() }
                 }
             } catch {
-                (result, reason) = (AttemptResult(outcome: .infrastructureError, durationMilliseconds: 0, error: "\(error)"), nil)
+                let result = AttemptResult(outcome: .infrastructureError, durationMilliseconds: 0, error: "\(error)")
+                (dispositions, reason) = (attempts.map { _ in .finished(result, reported: nil) }, nil)
             }
             if reason == .supervisorDied {
-                // The command's group is gone with its supervisor: the attempt goes back, the slot gets a new supervisor.
+                // The command's group is gone with its supervisor: the attempts go back, the slot gets a new supervisor.
                 await hooks?.attemptWasLost(claimed, slot: slot)
                 state.withLock {
                     $0.processes[slot] = nil
                     $0.tokens[slot] = nil
+                    $0.companions[slot] = nil
                 }
-                try await giveBack(claimed, slot: slot, result: result, batcher: batcher)
+                for (attempt, disposition) in zip(attempts, dispositions) {
+                    guard case .finished(let result, _) = disposition else { continue }
+                    try await giveBack(attempt, slot: slot, result: result, batcher: batcher)
+                }
                 resources.supervisor.shutdown()
                 guard let supervisor = await newSupervisor() else {
                     try retire(slot, reason: "its supervisor process died and no new one could be started")
@@ -176,18 +195,33 @@ package final class Coordinator: Sendable {
             }
             var secrets = configuration.secretEnvironment.secrets
             if let met = hooks?.secretsMet(bySlot: slot) { secrets.formUnion(met) }
-            await hooks?.attemptDidEnd(claimed, slot: slot, result: &result)
-            AttemptRunner.scrub(&result, secrets: secrets)
-            if result.folder != nil { await hooks?.attemptWasKept(claimed, result: result) }
+            var results: [(ClaimedAttempt, AttemptResult)] = []
+            for (index, (attempt, disposition)) in zip(attempts, dispositions).enumerated() {
+                guard case .finished(var result, let reported) = disposition else {
+                    // Its batch ended before reporting it: it runs again, alone (no retry is spent).
+                    _ = try await retrying("requeue", { try await self.queue.requeueAlone(attempt) })
+                    onEvent(.attemptReleased(slot: slot, attempt: attempt))
+                    continue
+                }
+                if index == 0 { await hooks?.attemptDidEnd(attempt, slot: slot, result: &result) }
+                AttemptRunner.scrub(&result, secrets: secrets)
+                if var reported {
+                    reported.message = reported.message.map { secrets.scrubbed($0) }
+                    await hooks?.testWasReported(attempt, reported, result: result)
+                }
+                if result.folder != nil { await hooks?.attemptWasKept(attempt, result: result) }
+                results.append((attempt, result))
+            }
             state.withLock {
                 $0.processes[slot] = nil
                 $0.tokens[slot] = nil
+                $0.companions[slot] = nil
             }
             if case .terminated? = reason, isStopping {
-                try await release(claimed, slot: slot)
+                for (attempt, _) in results { try await release(attempt, slot: slot) }
                 return
             }
-            batcher.finish(claimed, result: result)
+            for (attempt, result) in results { batcher.finish(attempt, result: result) }
         }
     }
 
@@ -261,8 +295,8 @@ package final class Coordinator: Sendable {
         var sinceReap = Duration.zero
         while !Task.isCancelled {
             do { try await Task.sleep(for: heartbeatEvery) } catch { return }
-            let running = state.withLock { $0.tokens }
-            let tokens = Array(running.values) + batcher.heldTokens
+            let (running, companions) = state.withLock { ($0.tokens, $0.companions.values.flatMap { $0 }) }
+            let tokens = Array(running.values) + companions + batcher.heldTokens
             do {
                 // A heartbeat that does not answer within its period (a partition) is tried again at the next one.
                 let held = try await within(heartbeatEvery) { try await self.queue.heartbeat(tokens: tokens) }
@@ -322,7 +356,9 @@ package final class Coordinator: Sendable {
                 duration: clock.now - began, counts: reply.counts))
         guard failed else { return reply }
         let known =
-            state.withLock { state in Array(state.tokens.values) + (state.batcher?.heldTokens ?? []) }
+            state.withLock { state in
+                Array(state.tokens.values) + state.companions.values.flatMap { $0 } + (state.batcher?.heldTokens ?? [])
+            }
             + reply.claimed.compactMap { $0?.leaseToken }
         let owner = WorkerIdentity(host: configuration.host, pid: getpid(), slot: 0).process.description
         let released = try await retrying("release lost claims") {

@@ -48,7 +48,8 @@ package struct AttemptRecord: Sendable, Codable, Hashable {
     /// A one-line reason for a failed attempt, as people read it.
     package var failureSummary: String {
         switch outcome {
-        case .failed?: return "exited with status \(exitCode ?? -1)"
+        // A test its runner reported failed has its failure instead of an exit status of its own.
+        case .failed?: return exitCode.map { "exited with status \($0)" } ?? error.map { "failed: \($0)" } ?? "failed"
         case .timedOut?: return "timed out after \(durationMilliseconds ?? 0) ms"
         case .crashed?: return "crashed with signal \(signal ?? 0)"
         case .infrastructureError?: return "infrastructure error: \(error ?? "unknown")"

@@ -1,3 +1,5 @@
+import Foundation
+
 /// A scenario as the run executes it: a command with its own limits and environment.
 package struct Scenario: Sendable, Codable, Hashable, Identifiable {
     /// Stable across runs: history, quarantine and expected durations hang on it.
@@ -16,6 +18,12 @@ package struct Scenario: Sendable, Codable, Hashable, Identifiable {
     /// For an example row of a Scenario Outline, the outline's own line (`file:line` of the outline selects
     /// all its rows).
     package var definitionLine: Int?
+    /// The report the command writes into its artifacts folder that says how each test went; `nil`: its exit status
+    /// alone says.
+    package var results: ResultsFormat?
+    /// Set when the scenario is one test of a suite whose runner takes several at once: it may run with others of the
+    /// same batch command in one process.
+    package var batch: Batch?
 
     package init(
         id: String,
@@ -26,7 +34,9 @@ package struct Scenario: Sendable, Codable, Hashable, Identifiable {
         environment: [String: String] = [:],
         uri: String? = nil,
         line: Int? = nil,
-        definitionLine: Int? = nil
+        definitionLine: Int? = nil,
+        results: ResultsFormat? = nil,
+        batch: Batch? = nil
     ) {
         self.id = id
         self.name = name
@@ -37,6 +47,8 @@ package struct Scenario: Sendable, Codable, Hashable, Identifiable {
         self.uri = uri
         self.line = line
         self.definitionLine = definitionLine
+        self.results = results
+        self.batch = batch
     }
 }
 
@@ -62,5 +74,84 @@ extension Scenario {
             if let mode = Mode(rawValue: name.lowercased()), mode != .compare { return mode }
         }
         return runMode
+    }
+}
+
+/// A report of test results a runner writes (``Scenario/results``).
+package enum ResultsFormat: String, Sendable, Codable, Hashable, CaseIterable {
+    /// JUnit XML (`*.xml`): pytest, jest-junit, Gradle, xcpretty, xcbeautify, `swift test --xunit-output`.
+    case junit
+    /// Cucumber JSON (`*.json`): cucumber-js, cucumber-ruby, behave.
+    case cucumberJSON = "cucumber-json"
+    /// Cucumber Messages NDJSON (`*.ndjson`).
+    case cucumberMessages = "cucumber-messages"
+    /// What a SwiftPM test binary says: XCTest's console output and the Swift Testing event stream (`*.jsonl`).
+    case swiftpm
+
+    /// The formats a user names in `suite.results` (``swiftpm`` belongs to `suite.swiftpm`).
+    package static var configurable: [ResultsFormat] { [.junit, .cucumberJSON, .cucumberMessages] }
+}
+
+/// How the tests of a suite run several to a process: a command template that takes the batch's ids, and the bounds of
+/// a batch. Tests with the same template may share an attempt's process; each keeps its own attempt, result and history.
+package struct Batch: Sendable, Codable, Hashable {
+    /// The template: `{ids}` (the ids as shell words), `{ids-regex}` (one shell word, `^(id|id)$` with the ids escaped),
+    /// `{ids-comma}` (one shell word, the ids joined by commas), `{ids-swift-testing}` (Swift Testing's `--filter`
+    /// regex, which also takes the source location after an id).
+    package var command: String
+    /// Tests per process at most.
+    package var size: Int
+    /// Expected milliseconds per process at most (tests never seen count as nothing).
+    package var milliseconds: Int64
+
+    package init(command: String, size: Int, milliseconds: Int64) {
+        self.command = command
+        self.size = size
+        self.milliseconds = milliseconds
+    }
+
+    /// The placeholders a batch command takes.
+    package static let placeholders = ["{ids}", "{ids-regex}", "{ids-comma}", "{ids-swift-testing}"]
+
+    /// Whether `template` takes a batch of ids.
+    package static func takesIDs(_ template: String) -> Bool { placeholders.contains { template.contains($0) } }
+
+    /// The command that runs `ids`, in this order.
+    package func command(for ids: [String]) -> String {
+        guard command.utf8.contains(UInt8(ascii: "{")) else { return command }
+        let escaped = ids.map(Self.regexEscaped).joined(separator: "|")
+        return
+            command
+            .replacingOccurrences(of: "{ids}", with: ids.map(ShellWord.quote).joined(separator: " "))
+            .replacingOccurrences(of: "{ids-regex}", with: ShellWord.quote("^(\(escaped))$"))
+            .replacingOccurrences(of: "{ids-comma}", with: ShellWord.quote(ids.joined(separator: ",")))
+            .replacingOccurrences(of: "{ids-swift-testing}", with: ShellWord.quote("^(\(escaped))(/|$)"))
+    }
+
+    /// `text` matched literally by a regular expression (POSIX extended and ICU alike).
+    package static func regexEscaped(_ text: String) -> String {
+        var escaped = ""
+        for character in text {
+            if "\\^$.|?*+()[]{}".contains(character) { escaped.append("\\") }
+            escaped.append(character)
+        }
+        return escaped
+    }
+}
+
+/// Shell words.
+package enum ShellWord {
+    /// A word the shell reads back unchanged.
+    package static func quote(_ value: String) -> String {
+        if !value.isEmpty, value.utf8.allSatisfy(isSafe) { return value }
+        return "'" + value.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
+    }
+
+    /// Letters, digits and `-_./:=@%+,`: bytes the shell takes literally.
+    private static func isSafe(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        default: "-_./:=@%+,".utf8.contains(byte)
+        }
     }
 }

@@ -61,13 +61,18 @@ package enum Python {
         return process
     }
 
-    /// Threads of their own for waiting on programs (a custom queue overcommits: it is never short of threads).
-    private static let waiting = DispatchQueue(label: "orchestrate.tests.python", attributes: .concurrent)
-
     private static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { continuation in
-            waiting.async { continuation.resume(with: Result { try work() }) }
-        }
+        try await blockingOffPool(work)
+    }
+}
+
+/// Runs `work`, which blocks (waits on a program, a socket), on a thread of its own: a serial queue of its own
+/// overcommits, so it never takes one of the threads Swift's cooperative pool runs on. A concurrent queue, or a global
+/// one, would not do: on Linux they draw from the same threads as the pool (as many as there are cores), and a few
+/// blocked waits starve every task of the test process.
+package func blockingOffPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        DispatchQueue(label: "orchestrate.tests.blocking").async { continuation.resume(with: Result { try work() }) }
     }
 }
 

@@ -55,7 +55,11 @@ package actor TestPostgres {
         chmod(root, 0o755)
         let cluster = EmbeddedCluster(root: root)
         try await cluster.prepare(logger: logger)
-        let process = try SupervisedProcess.launch(try cluster.foregroundServer())
+        // Tests need no durability: without fsync the hundreds of databases a test run makes and migrates do not queue
+        // behind the disk (a shared, busy one can take a second per fsync), and neither does anything else on it.
+        var server = try cluster.foregroundServer()
+        server.arguments += ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
+        let process = try SupervisedProcess.launch(server)
         // Ready when it answers on the socket.
         try await Database.with(cluster.adminEndpoint, logger: logger, maximumConnections: 1, connectTimeout: .seconds(60), migrate: false) { _ in }
         try await cluster.provision(logger: logger)

@@ -98,6 +98,11 @@ package struct RunStore: Sendable {
         // absent uri and line travel as '' and 0.
         var ids: [String] = [], names: [String] = [], commands: [String] = [], uris: [String] = [], lines: [Int32] = []
         var tagFroms: [Int32] = [], tagEnds: [Int32] = [], tags: [String] = [], timeouts: [Int64] = [], environments: [String] = []
+        // Results formats and batches travel as '' when absent; a suite's batch is one JSON text, encoded once.
+        var results: [String] = [], batches: [String] = []
+        var encodedBatches: [Batch: String] = [:]
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
         for scenario in plan.scenarios {
             ids.append(scenario.id)
             names.append(scenario.name)
@@ -109,6 +114,13 @@ package struct RunStore: Sendable {
             tagEnds.append(Int32(tags.count))
             timeouts.append(scenario.timeoutMilliseconds)
             environments.append(Self.jsonObject(scenario.environment))
+            results.append(scenario.results?.rawValue ?? "")
+            if let batch = scenario.batch {
+                if encodedBatches[batch] == nil { encodedBatches[batch] = String(decoding: try encoder.encode(batch), as: UTF8.self) }
+                batches.append(encodedBatches[batch]!)
+            } else {
+                batches.append("")
+            }
         }
         let lanes = plan.mode == .compare ? [Mode.replay.rawValue, Mode.live.rawValue] : [""]
         let rows = try await database.client.query(
@@ -116,10 +128,12 @@ package struct RunStore: Sendable {
             WITH x AS (
                 SELECT u.id, u.name, u.command, nullif(u.uri, '') AS uri, nullif(u.line, 0) AS line,
                        (\(tags)::text[])[u.tag_from : u.tag_end] AS tags,
-                       u.timeout_ms, u.env::jsonb AS env, u.position::integer - 1 AS position, \(plan.project)::text AS project
+                       u.timeout_ms, u.env::jsonb AS env, u.position::integer - 1 AS position, \(plan.project)::text AS project,
+                       nullif(u.results, '') AS results, nullif(u.batch, '')::jsonb AS batch
                 FROM unnest(\(ids)::text[], \(names)::text[], \(commands)::text[], \(uris)::text[], \(lines)::integer[],
-                            \(tagFroms)::integer[], \(tagEnds)::integer[], \(timeouts)::bigint[], \(environments)::text[])
-                     WITH ORDINALITY AS u(id, name, command, uri, line, tag_from, tag_end, timeout_ms, env, position)
+                            \(tagFroms)::integer[], \(tagEnds)::integer[], \(timeouts)::bigint[], \(environments)::text[],
+                            \(results)::text[], \(batches)::text[])
+                     WITH ORDINALITY AS u(id, name, command, uri, line, tag_from, tag_end, timeout_ms, env, results, batch, position)
             ), run AS (
                 INSERT INTO runs (id, state, host, git_revision, working_directory, config_path, mode, workers, retries, scenario_count,
                                   join_key, parent_run_id, node, project, branch)
@@ -142,12 +156,12 @@ package struct RunStore: Sendable {
                 -- The first attempts come from the rows just planned; a compare run's lanes (the replay and the live
                 -- attempt of a scenario) are claimed one after the other.
                 INSERT INTO run_scenarios (run_id, project, scenario_id, position, command, timeout_ms, env, tags, expected_ms,
-                                           max_attempts, lane_count, quarantined)
+                                           max_attempts, lane_count, quarantined, results, batch)
                 -- The median per row, never as a join: PostgreSQL cannot know how many rows an unnest has, and joining
                 -- two guesses of 10 made a nested loop over 2,000 x 2,000 rows.
                 SELECT \(plan.id), x.project, x.id, x.position, x.command, x.timeout_ms, x.env, x.tags,
                        \(unescaped: RunStore.medianSQL("x.id", project: "x.project")), \(plan.retries + 1), cardinality(\(lanes)::text[]),
-                       EXISTS (SELECT 1 FROM quarantine q WHERE q.project = x.project AND q.scenario_id = x.id)
+                       EXISTS (SELECT 1 FROM quarantine q WHERE q.project = x.project AND q.scenario_id = x.id), x.results, x.batch
                 FROM x WHERE EXISTS (SELECT 1 FROM run)
                 RETURNING scenario_id, position, expected_ms
             ), first AS (
@@ -171,16 +185,18 @@ package struct RunStore: Sendable {
 
     /// A scenario as a run planned it: `run_scenarios rs` (command, limits, environment, tags) joined with
     /// `scenarios s` (name and place), in the order ``plannedScenario(_:decoder:)`` takes them.
-    static let plannedScenarioColumns = "rs.scenario_id, s.name, rs.command, rs.tags, rs.timeout_ms, rs.env::text, s.uri, s.line"
+    static let plannedScenarioColumns =
+        "rs.scenario_id, s.name, rs.command, rs.tags, rs.timeout_ms, rs.env::text, s.uri, s.line, rs.results, rs.batch::text"
 
     /// The scenario in a row of ``plannedScenarioColumns``; most have no environment of their own and skip the decoder.
     static func plannedScenario(
-        _ row: (String, String, String, [String], Int64, String, String?, Int?), decoder: JSONDecoder
+        _ row: (String, String, String, [String], Int64, String, String?, Int?, String?, String?), decoder: JSONDecoder
     ) -> Scenario {
         let environment = row.5 == "{}" ? [:] : (try? decoder.decode([String: String].self, from: Data(row.5.utf8))) ?? [:]
         return Scenario(
             id: row.0, name: row.1, command: row.2, tags: row.3, timeoutMilliseconds: row.4,
-            environment: environment, uri: row.6, line: row.7)
+            environment: environment, uri: row.6, line: row.7, results: row.8.flatMap(ResultsFormat.init(rawValue:)),
+            batch: row.9.flatMap { try? decoder.decode(Batch.self, from: Data($0.utf8)) })
     }
 
     /// A JSON object of strings, written directly (one per planned scenario; most are `{}`).
@@ -375,17 +391,17 @@ package struct RunStore: Sendable {
         // Most scenarios have no evidence: those skip the decoder.
         let decoder = JSONDecoder()
         for try await row in scenarioRows.decode(
-            (String, String, String, [String], Int64, String, String?, Int?, String?, String?, String?, String, Bool, Int64?).self)
+            (String, String, String, [String], Int64, String, String?, Int?, String?, String?, String?, String?, String?, String, Bool, Int64?).self)
         {
-            let scenario = Self.plannedScenario((row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7), decoder: decoder)
+            let scenario = Self.plannedScenario((row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9), decoder: decoder)
             rows.append(
                 RunReport.ScenarioEntry(
-                    scenario: scenario, result: row.8.flatMap(ScenarioResult.init(rawValue:)) ?? .pending,
-                    attempts: [], verdict: row.9.flatMap(Verdict.init(rawValue:)), verdictReason: row.10,
-                    evidence: row.11 == "[]" ? [] : (try? decoder.decode([NetworkDifference].self, from: Data(row.11.utf8))) ?? [],
-                    quarantined: row.12
+                    scenario: scenario, result: row.10.flatMap(ScenarioResult.init(rawValue:)) ?? .pending,
+                    attempts: [], verdict: row.11.flatMap(Verdict.init(rawValue:)), verdictReason: row.12,
+                    evidence: row.13 == "[]" ? [] : (try? decoder.decode([NetworkDifference].self, from: Data(row.13.utf8))) ?? [],
+                    quarantined: row.14
                 ))
-            rows[rows.count - 1].expectedMilliseconds = row.13
+            rows[rows.count - 1].expectedMilliseconds = row.15
         }
         guard let summary = try await summaryRead else {
             throw StoreError(.unknownRun, "no run \(runID) in the database")

@@ -143,6 +143,16 @@ struct Run: AsyncParsableCommand {
         help: "With --join and --node, when the run is finished: re-run only what failed in this node's share (a CI job re-run).")
     var failed = false
 
+    @Flag(
+        name: .long,
+        help: """
+            Run every new test (never run before in this project with the same command) extra times once it passed: 10 runs             in all under 5 s, 5 under 10 s, 3 under 30 s, 2 under 5 min. A single failure makes it nondeterministic. Skipped             when more of the suite is new than --new-tests-share.
+            """)
+    var detectNewFlakes = false
+
+    @Option(name: .long, help: "With --detect-new-flakes: the largest share of the suite that may be new, 0 to 1 (default 0.3).")
+    var newTestsShare: Double = 0.3
+
     func validate() throws {
         try joining.validate()
         try work.validate()
@@ -154,6 +164,7 @@ struct Run: AsyncParsableCommand {
             throw ValidationError("--retries must be from \(Limits.retries.lowerBound) to \(Limits.retries.upperBound) (got \(retries))")
         }
         if let resume, UUID(uuidString: resume) == nil { throw ValidationError("--resume needs a run id like 6f1c2a9e-… (see orchestrate runs)") }
+        if !(0...1).contains(newTestsShare) { throw ValidationError("--new-tests-share must be from 0 to 1 (got \(newTestsShare))") }
         if resume != nil && (!only.isEmpty || tags != nil) {
             throw ValidationError("--resume finishes a run as planned; it cannot be combined with --only or --tags")
         }
@@ -172,6 +183,7 @@ struct Run: AsyncParsableCommand {
         options.joinKey = joining.join
         options.node = joining.node
         options.failedOnly = failed
+        options.newTestsShare = detectNewFlakes ? newTestsShare : nil
         let logger = common.logger
         try await exiting { try await RunOrchestration.run(options, output: ConsoleRunOutput(progress: work.progress), logger: logger) }
     }

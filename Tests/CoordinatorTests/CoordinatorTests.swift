@@ -7,7 +7,7 @@ import Orchestrator  // the PostgreSQL queue's conformance to the coordinator's 
 import Store
 import Testing
 
-@Suite("Coordinator", .timeLimit(.minutes(1)))
+@Suite("Coordinator", .timeLimit(.minutes(3)))
 struct CoordinatorTests {
     func plan(_ database: Database, _ scenarios: [Scenario], retries: Int = 0) async throws -> UUID {
         let id = UUID()

@@ -1,6 +1,7 @@
 import Foundation
 import MockServer
 import OrchestrateModel
+import OrchestrateTesting
 import Testing
 
 #if canImport(Glibc)
@@ -34,9 +35,7 @@ struct RawConnection {
     /// Everything until the server closes the connection, and how long that took; `nil` when it did not within `wait`.
     /// Blocks a thread of its own, not the cooperative pool the server answers on.
     func readToEnd(wait: Duration) async -> (text: String, took: Duration)? {
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { continuation.resume(returning: blockingReadToEnd(wait: wait)) }
-        }
+        (try? await blockingOffPool { blockingReadToEnd(wait: wait) }) ?? nil
     }
 
     private func blockingReadToEnd(wait: Duration) -> (text: String, took: Duration)? {

@@ -28,7 +28,7 @@ final class CapturedLog: LogHandler, @unchecked Sendable {
     }
 }
 
-@Suite("Redaction", .timeLimit(.minutes(1)))
+@Suite("Redaction", .timeLimit(.minutes(3)))
 struct RedactionTests {
     @Test("redacted headers and JSON fields appear nowhere: not in the cassette, the database or the logs")
     func nowhere() async throws {

@@ -32,7 +32,7 @@ struct HTMLReportTests {
             #expect(!html.contains("<script") && !html.contains("<img") && !html.contains("<b>evil"))
             #expect(html.contains("&lt;script&gt;document.title=&apos;pwned&apos;&lt;/script&gt;"))
 
-            let dom = try Chromium.dumpDOM(report, profile: directory.file("chromium"))
+            let dom = try await Chromium.dumpDOM(report, profile: directory.file("chromium"))
             #expect(dom.contains("<title>orchestrate run "), "no script changed the title: \(dom.prefix(400))")
             #expect(!dom.contains("pwned</title>") && !dom.contains("pwned by img</title>"))
             #expect(!dom.contains("<script") && !dom.contains("<img"), "no element came from the payload")
@@ -68,11 +68,11 @@ extension HTMLReportTests {
             let report = try #require(run.stdout.split(separator: "\n").first { $0.hasPrefix("report: ") }.map { String($0.dropFirst(8)) })
             let attempts = try await queryRows(database, "SELECT count(*) FROM attempts WHERE state = 'finished'", as: Int.self)
             #expect(attempts == [6], "five scenarios, one retry")
-            let dom = try Chromium.dumpDOM(report, profile: directory.file("chromium"))
+            let dom = try await Chromium.dumpDOM(report, profile: directory.file("chromium"))
             #expect(dom.components(separatedBy: "<rect class=\"bar ").count - 1 == 6, "a bar per attempt: \(dom.prefix(2000))")
             #expect(dom.components(separatedBy: "<line class=\"retry\"").count - 1 == 1)
             #expect(dom.components(separatedBy: "<text class=\"lane\"").count - 1 == 3, "a lane per slot")
-            let png = try Chromium.screenshot(report, to: directory.file("timeline.png"), profile: directory.file("chromium"))
+            let png = try await Chromium.screenshot(report, to: directory.file("timeline.png"), profile: directory.file("chromium"))
             #expect(png.count > 10_000 && png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG of the page")
         }
     }
@@ -81,18 +81,23 @@ extension HTMLReportTests {
 /// Headless Chromium (`make test` installs it): the DOM of a page after it loaded and ran whatever it may run.
 enum Chromium {
     /// A PNG of the page's first 1280 × 900 pixels, written to `output` and returned.
-    static func screenshot(_ path: String, to output: String, profile: String) throws -> Data {
-        _ = try run(
+    static func screenshot(_ path: String, to output: String, profile: String) async throws -> Data {
+        _ = try await run(
             ["--screenshot=\(output)", "--window-size=1280,900", "--hide-scrollbars", URL(fileURLWithPath: path).absoluteString], profile: profile)
         return try Data(contentsOf: URL(fileURLWithPath: output))
     }
 
-    static func dumpDOM(_ path: String, profile: String) throws -> String {
-        try run(["--dump-dom", URL(fileURLWithPath: path).absoluteString], profile: profile)
+    static func dumpDOM(_ path: String, profile: String) async throws -> String {
+        try await run(["--dump-dom", URL(fileURLWithPath: path).absoluteString], profile: profile)
+    }
+
+    /// Chromium headless with `arguments`, its standard output; waited for on a thread of its own.
+    private static func run(_ arguments: [String], profile: String) async throws -> String {
+        try await blockingOffPool { try blockingRun(arguments, profile: profile) }
     }
 
     /// Chromium headless with `arguments`, its standard output.
-    private static func run(_ arguments: [String], profile: String) throws -> String {
+    private static func blockingRun(_ arguments: [String], profile: String) throws -> String {
         let candidates = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
         let browser = try #require(
             candidates.first { FileManager.default.isExecutableFile(atPath: $0) }, "no Chromium: make test installs it (apt-get install chromium)")

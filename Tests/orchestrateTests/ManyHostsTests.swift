@@ -166,7 +166,7 @@ struct ManyHostsTests {
                 #expect(result.exitCode == expected, "sslmode=\(mode): \(result.stderr)")
                 if mode == "disable" { #expect(result.stderr.contains("no encryption"), "\(result.stderr)") }
             }
-            let made = try MetricsTests.run(
+            let made = try await MetricsTests.run(
                 "openssl",
                 [
                     "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=stranger",

@@ -7,7 +7,12 @@ import Testing
 @Suite("Prometheus metrics", .timeLimit(.minutes(2)))
 struct MetricsTests {
     /// `COMMAND ARGUMENTS…` (looked up on PATH), its stdout; standard input is the text given.
-    static func run(_ command: String, _ arguments: [String], input: String = "") throws -> (status: Int32, output: String) {
+    /// `command arguments…` with `input`, waited for on a thread of its own.
+    static func run(_ command: String, _ arguments: [String], input: String = "") async throws -> (status: Int32, output: String) {
+        try await blockingOffPool { try blockingRun(command, arguments, input: input) }
+    }
+
+    static func blockingRun(_ command: String, _ arguments: [String], input: String = "") throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [command] + arguments
@@ -48,7 +53,7 @@ struct MetricsTests {
             let metrics = try #require(
                 await eventuallyValue(timeout: .seconds(30)) { () -> String? in
                     guard FileManager.default.fileExists(atPath: directory.file("started")),
-                        let text = try? Self.run("curl", ["-sf", "http://127.0.0.1:\(port)/metrics"]).output,
+                        let text = try? await Self.run("curl", ["-sf", "http://127.0.0.1:\(port)/metrics"]).output,
                         text.contains("orchestrate_attempts_total{outcome=\"failed\"} 1"),
                         text.contains("orchestrate_attempts_total{outcome=\"passed\"} 2")
                     else { return nil }
@@ -58,7 +63,7 @@ struct MetricsTests {
             #expect(metrics.contains("orchestrate_claims_total 4"), "\(metrics)")
             #expect(!metrics.contains("orchestrate_claim_latency_seconds_count 0\n"), "\(metrics)")
             #expect(metrics.contains("# TYPE orchestrate_claim_latency_seconds histogram"))
-            let check = try Self.run("promtool", ["check", "metrics"], input: metrics)
+            let check = try await Self.run("promtool", ["check", "metrics"], input: metrics)
             #expect(check.status == 0, "promtool check metrics (Debian's prometheus package; make test installs it): \(check.output)")
             try directory.write("go", "")
             let result = cli.output(await run.wait(), name: "run")

@@ -10,6 +10,11 @@ package protocol AttemptQueueClient: Sendable {
     func round(_ round: QueueRound) async throws -> QueueRoundReply
     /// Returns an attempt to the queue unfinished (interruption).
     func release(_ claimed: ClaimedAttempt) async throws -> Bool
+    /// Claims tests that run in one process with `head` (a test of a batched suite): at most `limit`, expected to take
+    /// `budgetMilliseconds` together at most, fewer near the end of the run (`slots` share what is queued).
+    func claimCompanions(of head: ClaimedAttempt, limit: Int, slots: Int, budgetMilliseconds: Int64) async throws -> [ClaimedAttempt]
+    /// Returns an attempt to the queue to run alone (its batch ended before reporting it).
+    func requeueAlone(_ claimed: ClaimedAttempt) async throws -> Bool
     /// Returns an attempt to the queue if `token` still holds its lease.
     func requeue(attemptID: Int64, token: UUID) async throws -> Bool
     /// Extends the leases of running attempts; returns the tokens whose leases are still held (the others were taken

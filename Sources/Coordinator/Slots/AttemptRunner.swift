@@ -1,6 +1,7 @@
 import Foundation
 import OrchestrateModel
 import ProcessSupervisor
+import Reports
 
 import struct OrchestrateKit.OrchestrateEnvironment
 
@@ -11,6 +12,14 @@ struct AttemptRunner: Sendable {
 
     func directory(for claimed: ClaimedAttempt) -> String {
         AttemptFolders.path(attemptsDirectory: configuration.attemptsDirectory, of: claimed)
+    }
+
+    /// What became of one test an attempt's process ran.
+    enum Disposition: Sendable {
+        /// Its result, with what its runner reported of it (`nil`: its process's exit status alone said).
+        case finished(AttemptResult, reported: RunnerTestResult?)
+        /// Back to the queue, to run alone: its batch's process ended without reporting it.
+        case alone
     }
 
     /// Runs the attempt to its end. Never throws: what goes wrong around the command is an
@@ -27,15 +36,36 @@ struct AttemptRunner: Sendable {
         _ claimed: ClaimedAttempt, slot: SlotResources, session: [OrchestrateEnvironment.Variable: String] = [:],
         onLaunch: (SupervisedProcess) -> Void
     ) async -> (AttemptResult, Termination.Reason?) {
+        let (dispositions, reason) = await run([claimed], slot: slot, session: session, onLaunch: onLaunch)
+        guard case .finished(let result, _) = dispositions[0] else {
+            return (AttemptResult(outcome: .failed, durationMilliseconds: 0, error: "its runner reported no result for it"), reason)
+        }
+        return (result, reason)
+    }
+
+    /// Runs the tests of `attempts` (a batch: the first was claimed, the others with it) in one process, with the batch
+    /// command (``Batch/command(for:)``), under the sum of their time limits, and says what became of each, in order.
+    /// With a results format (``Scenario/results``), each test's result is what its runner reported of it; a test of a
+    /// batch it did not report goes back to the queue to run alone (its process crashed or timed out first, or its id
+    /// matched nothing). The output and the kept folder go to the tests that did not pass (the folder to the first), or
+    /// to the first test when all passed; results files of a batch that passed are not kept (they said only that).
+    func run(
+        _ attempts: [ClaimedAttempt], slot: SlotResources, session: [OrchestrateEnvironment.Variable: String] = [:],
+        onLaunch: (SupervisedProcess) -> Void
+    ) async -> ([Disposition], Termination.Reason?) {
+        let claimed = attempts[0]
         let clock = ContinuousClock()
         let start = clock.now
         func elapsed() -> Int64 { (clock.now - start).wholeMilliseconds }
+        func everyone(_ result: AttemptResult, _ reason: Termination.Reason? = nil) -> ([Disposition], Termination.Reason?) {
+            (attempts.map { _ in .finished(result, reported: nil) }, reason)
+        }
         do {
             try slot.artifacts.empty()
             try slot.home.empty()
             try slot.temporary.empty()
         } catch {
-            return (AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: "\(error)"), nil)
+            return everyone(AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: "\(error)"))
         }
         // The slot's environment (shared by its attempts), the scenario's own on top (the contract, HOME and TMPDIR
         // win), then the attempt's part of the contract.
@@ -48,7 +78,7 @@ struct AttemptRunner: Sendable {
             // A secret is stored as its placeholder: the value comes from this host's configuration.
             guard let secret = configuration.secretEnvironment.value(key, scenario: claimed.scenario.id) else {
                 let error = "\(key) is a secret (redact.env) whose value is not known here: run with the orchestrate.yml that planned the run"
-                return (AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: error), nil)
+                return everyone(AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: error))
             }
             environment[key] = secret
         }
@@ -57,14 +87,18 @@ struct AttemptRunner: Sendable {
             environment[variable.testRunnerName] = value
         }
 
-        var command = SupervisedCommand.shell(claimed.scenario.command, environment: environment)
+        let timeout = attempts.reduce(0) { $0 + $1.scenario.timeoutMilliseconds }
+        let text =
+            attempts.count > 1
+            ? claimed.scenario.batch?.command(for: attempts.map(\.scenario.id)) ?? claimed.scenario.command : claimed.scenario.command
+        var command = SupervisedCommand.shell(text, environment: environment)
         command.sharedEnvironment = slot.environment
         command.workingDirectory = configuration.workingDirectory
         command.stdoutPath = slot.stdoutLog
         command.stderrPath = slot.stderrLog
         command.captureHeadBytes = configuration.captureBytes / 2
         command.captureTailBytes = configuration.captureBytes / 2
-        command.timeout = .milliseconds(claimed.scenario.timeoutMilliseconds)
+        command.timeout = .milliseconds(timeout)
         command.grace = configuration.grace
 
         let termination: Termination
@@ -74,14 +108,12 @@ struct AttemptRunner: Sendable {
             termination = await process.wait()
         } catch {
             let lost = error.code == .supervisorDied
-            return (
-                AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: error.description), lost ? .supervisorDied : nil
-            )
+            return everyone(
+                AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: error.description), lost ? .supervisorDied : nil)
         }
         if termination.reason == .supervisorDied {
-            return (
-                AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: "the slot's supervisor died"), .supervisorDied
-            )
+            return everyone(
+                AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: "the slot's supervisor died"), .supervisorDied)
         }
         let duration = elapsed()
         // A capture file exists only once its stream had output; one left from an earlier attempt is not this one's.
@@ -99,7 +131,7 @@ struct AttemptRunner: Sendable {
             result.signal = Int(signal)
         case .timedOut:
             result.outcome = .timedOut
-            result.error = "timed out after \(claimed.scenario.timeoutMilliseconds) ms; the process group was ended"
+            result.error = "timed out after \(timeout) ms; the process group was ended"
         case .terminated:
             result.outcome = .infrastructureError
             result.error = "ended by orchestrate (the run was interrupted)"
@@ -109,16 +141,111 @@ struct AttemptRunner: Sendable {
         case .supervisorDied:
             result.outcome = .infrastructureError
         }
+        var dispositions: [Disposition] = attempts.map { _ in .finished(result, reported: nil) }
+        if let format = claimed.scenario.results, result.outcome != .infrastructureError {
+            dispositions = Self.dispositions(of: attempts, process: result, format: format, folder: slot.artifacts.path)
+        }
+        // The folder and the output go to the tests that did not pass; all passed, to the first.
+        let failing = dispositions.indices.filter { index in
+            if case .finished(let result, _) = dispositions[index] { return result.outcome != .passed }
+            return false
+        }
+        let keeper = failing.first ?? 0
+        if failing.isEmpty, attempts.count > 1 || claimed.scenario.results != nil, let format = claimed.scenario.results {
+            Self.removeReports(format, in: slot.artifacts.path)
+        }
         do {
-            result.folder = try keep(claimed, from: slot, termination: termination, passed: result.outcome == .passed)
+            let folder = try keep(attempts[keeper], from: slot, termination: termination, passed: failing.isEmpty)
+            if case .finished(var kept, let reported) = dispositions[keeper] {
+                kept.folder = folder
+                dispositions[keeper] = .finished(kept, reported: reported)
+            }
         } catch {
-            result.outcome = .infrastructureError
-            result.error = [result.error, "\(error)"].compactMap { $0 }.joined(separator: "; ")
+            for index in dispositions.indices {
+                guard case .finished(var broken, let reported) = dispositions[index] else { continue }
+                broken.outcome = .infrastructureError
+                broken.error = [broken.error, "\(error)"].compactMap { $0 }.joined(separator: "; ")
+                dispositions[index] = .finished(broken, reported: reported)
+            }
         }
         // Output not kept is not left in the slot either (it may hold secrets until the next attempt's replaces it).
         if termination.stdoutBytes > 0 { unlink(slot.stdoutLog) }
         if termination.stderrBytes > 0 { unlink(slot.stderrLog) }
-        return (result, termination.reason)
+        return (dispositions, termination.reason)
+    }
+
+    /// Each test's result from its runner's reports in `folder` (``TestReports``). A test reported failed failed, with
+    /// the failure's `file:line` and message; one reported passed or skipped passed, unless it ran alone and its process
+    /// did not end well. A test of a batch with no result goes back to run alone; one that ran alone without a result
+    /// failed (its process's outcome, when that was not a pass). Durations are the runner's, or a share of the rest.
+    static func dispositions(of attempts: [ClaimedAttempt], process: AttemptResult, format: ResultsFormat, folder: String) -> [Disposition] {
+        let reports: [RunnerTestResult]
+        do {
+            reports = try TestReports.read(format, folder: folder)
+        } catch {
+            guard attempts.count == 1 else { return attempts.map { _ in .alone } }
+            var failed = process
+            if failed.outcome == .passed { failed.outcome = .failed }
+            failed.error = "its \(format.rawValue) report cannot be read: \(error)"
+            return [.finished(failed, reported: nil)]
+        }
+        let matched = TestReports.match(
+            attempts.map { attempt in
+                (attempt.scenario.id, attempt.scenario.uri.flatMap { uri in attempt.scenario.line.map { "\(uri):\($0)" } })
+            }, reports)
+        let known = attempts.compactMap { matched[$0.scenario.id]?.seconds }
+        let unknown = attempts.count { matched[$0.scenario.id] != nil && matched[$0.scenario.id]?.seconds == nil }
+        let share = unknown == 0 ? 0 : max(process.durationMilliseconds - Int64(known.reduce(0, +) * 1000), 0) / Int64(unknown)
+        let alone = attempts.count == 1
+        return attempts.map { attempt in
+            guard let report = matched[attempt.scenario.id] else {
+                guard alone else { return .alone }
+                var failed = process
+                if failed.outcome == .passed { failed.outcome = .failed }
+                failed.error = [
+                    failed.error,
+                    "its runner reported no result for \(attempt.scenario.id) (no \(format.rawValue) report of it in ORCHESTRATE_ARTIFACTS_DIR)",
+                ].compactMap { $0 }.joined(separator: "; ")
+                return .finished(failed, reported: nil)
+            }
+            var result = process
+            result.durationMilliseconds = report.seconds.map { Int64(($0 * 1000).rounded()) } ?? share
+            switch report.status {
+            case .failed:
+                result.outcome = .failed
+                result.exitCode = nil
+                let message = report.message.map { message in report.location.map { "\($0): \(message)" } ?? message }
+                result.error = [result.error, message ?? "failed"].compactMap { $0 }.joined(separator: "; ")
+            case .passed, .skipped:
+                if alone, process.outcome != .passed {
+                    result.error = [result.error, "its report says it passed, but its process did not end well"].compactMap { $0 }
+                        .joined(separator: "; ")
+                } else {
+                    result = AttemptResult(
+                        outcome: .passed, exitCode: process.exitCode, signal: process.signal, durationMilliseconds: result.durationMilliseconds,
+                        pid: process.pid)
+                }
+            }
+            if !alone, result.outcome != .passed, result.outcome != .failed {
+                // A test reported failed in a batch that then crashed or timed out failed by its report.
+                result.outcome = .failed
+            }
+            return .finished(result, reported: report)
+        }
+    }
+
+    /// Removes the results files of `format` from `folder`.
+    private static func removeReports(_ format: ResultsFormat, in folder: String) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+            let suffixes =
+                switch format {
+                case .junit: [".xml"]
+                case .cucumberJSON: [".json"]
+                case .cucumberMessages: [".ndjson"]
+                case .swiftpm: [".jsonl", ".xctest.log"]
+                }
+            if suffixes.contains(where: name.hasSuffix) { unlink("\(folder)/\(name)") }
+        }
     }
 
     /// Every secret out of what is kept of an attempt: its captured output and error, and the output files in its

@@ -73,8 +73,39 @@ package enum ConfigLoader {
     private static func suite(_ node: Node, reader: NodeReader) throws(ConfigError) -> OrchestrateConfig.Suite {
         var suite = OrchestrateConfig.Suite()
         var scenariosNode: Node?
-        for (key, value) in try reader.mapping(node, what: "suite", keys: ["command", "timeout", "env", "scenarios", "gherkin", "list"]) {
+        let keys = ["command", "timeout", "env", "scenarios", "gherkin", "list", "results", "batch", "swiftpm"]
+        for (key, value) in try reader.mapping(node, what: "suite", keys: keys) {
             switch key {
+            case "results":
+                let text = try reader.string(value, key: "suite.results")
+                guard let format = ResultsFormat(rawValue: text), ResultsFormat.configurable.contains(format) else {
+                    let names = ResultsFormat.configurable.map(\.rawValue).joined(separator: ", ")
+                    throw reader.error(at: value, "suite.results must be one of \(names) (got \"\(text)\")")
+                }
+                suite.results = format
+            case "batch":
+                for (bound, limit) in try reader.mapping(value, what: "suite.batch", keys: ["size", "seconds"]) {
+                    if bound == "size" {
+                        suite.batch.size = try reader.integer(limit, key: "suite.batch.size", in: 1...10_000)
+                    } else {
+                        suite.batch.seconds = try reader.integer(limit, key: "suite.batch.seconds", in: 1...86_400)
+                    }
+                }
+            case "swiftpm":
+                var swiftpm = OrchestrateConfig.Suite.SwiftPM(line: value.mark?.line ?? 0)
+                for (option, setting) in try reader.mapping(value, what: "suite.swiftpm", keys: ["package", "filter"]) {
+                    if option == "package" {
+                        swiftpm.package = try reader.string(setting, key: "suite.swiftpm.package")
+                    } else {
+                        let pattern = try reader.string(setting, key: "suite.swiftpm.filter")
+                        do {
+                            swiftpm.filter = try Regex(pattern)
+                        } catch {
+                            throw reader.error(at: setting, "suite.swiftpm.filter is not a regular expression: \(error)")
+                        }
+                    }
+                }
+                suite.swiftpm = swiftpm
             case "command": suite.command = try reader.string(value, key: "suite.command")
             case "timeout": suite.timeout = try reader.duration(value, key: "suite.timeout")
             case "env": suite.environment = try reader.environment(value, key: "suite.env")
@@ -92,6 +123,20 @@ package enum ConfigLoader {
                     throw reader.error(at: value, "suite.gherkin must name at least one pattern, e.g. [\"Features/**/*.feature\"]")
                 }
             default: break
+            }
+        }
+        if suite.swiftpm != nil && suite.list != nil {
+            throw reader.error(at: node, "suite.swiftpm lists the package's tests itself: drop suite.list (or suite.swiftpm)")
+        }
+        if let command = suite.command, Batch.takesIDs(command) {
+            guard suite.list != nil else {
+                throw reader.error(at: node, "suite.command takes a batch of tests ({ids}), which needs suite.list to list them")
+            }
+            guard suite.results != nil else {
+                throw reader.error(
+                    at: node,
+                    "suite.command runs a batch of tests ({ids}): set suite.results (junit, cucumber-json or cucumber-messages) to the report its runner writes into $ORCHESTRATE_ARTIFACTS_DIR, so that each test gets its own result"
+                )
             }
         }
         if suite.list != nil && suite.command == nil {

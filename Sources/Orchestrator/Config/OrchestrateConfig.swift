@@ -84,6 +84,29 @@ package struct OrchestrateConfig: Sendable {
         package var list: String?
         /// Where `list` is in the config file.
         package var listLine = 0
+        /// `suite.results`: the report every scenario's command writes into its artifacts folder, which gives each test
+        /// its result (``ResultsFormat``).
+        package var results: ResultsFormat?
+        /// `suite.batch`: bounds of the batches a `{ids}` command (or `suite.swiftpm`) runs.
+        package var batch = BatchBounds()
+        /// `suite.swiftpm`: a Swift package's tests (``SwiftPMSuite``).
+        package var swiftpm: SwiftPM?
+
+        package struct BatchBounds: Sendable {
+            /// Tests per process at most. Default 10.
+            package var size = 10
+            /// Expected seconds per process at most (from history; tests never seen count as nothing). Default 60.
+            package var seconds = 60
+        }
+
+        package struct SwiftPM: @unchecked Sendable {
+            /// The package's folder, relative to the config's. Default `.`.
+            package var package = "."
+            /// Only tests whose ids it matches (anywhere in the id, as `swift test --filter`).
+            package var filter: Regex<AnyRegexOutput>?
+            /// Where `swiftpm` is in the config file.
+            package var line: Int
+        }
 
         package struct Entry: Sendable {
             package var id: String
@@ -138,16 +161,34 @@ package struct OrchestrateConfig: Sendable {
         if let list = suite.list {
             let ids = try await TestListing.ids(
                 command: list, directory: directory, environment: suite.environment, timeout: suite.timeout, file: path, line: suite.listLine)
+            // A command that takes `{ids}` runs listed tests in batches; one test alone is a batch of one.
+            let template = suite.command ?? ""
+            let batch =
+                Batch.takesIDs(template)
+                ? Batch(command: template, size: suite.batch.size, milliseconds: Int64(suite.batch.seconds) * 1000) : nil
             for id in ids {
                 guard seen.insert(id).inserted else {
                     throw ConfigError(file: path, line: suite.listLine, "suite.list printed \"\(id)\", which suite.scenarios already has")
                 }
                 scenarios.append(
                     Scenario(
-                        id: id, name: id, command: CommandTemplate.fill(suite.command ?? "", id: id, name: id, uri: path, line: suite.listLine),
-                        timeoutMilliseconds: suite.timeout.wholeMilliseconds, environment: suite.environment, uri: path, line: suite.listLine
+                        id: id, name: id,
+                        command: batch?.command(for: [id]) ?? CommandTemplate.fill(template, id: id, name: id, uri: path, line: suite.listLine),
+                        timeoutMilliseconds: suite.timeout.wholeMilliseconds, environment: suite.environment, uri: path, line: suite.listLine,
+                        batch: batch
                     ))
             }
+        }
+        if let swiftpm = suite.swiftpm {
+            for scenario in try await SwiftPMSuite.scenarios(swiftpm, config: self) {
+                guard seen.insert(scenario.id).inserted else {
+                    throw ConfigError(file: path, line: swiftpm.line, "suite.swiftpm lists \"\(scenario.id)\", which the suite has already")
+                }
+                scenarios.append(scenario)
+            }
+        }
+        if let results = suite.results {
+            for index in scenarios.indices where scenarios[index].results == nil { scenarios[index].results = results }
         }
         guard !suite.gherkin.isEmpty else { return scenarios }
         for pickle in try FeatureDiscovery.pickles(patterns: suite.gherkin, in: directory, config: path, line: suite.gherkinLine) {
@@ -162,7 +203,8 @@ package struct OrchestrateConfig: Sendable {
                     id: id, name: pickle.name,
                     command: CommandTemplate.fill(suite.command ?? "", id: id, name: pickle.name, uri: pickle.uri, line: pickle.line),
                     tags: pickle.tags, timeoutMilliseconds: suite.timeout.wholeMilliseconds,
-                    environment: environment, uri: pickle.uri, line: pickle.line, definitionLine: pickle.scenarioLine
+                    environment: environment, uri: pickle.uri, line: pickle.line, definitionLine: pickle.scenarioLine,
+                    results: suite.results
                 ))
         }
         return scenarios
@@ -183,16 +225,5 @@ package enum CommandTemplate {
     }
 
     /// A word the shell reads back unchanged.
-    package static func quote(_ value: String) -> String {
-        if !value.isEmpty, value.utf8.allSatisfy(isSafe) { return value }
-        return "'" + value.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
-    }
-
-    /// Letters, digits and `-_./:=@%+,`: bytes the shell takes literally.
-    private static func isSafe(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-        default: "-_./:=@%+,".utf8.contains(byte)
-        }
-    }
+    package static func quote(_ value: String) -> String { ShellWord.quote(value) }
 }

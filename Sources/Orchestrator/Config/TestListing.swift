@@ -10,11 +10,34 @@ enum TestListing {
 
     /// The ids `command` prints, in its order; errors name the config's `file:line` and say what the command said.
     static func ids(
-        command: String, directory: String, environment: [String: String], timeout: Duration, file: String, line: Int
-    ) async throws
-        -> [String]
-    {
-        func failure(_ message: String) -> ConfigError { ConfigError(file: file, line: line, "suite.list (\(command)) \(message)") }
+        command: String, directory: String, environment: [String: String], timeout: Duration, file: String, line: Int,
+        what: String = "suite.list"
+    ) async throws -> [String] {
+        let output = try await self.output(
+            of: command, directory: directory, environment: environment, timeout: timeout, file: file, line: line, what: what)
+        var seen = Set<String>()
+        var ids: [String] = []
+        for raw in output.text.split(whereSeparator: \.isNewline) {
+            let id = raw.trimmingCharacters(in: .whitespaces)
+            guard !id.isEmpty else { continue }
+            guard seen.insert(id).inserted else {
+                throw ConfigError(file: file, line: line, "\(what) (\(command)) printed \"\(id)\" twice; test ids must be unique")
+            }
+            ids.append(id)
+        }
+        guard !ids.isEmpty else {
+            throw ConfigError(
+                file: file, line: line, "\(what) (\(command)) printed no test id\(output.said.isEmpty ? "" : " (it said: \(output.said))")")
+        }
+        return ids
+    }
+
+    /// What `command` prints (at most ``maximumBytes``), run by `sh` in `directory`, and the last lines of its errors; a
+    /// command that fails is one error at the config's `file:line`, naming `what` and quoting those lines.
+    static func output(
+        of command: String, directory: String, environment: [String: String], timeout: Duration, file: String, line: Int, what: String
+    ) async throws -> (text: String, said: String) {
+        func failure(_ message: String) -> ConfigError { ConfigError(file: file, line: line, "\(what) (\(command)) \(message)") }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("orchestrate-list-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -26,26 +49,20 @@ enum TestListing {
         run.timeout = timeout
         let termination = try await SupervisedProcess.run(run)
         let errors = (try? String(contentsOfFile: "\(folder)/stderr", encoding: .utf8)) ?? ""
-        let said = errors.split(separator: "\n").suffix(3).joined(separator: " | ")
+        // The first lines that say "error:" (a compiler's), else the last lines.
+        let lines = errors.split(separator: "\n")
+        let flagged = lines.filter { $0.contains("error:") }
+        let said = (flagged.isEmpty ? Array(lines.suffix(3)) : Array(flagged.prefix(3))).joined(separator: " | ")
         switch termination.reason {
         case .exited(0): break
         case .exited(let status): throw failure("exited with status \(status)\(said.isEmpty ? "" : ": \(said)")")
-        case .timedOut: throw failure("did not finish within \(timeout) (suite.timeout)")
+        case .timedOut: throw failure("did not finish within \(timeout)")
         case .spawnFailed(let code): throw failure("could not start /bin/sh: \(String(cString: strerror(code)))")
         case .signaled(let signal), .terminated(let signal): throw failure("ended by signal \(signal)")
         case .supervisorDied: throw failure("ended: its supervisor died")
         }
         guard termination.stdoutBytes <= maximumBytes else { throw failure("printed more than \(maximumBytes) bytes") }
-        let output = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: "\(folder)/stdout"))) ?? Data(), as: UTF8.self)
-        var seen = Set<String>()
-        var ids: [String] = []
-        for raw in output.split(whereSeparator: \.isNewline) {
-            let id = raw.trimmingCharacters(in: .whitespaces)
-            guard !id.isEmpty else { continue }
-            guard seen.insert(id).inserted else { throw failure("printed \"\(id)\" twice; test ids must be unique") }
-            ids.append(id)
-        }
-        guard !ids.isEmpty else { throw failure("printed no test id\(said.isEmpty ? "" : " (it said: \(said))")") }
-        return ids
+        let text = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: "\(folder)/stdout"))) ?? Data(), as: UTF8.self)
+        return (text, said)
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import MockServer
 import OrchestrateModel
+import Reports
 import Store
 import Synchronization
 
@@ -91,13 +92,33 @@ final class MockFleet: AttemptHooks {
         }
         // A test that did not report steps through the control API may have written Cucumber reports (in its
         // artifacts folder, kept when it wrote anything).
-        guard reported == 0, let folder = result.folder else { return }
+        guard reported == 0, let folder = result.folder, !Self.stepsFromResults(attempt.scenario) else { return }
         let started = state.withLock { $0.started[slot] } ?? Date()
         for var step in StepReports.steps(in: folder, attemptStart: started) {
             step.name = secrets.scrubbed(step.name)
             step.error = step.error.map { secrets.scrubbed($0) }
             log.append(step, attemptID: attempt.id)
         }
+    }
+
+    /// Whether the scenario's steps are its runner's results (``testWasReported(_:_:result:)``) rather than the
+    /// reports in its folder: a test of a batch, or of a suite whose results are JUnit or SwiftPM's (a report of one test
+    /// is one step either way). A Cucumber scenario run alone keeps its Gherkin steps.
+    static func stepsFromResults(_ scenario: Scenario) -> Bool {
+        scenario.batch != nil || [.junit, .swiftpm].contains(scenario.results)
+    }
+
+    /// A test its runner reported (scrubbed of secrets): one step, named by its id, with the failure's `file:line` before
+    /// its message.
+    func testWasReported(_ attempt: ClaimedAttempt, _ reported: RunnerTestResult, result: AttemptResult) async {
+        guard Self.stepsFromResults(attempt.scenario) else { return }
+        let finished = Date()
+        let error = reported.message.map { message in reported.location.map { "\($0): \(message)" } ?? message }
+        log.append(
+            Step(
+                position: 1, keyword: "", name: attempt.scenario.id, status: reported.status.rawValue,
+                startedAt: finished.addingTimeInterval(-Double(result.durationMilliseconds) / 1000), finishedAt: finished, error: error),
+            attemptID: attempt.id)
     }
 
     func attemptWasLost(_ attempt: ClaimedAttempt, slot: Int) async {

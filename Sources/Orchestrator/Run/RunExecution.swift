@@ -29,6 +29,8 @@ struct RunExecution {
     var attemptsDirectory: String { "\(config.directory)/.orchestrate/runs" }
 
     func execute() async throws -> CoordinatorOutcome {
+        // Every host builds a Swift package's tests before its slots start (the host that planned the run did already).
+        if let swiftpm = config.suite.swiftpm { try await SwiftPMSuite.build(swiftpm, config: config) }
         var queue = AttemptQueue(database: database, lease: lease)
         queue.passVerdict = VerdictRule.singleLanePass
         if let plan = planned.plan { queue.remember(plan) }

@@ -34,6 +34,8 @@ package struct RunOptions: Sendable {
     package var metricsPort: Int?
     /// How long an agent waits for the run under its join key to be planned.
     package var planWait: Duration = .seconds(600)
+    /// `--detect-new-flakes`: new tests run extra times, unless more than this share of the suite is new; `nil`: off.
+    package var newTestsShare: Double?
 
     package enum ProgressChoice: String, Sendable, CaseIterable {
         case automatic = "auto"

@@ -156,7 +156,13 @@ struct RunWork {
         let execution = RunExecution(
             config: config, planned: planned, workers: workers, mode: mode, lease: options.lease ?? config.lease, database: database,
             output: output, logger: logger, showsHosts: joined, metrics: metrics)
-        let interrupted = try await execution.execute() == .interrupted
+        var interrupted = try await execution.execute() == .interrupted
+        if !interrupted, !joined, let share = options.newTestsShare {
+            // New tests run again, on the same slots, before the run is judged.
+            let probes = try await runs.queueNewTestProbes(planned.runID, maximumShare: share)
+            output.note(Self.describe(probes, share: share))
+            if probes.probes > 0 { interrupted = try await execution.execute() == .interrupted }
+        }
         let judge = RunJudge(runs: runs, cassette: MockFleet.cassettes(in: config.resolve(config.mock.recordings)))
         // The report's trends are read while the run is judged.
         let trends = Task { [runs] in try await runs.trends(planned.runID) }
@@ -195,6 +201,15 @@ struct RunWork {
             if clock.now >= giveUp { throw JoinError("run \(planned.runID.uuidString.lowercased()) was not judged within 600 s") }
             try await Task.sleep(for: .milliseconds(250))
         }
+    }
+
+    /// What `--detect-new-flakes` did, in a line.
+    static func describe(_ probes: NewTestProbes, share: Double) -> String {
+        if probes.skipped {
+            return "new tests: \(probes.newTests) of \(probes.tests), more than \(Int((share * 100).rounded()))% of the suite "
+                + "(--new-tests-share): not run again"
+        }
+        return "new tests: \(probes.newTests) of \(probes.tests); \(probes.probes) extra run\(probes.probes == 1 ? "" : "s") of those that passed"
     }
 
     /// The run's report files under the reports folder (and `--junit`), then its summary with a line per host.

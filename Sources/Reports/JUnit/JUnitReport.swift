@@ -42,7 +42,12 @@ package enum JUnitReport {
 
     private static func testcase(_ entry: RunReport.ScenarioEntry, className: String, attachments: [String]) -> String {
         let scenario = entry.scenario
-        var attributes = #"name="\#(XMLText.escape(scenario.name))" classname="\#(XMLText.escape(className))""#
+        // A test of a runner's suite keeps the runner's names (SwiftPM's `Module.Class` and `test`, pytest's module and
+        // function), so that CI systems merge its history with the runner's own reports.
+        let (className, name) =
+            scenario.batch != nil || [.junit, .swiftpm].contains(scenario.results)
+            ? Self.runnerNames(scenario.id) : (className, scenario.name)
+        var attributes = #"name="\#(XMLText.escape(name))" classname="\#(XMLText.escape(className))""#
         attributes += #" time="\#(seconds(entry.attempts.last?.durationMilliseconds ?? 0))""#
         if let uri = scenario.uri { attributes += #" file="\#(XMLText.escape(uri))""# }
         if let line = scenario.line { attributes += #" line="\#(line)""# }
@@ -109,6 +114,22 @@ package enum JUnitReport {
     }
 
     /// The feature file (without extension) when known, else the first tag, else `orchestrate`.
+    /// A runner's test id as JUnit's class and test names: `Module.Class/test` and `Module.Suite/func()` at the last `/`,
+    /// Swift Testing's `Module.func()` at the first `.`, pytest's `tests/test_shop.py::TestCart::test_add` at the last
+    /// `::` (the file as a dotted module).
+    static func runnerNames(_ id: String) -> (className: String, name: String) {
+        if let separator = id.range(of: "::", options: .backwards) {
+            var parts = id[..<separator.lowerBound].components(separatedBy: "::")
+            parts[0] = (parts[0] as NSString).deletingPathExtension.replacingOccurrences(of: "/", with: ".")
+            return (parts.joined(separator: "."), String(id[separator.upperBound...]))
+        }
+        if let slash = id.lastIndex(of: "/") { return (String(id[..<slash]), String(id[id.index(after: slash)...])) }
+        if id.hasSuffix(")"), let dot = id.firstIndex(of: "."), dot < (id.firstIndex(of: "(") ?? id.endIndex) {
+            return (String(id[..<dot]), String(id[id.index(after: dot)...]))
+        }
+        return ("orchestrate", id)
+    }
+
     private static func className(_ scenario: Scenario) -> String {
         if let uri = scenario.uri {
             return ((uri as NSString).deletingPathExtension).replacingOccurrences(of: "/", with: ".")

@@ -152,6 +152,39 @@ package struct AttemptQueue: Sendable {
         try await round(QueueRound(runID: claimed.runID, completions: [(claimed, result)])).acks[0]
     }
 
+    /// Claims the tests that run in one process with `head` (a test of a batched suite, just claimed): at most `limit`,
+    /// expected to take `budgetMilliseconds` together at most, fewer near the end of the run (`slots`: the worker slots
+    /// sharing what is queued). Each holds its own lease, under the head's owner.
+    package func claimCompanions(of head: ClaimedAttempt, limit: Int, slots: Int, budgetMilliseconds: Int64) async throws -> [ClaimedAttempt] {
+        guard limit > 0, head.scenario.batch != nil else { return [] }
+        let statement = CompanionsStatement(
+            runID: head.runID, headID: head.id, headToken: head.leaseToken, limit: Int64(limit), slots: Int64(max(slots, 1)),
+            budgetMilliseconds: budgetMilliseconds, owner: head.worker.process.description, leaseMilliseconds: leaseMilliseconds,
+            host: head.worker.host)
+        var rows: [CompanionsStatement.Row] = []
+        for try await row in try await database.client.execute(statement, logger: database.logger) { rows.append(row) }
+        guard !rows.isEmpty else { return [] }
+        let entries = try await planned.entries(of: head.runID, including: rows.map(\.1), database: database)
+        return try rows.sorted { $0.0 < $1.0 }.map { row in
+            guard let entry = entries[row.1] else {
+                throw StoreError(.unknownRun, "scenario \(row.1) of run \(head.runID.uuidString.lowercased()) is not planned")
+            }
+            return ClaimedAttempt(
+                id: row.0, runID: head.runID, scenario: entry.scenario, attempt: Int(row.2), maxAttempts: entry.maxAttempts,
+                leaseToken: row.3, expectedMilliseconds: row.4 < 0 ? nil : row.4, worker: head.worker, port: head.port,
+                lostHosts: row.5.isEmpty ? [] : row.5.split(separator: " ").map(String.init))
+        }
+    }
+
+    /// Puts a claimed attempt back in the queue to run alone: it was in a batch whose process ended before reporting it.
+    @discardableResult
+    package func requeueAlone(_ claimed: ClaimedAttempt) async throws -> Bool {
+        var binds = PostgresBindings()
+        binds.append(claimed.id)
+        binds.append(claimed.leaseToken)
+        return try await abandon(where: "id = $1 AND lease_token = $2", binds, solo: true) > 0
+    }
+
     /// Puts a claimed attempt back in the queue without a result (the run was interrupted).
     @discardableResult
     package func release(_ claimed: ClaimedAttempt) async throws -> Bool {
@@ -208,16 +241,17 @@ package struct AttemptQueue: Sendable {
     /// selects (SQL whose `$1`… are `binds`) are abandoned and followed by new queued attempts with the same numbers (no
     /// retry is spent), so that what an execution logged stays with its own row. Returns how many.
     /// `hostLost`: the execution's host vanished (its lease expired), which the new attempt remembers.
-    private func abandon(where condition: String, _ binds: PostgresBindings, hostLost: Bool = false) async throws -> Int {
+    /// `solo`: the new attempt runs alone (``requeueAlone(_:)``); otherwise it runs as the abandoned one would have.
+    private func abandon(where condition: String, _ binds: PostgresBindings, hostLost: Bool = false, solo: Bool = false) async throws -> Int {
         let sql = """
             WITH gone AS (
                 UPDATE attempts SET state = 'abandoned', finished_at = now(), lease_expires_at = NULL
                 WHERE state = 'running' AND \(condition)
-                RETURNING run_id, project, scenario_id, attempt, mode, expected_ms, requeues, lost_hosts, host
+                RETURNING run_id, project, scenario_id, attempt, mode, expected_ms, requeues, lost_hosts, host, solo, probe
             )
-            INSERT INTO attempts (run_id, project, scenario_id, attempt, mode, expected_ms, requeues, lost_hosts)
+            INSERT INTO attempts (run_id, project, scenario_id, attempt, mode, expected_ms, requeues, lost_hosts, solo, probe)
             SELECT run_id, project, scenario_id, attempt, mode, expected_ms, requeues + 1,
-                   \(hostLost ? "lost_hosts || coalesce(host, '?')" : "lost_hosts") FROM gone
+                   \(hostLost ? "lost_hosts || coalesce(host, '?')" : "lost_hosts"), \(solo ? "true" : "solo"), probe FROM gone
             RETURNING id
             """
         let rows = try await database.client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: database.logger)

@@ -32,10 +32,10 @@ final class PlannedScenarios: Sendable {
         )
         var entries: [String: Entry] = [:]
         let decoder = JSONDecoder()
-        for try await row in rows.decode((String, String, String, [String], Int64, String, String?, Int?, Int).self) {
+        for try await row in rows.decode((String, String, String, [String], Int64, String, String?, Int?, String?, String?, Int).self) {
             entries[row.0] = Entry(
-                scenario: RunStore.plannedScenario((row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7), decoder: decoder),
-                maxAttempts: row.8
+                scenario: RunStore.plannedScenario((row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9), decoder: decoder),
+                maxAttempts: row.10
             )
         }
         remember(runID, entries)

@@ -33,7 +33,7 @@ struct RoundStatement: PostgresPreparedStatement {
                 error = x.error, worker = x.worker, port = x.port, lease_expires_at = NULL
             FROM input x
             WHERE a.id = x.id AND a.lease_token = x.token AND a.state = 'running'
-            RETURNING a.id, a.run_id, a.project, a.scenario_id, a.attempt, a.expected_ms, a.worker, a.outcome, a.mode
+            RETURNING a.id, a.run_id, a.project, a.scenario_id, a.attempt, a.expected_ms, a.worker, a.outcome, a.mode, a.probe
         ), late AS (
             -- A completion whose lease was taken back (its host was presumed lost and the attempt requeued) does not count,
             -- but the abandoned execution keeps what it said, for the record.
@@ -46,7 +46,7 @@ struct RoundStatement: PostgresPreparedStatement {
             INSERT INTO attempts (run_id, project, scenario_id, attempt, mode, expected_ms, avoid_worker, avoid_until)
             SELECT d.run_id, d.project, d.scenario_id, d.attempt + 1, d.mode, d.expected_ms, d.worker, now() + $7::bigint * interval '1 millisecond'
             FROM done d JOIN run_scenarios rs ON rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
-            WHERE d.outcome <> 'passed' AND d.attempt < rs.max_attempts
+            WHERE d.outcome <> 'passed' AND d.attempt < rs.max_attempts AND NOT d.probe
             ON CONFLICT DO NOTHING
             RETURNING run_id, scenario_id
         ), lane AS (
@@ -58,7 +58,8 @@ struct RoundStatement: PostgresPreparedStatement {
                          CASE WHEN d.outcome = 'passed' THEN (CASE WHEN d.attempt > 1 THEN 'flaky' ELSE 'passed' END)
                               ELSE 'failed' END AS result
                   FROM done d JOIN run_scenarios rs ON rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
-                  WHERE d.outcome = 'passed' OR d.attempt >= rs.max_attempts) last_word
+                  -- An extra run of a new test (a probe) has no say: its scenario settled with its first attempt.
+                  WHERE NOT d.probe AND (d.outcome = 'passed' OR d.attempt >= rs.max_attempts)) last_word
             GROUP BY run_id, scenario_id
         ), settle AS (
             UPDATE run_scenarios rs
@@ -209,6 +210,71 @@ struct CountsStatement: PostgresPreparedStatement {
     func makeBindings() throws -> PostgresBindings {
         var bindings = PostgresBindings(capacity: 1)
         bindings.append(runID)
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+}
+
+/// Claims the tests that run in one process with a claimed one (``AttemptQueue/claimCompanions(of:limit:slots:budgetMilliseconds:)``):
+/// first attempts of the run's queued tests with the same batch command, longest expected first, as many as fit
+/// `limit` and the budget of expected milliseconds. None when the head runs alone (a retry, a lane, or a test whose
+/// batch ended before reporting it). Near the end of the run (the last mile) a batch takes no more than its share of
+/// what is queued, counted up to `limit` × `slots`, so that no slot is left with a long batch while the others idle.
+struct CompanionsStatement: PostgresPreparedStatement {
+    static let sql = """
+        WITH head AS (
+            SELECT rs.batch->>'command' AS command
+            FROM attempts a JOIN run_scenarios rs ON rs.run_id = a.run_id AND rs.scenario_id = a.scenario_id
+            WHERE a.id = $2::bigint AND a.lease_token = $3::uuid AND a.state = 'running' AND a.attempt = 1 AND a.mode IS NULL
+              AND NOT a.solo AND rs.batch IS NOT NULL
+        ), ahead AS (
+            SELECT count(*) AS n FROM (SELECT 1 FROM attempts q WHERE q.run_id = $1::uuid AND q.state = 'queued'
+                                       LIMIT $4::bigint * $5::bigint) c
+        ), next AS (
+            SELECT q.id, q.expected_ms
+            FROM attempts q JOIN run_scenarios rs ON rs.run_id = q.run_id AND rs.scenario_id = q.scenario_id
+            WHERE q.run_id = $1::uuid AND q.state = 'queued' AND q.attempt = 1 AND q.mode IS NULL AND NOT q.solo
+              AND rs.batch->>'command' = (SELECT command FROM head)
+            ORDER BY q.expected_ms DESC NULLS FIRST, q.id
+            LIMIT least($4::bigint, (SELECT n FROM ahead) / $5::bigint)
+            FOR UPDATE OF q SKIP LOCKED
+        ), fitting AS (
+            SELECT id FROM (SELECT id, sum(coalesce(expected_ms, 0)) OVER (ORDER BY expected_ms DESC NULLS FIRST, id) AS total
+                            FROM next) t
+            WHERE total <= $6::bigint
+        )
+        UPDATE attempts a
+        SET state = 'running', lease_owner = $7::text, lease_token = gen_random_uuid(),
+            lease_expires_at = now() + $8::bigint * interval '1 millisecond', host = $9::text, worker = NULL, port = NULL,
+            started_at = now()
+        FROM fitting f
+        WHERE a.id = f.id
+        RETURNING a.id, a.scenario_id, a.attempt, a.lease_token, coalesce(a.expected_ms, -1), array_to_string(a.lost_hosts, ' ')
+        """
+    typealias Row = (Int64, String, Int32, UUID, Int64, String)
+
+    var runID: UUID
+    var headID: Int64
+    var headToken: UUID
+    var limit: Int64
+    var slots: Int64
+    var budgetMilliseconds: Int64
+    var owner: String
+    var leaseMilliseconds: Int64
+    var host: String
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 9)
+        bindings.append(runID)
+        bindings.append(headID)
+        bindings.append(headToken)
+        bindings.append(limit)
+        bindings.append(slots)
+        bindings.append(budgetMilliseconds)
+        bindings.append(owner)
+        bindings.append(leaseMilliseconds)
+        bindings.append(host)
         return bindings
     }
 

@@ -23,6 +23,7 @@ enum Migrations {
         (13, "projects: scenarios, their history and quarantine belong to a suite; runs record their branch", Schema.version13),
         (14, "stable views for dashboards", Schema.version14),
         (15, "per-day rollups of attempts and exchanges, kept as runs settle and exchanges arrive", Schema.version15),
+        (16, "tests of a suite that run several to a process: results formats, batches, attempts that run alone", Schema.version16),
     ]
 
     /// Applies the migrations not applied yet, up to `version` (the newest by default; tests stop earlier to make rows
@@ -49,7 +50,7 @@ enum Migrations {
                 for migration in all where !applied.contains(migration.version) && migration.version <= version {
                     database.logger.info(
                         "applying migration", metadata: ["migration.version": "\(migration.version)", "migration.name": "\(migration.name)"])
-                    for statement in statements(migration.sql) {
+                    for statement in split[migration.version] ?? [] {
                         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: database.logger)
                     }
                     try await connection.query(
@@ -64,6 +65,9 @@ enum Migrations {
             throw StoreError(.migrationFailed, "migrating the database failed, nothing was changed: \(Database.describe(error))")
         }
     }
+
+    /// Every migration's statements, by version, split once per process.
+    static let split: [Int: [String]] = Dictionary(uniqueKeysWithValues: all.map { ($0.version, statements($0.sql)) })
 
     /// The statements of a migration, one query each (the extended protocol takes one at a time): split at the
     /// semicolons that end a line outside quotes and dollar quotes (function bodies).

@@ -491,6 +491,14 @@ enum Schema {
         FROM endpoint_days
         """
 
+    /// Version 16: a planned scenario's results format and batch (a JSON ``Batch``: the command template and its bounds);
+    /// an attempt that must run alone (`solo`: it was in a batch whose process ended before reporting it); an extra run
+    /// of a new test (`probe`, `run --detect-new-flakes`), which neither settles its scenario nor is retried.
+    static let version16 = """
+        ALTER TABLE run_scenarios ADD COLUMN results text, ADD COLUMN batch jsonb;
+        ALTER TABLE attempts ADD COLUMN solo boolean NOT NULL DEFAULT false, ADD COLUMN probe boolean NOT NULL DEFAULT false
+        """
+
     /// `endpoint_days`' tallies (its columns in order) of the exchanges in `relation` (the table, or a trigger's new
     /// rows): counted per attempt first, so that each attempt's project and branch are looked up once.
     private static func endpointTally(from relation: String) -> String {

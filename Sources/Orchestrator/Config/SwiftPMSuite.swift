@@ -1,0 +1,89 @@
+import Foundation
+import OrchestrateModel
+
+/// `suite.swiftpm`: the tests of a Swift package as they are. The package's tests are built once per host
+/// (`swift build --build-tests`), listed with `swift test list` (XCTest `Module.Class/test`, Swift Testing
+/// `Module.Suite/func()`), and run in batches by the package's test binary itself — not by `swift test`, which holds a
+/// lock on the package's `.build` folder and so runs one at a time. XCTest tests run as `<binary> id,id,…`, their
+/// output written to and read from `tests.xctest.log` (kept with a failure); Swift Testing tests as `<binary> --testing-library swift-testing --filter …`,
+/// their results read from its event stream (`events.jsonl`). Both files are written into the attempt's artifacts
+/// folder.
+enum SwiftPMSuite {
+    /// How long a build may take.
+    static let buildTimeout = Duration.seconds(3600)
+
+    /// Packages built by this process already (absolute paths).
+    private static let built = BuiltPackages()
+
+    /// Builds the package's tests unless this process did already; a failed build is one error at the config's
+    /// `suite.swiftpm` line, with the compiler's first errors.
+    static func build(_ swiftpm: OrchestrateConfig.Suite.SwiftPM, config: OrchestrateConfig) async throws {
+        let package = config.resolve(swiftpm.package)
+        guard await built.first(package) else { return }
+        FileHandle.standardError.write(Data("orchestrate: building the tests of \(package) (swift build --build-tests)\n".utf8))
+        do {
+            _ = try await TestListing.output(
+                of: "swift build --build-tests --package-path \(ShellWord.quote(package)) 1>&2", directory: config.directory,
+                environment: config.suite.environment, timeout: buildTimeout, file: config.path, line: swiftpm.line, what: "suite.swiftpm's build")
+        } catch {
+            await built.forget(package)
+            throw error
+        }
+    }
+
+    /// The package's tests (those `filter` matches) as scenarios, after building them.
+    static func scenarios(_ swiftpm: OrchestrateConfig.Suite.SwiftPM, config: OrchestrateConfig) async throws -> [Scenario] {
+        try await build(swiftpm, config: config)
+        let package = config.resolve(swiftpm.package)
+        let quoted = ShellWord.quote(package)
+        var ids = try await TestListing.ids(
+            command: "swift test list --skip-build --package-path \(quoted) 2>/dev/null", directory: config.directory,
+            environment: config.suite.environment, timeout: config.suite.timeout, file: config.path, line: swiftpm.line,
+            what: "suite.swiftpm's listing")
+        if let filter = swiftpm.filter { ids = ids.filter { (try? filter.firstMatch(in: $0)) != nil } }
+        guard !ids.isEmpty else {
+            throw ConfigError(file: config.path, line: swiftpm.line, "suite.swiftpm.filter matches none of the package's tests")
+        }
+        let binary = try await testBinary(package: package, config: config, line: swiftpm.line)
+        let relative = binary.hasPrefix(package + "/") ? "./" + binary.dropFirst(package.count + 1) : binary
+        // Commands run in the config's folder, on any host of the run: the package and its binary are named relative to it.
+        let enter = "cd \(ShellWord.quote(swiftpm.package)) || exit 3; "
+        let xctest = Batch(
+            command: enter + "exec \(ShellWord.quote(String(relative))) {ids-comma} > \"$ORCHESTRATE_ARTIFACTS_DIR/tests.xctest.log\" 2>&1",
+            size: config.suite.batch.size, milliseconds: Int64(config.suite.batch.seconds) * 1000)
+        var swiftTesting = xctest
+        swiftTesting.command =
+            enter + "exec \(ShellWord.quote(String(relative))) --testing-library swift-testing --filter {ids-swift-testing} "
+            + "--event-stream-output-path \"$ORCHESTRATE_ARTIFACTS_DIR/events.jsonl\" --event-stream-version 0"
+        return ids.map { id in
+            // Swift Testing names a function with its parameter list: `func()`, `add(_:to:)`.
+            let batch = id.hasSuffix(")") ? swiftTesting : xctest
+            return Scenario(
+                id: id, name: id, command: batch.command(for: [id]), timeoutMilliseconds: config.suite.timeout.wholeMilliseconds,
+                environment: config.suite.environment, uri: config.path, line: swiftpm.line, results: .swiftpm, batch: batch)
+        }
+    }
+
+    /// The package's test binary: the one `*.xctest` in its build's bin folder.
+    private static func testBinary(package: String, config: OrchestrateConfig, line: Int) async throws -> String {
+        let output = try await TestListing.output(
+            of: "swift build --show-bin-path --package-path \(ShellWord.quote(package))", directory: config.directory,
+            environment: config.suite.environment, timeout: config.suite.timeout, file: config.path, line: line, what: "suite.swiftpm")
+        let bin = output.text.split(whereSeparator: \.isNewline).last.map(String.init) ?? ""
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: bin)) ?? []).filter { $0.hasSuffix(".xctest") }.sorted()
+        guard let name = names.first else {
+            throw ConfigError(file: config.path, line: line, "suite.swiftpm: no test binary (*.xctest) in \(bin) after the build")
+        }
+        return "\(bin)/\(name)"
+    }
+}
+
+/// The packages a process built.
+private actor BuiltPackages {
+    private var paths = Set<String>()
+
+    /// True the first time `path` is asked for.
+    func first(_ path: String) -> Bool { paths.insert(path).inserted }
+
+    func forget(_ path: String) { paths.remove(path) }
+}

@@ -1,0 +1,306 @@
+import Foundation
+import OrchestrateModel
+
+/// The per-test results an attempt's runner reported (``Scenario/results``), read from the attempt's artifacts folder and
+/// output, and matched to the ids of the tests the attempt ran.
+package enum TestReports {
+    /// Every result of `format` in `folder` (its top level, in name order): for ``ResultsFormat/swiftpm``, Swift Testing
+    /// event streams (`*.jsonl`) and XCTest's output (`*.xctest.log`). A file that cannot be read is an error naming it.
+    package static func read(_ format: ResultsFormat, folder: String) throws -> [RunnerTestResult] {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+        var results: [RunnerTestResult] = []
+        let suffix =
+            switch format {
+            case .junit: ".xml"
+            case .cucumberJSON: ".json"
+            case .cucumberMessages: ".ndjson"
+            case .swiftpm: ".jsonl"
+            }
+        for name in names where name.hasSuffix(suffix) || (format == .swiftpm && name.hasSuffix(".xctest.log")) {
+            let path = "\(folder)/\(name)"
+            let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int ?? 0
+            guard size <= JUnitResults.maximumBytes else {
+                throw RunnerResultsError(description: "\(name): \(size) bytes, more than a results file may have (\(JUnitResults.maximumBytes))")
+            }
+            guard let data = FileManager.default.contents(atPath: path) else { continue }
+            switch format {
+            case .junit: results += try JUnitResults.parse(data, file: name)
+            case .cucumberJSON: results += try CucumberResults.json(data, file: name)
+            case .cucumberMessages: results += CucumberResults.messages(data)
+            case .swiftpm:
+                results +=
+                    name.hasSuffix(".jsonl")
+                    ? SwiftPMResults.swiftTestingEvents(data) : SwiftPMResults.xctestOutput(String(decoding: data, as: UTF8.self))
+            }
+        }
+        return results
+    }
+
+    /// Which result is whose: each id of `tests` (with the scenario's `uri:line`, for Cucumber scenarios) gets the last
+    /// result that names it — exactly (`classname/name`, `classname.name`), by a trailing part of its path (XCTest's
+    /// `Class/test` for `Module.Class/test`, pytest's `tests.test_shop.TestCart`/`test_add` for
+    /// `tests/test_shop.py::TestCart::test_add`), or by its `uri:line`. A result two ids could claim goes to neither.
+    /// A single test with a single result that names something else gets it all the same (a runner that names
+    /// tests its own way).
+    package static func match(_ tests: [(id: String, location: String?)], _ results: [RunnerTestResult]) -> [String: RunnerTestResult] {
+        var matched: [String: RunnerTestResult] = [:]
+        let exact = Dictionary(tests.map { ($0.id, $0.id) }, uniquingKeysWith: { first, _ in first })
+        let byLocation = Dictionary(tests.compactMap { test in test.location.map { ($0, test.id) } }, uniquingKeysWith: { first, _ in first })
+        let tokens = tests.map { (id: $0.id, tokens: Self.tokens($0.id)) }
+        for result in results {
+            if let id = exact[result.id] ?? exact["\(result.classname).\(result.name)"] ?? (result.classname.isEmpty ? nil : exact[result.name]) {
+                matched[id] = result
+                continue
+            }
+            if let location = result.location, result.classname.hasSuffix(".feature") || result.name.isEmpty,
+                let id = byLocation[location]
+                    ?? byLocation.first(where: { location.hasSuffix("/" + $0.key) || $0.key.hasSuffix("/" + location) })?.value
+            {
+                matched[id] = result
+                continue
+            }
+            let wanted = Self.tokens(result.classname) + [result.name]
+            let candidates = tokens.filter { $0.tokens.count >= wanted.count && Array($0.tokens.suffix(wanted.count)) == wanted }
+            if candidates.count == 1 { matched[candidates[0].id] = result }
+        }
+        if tests.count == 1, matched.isEmpty, let only = results.last, Set(results.map(\.id)).count == 1 { matched[tests[0].id] = only }
+        return matched
+    }
+
+    /// The parts of a test id or class name: split at `/`, `.`, `::` and `#` outside brackets and parentheses, file
+    /// extensions left out.
+    static func tokens(_ text: String) -> [String] {
+        var tokens: [String] = []
+        var current = ""
+        var depth = 0
+        for character in text {
+            switch character {
+            case "[", "(": depth += 1
+            case "]", ")": depth = max(depth - 1, 0)
+            default: break
+            }
+            if depth == 0, "/.:#".contains(character) {
+                if !current.isEmpty { tokens.append(current) }
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        if !current.isEmpty { tokens.append(current) }
+        return tokens.filter { !extensions.contains($0) }
+    }
+
+    private static let extensions: Set<String> = ["py", "js", "mjs", "cjs", "ts", "tsx", "jsx", "swift", "rb", "java", "kt", "go", "feature"]
+}
+
+/// Cucumber reports as per-scenario results: a scenario failed when a step did, was skipped when every step was (or
+/// none ran), and passed otherwise; its `location` is its `uri:line`.
+enum CucumberResults {
+    /// Cucumber JSON (cucumber-js: nanoseconds; behave: seconds).
+    static func json(_ data: Data, file: String) throws -> [RunnerTestResult] {
+        guard let features = (try? JSONSerialization.jsonObject(with: data)) as? [[String: Any]] else {
+            throw RunnerResultsError(description: "\(file):1: not a Cucumber JSON report (an array of features)")
+        }
+        var results: [RunnerTestResult] = []
+        for feature in features {
+            let uri = feature["uri"] as? String ?? ""
+            for element in feature["elements"] as? [[String: Any]] ?? [] where (element["type"] as? String ?? "scenario") != "background" {
+                var line = (element["line"] as? NSNumber)?.intValue
+                if line == nil, let location = element["location"] as? String { line = location.split(separator: ":").last.flatMap { Int($0) } }
+                var seconds = 0.0
+                var statuses: [String] = []
+                var message: String?
+                for step in element["steps"] as? [[String: Any]] ?? [] {
+                    let result = step["result"] as? [String: Any]
+                    let duration = (result?["duration"] as? NSNumber)?.doubleValue ?? 0
+                    // Nanoseconds are whole; a fraction is behave's seconds.
+                    seconds += duration.rounded() == duration && duration >= 1 ? duration / 1e9 : duration
+                    let status = (result?["status"] as? String ?? "skipped").lowercased()
+                    statuses.append(status)
+                    if message == nil, status == "failed" {
+                        message = (result?["error_message"] as? String) ?? (result?["error_message"] as? [String])?.joined(separator: "\n")
+                    }
+                }
+                results.append(
+                    RunnerTestResult(
+                        classname: uri, name: element["name"] as? String ?? "", status: status(statuses), seconds: seconds,
+                        message: message, location: line.map { "\(uri):\($0)" }))
+            }
+        }
+        return results
+    }
+
+    /// Cucumber Messages: a `testCaseFinished` (the last of a test case the runner retried) gives its pickle's result.
+    static func messages(_ data: Data) -> [RunnerTestResult] {
+        var pickles: [String: (uri: String, name: String, astNodeID: String?)] = [:]
+        var lines: [String: Int] = [:]  // scenario (AST node) id → line
+        var caseOfPickle: [String: String] = [:]  // test case id → pickle id
+        var started: [String: (testCase: String, at: Double)] = [:]
+        var statuses: [String: [String]] = [:]
+        var messages: [String: String] = [:]
+        var results: [RunnerTestResult] = []
+        func seconds(_ value: Any?) -> Double? {
+            guard let time = value as? [String: Any] else { return nil }
+            return ((time["seconds"] as? NSNumber)?.doubleValue ?? 0) + ((time["nanos"] as? NSNumber)?.doubleValue ?? 0) / 1e9
+        }
+        for line in data.split(separator: UInt8(ascii: "\n")) {
+            guard let envelope = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else { continue }
+            if let document = envelope["gherkinDocument"] as? [String: Any] {
+                collectLines(document, into: &lines)
+            } else if let pickle = envelope["pickle"] as? [String: Any], let id = pickle["id"] as? String {
+                pickles[id] = (pickle["uri"] as? String ?? "", pickle["name"] as? String ?? "", (pickle["astNodeIds"] as? [String])?.first)
+            } else if let testCase = envelope["testCase"] as? [String: Any], let id = testCase["id"] as? String {
+                caseOfPickle[id] = testCase["pickleId"] as? String
+            } else if let event = envelope["testCaseStarted"] as? [String: Any], let id = event["id"] as? String {
+                started[id] = (event["testCaseId"] as? String ?? "", seconds(event["timestamp"]) ?? 0)
+                statuses[id] = []
+            } else if let event = envelope["testStepFinished"] as? [String: Any], let id = event["testCaseStartedId"] as? String {
+                let result = event["testStepResult"] as? [String: Any]
+                let status = (result?["status"] as? String ?? "").lowercased()
+                statuses[id, default: []].append(status)
+                if status == "failed", messages[id] == nil { messages[id] = result?["message"] as? String }
+            } else if let event = envelope["testCaseFinished"] as? [String: Any], let id = event["testCaseStartedId"] as? String,
+                event["willBeRetried"] as? Bool != true, let begun = started[id], let pickleID = caseOfPickle[begun.testCase],
+                let pickle = pickles[pickleID]
+            {
+                let line = pickle.astNodeID.flatMap { lines[$0] }
+                results.append(
+                    RunnerTestResult(
+                        classname: pickle.uri, name: pickle.name, status: status(statuses[id] ?? []),
+                        seconds: seconds(event["timestamp"]).map { max($0 - begun.at, 0) }, message: messages[id],
+                        location: line.map { "\(pickle.uri):\($0)" }))
+            }
+        }
+        return results
+    }
+
+    private static func status(_ statuses: [String]) -> RunnerTestResult.Status {
+        if statuses.contains(where: { ["failed", "undefined", "ambiguous", "pending"].contains($0) }) { return .failed }
+        if statuses.isEmpty || statuses.allSatisfy({ $0 == "skipped" }) { return .skipped }
+        return .passed
+    }
+
+    private static func collectLines(_ node: Any, into lines: inout [String: Int]) {
+        if let object = node as? [String: Any] {
+            if let id = object["id"] as? String, let location = object["location"] as? [String: Any],
+                let line = (location["line"] as? NSNumber)?.intValue
+            {
+                lines[id] = line
+            }
+            for value in object.values { collectLines(value, into: &lines) }
+        } else if let array = node as? [Any] {
+            for value in array { collectLines(value, into: &lines) }
+        }
+    }
+}
+
+/// What a SwiftPM test binary reports: XCTest on its output, Swift Testing as an event stream.
+package enum SwiftPMResults {
+    /// XCTest's lines (swift-corelibs-xctest): `Test Case 'Class.test' started at …`, `file:line: error: Class.test :
+    /// message`, `Test Case 'Class.test' passed (0.001 seconds)` (or `failed`, `skipped`). Results are `Class/test`.
+    package static func xctestOutput(_ output: String) -> [RunnerTestResult] {
+        var results: [RunnerTestResult] = []
+        var failures: [String: (message: String, location: String)] = [:]
+        for line in output.split(whereSeparator: \.isNewline) {
+            if line.hasPrefix("Test Case '"), let close = line.dropFirst(11).firstIndex(of: "'") {
+                let name = line[line.index(line.startIndex, offsetBy: 11)..<close]
+                let rest = line[line.index(after: close)...].trimmingCharacters(in: .whitespaces)
+                let status: RunnerTestResult.Status
+                if rest.hasPrefix("passed") {
+                    status = .passed
+                } else if rest.hasPrefix("failed") {
+                    status = .failed
+                } else if rest.hasPrefix("skipped") {
+                    status = .skipped
+                } else {
+                    continue
+                }
+                let seconds = rest.split(separator: "(").last.flatMap { Double($0.split(separator: " ").first ?? "") }
+                guard let dot = name.lastIndex(of: ".") else { continue }
+                let test = String(name)
+                results.append(
+                    RunnerTestResult(
+                        classname: String(name[..<dot]), name: String(name[name.index(after: dot)...]), status: status, seconds: seconds,
+                        message: failures[test]?.message, location: failures[test]?.location))
+            } else if let range = line.range(of: ": error: ") {
+                // `/path/File.swift:16: error: Class.test : XCTAssertEqual failed: …`
+                let place = line[..<range.lowerBound]
+                let rest = line[range.upperBound...]
+                guard let separator = rest.range(of: " : ") else { continue }
+                let test = String(rest[..<separator.lowerBound])
+                if failures[test] == nil {
+                    failures[test] = (String(rest[separator.upperBound...]), JUnitResults.location(in: String(place)) ?? String(place))
+                }
+            }
+        }
+        return results
+    }
+
+    /// The Swift Testing event stream (JSON lines, `--event-stream-output-path`, version 0): a test function's result
+    /// from its `testEnded` (failed when an issue was recorded in it, skipped by `testSkipped`), its time from the
+    /// events' instants, a failure's message and `file:line` from the first issue. Results are the test's id without
+    /// the source location Swift Testing appends (`Module.Suite/func()`).
+    package static func swiftTestingEvents(_ data: Data) -> [RunnerTestResult] {
+        var functions: [String: String] = [:]  // test id → name, for functions (not suites)
+        var started: [String: Double] = [:]
+        var issues: [String: (message: String, location: String?)] = [:]
+        var results: [RunnerTestResult] = []
+        for line in data.split(separator: UInt8(ascii: "\n")) {
+            guard let record = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any],
+                let payload = record["payload"] as? [String: Any]
+            else { continue }
+            if record["kind"] as? String == "test" {
+                if payload["kind"] as? String == "function", let id = payload["id"] as? String { functions[id] = payload["name"] as? String ?? "" }
+                continue
+            }
+            guard let kind = payload["kind"] as? String, let id = payload["testID"] as? String, functions[id] != nil else { continue }
+            let instant = ((payload["instant"] as? [String: Any])?["absolute"] as? NSNumber)?.doubleValue
+            switch kind {
+            case "testStarted":
+                started[id] = instant
+            case "issueRecorded":
+                guard issues[id] == nil, let issue = payload["issue"] as? [String: Any], issue["isKnown"] as? Bool != true else { continue }
+                let text = (payload["messages"] as? [[String: Any]] ?? []).compactMap { $0["text"] as? String }.joined(separator: " — ")
+                var location: String?
+                if let source = issue["sourceLocation"] as? [String: Any], let line = (source["line"] as? NSNumber)?.intValue {
+                    let file = source["_filePath"] as? String ?? source["fileID"] as? String ?? ""
+                    location = "\(file):\(line)"
+                }
+                issues[id] = (text, location)
+            case "testEnded", "testSkipped":
+                let plain = plainID(id)
+                let (classname, name) = split(plain)
+                let seconds = zip(started[id], instant).map { max($1 - $0, 0) }
+                let status: RunnerTestResult.Status = kind == "testSkipped" ? .skipped : issues[id] == nil ? .passed : .failed
+                results.append(
+                    RunnerTestResult(
+                        classname: classname, name: name, status: status, seconds: seconds, message: issues[id]?.message,
+                        location: issues[id]?.location))
+            default:
+                break
+            }
+        }
+        return results
+    }
+
+    /// `Module.Suite/func()/File.swift:6:6` → `Module.Suite/func()`.
+    static func plainID(_ id: String) -> String {
+        guard let slash = id.lastIndex(of: "/") else { return id }
+        let last = id[id.index(after: slash)...]
+        let parts = last.split(separator: ":")
+        guard parts.count >= 3, parts[0].hasSuffix(".swift"), parts.dropFirst().allSatisfy({ Int($0) != nil }) else { return id }
+        return String(id[..<slash])
+    }
+
+    /// `Module.Suite/func()` → (`Module.Suite`, `func()`); `Module.func()` → (`Module`, `func()`).
+    static func split(_ id: String) -> (String, String) {
+        if let slash = id.lastIndex(of: "/") { return (String(id[..<slash]), String(id[id.index(after: slash)...])) }
+        if let dot = id.firstIndex(of: ".") { return (String(id[..<dot]), String(id[id.index(after: dot)...])) }
+        return ("", id)
+    }
+}
+
+private func zip(_ first: Double?, _ second: Double?) -> (Double, Double)? {
+    guard let first, let second else { return nil }
+    return (first, second)
+}

@@ -1,0 +1,82 @@
+import Foundation
+import OrchestrateTesting
+import ProcessSupervisor
+import Testing
+
+/// `suite.swiftpm`: a Swift package's XCTest and Swift Testing tests, built once, listed by `swift test list`, run in
+/// batches by the package's test binary.
+@Suite("suite.swiftpm: a Swift package's tests as they are", .timeLimit(.minutes(5)))
+struct SwiftPMSuiteTests {
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/swiftpm-suite").path
+
+    @Test("every XCTest and Swift Testing test is a scenario with its own result, file:line, retry and JUnit names")
+    func package() async throws {
+        try await TemporaryDirectory.with { directory in
+            try FileManager.default.copyItem(atPath: Self.fixture, toPath: directory.file("shop"))
+            try directory.write(
+                "shop/orchestrate.yml",
+                """
+                workers: 2
+                retries: 1
+                suite:
+                  swiftpm:
+                    package: .
+                  batch: { size: 3 }
+                mock: { mode: live }
+                """)
+            let cli = OrchestrateCLI(directory: directory.file("shop"), database: try await TestPostgres.shared.makeDatabaseURL())
+            let listed = try await cli.run(["scenarios"])
+            #expect(listed.exitCode == 0, "\(listed.stderr)")
+            // The ids SwiftPM itself lists.
+            var list = SupervisedCommand(
+                executable: "/bin/sh", arguments: ["-c", "swift test list --skip-build 2>/dev/null"],
+                environment: ProcessInfo.processInfo.environment,
+                workingDirectory: directory.file("shop"), stdoutPath: directory.file("list.stdout"), stderrPath: nil)
+            list.timeout = .seconds(120)
+            _ = try await SupervisedProcess.run(list)
+            let swift = try String(contentsOfFile: directory.file("list.stdout"), encoding: .utf8)
+            let ids = swift.split(separator: "\n").map(String.init).filter { $0.hasPrefix("ShopTests.") }
+            #expect(ids.count == 9, "\(swift)")
+            for id in ids { #expect(listed.stdout.contains(id), "\(id) in \(listed.stdout)") }
+
+            let run = try await cli.run(["run", "--progress", "none"])
+            #expect(run.exitCode == 1, "\(run.stdout)\(run.stderr)")
+            #expect(run.stdout.contains("9 scenarios, 5 passed, 1 flaky, 3 failed"), "\(run.stdout)")
+            let runID = try #require(run.stdout.split(separator: " ").dropFirst().first.map(String.init))
+            // XCTest's failure and Swift Testing's, each with its file:line.
+            let xctest = try await cli.run(["logs", runID, "ShopTests.CartTests/testTotal"])
+            #expect(xctest.stdout.contains("Tests/ShopTests/CartTests.swift:16: XCTAssertEqual failed"), "\(xctest.stdout)")
+            let swiftTesting = try await cli.run(["logs", runID, "ShopTests.PriceTests/total()"])
+            #expect(swiftTesting.stdout.contains("Tests/ShopTests/PriceTests.swift:20:"), "\(swiftTesting.stdout)")
+            #expect(swiftTesting.stdout.contains("seven is not eight"), "\(swiftTesting.stdout)")
+            #expect(run.stdout.contains("ShopTests.CartTests/testFlaky"), "the flaky test is named: \(run.stdout)")
+            // The crashing test failed by its crash; the tests of its batch that it took down ran again alone and passed.
+            let crash = try await cli.run(["logs", runID, "ShopTests.CartTests/testCrash"])
+            #expect(crash.stdout.contains("crashed"), "\(crash.stdout)")
+            // Tests shared processes.
+            let pids = try await queryRows(
+                cli.environment["ORCHESTRATE_DATABASE_URL"]!,
+                "SELECT count(DISTINCT pid) FROM attempts WHERE state = 'finished' AND attempt = 1", as: Int64.self)
+            #expect((pids.first ?? 9) < 9, "batches: \(pids)")
+            // SwiftPM's names in the JUnit report.
+            let junit = try String(contentsOfFile: directory.file("shop/.orchestrate/reports/\(runID)/junit.xml"), encoding: .utf8)
+            #expect(junit.contains(#"name="testTotal" classname="ShopTests.CartTests""#), "\(junit)")
+            #expect(junit.contains(#"name="total()" classname="ShopTests.PriceTests""#), "\(junit)")
+            #expect(junit.contains(#"name="free()" classname="ShopTests""#), "\(junit)")
+        }
+    }
+
+    @Test("a package that does not build is one error naming orchestrate.yml's line and the compiler's error, exit 2")
+    func brokenBuild() async throws {
+        try await TemporaryDirectory.with { directory in
+            try FileManager.default.copyItem(atPath: Self.fixture, toPath: directory.file("shop"))
+            try directory.write("shop/Sources/Shop/Broken.swift", "let broken: Int = \"not a number\"\n")
+            try directory.write("shop/orchestrate.yml", "suite:\n  swiftpm:\n    filter: CartTests\n")
+            let cli = OrchestrateCLI(directory: directory.file("shop"), database: try await TestPostgres.shared.makeDatabaseURL())
+            let run = try await cli.run(["run", "--progress", "none"])
+            #expect(run.exitCode == 2, "\(run.stdout)\(run.stderr)")
+            #expect(run.stderr.contains("orchestrate.yml:3: suite.swiftpm's build"), "\(run.stderr)")
+            #expect(run.stderr.contains("Broken.swift:1:") && run.stderr.contains("error:"), "\(run.stderr)")
+        }
+    }
+}

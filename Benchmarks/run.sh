@@ -2,7 +2,7 @@
 # orchestrate's benchmarks. Each figure is a ratio against a peer measured in the same run, on the
 # same machine, so a noisy machine moves both sides. Usage: Benchmarks/run.sh path/to/orchestrate
 # (orchestrate-bench, the drivers of (d) and (e), sits beside it in the build folder).
-# BENCH=cd Benchmarks/run.sh … runs only the sections named (a b c d e f; default all).
+# BENCH=cd Benchmarks/run.sh … runs only the sections named (a b c d e f g; default all).
 set -euo pipefail
 BIN=${1:?usage: Benchmarks/run.sh path/to/orchestrate}
 DRIVER="$(dirname "$BIN")/orchestrate-bench"
@@ -26,10 +26,10 @@ export ORCHESTRATE_DATABASE_URL
 ORCHESTRATE_DATABASE_URL=$(cd "$WORK/dispatch" && "$BIN" db url)
 ( cd "$WORK/dispatch" && unset ORCHESTRATE_DATABASE_URL && "$BIN" db migrate >/dev/null )
 
-BENCH=${BENCH:-abcdef}
+BENCH=${BENCH:-abcdefg}
 want() { case "$BENCH" in *$1*) return 0;; *) return 1;; esac; }
 median() { python3 -c "import statistics, sys; print(f'{statistics.median(map(float, sys.argv[1:])):.2f}')" "$@"; }
-slowest_panel=-; queue_ratio=-; dispatch_ratio=-; makespan_ratio=-; mock_ratio=-; on_p99=-; cpu_ratio=-; ingest_ratio=-; slowest_query=-
+suite_ratio=-; slowest_panel=-; queue_ratio=-; dispatch_ratio=-; makespan_ratio=-; mock_ratio=-; on_p99=-; cpu_ratio=-; ingest_ratio=-; slowest_query=-
 
 if want a; then
 echo "== (a) dispatch overhead: 2,000 scenarios of 'true', 8 workers, vs xargs -P 8 running the same commands"
@@ -261,8 +261,45 @@ queue_ratio=$(median $ratios)
 echo "   median of the interleaved rounds' ratios: ${queue_ratio} (target >= 0.5)"
 fi
 
+if want g; then
+echo "== (g) a real suite through suite.swiftpm (jpsim/Yams 6.2.2's tests), 8 workers, vs swift test --skip-build --parallel --num-workers 8"
+Y="$WORK/yams"
+git clone -q --depth 1 --branch 6.2.2 https://github.com/jpsim/Yams "$Y" 2>/dev/null
+( cd "$Y" && swift build --build-tests >/dev/null 2>&1 ) || { echo "Yams did not build" >&2; exit 1; }
+# Both sides after the one build: orchestrate lists the tests and finds the binary, then runs them in batches.
+printf 'workers: 8\nsuite:\n  swiftpm: { package: ., build: false }\nmock: { mode: live }\n' > "$Y/orchestrate.yml"
+# Each test's id and outcome, from the peer's xunit files or orchestrate's JUnit report.
+outcomes() { python3 - "$@" <<'PY'
+import sys, xml.etree.ElementTree as ET
+seen = {}
+for path in sys.argv[1:]:
+    for case in ET.parse(path).iter("testcase"):
+        status = "failed" if case.find("failure") is not None or case.find("error") is not None else "skipped" if case.find("skipped") is not None else "passed"
+        seen[f'{case.get("classname")}/{case.get("name")}'] = status
+for key in sorted(seen): print(key, seen[key])
+PY
+}
+ratios=""
+for round in 1 2 3; do
+  start=$(now); ( cd "$Y" && "$BIN" run --progress none >/dev/null ) || true; end=$(now)
+  o=$(elapsed "$start" "$end")
+  rm -f "$Y"/peer*.xml
+  start=$(now); ( cd "$Y" && swift test --skip-build --parallel --num-workers 8 --xunit-output "$Y/peer.xml" >/dev/null 2>&1 ) || true; end=$(now)
+  p=$(elapsed "$start" "$end")
+  echo "   round $round: orchestrate ${o}s   swift test --parallel ${p}s   ratio $(ratio "$o" "$p")"
+  ratios="$ratios $(ratio "$o" "$p")"
+done
+suite_ratio=$(median $ratios)
+report=$(ls -t "$Y"/.orchestrate/reports/*/junit.xml | head -1)
+outcomes "$report" > "$Y/ours"; outcomes "$Y"/peer*.xml > "$Y/theirs"
+if cmp -s "$Y/ours" "$Y/theirs"; then same="the same $(wc -l < "$Y/ours") test ids and outcomes"; else same="DIFFERENT test ids or outcomes"; diff "$Y/ours" "$Y/theirs" | head -5; fi
+echo "   ${same}; median of the interleaved rounds' ratios: ${suite_ratio} (target <= 1.2, aim < 1.0)"
+
+fi
+
 echo
 echo "summary: dispatch ${dispatch_ratio}x xargs (<= 1.5), makespan ${makespan_ratio}x lower bound (<= 1.10),"
 echo "         mock server ${mock_ratio}x nginx with logging, p99 ${on_p99} ms (>= 0.5, <= 5 ms), CPU efficiency ${cpu_ratio}x nginx's (aim 0.8),"
 echo "         ingest ${ingest_ratio}x COPY (>= 0.5), queue ${queue_ratio}x pgbench's claim-and-complete (>= 0.5),"
 echo "         history queries on 1M attempts: slowest ${slowest_query} ms (< 300 ms), slowest Grafana panel over 90 days ${slowest_panel} ms (< 1000 ms)"
+echo "         a SwiftPM suite ${suite_ratio}x swift test --parallel's wall time (<= 1.2, aim < 1.0)"

@@ -90,6 +90,16 @@ package enum ResultsFormat: String, Sendable, Codable, Hashable, CaseIterable {
 
     /// The formats a user names in `suite.results` (``swiftpm`` belongs to `suite.swiftpm`).
     package static var configurable: [ResultsFormat] { [.junit, .cucumberJSON, .cucumberMessages] }
+
+    /// How the names of its files end.
+    package var suffixes: [String] {
+        switch self {
+        case .junit: [".xml"]
+        case .cucumberJSON: [".json"]
+        case .cucumberMessages: [".ndjson"]
+        case .swiftpm: [".jsonl", ".xctest.log"]
+        }
+    }
 }
 
 /// How the tests of a suite run several to a process: a command template that takes the batch's ids, and the bounds of

@@ -48,7 +48,8 @@ struct AttemptRunner: Sendable {
     /// With a results format (``Scenario/results``), each test's result is what its runner reported of it; a test of a
     /// batch it did not report goes back to the queue to run alone (its process crashed or timed out first, or its id
     /// matched nothing). The output and the kept folder go to the tests that did not pass (the folder to the first), or
-    /// to the first test when all passed; results files of a batch that passed are not kept (they said only that).
+    /// to the first test when all passed; results files that said only that everything passed are not kept (a Cucumber
+    /// scenario's, run alone, are: its steps are read from them).
     func run(
         _ attempts: [ClaimedAttempt], slot: SlotResources, session: [OrchestrateEnvironment.Variable: String] = [:],
         onLaunch: (SupervisedProcess) -> Void
@@ -151,7 +152,8 @@ struct AttemptRunner: Sendable {
             return false
         }
         let keeper = failing.first ?? 0
-        if failing.isEmpty, attempts.count > 1 || claimed.scenario.results != nil, let format = claimed.scenario.results {
+        // A Cucumber scenario run alone keeps its report: its steps are read from it.
+        if failing.isEmpty, let format = claimed.scenario.results, attempts.count > 1 || [.junit, .swiftpm].contains(format) {
             Self.removeReports(format, in: slot.artifacts.path)
         }
         do {
@@ -236,15 +238,8 @@ struct AttemptRunner: Sendable {
 
     /// Removes the results files of `format` from `folder`.
     private static func removeReports(_ format: ResultsFormat, in folder: String) {
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
-            let suffixes =
-                switch format {
-                case .junit: [".xml"]
-                case .cucumberJSON: [".json"]
-                case .cucumberMessages: [".ndjson"]
-                case .swiftpm: [".jsonl", ".xctest.log"]
-                }
-            if suffixes.contains(where: name.hasSuffix) { unlink("\(folder)/\(name)") }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where format.suffixes.contains(where: name.hasSuffix) {
+            unlink("\(folder)/\(name)")
         }
     }
 

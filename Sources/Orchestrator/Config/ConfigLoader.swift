@@ -93,9 +93,11 @@ package enum ConfigLoader {
                 }
             case "swiftpm":
                 var swiftpm = OrchestrateConfig.Suite.SwiftPM(line: value.mark?.line ?? 0)
-                for (option, setting) in try reader.mapping(value, what: "suite.swiftpm", keys: ["package", "filter"]) {
+                for (option, setting) in try reader.mapping(value, what: "suite.swiftpm", keys: ["package", "filter", "build"]) {
                     if option == "package" {
                         swiftpm.package = try reader.string(setting, key: "suite.swiftpm.package")
+                    } else if option == "build" {
+                        swiftpm.build = try reader.bool(setting, key: "suite.swiftpm.build")
                     } else {
                         let pattern = try reader.string(setting, key: "suite.swiftpm.filter")
                         do {

@@ -104,6 +104,8 @@ package struct OrchestrateConfig: Sendable {
             package var package = "."
             /// Only tests whose ids it matches (anywhere in the id, as `swift test --filter`).
             package var filter: Regex<AnyRegexOutput>?
+            /// Whether each host builds the tests first. Default true; false when an earlier step built them.
+            package var build = true
             /// Where `swiftpm` is in the config file.
             package var line: Int
         }

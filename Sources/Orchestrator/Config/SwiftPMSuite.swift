@@ -19,7 +19,7 @@ enum SwiftPMSuite {
     /// `suite.swiftpm` line, with the compiler's first errors.
     static func build(_ swiftpm: OrchestrateConfig.Suite.SwiftPM, config: OrchestrateConfig) async throws {
         let package = config.resolve(swiftpm.package)
-        guard await built.first(package) else { return }
+        guard swiftpm.build, await built.first(package) else { return }
         FileHandle.standardError.write(Data("orchestrate: building the tests of \(package) (swift build --build-tests)\n".utf8))
         do {
             _ = try await TestListing.output(

@@ -9,14 +9,7 @@ package enum TestReports {
     package static func read(_ format: ResultsFormat, folder: String) throws -> [RunnerTestResult] {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
         var results: [RunnerTestResult] = []
-        let suffix =
-            switch format {
-            case .junit: ".xml"
-            case .cucumberJSON: ".json"
-            case .cucumberMessages: ".ndjson"
-            case .swiftpm: ".jsonl"
-            }
-        for name in names where name.hasSuffix(suffix) || (format == .swiftpm && name.hasSuffix(".xctest.log")) {
+        for name in names where format.suffixes.contains(where: name.hasSuffix) {
             let path = "\(folder)/\(name)"
             let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int ?? 0
             guard size <= JUnitResults.maximumBytes else {

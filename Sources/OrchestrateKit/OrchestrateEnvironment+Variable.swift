@@ -27,6 +27,8 @@ extension OrchestrateEnvironment {
         case gherkinURI = "ORCHESTRATE_GHERKIN_URI"
         case gherkinLine = "ORCHESTRATE_GHERKIN_LINE"
         case pickle = "ORCHESTRATE_PICKLE"
+        /// The UDID of the simulator the slot's attempts run on (`suite.xcodebuild`: one cloned per slot).
+        case simulator = "ORCHESTRATE_SIMULATOR_UDID"
 
         /// What xcodebuild strips from a variable of the test's scheme before handing it to the test runner.
         public static let testRunnerPrefix = "TEST_RUNNER_"

@@ -87,6 +87,8 @@ package enum ResultsFormat: String, Sendable, Codable, Hashable, CaseIterable {
     case cucumberMessages = "cucumber-messages"
     /// What a SwiftPM test binary says: XCTest's console output and the Swift Testing event stream (`*.jsonl`).
     case swiftpm
+    /// What `xcrun xcresulttool get test-results tests` says of a result bundle (`*.xcresult.json`), Xcode 16's and 26's.
+    case xcresult
 
     /// The formats a user names in `suite.results` (``swiftpm`` belongs to `suite.swiftpm`).
     package static var configurable: [ResultsFormat] { [.junit, .cucumberJSON, .cucumberMessages] }
@@ -98,6 +100,7 @@ package enum ResultsFormat: String, Sendable, Codable, Hashable, CaseIterable {
         case .cucumberJSON: [".json"]
         case .cucumberMessages: [".ndjson"]
         case .swiftpm: [".jsonl", ".xctest.log"]
+        case .xcresult: [".xcresult.json", ".xcresult"]
         }
     }
 }
@@ -107,7 +110,8 @@ package enum ResultsFormat: String, Sendable, Codable, Hashable, CaseIterable {
 package struct Batch: Sendable, Codable, Hashable {
     /// The template: `{ids}` (the ids as shell words), `{ids-regex}` (one shell word, `^(id|id)$` with the ids escaped),
     /// `{ids-comma}` (one shell word, the ids joined by commas), `{ids-swift-testing}` (Swift Testing's `--filter`
-    /// regex, which also takes the source location after an id).
+    /// regex, which also takes the source location after an id), `{ids-only-testing}` (a shell word
+    /// `-only-testing:id` per id, for xcodebuild).
     package var command: String
     /// Tests per process at most.
     package var size: Int
@@ -121,7 +125,7 @@ package struct Batch: Sendable, Codable, Hashable {
     }
 
     /// The placeholders a batch command takes.
-    package static let placeholders = ["{ids}", "{ids-regex}", "{ids-comma}", "{ids-swift-testing}"]
+    package static let placeholders = ["{ids}", "{ids-regex}", "{ids-comma}", "{ids-swift-testing}", "{ids-only-testing}"]
 
     /// Whether `template` takes a batch of ids.
     package static func takesIDs(_ template: String) -> Bool { placeholders.contains { template.contains($0) } }
@@ -136,6 +140,7 @@ package struct Batch: Sendable, Codable, Hashable {
             .replacingOccurrences(of: "{ids-regex}", with: ShellWord.quote("^(\(escaped))$"))
             .replacingOccurrences(of: "{ids-comma}", with: ShellWord.quote(ids.joined(separator: ",")))
             .replacingOccurrences(of: "{ids-swift-testing}", with: ShellWord.quote("^(\(escaped))(/|$)"))
+            .replacingOccurrences(of: "{ids-only-testing}", with: ids.map { ShellWord.quote("-only-testing:\($0)") }.joined(separator: " "))
     }
 
     /// `text` matched literally by a regular expression (POSIX extended and ICU alike).

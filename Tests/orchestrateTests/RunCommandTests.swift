@@ -98,10 +98,10 @@ struct RunCommandTests {
                 #expect(env["TEST_RUNNER_ORCHESTRATE_MOCK_URL"] == env["ORCHESTRATE_MOCK_URL"])
                 #expect(env["ORCHESTRATE_SEED"].flatMap(UInt32.init) != nil)
                 #expect(env["ORCHESTRATE_NOW"]?.hasSuffix("Z") == true)
-                // Every variable of the contract but a pickle's own is set, also with the TEST_RUNNER_ prefix, and test code
-                // reads back what the worker set.
-                let gherkinOnly: Set<OrchestrateEnvironment.Variable> = [.gherkinURI, .gherkinLine, .pickle]
-                for variable in OrchestrateEnvironment.Variable.allCases where !gherkinOnly.contains(variable) {
+                // Every variable of the contract but a pickle's and a simulator's own is set, also with the TEST_RUNNER_
+                // prefix, and test code reads back what the worker set.
+                let notHere: Set<OrchestrateEnvironment.Variable> = [.gherkinURI, .gherkinLine, .pickle, .simulator]
+                for variable in OrchestrateEnvironment.Variable.allCases where !notHere.contains(variable) {
                     #expect(env[variable.rawValue] != nil && env[variable.testRunnerName] == env[variable.rawValue], "\(variable.rawValue)")
                 }
                 let seen = OrchestrateEnvironment(env)

@@ -9,10 +9,16 @@ import Testing
 struct SwiftPMSuiteTests {
     static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/swiftpm-suite").path
 
+    /// The fixture package without a build of it (`cd Examples/swiftpm && orchestrate run` leaves one there).
+    static func copyFixture(to path: String) throws {
+        try FileManager.default.copyItem(atPath: fixture, toPath: path)
+        try? FileManager.default.removeItem(atPath: "\(path)/.build")
+    }
+
     @Test("every XCTest and Swift Testing test is a scenario with its own result, file:line, retry and JUnit names")
     func package() async throws {
         try await TemporaryDirectory.with { directory in
-            try FileManager.default.copyItem(atPath: Self.fixture, toPath: directory.file("shop"))
+            try Self.copyFixture(to: directory.file("shop"))
             try directory.write(
                 "shop/orchestrate.yml",
                 """
@@ -69,7 +75,7 @@ struct SwiftPMSuiteTests {
     @Test("a package that does not build is one error naming orchestrate.yml's line and the compiler's error, exit 2")
     func brokenBuild() async throws {
         try await TemporaryDirectory.with { directory in
-            try FileManager.default.copyItem(atPath: Self.fixture, toPath: directory.file("shop"))
+            try Self.copyFixture(to: directory.file("shop"))
             try directory.write("shop/Sources/Shop/Broken.swift", "let broken: Int = \"not a number\"\n")
             try directory.write("shop/orchestrate.yml", "suite:\n  swiftpm:\n    filter: CartTests\n")
             let cli = OrchestrateCLI(directory: directory.file("shop"), database: try await TestPostgres.shared.makeDatabaseURL())

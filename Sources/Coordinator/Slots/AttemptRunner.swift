@@ -153,7 +153,7 @@ struct AttemptRunner: Sendable {
         }
         let keeper = failing.first ?? 0
         // A Cucumber scenario run alone keeps its report: its steps are read from it.
-        if failing.isEmpty, let format = claimed.scenario.results, attempts.count > 1 || [.junit, .swiftpm].contains(format) {
+        if failing.isEmpty, let format = claimed.scenario.results, attempts.count > 1 || [.junit, .swiftpm, .xcresult].contains(format) {
             Self.removeReports(format, in: slot.artifacts.path)
         }
         do {
@@ -203,7 +203,11 @@ struct AttemptRunner: Sendable {
             guard let report = matched[attempt.scenario.id] else {
                 guard alone else { return .alone }
                 var failed = process
-                if failed.outcome == .passed { failed.outcome = .failed }
+                if failed.outcome == .passed {
+                    // Its process ended well: the missing result is the failure, not an exit status.
+                    failed.outcome = .failed
+                    failed.exitCode = nil
+                }
                 failed.error = [
                     failed.error,
                     "its runner reported no result for \(attempt.scenario.id) (no \(format.rawValue) report of it in ORCHESTRATE_ARTIFACTS_DIR)",
@@ -239,7 +243,7 @@ struct AttemptRunner: Sendable {
     /// Removes the results files of `format` from `folder`.
     private static func removeReports(_ format: ResultsFormat, in folder: String) {
         for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where format.suffixes.contains(where: name.hasSuffix) {
-            unlink("\(folder)/\(name)")
+            try? FileManager.default.removeItem(atPath: "\(folder)/\(name)")
         }
     }
 

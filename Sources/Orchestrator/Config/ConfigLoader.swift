@@ -73,7 +73,7 @@ package enum ConfigLoader {
     private static func suite(_ node: Node, reader: NodeReader) throws(ConfigError) -> OrchestrateConfig.Suite {
         var suite = OrchestrateConfig.Suite()
         var scenariosNode: Node?
-        let keys = ["command", "timeout", "env", "scenarios", "gherkin", "list", "results", "batch", "swiftpm"]
+        let keys = ["command", "timeout", "env", "scenarios", "gherkin", "list", "results", "batch", "swiftpm", "xcodebuild"]
         for (key, value) in try reader.mapping(node, what: "suite", keys: keys) {
             switch key {
             case "results":
@@ -108,6 +108,35 @@ package enum ConfigLoader {
                     }
                 }
                 suite.swiftpm = swiftpm
+            case "xcodebuild":
+                var xcode = OrchestrateConfig.Suite.Xcode(line: value.mark?.line ?? 0)
+                let options = ["project", "workspace", "scheme", "test-plan", "device", "erase", "filter", "build"]
+                for (option, setting) in try reader.mapping(value, what: "suite.xcodebuild", keys: options) {
+                    let key = "suite.xcodebuild.\(option)"
+                    switch option {
+                    case "project": xcode.project = try reader.string(setting, key: key)
+                    case "workspace": xcode.workspace = try reader.string(setting, key: key)
+                    case "scheme": xcode.scheme = try reader.string(setting, key: key)
+                    case "test-plan": xcode.testPlan = try reader.string(setting, key: key)
+                    case "device": xcode.device = try reader.string(setting, key: key)
+                    case "erase": xcode.erase = try reader.bool(setting, key: key)
+                    case "build": xcode.build = try reader.bool(setting, key: key)
+                    default:
+                        do {
+                            xcode.filter = try Regex(try reader.string(setting, key: key))
+                        } catch {
+                            throw reader.error(at: setting, "suite.xcodebuild.filter is not a regular expression: \(error)")
+                        }
+                    }
+                }
+                guard (xcode.project == nil) != (xcode.workspace == nil) else {
+                    throw reader.error(at: value, "suite.xcodebuild needs a project (App.xcodeproj) or a workspace (App.xcworkspace), not both")
+                }
+                guard !xcode.scheme.isEmpty, !xcode.device.isEmpty else {
+                    throw reader.error(
+                        at: value, "suite.xcodebuild needs a scheme and a device (the simulator every slot's is cloned from, e.g. \"iPhone 16\")")
+                }
+                suite.xcodebuild = xcode
             case "command": suite.command = try reader.string(value, key: "suite.command")
             case "timeout": suite.timeout = try reader.duration(value, key: "suite.timeout")
             case "env": suite.environment = try reader.environment(value, key: "suite.env")

@@ -91,6 +91,23 @@ package struct OrchestrateConfig: Sendable {
         package var batch = BatchBounds()
         /// `suite.swiftpm`: a Swift package's tests (``SwiftPMSuite``).
         package var swiftpm: SwiftPM?
+        /// `suite.xcodebuild`: an Xcode project's tests (``XcodeSuite``).
+        package var xcodebuild: Xcode?
+
+        package struct Xcode: @unchecked Sendable {
+            package var project: String?
+            package var workspace: String?
+            package var scheme = ""
+            package var testPlan: String?
+            /// The simulator device every slot's simulator is cloned from (`simctl clone`), e.g. `iPhone 16`.
+            package var device = ""
+            /// Each slot's simulator is erased before every attempt but its first.
+            package var erase = false
+            package var filter: Regex<AnyRegexOutput>?
+            package var build = true
+            /// Where `xcodebuild` is in the config file.
+            package var line: Int
+        }
 
         package struct BatchBounds: Sendable {
             /// Tests per process at most. Default 10.
@@ -181,10 +198,13 @@ package struct OrchestrateConfig: Sendable {
                     ))
             }
         }
-        if let swiftpm = suite.swiftpm {
-            for scenario in try await SwiftPMSuite.scenarios(swiftpm, config: self) {
+        var adapted: [(scenarios: [Scenario], line: Int)] = []
+        if let swiftpm = suite.swiftpm { adapted.append((try await SwiftPMSuite.scenarios(swiftpm, config: self), swiftpm.line)) }
+        if let xcode = suite.xcodebuild { adapted.append((try await XcodeSuite.scenarios(xcode, config: self), xcode.line)) }
+        for (found, line) in adapted {
+            for scenario in found {
                 guard seen.insert(scenario.id).inserted else {
-                    throw ConfigError(file: path, line: swiftpm.line, "suite.swiftpm lists \"\(scenario.id)\", which the suite has already")
+                    throw ConfigError(file: path, line: line, "a test \"\(scenario.id)\" is listed twice")
                 }
                 scenarios.append(scenario)
             }

@@ -13,7 +13,7 @@ enum SwiftPMSuite {
     static let buildTimeout = Duration.seconds(3600)
 
     /// Packages built by this process already (absolute paths).
-    private static let built = BuiltPackages()
+    private static let built = BuiltOnce()
 
     /// Builds the package's tests unless this process did already; a failed build is one error at the config's
     /// `suite.swiftpm` line, with the compiler's first errors.
@@ -76,14 +76,4 @@ enum SwiftPMSuite {
         }
         return "\(bin)/\(name)"
     }
-}
-
-/// The packages a process built.
-private actor BuiltPackages {
-    private var paths = Set<String>()
-
-    /// True the first time `path` is asked for.
-    func first(_ path: String) -> Bool { paths.insert(path).inserted }
-
-    func forget(_ path: String) { paths.remove(path) }
 }

@@ -23,6 +23,8 @@ final class MockFleet: AttemptHooks {
     private let state = Mutex(State())
     /// Where what attempts kept is stored for other hosts; `nil`: nowhere.
     private let files: AttemptFiles?
+    /// The slots' simulators (`suite.xcodebuild`).
+    private let simulators: SimulatorPool?
 
     private struct State {
         var servers: [Int: MockServer] = [:]
@@ -31,9 +33,10 @@ final class MockFleet: AttemptHooks {
 
     init(
         configuration: MockConfiguration, mode: Mode, recordings: String, frozenNow: String, log: NetworkLogWriter, logger: Logger,
-        files: AttemptFiles? = nil
+        files: AttemptFiles? = nil, simulators: SimulatorPool? = nil
     ) {
         self.files = files
+        self.simulators = simulators
         self.configuration = configuration
         self.mode = mode
         self.recordings = recordings
@@ -73,6 +76,7 @@ final class MockFleet: AttemptHooks {
             ))
         var contract: [OrchestrateEnvironment.Variable: String] = [.seed: "\(session.seed ?? seed)"]
         contract[.now] = session.now
+        if let simulators { contract[.simulator] = try await simulators.prepare(slot: slot) }
         return contract
     }
 
@@ -105,7 +109,7 @@ final class MockFleet: AttemptHooks {
     /// reports in its folder: a test of a batch, or of a suite whose results are JUnit or SwiftPM's (a report of one test
     /// is one step either way). A Cucumber scenario run alone keeps its Gherkin steps.
     static func stepsFromResults(_ scenario: Scenario) -> Bool {
-        scenario.batch != nil || [.junit, .swiftpm].contains(scenario.results)
+        scenario.batch != nil || [.junit, .swiftpm, .xcresult].contains(scenario.results)
     }
 
     /// A test its runner reported (scrubbed of secrets): one step, named by its id, with the failure's `file:line` before
@@ -141,6 +145,7 @@ final class MockFleet: AttemptHooks {
 
     func slotsDidStop() async {
         for server in state.withLock({ $0.servers.values.map { $0 } }) { await server.shutdown() }
+        await simulators?.deleteAll()
     }
 
     private func server(slot: Int, port: PortLease) async throws -> MockServer {

@@ -31,6 +31,7 @@ struct RunExecution {
     func execute() async throws -> CoordinatorOutcome {
         // Every host builds a Swift package's tests before its slots start (the host that planned the run did already).
         if let swiftpm = config.suite.swiftpm { try await SwiftPMSuite.build(swiftpm, config: config) }
+        if let xcode = config.suite.xcodebuild { try await XcodeSuite.build(xcode, config: config) }
         var queue = AttemptQueue(database: database, lease: lease)
         queue.passVerdict = VerdictRule.singleLanePass
         if let plan = planned.plan { queue.remember(plan) }
@@ -49,7 +50,8 @@ struct RunExecution {
         let fleet = MockFleet(
             configuration: server, mode: mode, recordings: config.resolve(config.mock.recordings),
             frozenNow: configuration.frozenNow, log: networkLog, logger: logger,
-            files: AttemptFiles(database: database, maximumBytes: config.artifactBytes)
+            files: AttemptFiles(database: database, maximumBytes: config.artifactBytes),
+            simulators: config.suite.xcodebuild.map { SimulatorPool($0, config: config, runID: planned.runID) }
         )
         metrics?.started(workers: workers)
         let coordinator = Coordinator(configuration: configuration, queue: queue, logger: logger, hooks: fleet) { [output, metrics] in

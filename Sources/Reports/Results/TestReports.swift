@@ -24,6 +24,8 @@ package enum TestReports {
                 results +=
                     name.hasSuffix(".jsonl")
                     ? SwiftPMResults.swiftTestingEvents(data) : SwiftPMResults.xctestOutput(String(decoding: data, as: UTF8.self))
+            case .xcresult:
+                if name.hasSuffix(".xcresult.json") { results += try XcodeResults.tests(data, file: name) }
             }
         }
         return results
@@ -37,11 +39,15 @@ package enum TestReports {
     /// tests its own way).
     package static func match(_ tests: [(id: String, location: String?)], _ results: [RunnerTestResult]) -> [String: RunnerTestResult] {
         var matched: [String: RunnerTestResult] = [:]
-        let exact = Dictionary(tests.map { ($0.id, $0.id) }, uniquingKeysWith: { first, _ in first })
+        // `test()` and `test` are one test: Xcode's results name an XCTest method with its parentheses, its listing without.
+        func plain(_ id: String) -> String { id.hasSuffix("()") ? String(id.dropLast(2)) : id }
+        let exact = Dictionary(tests.map { (plain($0.id), $0.id) }, uniquingKeysWith: { first, _ in first })
         let byLocation = Dictionary(tests.compactMap { test in test.location.map { ($0, test.id) } }, uniquingKeysWith: { first, _ in first })
         let tokens = tests.map { (id: $0.id, tokens: Self.tokens($0.id)) }
         for result in results {
-            if let id = exact[result.id] ?? exact["\(result.classname).\(result.name)"] ?? (result.classname.isEmpty ? nil : exact[result.name]) {
+            if let id = exact[plain(result.id)] ?? exact[plain("\(result.classname).\(result.name)")]
+                ?? (result.classname.isEmpty ? nil : exact[plain(result.name)])
+            {
                 matched[id] = result
                 continue
             }

@@ -1,0 +1,57 @@
+import Foundation
+import OrchestrateModel
+
+/// The simulators of a run's slots on this host (`suite.xcodebuild`): each slot's cloned from the configured device the
+/// first time it runs an attempt (`xcrun simctl clone`, `boot`, `bootstatus -b`), erased before every later attempt
+/// when the config says so, and all of them deleted when the slots stop — a stop by Ctrl-C or SIGTERM too.
+actor SimulatorPool {
+    private let xcode: OrchestrateConfig.Suite.Xcode
+    private let config: OrchestrateConfig
+    private let runID: UUID
+    private var simulators: [Int: String] = [:]
+
+    init(_ xcode: OrchestrateConfig.Suite.Xcode, config: OrchestrateConfig, runID: UUID) {
+        self.xcode = xcode
+        self.config = config
+        self.runID = runID
+    }
+
+    /// The UDID of the slot's simulator, booted and (but for its first attempt, when so configured) freshly erased.
+    func prepare(slot: Int) async throws -> String {
+        if let udid = simulators[slot] {
+            if xcode.erase {
+                _ = try await simctl("shutdown \(udid) 2>/dev/null || true; xcrun simctl erase \(udid) && xcrun simctl boot \(udid)")
+                _ = try await simctl("bootstatus \(udid) -b")
+            }
+            return udid
+        }
+        let name = "orchestrate-\(runID.uuidString.prefix(8).lowercased())-\(slot)"
+        let output = try await simctl("clone \(ShellWord.quote(xcode.device)) \(name)")
+        guard let udid = output.split(whereSeparator: \.isNewline).last.map({ $0.trimmingCharacters(in: .whitespaces) }), !udid.isEmpty else {
+            throw ConfigError(file: config.path, line: xcode.line, "xcrun simctl clone printed no simulator id")
+        }
+        simulators[slot] = udid
+        _ = try await simctl("boot \(udid)")
+        _ = try await simctl("bootstatus \(udid) -b")
+        return udid
+    }
+
+    /// Shuts down and deletes every simulator made for the run here; one that will not go is left and said.
+    func deleteAll() async {
+        for (_, udid) in simulators.sorted(by: { $0.key < $1.key }) {
+            do {
+                _ = try await simctl("shutdown \(udid) 2>/dev/null; xcrun simctl delete \(udid)")
+            } catch {
+                FileHandle.standardError.write(Data("orchestrate: simulator \(udid) was not deleted: \(error)\n".utf8))
+            }
+        }
+        simulators = [:]
+    }
+
+    private func simctl(_ arguments: String) async throws -> String {
+        try await TestListing.output(
+            of: "xcrun simctl \(arguments)", directory: config.directory, environment: config.suite.environment, timeout: .seconds(600),
+            file: config.path, line: xcode.line, what: "suite.xcodebuild's simulator"
+        ).text
+    }
+}

@@ -303,6 +303,26 @@ struct GherkinCommandTests {
             // behave's seconds are seconds: the 50 ms step is neither 50 ns nor 50 s.
             for step in steps where step.text.hasPrefix("When") { #expect(step.seconds >= 0.045 && step.seconds < 5, "\(step)") }
             #expect(steps[2].error == "features/cart.feature:10: ASSERT FAILED: the cart holds 2, not 3", "\(steps[2])")
+
+            // suite.results: the report decides, not the exit status — a runner that exits 0 whatever happened still
+            // fails the wrong total, with the failure's message, and keeps its Gherkin steps.
+            try directory.write(
+                "orchestrate.yml",
+                """
+                workers: 2
+                suite:
+                  command: "python3 -m behave --no-capture -f json -o $ORCHESTRATE_ARTIFACTS_DIR/behave.json {uri}:{line}; exit 0"
+                  gherkin: ["features/*.feature"]
+                  results: cucumber-json
+                  env: { PYTHONDONTWRITEBYTECODE: "1" }
+                """)
+            var judged = cli
+            judged.environment["ORCHESTRATE_DATABASE_URL"] = try await TestPostgres.shared.makeDatabaseURL()
+            let byReport = try await judged.run(["run", "--retries", "0", "--progress", "none"])
+            #expect(byReport.exitCode == 1, "\(byReport.stdout)\(byReport.stderr)")
+            #expect(byReport.stdout.contains("2 scenarios, 1 passed, 1 failed"), "\(byReport.stdout)")
+            #expect(byReport.stdout.contains("failed: the cart holds 2, not 3") || byReport.stdout.contains("ASSERT FAILED"), "\(byReport.stdout)")
+            #expect(try await Self.storedSteps(try #require(judged.environment["ORCHESTRATE_DATABASE_URL"])).count == 7)
         }
     }
 

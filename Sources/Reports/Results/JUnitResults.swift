@@ -38,6 +38,11 @@ package enum JUnitResults {
     /// Larger files are refused rather than read: a report of a hundred thousand tests is a few megabytes.
     package static let maximumBytes = 64 << 20
 
+    /// A result made in code (tests, and readers of other formats).
+    package static func result(classname: String, name: String, status: RunnerTestResult.Status) -> RunnerTestResult {
+        RunnerTestResult(classname: classname, name: name, status: status)
+    }
+
     /// The tests of a JUnit XML document; `file` names it in errors.
     package static func parse(_ data: Data, file: String) throws -> [RunnerTestResult] {
         guard data.count <= maximumBytes else {

@@ -104,8 +104,10 @@ enum CucumberResults {
         for feature in features {
             let uri = feature["uri"] as? String ?? ""
             for element in feature["elements"] as? [[String: Any]] ?? [] where (element["type"] as? String ?? "scenario") != "background" {
-                var line = (element["line"] as? NSNumber)?.intValue
-                if line == nil, let location = element["location"] as? String { line = location.split(separator: ":").last.flatMap { Int($0) } }
+                // cucumber-js: the feature's uri and the scenario's line; behave: a `file:line` location on each.
+                var location = (element["line"] as? NSNumber).map { "\(uri):\($0.intValue)" }
+                if let place = element["location"] as? String, place.contains(":") { location = place }
+                let file = location.map { String($0[..<($0.lastIndex(of: ":") ?? $0.endIndex)]) } ?? uri
                 var seconds = 0.0
                 var statuses: [String] = []
                 var message: String?
@@ -122,8 +124,8 @@ enum CucumberResults {
                 }
                 results.append(
                     RunnerTestResult(
-                        classname: uri, name: element["name"] as? String ?? "", status: status(statuses), seconds: seconds,
-                        message: message, location: line.map { "\(uri):\($0)" }))
+                        classname: file, name: element["name"] as? String ?? "", status: status(statuses), seconds: seconds,
+                        message: message, location: location))
             }
         }
         return results

@@ -68,7 +68,7 @@ package enum XcodeResults {
                 default: .failed
                 }
             var seconds = (node["durationInSeconds"] as? NSNumber)?.doubleValue
-            if seconds == nil, let text = node["duration"] as? String { seconds = duration(text) }
+            if seconds == nil, let text = node["duration"] as? String { seconds = durationText(text) }
             results.append(
                 RunnerTestResult(
                     classname: classname, name: name, status: status, seconds: seconds,
@@ -95,7 +95,7 @@ package enum XcodeResults {
 
     /// Xcode 16's duration text: `"0,012s"`, `"1.5s"`, `"1m 3s"`, `"2h 1m"`, `"15ms"` (a comma is the locale's decimal
     /// point); `nil` for anything else.
-    static func duration(_ text: String) -> Double? {
+    package static func durationText(_ text: String) -> Double? {
         var total = 0.0
         var found = false
         for part in text.split(separator: " ") {

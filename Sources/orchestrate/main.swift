@@ -146,11 +146,13 @@ struct Run: AsyncParsableCommand {
     @Flag(
         name: .long,
         help: """
-            Run every new test (never run before in this project with the same command) extra times once it passed: 10 runs             in all under 5 s, 5 under 10 s, 3 under 30 s, 2 under 5 min. A single failure makes it nondeterministic. Skipped             when more of the suite is new than --new-tests-share.
+            Run every new test (never run before in this project with the same command) extra times once it passed: 10 runs \
+            in all under 5 s, 5 under 10 s, 3 under 30 s, 2 under 5 min. A single failure makes it nondeterministic. \
+            Skipped when more of the suite is new than --new-tests-share.
             """)
     var detectNewFlakes = false
 
-    @Option(name: .long, help: "With --detect-new-flakes: the largest share of the suite that may be new, 0 to 1 (default 0.3).")
+    @Option(name: .long, help: "With --detect-new-flakes: the largest share of the suite that may be new, 0 to 1.")
     var newTestsShare: Double = 0.3
 
     func validate() throws {

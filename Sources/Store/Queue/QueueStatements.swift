@@ -220,24 +220,27 @@ struct CountsStatement: PostgresPreparedStatement {
 /// first attempts of the run's queued tests with the same batch command, longest expected first, as many as fit
 /// `limit` and the budget of expected milliseconds. None when the head runs alone (a retry, a lane, or a test whose
 /// batch ended before reporting it). Near the end of the run (the last mile) a batch takes no more than its share of
-/// what is queued, counted up to `limit` × `slots`, so that no slot is left with a long batch while the others idle.
+/// what is queued, counted up to `limit` × the slots, so that no slot is left with a long batch while the others idle;
+/// the slots are those of every process that joined the run (`run_members`), at least the asking host's `slots`.
 struct CompanionsStatement: PostgresPreparedStatement {
     static let sql = """
-        WITH head AS (
+        WITH slots AS (
+            SELECT greatest($5::bigint, coalesce((SELECT sum(workers) FROM run_members WHERE run_id = $1::uuid), 0)) AS n
+        ), head AS (
             SELECT rs.batch->>'command' AS command
             FROM attempts a JOIN run_scenarios rs ON rs.run_id = a.run_id AND rs.scenario_id = a.scenario_id
             WHERE a.id = $2::bigint AND a.lease_token = $3::uuid AND a.state = 'running' AND a.attempt = 1 AND a.mode IS NULL
               AND NOT a.solo AND rs.batch IS NOT NULL
         ), ahead AS (
             SELECT count(*) AS n FROM (SELECT 1 FROM attempts q WHERE q.run_id = $1::uuid AND q.state = 'queued'
-                                       LIMIT $4::bigint * $5::bigint) c
+                                       LIMIT $4::bigint * (SELECT n FROM slots)) c
         ), next AS (
             SELECT q.id, q.expected_ms
             FROM attempts q JOIN run_scenarios rs ON rs.run_id = q.run_id AND rs.scenario_id = q.scenario_id
             WHERE q.run_id = $1::uuid AND q.state = 'queued' AND q.attempt = 1 AND q.mode IS NULL AND NOT q.solo
               AND rs.batch->>'command' = (SELECT command FROM head)
             ORDER BY q.expected_ms DESC NULLS FIRST, q.id
-            LIMIT least($4::bigint, (SELECT n FROM ahead) / $5::bigint)
+            LIMIT least($4::bigint, (SELECT n FROM ahead) / (SELECT n FROM slots))
             FOR UPDATE OF q SKIP LOCKED
         ), fitting AS (
             SELECT id FROM (SELECT id, sum(coalesce(expected_ms, 0)) OVER (ORDER BY expected_ms DESC NULLS FIRST, id) AS total

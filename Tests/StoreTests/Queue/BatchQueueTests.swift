@@ -56,6 +56,20 @@ struct BatchQueueTests {
         }
     }
 
+    @Test("near the end, a batch's share counts the slots of every host that joined the run")
+    func hostsShareTheLastMile() async throws {
+        try await withTestDatabase { database in
+            let runID = try await Self.plan(database, count: 20, size: 5)
+            let runs = RunStore(database: database)
+            try await runs.join(runID, member: "a/1", host: "a", node: "a", workers: 4)
+            try await runs.join(runID, member: "b/2", host: "b", node: "b", workers: 4)
+            let queue = AttemptQueue(database: database)
+            let head = try #require(try await queue.claim(runID: runID, worker: Self.worker, port: 1))
+            // 19 queued over 8 slots (not this host's 4): 2 more, not 4.
+            #expect(try await queue.claimCompanions(of: head, limit: 4, slots: 4, budgetMilliseconds: 60_000).count == 2)
+        }
+    }
+
     @Test("a batch stays within its expected seconds; tests never seen count as nothing")
     func budget() async throws {
         try await withTestDatabase { database in

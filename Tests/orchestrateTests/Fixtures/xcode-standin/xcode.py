@@ -31,7 +31,9 @@ def load():
 
 
 def save(state):
-    json.dump(state, open(STATE, "w"))
+    # Whole or not at all: xcodebuild reads the state while another slot's simctl writes it.
+    json.dump(state, open(STATE + ".tmp", "w"))
+    os.replace(STATE + ".tmp", STATE)
 
 
 def log(entry):

@@ -176,11 +176,7 @@ package final class Coordinator: Sendable {
             if reason == .supervisorDied {
                 // The command's group is gone with its supervisor: the attempts go back, the slot gets a new supervisor.
                 await hooks?.attemptWasLost(claimed, slot: slot)
-                state.withLock {
-                    $0.processes[slot] = nil
-                    $0.tokens[slot] = nil
-                    $0.companions[slot] = nil
-                }
+                idle(slot)
                 for (attempt, disposition) in zip(attempts, dispositions) {
                     guard case .finished(let result, _) = disposition else { continue }
                     try await giveBack(attempt, slot: slot, result: result, batcher: batcher)
@@ -199,7 +195,7 @@ package final class Coordinator: Sendable {
             for (index, (attempt, disposition)) in zip(attempts, dispositions).enumerated() {
                 guard case .finished(var result, let reported) = disposition else {
                     // Its batch ended before reporting it: it runs again, alone (no retry is spent).
-                    _ = try await retrying("requeue", { try await self.queue.requeueAlone(attempt) })
+                    _ = try await retrying("requeue", { try await self.queue.requeue(attemptID: attempt.id, token: attempt.leaseToken, solo: true) })
                     onEvent(.attemptReleased(slot: slot, attempt: attempt))
                     continue
                 }
@@ -212,16 +208,21 @@ package final class Coordinator: Sendable {
                 if result.folder != nil { await hooks?.attemptWasKept(attempt, result: result) }
                 results.append((attempt, result))
             }
-            state.withLock {
-                $0.processes[slot] = nil
-                $0.tokens[slot] = nil
-                $0.companions[slot] = nil
-            }
+            idle(slot)
             if case .terminated? = reason, isStopping {
                 for (attempt, _) in results { try await release(attempt, slot: slot) }
                 return
             }
             for (attempt, result) in results { batcher.finish(attempt, result: result) }
+        }
+    }
+
+    /// The slot runs nothing now: no process, no lease to keep.
+    private func idle(_ slot: Int) {
+        state.withLock {
+            $0.processes[slot] = nil
+            $0.tokens[slot] = nil
+            $0.companions[slot] = nil
         }
     }
 
@@ -332,7 +333,7 @@ package final class Coordinator: Sendable {
         for holder in holders {
             guard let owner = ProcessIdentity(holder.owner), owner.host == configuration.host, owner.pid != getpid() else { continue }
             guard kill(owner.pid, 0) != 0, errno == ESRCH else { continue }
-            if try await retrying("requeue", { try await self.queue.requeue(attemptID: holder.attemptID, token: holder.token) }) {
+            if try await retrying("requeue", { try await self.queue.requeue(attemptID: holder.attemptID, token: holder.token, solo: false) }) {
                 reclaimed += 1
             }
         }

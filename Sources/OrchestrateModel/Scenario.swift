@@ -77,6 +77,13 @@ extension Scenario {
     }
 }
 
+extension Scenario {
+    /// Whether the scenario is one test of a runner's suite whose steps and names are the runner's results: a test of a
+    /// batch, or of a suite whose reports hold no steps (JUnit, SwiftPM's, Xcode's). A Cucumber scenario run alone keeps
+    /// its Gherkin steps and names.
+    package var isRunnerTest: Bool { batch != nil || results.map { !$0.hasSteps } ?? false }
+}
+
 /// A report of test results a runner writes (``Scenario/results``).
 package enum ResultsFormat: String, Sendable, Codable, Hashable, CaseIterable {
     /// JUnit XML (`*.xml`): pytest, jest-junit, Gradle, xcpretty, xcbeautify, `swift test --xunit-output`.
@@ -92,6 +99,9 @@ package enum ResultsFormat: String, Sendable, Codable, Hashable, CaseIterable {
 
     /// The formats a user names in `suite.results` (``swiftpm`` belongs to `suite.swiftpm`).
     package static var configurable: [ResultsFormat] { [.junit, .cucumberJSON, .cucumberMessages] }
+
+    /// Whether a test's report holds its steps (Cucumber's), rather than only its outcome.
+    package var hasSteps: Bool { self == .cucumberJSON || self == .cucumberMessages }
 
     /// How the names of its files end.
     package var suffixes: [String] {

@@ -30,18 +30,18 @@ package enum Python {
     /// ``run(_:hint:)`` waited for off Swift's cooperative pool, whose few threads (one per core) a program that runs for
     /// a minute would otherwise hold: every other test would wait with it.
     package static func run(_ arguments: [String], hint: String) async throws -> String {
-        try await offPool { try run(arguments, hint: hint) }
+        try await blockingOffPool { try run(arguments, hint: hint) }
     }
 
     /// ``lines(script:arguments:hint:)`` waited for off the cooperative pool.
     package static func lines(script: String, arguments: [String], hint: String) async throws -> [String] {
-        try await offPool { try lines(script: script, arguments: arguments, hint: hint) }
+        try await blockingOffPool { try lines(script: script, arguments: arguments, hint: hint) }
     }
 
     /// The exit status of `python3 ARGUMENTS…` run with `environment` added, its output discarded (a runner whose
     /// failing tests are the point: pytest exits 1), waited for off the cooperative pool.
     package static func status(_ arguments: [String], environment: [String: String] = [:]) async throws -> Int32 {
-        try await offPool {
+        try await blockingOffPool {
             let process = python(arguments, environment: environment)
             process.standardOutput = FileHandle.nullDevice
             process.standardError = FileHandle.nullDevice
@@ -61,9 +61,6 @@ package enum Python {
         return process
     }
 
-    private static func offPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-        try await blockingOffPool(work)
-    }
 }
 
 /// Runs `work`, which blocks (waits on a program, a socket), on a thread of its own: a serial queue of its own

@@ -184,19 +184,25 @@ package struct RunStore: Sendable {
     }
 
     /// A scenario as a run planned it: `run_scenarios rs` (command, limits, environment, tags) joined with
-    /// `scenarios s` (name and place), in the order ``plannedScenario(_:decoder:)`` takes them.
+    /// `scenarios s` (name and place), in the order ``plannedScenario(_:decoder:batches:)`` takes them.
     static let plannedScenarioColumns =
         "rs.scenario_id, s.name, rs.command, rs.tags, rs.timeout_ms, rs.env::text, s.uri, s.line, rs.results, rs.batch::text"
 
-    /// The scenario in a row of ``plannedScenarioColumns``; most have no environment of their own and skip the decoder.
+    /// The scenario in a row of ``plannedScenarioColumns``; most have no environment of their own and skip the decoder,
+    /// and the tests of a batched suite share one batch, decoded once (`batches`, by its JSON text).
     static func plannedScenario(
-        _ row: (String, String, String, [String], Int64, String, String?, Int?, String?, String?), decoder: JSONDecoder
+        _ row: (String, String, String, [String], Int64, String, String?, Int?, String?, String?), decoder: JSONDecoder,
+        batches: inout [String: Batch]
     ) -> Scenario {
         let environment = row.5 == "{}" ? [:] : (try? decoder.decode([String: String].self, from: Data(row.5.utf8))) ?? [:]
+        var batch: Batch?
+        if let text = row.9 {
+            batch = batches[text] ?? (try? decoder.decode(Batch.self, from: Data(text.utf8)))
+            batches[text] = batch
+        }
         return Scenario(
             id: row.0, name: row.1, command: row.2, tags: row.3, timeoutMilliseconds: row.4,
-            environment: environment, uri: row.6, line: row.7, results: row.8.flatMap(ResultsFormat.init(rawValue:)),
-            batch: row.9.flatMap { try? decoder.decode(Batch.self, from: Data($0.utf8)) })
+            environment: environment, uri: row.6, line: row.7, results: row.8.flatMap(ResultsFormat.init(rawValue:)), batch: batch)
     }
 
     /// A JSON object of strings, written directly (one per planned scenario; most are `{}`).
@@ -390,10 +396,12 @@ package struct RunStore: Sendable {
         var rows: [RunReport.ScenarioEntry] = []
         // Most scenarios have no evidence: those skip the decoder.
         let decoder = JSONDecoder()
+        var batches: [String: Batch] = [:]
         for try await row in scenarioRows.decode(
             (String, String, String, [String], Int64, String, String?, Int?, String?, String?, String?, String?, String?, String, Bool, Int64?).self)
         {
-            let scenario = Self.plannedScenario((row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9), decoder: decoder)
+            let scenario = Self.plannedScenario(
+                (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9), decoder: decoder, batches: &batches)
             rows.append(
                 RunReport.ScenarioEntry(
                     scenario: scenario, result: row.10.flatMap(ScenarioResult.init(rawValue:)) ?? .pending,

@@ -22,9 +22,10 @@ struct AttemptRunner: Sendable {
         case alone
     }
 
-    /// Runs the attempt to its end. Never throws: what goes wrong around the command is an
-    /// `infrastructure-error` outcome. `onLaunch` hands out the process so it can be ended early;
-    /// `session` holds contract values of the attempt's mock session that replace the run's.
+    /// Runs the tests of `attempts` (a batch: the first was claimed, the others with it; usually just the one) in one
+    /// process, to its end, and says what became of each, in order. Never throws: what goes wrong around the command is
+    /// an `infrastructure-error` outcome. `onLaunch` hands out the process so it can be ended early; `session` holds
+    /// contract values of the first attempt's mock session that replace the run's.
     ///
     /// HOME, TMPDIR and the artifacts folder (`ORCHESTRATE_ARTIFACTS_DIR`) belong to the slot and are emptied before
     /// every attempt, so nothing carries over from one attempt to the next. What the attempt leaves in the artifacts
@@ -32,19 +33,8 @@ struct AttemptRunner: Sendable {
     /// (``AttemptFolders``) afterwards; an attempt that passed and left nothing gets no folder: a folder per attempt
     /// would be a large share of orchestrate's own work on suites of short scenarios, and leave thousands of empty
     /// folders behind every run.
-    func run(
-        _ claimed: ClaimedAttempt, slot: SlotResources, session: [OrchestrateEnvironment.Variable: String] = [:],
-        onLaunch: (SupervisedProcess) -> Void
-    ) async -> (AttemptResult, Termination.Reason?) {
-        let (dispositions, reason) = await run([claimed], slot: slot, session: session, onLaunch: onLaunch)
-        guard case .finished(let result, _) = dispositions[0] else {
-            return (AttemptResult(outcome: .failed, durationMilliseconds: 0, error: "its runner reported no result for it"), reason)
-        }
-        return (result, reason)
-    }
-
-    /// Runs the tests of `attempts` (a batch: the first was claimed, the others with it) in one process, with the batch
-    /// command (``Batch/command(for:)``), under the sum of their time limits, and says what became of each, in order.
+    ///
+    /// A batch runs with the batch command (``Batch/command(for:)``), under the sum of its tests' time limits.
     /// With a results format (``Scenario/results``), each test's result is what its runner reported of it; a test of a
     /// batch it did not report goes back to the queue to run alone (its process crashed or timed out first, or its id
     /// matched nothing). The output and the kept folder go to the tests that did not pass (the folder to the first), or
@@ -153,7 +143,7 @@ struct AttemptRunner: Sendable {
         }
         let keeper = failing.first ?? 0
         // A Cucumber scenario run alone keeps its report: its steps are read from it.
-        if failing.isEmpty, let format = claimed.scenario.results, attempts.count > 1 || [.junit, .swiftpm, .xcresult].contains(format) {
+        if failing.isEmpty, let format = claimed.scenario.results, claimed.scenario.isRunnerTest {
             Self.removeReports(format, in: slot.artifacts.path)
         }
         do {
@@ -220,8 +210,7 @@ struct AttemptRunner: Sendable {
             case .failed:
                 result.outcome = .failed
                 result.exitCode = nil
-                let message = report.message.map { message in report.location.map { "\($0): \(message)" } ?? message }
-                result.error = [result.error, message ?? "failed"].compactMap { $0 }.joined(separator: "; ")
+                result.error = [result.error, report.failure ?? "failed"].compactMap { $0 }.joined(separator: "; ")
             case .passed, .skipped:
                 if alone, process.outcome != .passed {
                     result.error = [result.error, "its report says it passed, but its process did not end well"].compactMap { $0 }

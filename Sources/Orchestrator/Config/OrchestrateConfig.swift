@@ -240,12 +240,9 @@ package enum CommandTemplate {
         guard template.utf8.contains(UInt8(ascii: "{")) else { return template }
         return
             template
-            .replacingOccurrences(of: "{id}", with: quote(id))
-            .replacingOccurrences(of: "{name}", with: quote(name))
-            .replacingOccurrences(of: "{uri}", with: quote(uri))
+            .replacingOccurrences(of: "{id}", with: ShellWord.quote(id))
+            .replacingOccurrences(of: "{name}", with: ShellWord.quote(name))
+            .replacingOccurrences(of: "{uri}", with: ShellWord.quote(uri))
             .replacingOccurrences(of: "{line}", with: "\(line)")
     }
-
-    /// A word the shell reads back unchanged.
-    package static func quote(_ value: String) -> String { ShellWord.quote(value) }
 }

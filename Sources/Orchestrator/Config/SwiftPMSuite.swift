@@ -9,26 +9,14 @@ import OrchestrateModel
 /// their results read from its event stream (`events.jsonl`). Both files are written into the attempt's artifacts
 /// folder.
 enum SwiftPMSuite {
-    /// How long a build may take.
-    static let buildTimeout = Duration.seconds(3600)
-
-    /// Packages built by this process already (absolute paths).
-    private static let built = BuiltOnce()
-
-    /// Builds the package's tests unless this process did already; a failed build is one error at the config's
-    /// `suite.swiftpm` line, with the compiler's first errors.
+    /// Builds the package's tests unless this process did already (or `build: false`); a failed build is one error at
+    /// the config's `suite.swiftpm` line, with the compiler's first errors.
     static func build(_ swiftpm: OrchestrateConfig.Suite.SwiftPM, config: OrchestrateConfig) async throws {
+        guard swiftpm.build else { return }
         let package = config.resolve(swiftpm.package)
-        guard swiftpm.build, await built.first(package) else { return }
-        FileHandle.standardError.write(Data("orchestrate: building the tests of \(package) (swift build --build-tests)\n".utf8))
-        do {
-            _ = try await TestListing.output(
-                of: "swift build --build-tests --package-path \(ShellWord.quote(package)) 1>&2", directory: config.directory,
-                environment: config.suite.environment, timeout: buildTimeout, file: config.path, line: swiftpm.line, what: "suite.swiftpm's build")
-        } catch {
-            await built.forget(package)
-            throw error
-        }
+        try await TestBuild.once(
+            "swift build --build-tests --package-path \(ShellWord.quote(package))", of: package, config: config, line: swiftpm.line,
+            what: "suite.swiftpm")
     }
 
     /// The package's tests (those `filter` matches) as scenarios, after building them.

@@ -14,8 +14,6 @@ enum XcodeSuite {
     /// Where the build goes, relative to the config's folder.
     static let derivedData = ".orchestrate/xcode"
 
-    private static let built = BuiltOnce()
-
     /// `-project P` or `-workspace W`, `-scheme S`, and the test plan if any, as shell words.
     private static func selection(_ xcode: OrchestrateConfig.Suite.Xcode) -> String {
         var words = [xcode.workspace.map { "-workspace \(ShellWord.quote($0))" } ?? "-project \(ShellWord.quote(xcode.project ?? ""))"]
@@ -32,17 +30,10 @@ enum XcodeSuite {
     /// Builds the tests unless this process did already (or `build: false`); a failed build is one error at the config's
     /// `suite.xcodebuild` line with the compiler's first errors.
     static func build(_ xcode: OrchestrateConfig.Suite.Xcode, config: OrchestrateConfig) async throws {
-        guard xcode.build, await built.first(config.directory) else { return }
-        FileHandle.standardError.write(Data("orchestrate: building the tests of \(xcode.scheme) (xcodebuild build-for-testing)\n".utf8))
-        do {
-            _ = try await TestListing.output(
-                of: "xcodebuild build-for-testing \(selection(xcode)) -destination \(destination(xcode)) -derivedDataPath \(derivedData) 1>&2",
-                directory: config.directory, environment: config.suite.environment, timeout: SwiftPMSuite.buildTimeout, file: config.path,
-                line: xcode.line, what: "suite.xcodebuild's build")
-        } catch {
-            await built.forget(config.directory)
-            throw error
-        }
+        guard xcode.build else { return }
+        try await TestBuild.once(
+            "xcodebuild build-for-testing \(selection(xcode)) -destination \(destination(xcode)) -derivedDataPath \(derivedData)",
+            of: config.resolve(derivedData), config: config, line: xcode.line, what: "suite.xcodebuild")
     }
 
     /// The `.xctestrun` file the build wrote, relative to the config's folder.
@@ -87,14 +78,4 @@ enum XcodeSuite {
                 environment: config.suite.environment, uri: config.path, line: xcode.line, results: .xcresult, batch: batch)
         }
     }
-}
-
-/// What a process built already, by key.
-actor BuiltOnce {
-    private var keys = Set<String>()
-
-    /// True the first time `key` is asked for.
-    func first(_ key: String) -> Bool { keys.insert(key).inserted }
-
-    func forget(_ key: String) { keys.remove(key) }
 }

@@ -96,7 +96,7 @@ final class MockFleet: AttemptHooks {
         }
         // A test that did not report steps through the control API may have written Cucumber reports (in its
         // artifacts folder, kept when it wrote anything).
-        guard reported == 0, let folder = result.folder, !Self.stepsFromResults(attempt.scenario) else { return }
+        guard reported == 0, let folder = result.folder, !attempt.scenario.isRunnerTest else { return }
         let started = state.withLock { $0.started[slot] } ?? Date()
         for var step in StepReports.steps(in: folder, attemptStart: started) {
             step.name = secrets.scrubbed(step.name)
@@ -105,23 +105,16 @@ final class MockFleet: AttemptHooks {
         }
     }
 
-    /// Whether the scenario's steps are its runner's results (``testWasReported(_:_:result:)``) rather than the
-    /// reports in its folder: a test of a batch, or of a suite whose results are JUnit or SwiftPM's (a report of one test
-    /// is one step either way). A Cucumber scenario run alone keeps its Gherkin steps.
-    static func stepsFromResults(_ scenario: Scenario) -> Bool {
-        scenario.batch != nil || [.junit, .swiftpm, .xcresult].contains(scenario.results)
-    }
-
-    /// A test its runner reported (scrubbed of secrets): one step, named by its id, with the failure's `file:line` before
-    /// its message.
+    /// A test its runner reported (scrubbed of secrets): the step of a runner's test (``Scenario/isRunnerTest``), named
+    /// by its id, with the failure's `file:line` before its message. A Cucumber scenario's steps come from its report.
     func testWasReported(_ attempt: ClaimedAttempt, _ reported: RunnerTestResult, result: AttemptResult) async {
-        guard Self.stepsFromResults(attempt.scenario) else { return }
+        guard attempt.scenario.isRunnerTest else { return }
         let finished = Date()
-        let error = reported.message.map { message in reported.location.map { "\($0): \(message)" } ?? message }
         log.append(
             Step(
                 position: 1, keyword: "", name: attempt.scenario.id, status: reported.status.rawValue,
-                startedAt: finished.addingTimeInterval(-Double(result.durationMilliseconds) / 1000), finishedAt: finished, error: error),
+                startedAt: finished.addingTimeInterval(-Double(result.durationMilliseconds) / 1000), finishedAt: finished,
+                error: reported.failure),
             attemptID: attempt.id)
     }
 

@@ -121,11 +121,10 @@ enum StepReports {
                 for step in elementSteps {
                     let result = step["result"] as? [String: Any]
                     let duration = (result?["duration"] as? NSNumber)?.doubleValue ?? 0
-                    // Nanoseconds are whole; a fraction is behave's seconds.
-                    let finished = clock.addingTimeInterval(duration.rounded() == duration && duration >= 1 ? duration / 1e9 : duration)
+                    let finished = clock.addingTimeInterval(CucumberResults.seconds(duration))
                     var keyword = step["keyword"] as? String ?? ""
                     if !keyword.isEmpty && !keyword.hasSuffix(" ") { keyword += " " }
-                    var error = (result?["error_message"] as? String) ?? (result?["error_message"] as? [String])?.joined(separator: "\n")
+                    var error = CucumberResults.errorMessage(result)
                     if let message = error, let location = step["location"] as? String { error = "\(location): \(message)" }
                     steps.append(
                         Step(
@@ -147,7 +146,7 @@ enum StepReports {
         var clock = attemptStart
         for result in results {
             let finished = clock.addingTimeInterval(result.seconds ?? 0)
-            let error = result.message.map { message in result.location.map { "\($0): \(message)" } ?? message }
+            let error = result.failure
             steps.append(
                 Step(position: 0, keyword: "", name: result.id, status: result.status.rawValue, startedAt: clock, finishedAt: finished, error: error))
             clock = finished

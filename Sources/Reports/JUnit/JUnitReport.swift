@@ -45,7 +45,7 @@ package enum JUnitReport {
         // A test of a runner's suite keeps the runner's names (SwiftPM's `Module.Class` and `test`, pytest's module and
         // function), so that CI systems merge its history with the runner's own reports.
         let (className, name) =
-            scenario.batch != nil || [.junit, .swiftpm, .xcresult].contains(scenario.results)
+            scenario.isRunnerTest
             ? Self.runnerNames(scenario.id) : (className, scenario.name)
         var attributes = #"name="\#(XMLText.escape(name))" classname="\#(XMLText.escape(className))""#
         attributes += #" time="\#(seconds(entry.attempts.last?.durationMilliseconds ?? 0))""#

@@ -24,6 +24,9 @@ package struct RunnerTestResult: Sendable, Equatable {
     package var location: String?
     /// Failed outside its assertions (JUnit's `<error>`: an exception, a broken fixture) rather than in one.
     package var isError = false
+
+    /// The message after the `file:line` it names, as reports and logs show a failure.
+    package var failure: String? { message.map { message in location.map { "\($0): \(message)" } ?? message } }
 }
 
 /// A results file that cannot be read, with the file and line that say why.

@@ -94,7 +94,17 @@ package enum TestReports {
 
 /// Cucumber reports as per-scenario results: a scenario failed when a step did, was skipped when every step was (or
 /// none ran), and passed otherwise; its `location` is its `uri:line`.
-enum CucumberResults {
+package enum CucumberResults {
+    /// A Cucumber JSON step's duration in seconds: cucumber-js writes whole nanoseconds, behave a fraction of seconds.
+    package static func seconds(_ duration: Double) -> Double {
+        duration.rounded() == duration && duration >= 1 ? duration / 1e9 : duration
+    }
+
+    /// A Cucumber JSON step result's error: a string, or behave's list of lines.
+    package static func errorMessage(_ result: [String: Any]?) -> String? {
+        (result?["error_message"] as? String) ?? (result?["error_message"] as? [String])?.joined(separator: "\n")
+    }
+
     /// Cucumber JSON (cucumber-js: nanoseconds; behave: seconds).
     static func json(_ data: Data, file: String) throws -> [RunnerTestResult] {
         guard let features = (try? JSONSerialization.jsonObject(with: data)) as? [[String: Any]] else {
@@ -114,12 +124,11 @@ enum CucumberResults {
                 for step in element["steps"] as? [[String: Any]] ?? [] {
                     let result = step["result"] as? [String: Any]
                     let duration = (result?["duration"] as? NSNumber)?.doubleValue ?? 0
-                    // Nanoseconds are whole; a fraction is behave's seconds.
-                    seconds += duration.rounded() == duration && duration >= 1 ? duration / 1e9 : duration
+                    seconds += Self.seconds(duration)
                     let status = (result?["status"] as? String ?? "skipped").lowercased()
                     statuses.append(status)
                     if message == nil, status == "failed" {
-                        message = (result?["error_message"] as? String) ?? (result?["error_message"] as? [String])?.joined(separator: "\n")
+                        message = Self.errorMessage(result)
                     }
                 }
                 results.append(

@@ -41,7 +41,7 @@ package enum XcodeResults {
             let type = node["nodeType"] as? String ?? ""
             let children = node["children"] as? [[String: Any]] ?? []
             guard type == "Test Case" else {
-                let isBundle = type.hasSuffix("test bundle") || type == "Unit test bundle" || type == "UI test bundle"
+                let isBundle = type.hasSuffix("test bundle")  // "Unit test bundle", "UI test bundle"
                 for child in children { walk(child, bundle: isBundle ? node["name"] as? String : bundle) }
                 return
             }
@@ -58,8 +58,7 @@ package enum XcodeResults {
                 classname = [bundle, suite.isEmpty ? nil : suite].compactMap { $0 }.joined(separator: "/")
             }
             let repetitions = children.filter { $0["nodeType"] as? String == "Repetition" }
-            var outcome = (repetitions.last?["result"] as? String) ?? node["result"] as? String ?? ""
-            if repetitions.isEmpty { outcome = node["result"] as? String ?? "" }
+            let outcome = (repetitions.last?["result"] as? String) ?? node["result"] as? String ?? ""
             let failure = firstFailure(in: children)
             let status: RunnerTestResult.Status =
                 switch outcome {

@@ -176,28 +176,20 @@ package struct AttemptQueue: Sendable {
         }
     }
 
-    /// Puts a claimed attempt back in the queue to run alone: it was in a batch whose process ended before reporting it.
-    @discardableResult
-    package func requeueAlone(_ claimed: ClaimedAttempt) async throws -> Bool {
-        var binds = PostgresBindings()
-        binds.append(claimed.id)
-        binds.append(claimed.leaseToken)
-        return try await abandon(where: "id = $1 AND lease_token = $2", binds, solo: true) > 0
-    }
-
     /// Puts a claimed attempt back in the queue without a result (the run was interrupted).
     @discardableResult
     package func release(_ claimed: ClaimedAttempt) async throws -> Bool {
         try await requeue(attemptID: claimed.id, token: claimed.leaseToken)
     }
 
-    /// Puts an attempt back in the queue if `token` still holds its lease.
+    /// Puts an attempt back in the queue if `token` still holds its lease; `solo`: to run alone (it was in a batch whose
+    /// process ended before reporting it).
     @discardableResult
-    package func requeue(attemptID: Int64, token: UUID) async throws -> Bool {
+    package func requeue(attemptID: Int64, token: UUID, solo: Bool = false) async throws -> Bool {
         var binds = PostgresBindings()
         binds.append(attemptID)
         binds.append(token)
-        return try await abandon(where: "id = $1 AND lease_token = $2", binds) > 0
+        return try await abandon(where: "id = $1 AND lease_token = $2", binds, solo: solo) > 0
     }
 
     /// Extends the leases of the attempts a process is running; returns the tokens whose leases it still holds (a lease
@@ -241,7 +233,7 @@ package struct AttemptQueue: Sendable {
     /// selects (SQL whose `$1`… are `binds`) are abandoned and followed by new queued attempts with the same numbers (no
     /// retry is spent), so that what an execution logged stays with its own row. Returns how many.
     /// `hostLost`: the execution's host vanished (its lease expired), which the new attempt remembers.
-    /// `solo`: the new attempt runs alone (``requeueAlone(_:)``); otherwise it runs as the abandoned one would have.
+    /// `solo`: the new attempt runs alone (``requeue(attemptID:token:solo:)``); otherwise it runs as the abandoned one would have.
     private func abandon(where condition: String, _ binds: PostgresBindings, hostLost: Bool = false, solo: Bool = false) async throws -> Int {
         let sql = """
             WITH gone AS (

@@ -94,7 +94,7 @@ struct BatchQueueTests {
             #expect(companions.count == 3)
             // The head failed; the others' process crashed before reporting them.
             #expect(try await queue.complete(head, result: AttemptResult(outcome: .failed, durationMilliseconds: 1)).retryQueued)
-            for companion in companions { #expect(try await queue.requeueAlone(companion)) }
+            for companion in companions { #expect(try await queue.requeue(attemptID: companion.id, token: companion.leaseToken, solo: true)) }
             var claimed: [ClaimedAttempt] = []
             while let next = try await queue.claim(runID: runID, worker: WorkerIdentity(host: "test", pid: 1, slot: 2), port: 2) {
                 #expect(try await queue.claimCompanions(of: next, limit: 3, slots: 1, budgetMilliseconds: 60_000).isEmpty)

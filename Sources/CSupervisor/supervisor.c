@@ -129,7 +129,10 @@ typedef struct {
 
 static void capture_open(capture *c) {
     if (c->file_fd >= 0 || c->path == NULL) return;
-    c->file_fd = open(c->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    // A new file, never one planted at the path: whatever is there goes (a link itself, not what it points at), and
+    // the file is made exclusively without following a link.
+    unlink(c->path);
+    c->file_fd = open(c->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (c->file_fd < 0) c->path = NULL;  // cannot write it: count only
 }
 

@@ -118,7 +118,7 @@ package final class Coordinator: Sendable {
         let claimant = Claimant(worker: WorkerIdentity(host: configuration.host, pid: getpid(), slot: slot), port: port.port)
         let runner = AttemptRunner(configuration: configuration)
         let folder = "\(configuration.attemptsDirectory)/\(configuration.runID.uuidString.lowercased())/.slots/\(slot)"
-        var resources = SlotResources(number: slot, portLease: port, supervisor: try Supervisor(), folder: folder)
+        var resources = try SlotResources(number: slot, portLease: port, supervisor: try Supervisor(), folder: folder)
         (resources.environment, resources.fixedKeys) = runner.slotEnvironment(resources)
         defer { resources.supervisor.shutdown() }
         while !isStopping {
@@ -158,11 +158,10 @@ package final class Coordinator: Sendable {
                 for companion in attempts.dropFirst() { onEvent(.attemptStarted(slot: slot, attempt: companion)) }
                 state.withLock { $0.companions[slot] = attempts.dropFirst().map(\.leaseToken) }
             }
-            var dispositions: [AttemptRunner.Disposition]
-            var reason: Termination.Reason?
+            let ending: AttemptRunner.Ending
             do {
                 let session = try await hooks?.attemptWillStart(claimed, slot: slot, port: port) ?? [:]
-                (dispositions, reason) = await runner.run(attempts, slot: resources, session: session) { process in
+                ending = await runner.run(attempts, slot: resources, session: session) { process in
                     let stopNow = state.withLock { state -> Bool in
                         state.processes[slot] = process
                         return state.stopping
@@ -171,7 +170,17 @@ package final class Coordinator: Sendable {
                 }
             } catch {
                 let result = AttemptResult(outcome: .infrastructureError, durationMilliseconds: 0, error: "\(error)")
-                (dispositions, reason) = (attempts.map { _ in .finished(result, reported: nil) }, nil)
+                ending = AttemptRunner.Ending(dispositions: attempts.map { _ in .finished(result, reported: nil) })
+            }
+            let (dispositions, reason) = (ending.dispositions, ending.reason)
+            if let unusable = ending.slotUnusable {
+                // What an earlier attempt left in the slot cannot be removed: its attempts did not run, go back to the queue
+                // without a retry spent, and the slot is retired, so that nothing else is blamed for it.
+                await hooks?.attemptWasLost(claimed, slot: slot)
+                idle(slot)
+                for attempt in attempts { try await release(attempt, slot: slot) }
+                try retire(slot, reason: "its folders cannot be emptied for the next attempt (\(unusable))")
+                return
             }
             if reason == .supervisorDied {
                 // The command's group is gone with its supervisor: the attempts go back, the slot gets a new supervisor.
@@ -265,7 +274,7 @@ package final class Coordinator: Sendable {
             return state.retiredSlots
         }
         if retired == configuration.workers {
-            throw CoordinatorError(.noSlots, "every worker slot lost its supervisor process and no new one could be started")
+            throw CoordinatorError(.noSlots, "every worker slot was retired; the last one because \(reason)")
         }
     }
 

@@ -49,7 +49,10 @@ package struct AttemptRecord: Sendable, Codable, Hashable {
     package var failureSummary: String {
         switch outcome {
         // A test its runner reported failed has its failure instead of an exit status of its own.
-        case .failed?: return exitCode.map { "exited with status \($0)" } ?? error.map { "failed: \($0)" } ?? "failed"
+        // One whose process exited non-zero says its status, and why its runner's report did not count when it did not.
+        case .failed?:
+            guard let exitCode else { return error.map { "failed: \($0)" } ?? "failed" }
+            return "exited with status \(exitCode)" + (error.map { ": \($0)" } ?? "")
         case .timedOut?: return "timed out after \(durationMilliseconds ?? 0) ms"
         case .crashed?: return "crashed with signal \(signal ?? 0)"
         case .infrastructureError?: return "infrastructure error: \(error ?? "unknown")"

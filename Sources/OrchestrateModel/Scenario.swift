@@ -140,17 +140,18 @@ package struct Batch: Sendable, Codable, Hashable {
     /// Whether `template` takes a batch of ids.
     package static func takesIDs(_ template: String) -> Bool { placeholders.contains { template.contains($0) } }
 
-    /// The command that runs `ids`, in this order.
+    /// The command that runs `ids`, in this order: the template filled in one pass (``CommandTemplate``).
     package func command(for ids: [String]) -> String {
-        guard command.utf8.contains(UInt8(ascii: "{")) else { return command }
-        let escaped = ids.map(Self.regexEscaped).joined(separator: "|")
-        return
-            command
-            .replacingOccurrences(of: "{ids}", with: ids.map(ShellWord.quote).joined(separator: " "))
-            .replacingOccurrences(of: "{ids-regex}", with: ShellWord.quote("^(\(escaped))$"))
-            .replacingOccurrences(of: "{ids-comma}", with: ShellWord.quote(ids.joined(separator: ",")))
-            .replacingOccurrences(of: "{ids-swift-testing}", with: ShellWord.quote("^(\(escaped))(/|$)"))
-            .replacingOccurrences(of: "{ids-only-testing}", with: ids.map { ShellWord.quote("-only-testing:\($0)") }.joined(separator: " "))
+        CommandTemplate.fill(command) { placeholder in
+            switch placeholder {
+            case "ids": ids
+            case "ids-regex": ["^(\(ids.map(Self.regexEscaped).joined(separator: "|")))$"]
+            case "ids-comma": [ids.joined(separator: ",")]
+            case "ids-swift-testing": ["^(\(ids.map(Self.regexEscaped).joined(separator: "|")))(/|$)"]
+            case "ids-only-testing": ids.map { "-only-testing:\($0)" }
+            default: nil
+            }
+        }
     }
 
     /// `text` matched literally by a regular expression (POSIX extended and ICU alike).
@@ -161,22 +162,5 @@ package struct Batch: Sendable, Codable, Hashable {
             escaped.append(character)
         }
         return escaped
-    }
-}
-
-/// Shell words.
-package enum ShellWord {
-    /// A word the shell reads back unchanged.
-    package static func quote(_ value: String) -> String {
-        if !value.isEmpty, value.utf8.allSatisfy(isSafe) { return value }
-        return "'" + value.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
-    }
-
-    /// Letters, digits and `-_./:=@%+,`: bytes the shell takes literally.
-    private static func isSafe(_ byte: UInt8) -> Bool {
-        switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
-        default: "-_./:=@%+,".utf8.contains(byte)
-        }
     }
 }

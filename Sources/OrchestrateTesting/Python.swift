@@ -1,4 +1,5 @@
 import Foundation
+import OrchestrateModel
 
 /// Python 3 programs the tests use as outside oracles (the official Cucumber parser, haralyzer, junitparser), which
 /// `make test` installs from PyPI. A failing program fails the test that ran it: it never skips.
@@ -61,16 +62,6 @@ package enum Python {
         return process
     }
 
-}
-
-/// Runs `work`, which blocks (waits on a program, a socket), on a thread of its own: a serial queue of its own
-/// overcommits, so it never takes one of the threads Swift's cooperative pool runs on. A concurrent queue, or a global
-/// one, would not do: on Linux they draw from the same threads as the pool (as many as there are cores), and a few
-/// blocked waits starve every task of the test process.
-package func blockingOffPool<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue(label: "orchestrate.tests.blocking").async { continuation.resume(with: Result { try work() }) }
-    }
 }
 
 package struct PythonError: Error, CustomStringConvertible {

@@ -30,6 +30,8 @@ struct Orchestrate: AsyncParsableCommand {
     static func main() async {
         // A burst of large bodies is given back to the system once the mock server lets it go.
         orchestrate_map_large_blocks(1 << 20)
+        // A closed pipe is a failed write (given up on: Console), never a signal that ends the command mid-work.
+        signal(SIGPIPE, SIG_IGN)
         do {
             var command = try parseAsRoot()
             if var command = command as? any AsyncParsableCommand {
@@ -38,14 +40,16 @@ struct Orchestrate: AsyncParsableCommand {
                 try command.run()
             }
             // Every command has finished its work (its files written, its database pool closed) when it returns: what
-            // is left is output in stdio buffers. Tearing down the runtime's and libraries' state would only delay the exit.
+            // is left is output on its way out. Tearing down the runtime's and libraries' state would only delay the exit.
+            StandardStreams.flush(within: .seconds(10))
             fflush(nil)
             _exit(0)
         } catch {
+            StandardStreams.flush(within: .seconds(10))
             let code = exitCode(for: error)
             if code == .validationFailure {
                 // One line: what is wrong, and where the help is.
-                FileHandle.standardError.write(Data("error: \(message(for: error)) (orchestrate help)\n".utf8))
+                Console.standard.note("error: \(message(for: error)) (orchestrate help)")
                 Foundation.exit(ExitStatus.badInput)
             }
             exit(withError: error)
@@ -66,7 +70,7 @@ struct CommonOptions: ParsableArguments {
     var verbose = false
 
     var logger: Logger {
-        var logger = Logger(label: "orchestrate") { StreamLogHandler.standardError(label: $0) }
+        var logger = Logger(label: "orchestrate") { ConsoleLogHandler(label: $0) }
         logger.logLevel = verbose ? .debug : .warning
         return logger
     }
@@ -75,7 +79,7 @@ struct CommonOptions: ParsableArguments {
 /// Prints what a command body returns (exit 0), or turns its error into one line on stderr and an exit code.
 func printing(_ body: () async throws -> String) async throws {
     try await exiting {
-        print(try await body())
+        Console.standard.line(try await body())
         return 0
     }
 }
@@ -88,7 +92,7 @@ func exiting(_ body: () async throws -> Int32) async throws {
     } catch let error as ValidationError {
         throw error
     } catch {
-        FileHandle.standardError.write(Data("error: \(ExitStatus.describe(error))\n".utf8))
+        Console.detached.note("error: \(ExitStatus.describe(error))")
         code = ExitStatus.code(for: error)
     }
     if code != 0 { throw ExitCode(code) }
@@ -187,7 +191,9 @@ struct Run: AsyncParsableCommand {
         options.failedOnly = failed
         options.newTestsShare = detectNewFlakes ? newTestsShare : nil
         let logger = common.logger
-        try await exiting { try await RunOrchestration.run(options, output: ConsoleRunOutput(progress: work.progress), logger: logger) }
+        try await exiting {
+            try await RunOrchestration.run(options, output: ConsoleRunOutput(progress: work.progress, console: .detached), logger: logger)
+        }
     }
 }
 
@@ -317,7 +323,9 @@ struct Agent: AsyncParsableCommand {
         options.forever = forever
         options.planWait = DurationText.parse(wait) ?? .seconds(600)
         let logger = common.logger
-        try await exiting { try await RunOrchestration.run(options, output: ConsoleRunOutput(progress: work.progress), logger: logger) }
+        try await exiting {
+            try await RunOrchestration.run(options, output: ConsoleRunOutput(progress: work.progress, console: .detached), logger: logger)
+        }
     }
 }
 
@@ -682,8 +690,7 @@ struct GherkinGroup: ParsableCommand {
 
         func run() throws {
             let status = GherkinCommands.pickles(
-                files: files, output: { print($0) },
-                errors: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) })
+                files: files, output: { Console.standard.line($0) }, errors: { Console.standard.note($0) })
             if status != 0 { throw ExitCode(status) }
         }
     }

@@ -16,7 +16,7 @@ struct MigrationTests {
                     try await Database.with(endpoint, logger: .init(label: "test"), maximumConnections: 1) { try await $0.schemaVersion() }
                 }
             }
-            for try await version in group { #expect(version == 16) }
+            for try await version in group { #expect(version == 17) }
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import OrchestrateModel
 import OrchestrateTesting
 import Testing
 

@@ -42,12 +42,12 @@ struct SwiftPMSuiteTests {
             _ = try await SupervisedProcess.run(list)
             let swift = try String(contentsOfFile: directory.file("list.stdout"), encoding: .utf8)
             let ids = swift.split(separator: "\n").map(String.init).filter { $0.hasPrefix("ShopTests.") }
-            #expect(ids.count == 9, "\(swift)")
+            #expect(ids.count == 10, "\(swift)")
             for id in ids { #expect(listed.stdout.contains(id), "\(id) in \(listed.stdout)") }
 
             let run = try await cli.run(["run", "--progress", "none"])
             #expect(run.exitCode == 1, "\(run.stdout)\(run.stderr)")
-            #expect(run.stdout.contains("9 scenarios, 5 passed, 1 flaky, 3 failed"), "\(run.stdout)")
+            #expect(run.stdout.contains("10 scenarios, 6 passed, 1 flaky, 3 failed"), "\(run.stdout)")
             let runID = try #require(run.stdout.split(separator: " ").dropFirst().first.map(String.init))
             // XCTest's failure and Swift Testing's, each with its file:line.
             let xctest = try await cli.run(["logs", runID, "ShopTests.CartTests/testTotal"])
@@ -63,12 +63,31 @@ struct SwiftPMSuiteTests {
             let pids = try await queryRows(
                 cli.environment["ORCHESTRATE_DATABASE_URL"]!,
                 "SELECT count(DISTINCT pid) FROM attempts WHERE state = 'finished' AND attempt = 1", as: Int64.self)
-            #expect((pids.first ?? 9) < 9, "batches: \(pids)")
+            #expect((pids.first ?? 10) < 10, "batches: \(pids)")
             // SwiftPM's names in the JUnit report.
             let junit = try String(contentsOfFile: directory.file("shop/.orchestrate/reports/\(runID)/junit.xml"), encoding: .utf8)
             #expect(junit.contains(#"name="testTotal" classname="ShopTests.CartTests""#), "\(junit)")
             #expect(junit.contains(#"name="total()" classname="ShopTests.PriceTests""#), "\(junit)")
             #expect(junit.contains(#"name="free()" classname="ShopTests""#), "\(junit)")
+
+            // A test whose report says it passed while its process exits 1 (nothing reported failed): its batch's passes
+            // run again alone, and alone the same evidence fails it, saying why. The tests are built already.
+            try directory.write(
+                "shop/orchestrate.yml",
+                """
+                workers: 1
+                suite:
+                  swiftpm: { package: ., build: false, filter: "discount|free|passesThenExits" }
+                  batch: { size: 3 }
+                  env: { SHOP_EXIT_AFTER_PASSING: "1" }
+                mock: { mode: live }
+                """)
+            let exits = try await cli.run(["run", "--progress", "none"])
+            #expect(exits.exitCode == 1, "\(exits.stdout)\(exits.stderr)")
+            #expect(exits.stdout.contains("3 scenarios, 2 passed, 1 failed"), "\(exits.stdout)")
+            let exitsID = try #require(exits.stdout.split(separator: " ").dropFirst().first.map(String.init))
+            let exiter = try await cli.run(["logs", exitsID, "ShopTests.passesThenExits()"])
+            #expect(exiter.stdout.contains("its report says it passed, but its process did not end well"), "\(exiter.stdout)")
         }
     }
 

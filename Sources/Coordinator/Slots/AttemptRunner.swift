@@ -7,7 +7,7 @@ import struct OrchestrateKit.OrchestrateEnvironment
 
 /// Runs one claimed attempt as a real process: its own process group, the env contract, a private
 /// HOME/TMPDIR/artifacts folder, a time limit on the whole tree, bounded stdout/stderr.
-struct AttemptRunner: Sendable {
+package struct AttemptRunner: Sendable {
     var configuration: CoordinatorConfiguration
 
     func directory(for claimed: ClaimedAttempt) -> String {
@@ -15,11 +15,19 @@ struct AttemptRunner: Sendable {
     }
 
     /// What became of one test an attempt's process ran.
-    enum Disposition: Sendable {
+    package enum Disposition: Sendable {
         /// Its result, with what its runner reported of it (`nil`: its process's exit status alone said).
         case finished(AttemptResult, reported: RunnerTestResult?)
         /// Back to the queue, to run alone: its batch's process ended without reporting it.
         case alone
+    }
+
+    /// What became of an attempt's tests, and why its process ended; `slotUnusable` when the slot could not be made
+    /// ready (its folders cannot be emptied): the attempt did not run, and the slot must not be used again.
+    struct Ending: Sendable {
+        var dispositions: [Disposition]
+        var reason: Termination.Reason? = nil
+        var slotUnusable: String? = nil
     }
 
     /// Runs the tests of `attempts` (a batch: the first was claimed, the others with it; usually just the one) in one
@@ -35,28 +43,35 @@ struct AttemptRunner: Sendable {
     /// folders behind every run.
     ///
     /// A batch runs with the batch command (``Batch/command(for:)``), under the sum of its tests' time limits.
-    /// With a results format (``Scenario/results``), each test's result is what its runner reported of it; a test of a
-    /// batch it did not report goes back to the queue to run alone (its process crashed or timed out first, or its id
-    /// matched nothing). The output and the kept folder go to the tests that did not pass (the folder to the first), or
+    /// With a results format (``Scenario/results``), each test's result is what its runner reported of it, as far as its
+    /// process's end stands behind it (``dispositions(of:process:format:folder:)``); a test of a batch without that
+    /// evidence goes back to the queue to run alone (its id matched nothing, or its process crashed, timed out or exited
+    /// non-zero with no failure reported, which a pass it reported does not outweigh). The output and the kept folder go to the tests that did not pass (the folder to the first), or
     /// to the first test when all passed; results files that said only that everything passed are not kept (a Cucumber
     /// scenario's, run alone, are: its steps are read from them).
     func run(
         _ attempts: [ClaimedAttempt], slot: SlotResources, session: [OrchestrateEnvironment.Variable: String] = [:],
         onLaunch: (SupervisedProcess) -> Void
-    ) async -> ([Disposition], Termination.Reason?) {
+    ) async -> Ending {
         let claimed = attempts[0]
         let clock = ContinuousClock()
         let start = clock.now
         func elapsed() -> Int64 { (clock.now - start).wholeMilliseconds }
-        func everyone(_ result: AttemptResult, _ reason: Termination.Reason? = nil) -> ([Disposition], Termination.Reason?) {
-            (attempts.map { _ in .finished(result, reported: nil) }, reason)
+        func everyone(_ result: AttemptResult, _ reason: Termination.Reason? = nil) -> Ending {
+            Ending(dispositions: attempts.map { _ in .finished(result, reported: nil) }, reason: reason)
         }
-        do {
-            try slot.artifacts.empty()
-            try slot.home.empty()
-            try slot.temporary.empty()
-        } catch {
-            return everyone(AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: "\(error)"))
+        // Folder work (an earlier attempt may have left a deep tree) and reading reports run off the cooperative pool,
+        // whose threads serve every slot's mock server.
+        if let unusable = await blockingOffPool({ () -> String? in
+            do {
+                try slot.prepare()
+                return nil
+            } catch {
+                return "\(error)"
+            }
+        }) {
+            // Whatever an earlier attempt left that cannot be removed is not this attempt's failure.
+            return Ending(dispositions: attempts.map { _ in .alone }, slotUnusable: unusable)
         }
         // The slot's environment (shared by its attempts), the scenario's own on top (the contract, HOME and TMPDIR
         // win), then the attempt's part of the contract.
@@ -107,9 +122,15 @@ struct AttemptRunner: Sendable {
                 AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: "the slot's supervisor died"), .supervisorDied)
         }
         let duration = elapsed()
+        return await blockingOffPool { conclude(attempts, slot: slot, termination: termination, duration: duration, timeout: timeout) }
+    }
+
+    /// What the attempt's process left says of each test (its output, its reports, what to keep), after it ended.
+    private func conclude(_ attempts: [ClaimedAttempt], slot: SlotResources, termination: Termination, duration: Int64, timeout: Int64) -> Ending {
+        let claimed = attempts[0]
         // A capture file exists only once its stream had output; one left from an earlier attempt is not this one's.
-        let stdout = termination.stdoutBytes > 0 ? Self.readCapture(slot.stdoutLog) : ""
-        let stderr = termination.stderrBytes > 0 ? Self.readCapture(slot.stderrLog) : ""
+        let stdout = termination.stdoutBytes > 0 ? readCapture("stdout.log", of: slot) : ""
+        let stderr = termination.stderrBytes > 0 ? readCapture("stderr.log", of: slot) : ""
         var result = AttemptResult(outcome: .passed, durationMilliseconds: duration, pid: termination.pid, stdout: stdout, stderr: stderr)
         switch termination.reason {
         case .exited(0):
@@ -144,7 +165,7 @@ struct AttemptRunner: Sendable {
         let keeper = failing.first ?? 0
         // A Cucumber scenario run alone keeps its report: its steps are read from it.
         if failing.isEmpty, let format = claimed.scenario.results, claimed.scenario.isRunnerTest {
-            Self.removeReports(format, in: slot.artifacts.path)
+            TestReports.remove(format, in: slot.artifacts.path)
         }
         do {
             let folder = try keep(attempts[keeper], from: slot, termination: termination, passed: failing.isEmpty)
@@ -163,23 +184,25 @@ struct AttemptRunner: Sendable {
         // Output not kept is not left in the slot either (it may hold secrets until the next attempt's replaces it).
         if termination.stdoutBytes > 0 { unlink(slot.stdoutLog) }
         if termination.stderrBytes > 0 { unlink(slot.stderrLog) }
-        return (dispositions, termination.reason)
+        return Ending(dispositions: dispositions, reason: termination.reason)
     }
 
-    /// Each test's result from its runner's reports in `folder` (``TestReports``). A test reported failed failed, with
-    /// the failure's `file:line` and message; one reported passed or skipped passed, unless it ran alone and its process
-    /// did not end well. A test of a batch with no result goes back to run alone; one that ran alone without a result
-    /// failed (its process's outcome, when that was not a pass). Durations are the runner's, or a share of the rest.
-    static func dispositions(of attempts: [ClaimedAttempt], process: AttemptResult, format: ResultsFormat, folder: String) -> [Disposition] {
+    /// Each test's result from its runner's reports in `folder` (``TestReports``), by one rule for a test alone and a
+    /// batch: a test reported failed failed, with the failure's `file:line` and message; a test reported passed (or
+    /// skipped) passed only when its process's end stands behind the report: it exited 0, or exited with a runner's
+    /// status for failed tests (1…127, not a shell's report of a signal) while the report names a failure among the
+    /// tests it ran. A test with no result, or whose reported pass its process's end does not stand behind (a crash, a
+    /// timeout, a non-zero exit that no reported failure explains), has no evidence of a pass: in a batch it goes back
+    /// to run alone (no retry spent), and alone it failed, saying why. Durations are the runner's, or a share of the
+    /// rest.
+    package static func dispositions(of attempts: [ClaimedAttempt], process: AttemptResult, format: ResultsFormat, folder: String) -> [Disposition] {
+        let alone = attempts.count == 1
         let reports: [RunnerTestResult]
         do {
             reports = try TestReports.read(format, folder: folder)
         } catch {
-            guard attempts.count == 1 else { return attempts.map { _ in .alone } }
-            var failed = process
-            if failed.outcome == .passed { failed.outcome = .failed }
-            failed.error = "its \(format.rawValue) report cannot be read: \(error)"
-            return [.finished(failed, reported: nil)]
+            guard alone else { return attempts.map { _ in .alone } }
+            return [.finished(Self.unproven(process, because: "its \(format.rawValue) report cannot be read: \(error)"), reported: nil)]
         }
         let matched = TestReports.match(
             attempts.map { attempt in
@@ -188,21 +211,19 @@ struct AttemptRunner: Sendable {
         let known = attempts.compactMap { matched[$0.scenario.id]?.seconds }
         let unknown = attempts.count { matched[$0.scenario.id] != nil && matched[$0.scenario.id]?.seconds == nil }
         let share = unknown == 0 ? 0 : max(process.durationMilliseconds - Int64(known.reduce(0, +) * 1000), 0) / Int64(unknown)
-        let alone = attempts.count == 1
+        let endedWell =
+            process.outcome == .passed
+            || (process.outcome == .failed && (1...127).contains(process.exitCode ?? 0)
+                && attempts.contains { matched[$0.scenario.id]?.status == .failed })
         return attempts.map { attempt in
             guard let report = matched[attempt.scenario.id] else {
                 guard alone else { return .alone }
-                var failed = process
-                if failed.outcome == .passed {
-                    // Its process ended well: the missing result is the failure, not an exit status.
-                    failed.outcome = .failed
-                    failed.exitCode = nil
-                }
-                failed.error = [
-                    failed.error,
-                    "its runner reported no result for \(attempt.scenario.id) (no \(format.rawValue) report of it in ORCHESTRATE_ARTIFACTS_DIR)",
-                ].compactMap { $0 }.joined(separator: "; ")
-                return .finished(failed, reported: nil)
+                return .finished(
+                    Self.unproven(
+                        process,
+                        because:
+                            "its runner reported no result for \(attempt.scenario.id) (no \(format.rawValue) report of it in ORCHESTRATE_ARTIFACTS_DIR)"
+                    ), reported: nil)
             }
             var result = process
             result.durationMilliseconds = report.seconds.map { Int64(($0 * 1000).rounded()) } ?? share
@@ -212,28 +233,30 @@ struct AttemptRunner: Sendable {
                 result.exitCode = nil
                 result.error = [result.error, report.failure ?? "failed"].compactMap { $0 }.joined(separator: "; ")
             case .passed, .skipped:
-                if alone, process.outcome != .passed {
-                    result.error = [result.error, "its report says it passed, but its process did not end well"].compactMap { $0 }
-                        .joined(separator: "; ")
-                } else {
-                    result = AttemptResult(
-                        outcome: .passed, exitCode: process.exitCode, signal: process.signal, durationMilliseconds: result.durationMilliseconds,
-                        pid: process.pid)
+                guard endedWell else {
+                    guard alone else { return .alone }
+                    result = Self.unproven(result, because: "its report says it passed, but its process did not end well")
+                    return .finished(result, reported: report)
                 }
-            }
-            if !alone, result.outcome != .passed, result.outcome != .failed {
-                // A test reported failed in a batch that then crashed or timed out failed by its report.
-                result.outcome = .failed
+                result = AttemptResult(
+                    outcome: .passed, exitCode: process.exitCode, signal: process.signal, durationMilliseconds: result.durationMilliseconds,
+                    pid: process.pid)
             }
             return .finished(result, reported: report)
         }
     }
 
-    /// Removes the results files of `format` from `folder`.
-    private static func removeReports(_ format: ResultsFormat, in folder: String) {
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where format.suffixes.contains(where: name.hasSuffix) {
-            try? FileManager.default.removeItem(atPath: "\(folder)/\(name)")
+    /// `process` as the result of a test whose pass has no evidence: failed (its process's outcome, when that was not a
+    /// pass), saying `why`.
+    private static func unproven(_ process: AttemptResult, because why: String) -> AttemptResult {
+        var failed = process
+        if failed.outcome == .passed {
+            // Its process ended well: the missing evidence is the failure, not an exit status.
+            failed.outcome = .failed
+            failed.exitCode = nil
         }
+        failed.error = [failed.error, why].compactMap { $0 }.joined(separator: "; ")
+        return failed
     }
 
     /// Every secret out of what is kept of an attempt: its captured output and error, and the output files in its
@@ -243,26 +266,39 @@ struct AttemptRunner: Sendable {
         result.stdout = secrets.scrubbed(result.stdout)
         result.stderr = secrets.scrubbed(result.stderr)
         result.error = result.error.map { secrets.scrubbed($0) }
-        guard let folder = result.folder else { return }
-        for path in ["\(folder)/stdout.log", "\(folder)/stderr.log"] {
-            guard let data = FileManager.default.contents(atPath: path), let scrubbed = secrets.scrubbed(Array(data)) else { continue }
+        guard let path = result.folder, let folder = try? FolderHandle(opening: path) else { return }
+        for name in ["stdout.log", "stderr.log"] where folder.kind(of: name) != nil {
             do {
-                try AtomicFile.write(Data(scrubbed), to: path)
+                let data = try folder.contents(of: name, maximumBytes: Self.largestLog)
+                guard let scrubbed = secrets.scrubbed(Array(data)) else { continue }
+                try folder.write(Data(scrubbed), to: name)
             } catch {
-                unlink(path)
+                // Not a file of its own, too large to scrub, or not writable: not kept.
+                try? folder.remove(name)
             }
         }
     }
 
+    /// Output files of an attempt read to scrub them: larger ones (an attempt's own, not a capture) are not kept.
+    static let largestLog = 64 << 20
+
     /// Moves what the attempt left in the slot's artifacts folder, and its output unless it passed, to the attempt's
     /// folder, and returns the folder. Nothing to keep: nothing happens (no folder, `nil`).
     private func keep(_ claimed: ClaimedAttempt, from slot: SlotResources, termination: Termination, passed: Bool) throws -> String? {
-        guard !passed || !slot.artifacts.isEmpty() else { return nil }
+        // What is at the artifacts folder's path is kept only when it is a folder (a link is not followed).
+        let artifacts = slot.artifacts.hasEntries
+        guard !passed || artifacts else { return nil }
         // The run's folder exists: the slot's folders are in it.
         let folder = directory(for: claimed)
         // A folder already there is from a try of this attempt that a stopped or killed coordinator left behind.
-        slot.artifacts.movedAway()
-        try Folders.move(slot.artifacts.path, to: folder, replacing: true)
+        if artifacts {
+            slot.artifacts.movedAway()
+            try Folders.move(slot.artifacts.path, to: folder, replacing: true)
+        } else {
+            // Its output alone, in a folder of its own.
+            try Folders.remove(folder)
+            try Folders.make(folder)
+        }
         guard !passed else { return folder }
         if termination.stdoutBytes > 0 { try Folders.move(slot.stdoutLog, to: "\(folder)/stdout.log") }
         if termination.stderrBytes > 0 { try Folders.move(slot.stderrLog, to: "\(folder)/stderr.log") }
@@ -301,9 +337,10 @@ struct AttemptRunner: Sendable {
         ]
     }
 
-    /// The captured stream as text PostgreSQL accepts (valid UTF-8, no NUL).
-    static func readCapture(_ path: String) -> String {
-        guard let data = FileManager.default.contents(atPath: path), !data.isEmpty else { return "" }
+    /// The captured stream `name` of the slot as text PostgreSQL accepts (valid UTF-8, no NUL); a file an attempt put in
+    /// its place (a link, something larger than a capture) is not read.
+    func readCapture(_ name: String, of slot: SlotResources) -> String {
+        guard let data = try? slot.handle.contents(of: name, maximumBytes: configuration.captureBytes + 4096), !data.isEmpty else { return "" }
         return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\0", with: "\u{FFFD}")
     }
 }

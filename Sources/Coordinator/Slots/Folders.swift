@@ -1,4 +1,5 @@
 import Foundation
+import OrchestrateModel
 
 /// Folder chores on the attempt path, with plain system calls (they run once per attempt).
 enum Folders {
@@ -16,83 +17,60 @@ enum Folders {
         }
     }
 
-    /// Renames `path` to `destination` (same file system). `replacing` removes a folder already at `destination`.
+    /// Renames `path` to `destination` (same file system). `replacing` removes what is already at `destination` (a
+    /// folder a stopped coordinator left, at any depth).
     static func move(_ path: String, to destination: String, replacing: Bool = false) throws {
         if rename(path, destination) == 0 { return }
         if replacing, errno == ENOTEMPTY || errno == EEXIST {
-            try? FileManager.default.removeItem(atPath: destination)
+            try remove(destination)
             if rename(path, destination) == 0 { return }
         }
         throw Failure(description: "cannot move \(path) to \(destination): \(String(cString: strerror(errno)))")
     }
 
-    /// Makes `path` an existing, empty folder. On the attempt path it usually exists and is empty:
-    /// then this is one opendir/readdir and nothing else.
-    static func empty(_ path: String) throws {
-        guard let empty = isEmpty(path) else { return try make(path) }
-        if empty { return }
-        let entries = try FileManager.default.contentsOfDirectory(atPath: path)
-        for entry in entries {
-            let item = "\(path)/\(entry)"
-            // An attempt may leave read-only folders behind; make them writable before removing.
-            chmod(item, 0o755)
-            try FileManager.default.removeItem(atPath: item)
-        }
-    }
-
-    /// Whether the folder has no entries (reads only its first entries); `nil` when it cannot be opened.
-    static func isEmpty(_ path: String) -> Bool? {
-        guard let directory = opendir(path) else { return nil }
-        defer { closedir(directory) }
-        return hasNoEntries(directory)
-    }
-
-    /// Whether an open directory stream, read from where it stands, has nothing but `.` and `..`.
-    static func hasNoEntries(_ directory: OpaquePointer) -> Bool {
-        while let entry = readdir(directory) {
-            let isDot = withUnsafeBytes(of: entry.pointee.d_name) { name in
-                name[0] == UInt8(ascii: ".") && (name[1] == 0 || (name[1] == UInt8(ascii: ".") && name[2] == 0))
-            }
-            if !isDot { return false }
-        }
-        return true
+    /// Removes whatever is at `path` (a folder at any depth; a link itself), through its parent's descriptor.
+    static func remove(_ path: String) throws {
+        try FolderHandle(opening: (path as NSString).deletingLastPathComponent).remove((path as NSString).lastPathComponent)
     }
 }
 
-/// A folder of a worker slot that must be empty when an attempt starts (its HOME, TMPDIR, artifacts). It is read
-/// through a directory stream held open: telling that it is still empty is a rewind and one read, not an open of its
-/// long path, four times per attempt. Used by its slot's task alone.
+/// A folder of a worker slot that must be empty when an attempt starts (its HOME, TMPDIR, artifacts), an entry of the
+/// slot's folder. It is reached through the slot folder's descriptor, and checked to be the folder it made: an attempt
+/// that removes it, or puts a link or another folder in its place, gets a new one, never one emptied through a link
+/// or left holding what the attempt put there. Used by its slot's task alone.
 final class ScratchFolder: @unchecked Sendable {
     let path: String
-    private var stream: OpaquePointer?
+    private let name: String
+    private let slot: FolderHandle
+    /// The folder as last made or emptied, while it is still the one at its path.
+    private var handle: FolderHandle?
 
-    init(_ path: String) {
-        self.path = path
+    init(_ name: String, in slot: FolderHandle) {
+        self.name = name
+        self.slot = slot
+        path = "\(slot.path)/\(name)"
     }
 
-    deinit {
-        if let stream { closedir(stream) }
+    /// The folder at the path, when it is still the one this made.
+    private var current: FolderHandle? {
+        guard let handle, let identity = handle.identity, slot.identity(of: name) == identity else { return nil }
+        return handle
     }
 
-    /// Makes the folder exist and be empty.
-    func empty() throws {
-        if isEmpty() { return }
-        // Emptied in place (the stream still reads it), or made when it did not exist (then there is no stream yet).
-        try Folders.empty(path)
-        if stream == nil { stream = opendir(path) }
+    /// Makes the folder exist and be empty, whatever the last attempt left there (any depth, links, read-only folders).
+    func empty() throws(FolderError) {
+        if let current {
+            if !current.isEmpty { try current.removeContents() }
+            return
+        }
+        handle = nil
+        try slot.remove(name)
+        handle = try slot.folder(name, creating: true)
     }
 
-    /// Whether the folder exists and has no entries.
-    func isEmpty() -> Bool {
-        if stream == nil { stream = opendir(path) }
-        guard let stream else { return false }
-        rewinddir(stream)
-        return Folders.hasNoEntries(stream)
-    }
+    /// Whether a real folder (not a link, not a file) is at the path and it has entries: what may be kept of an attempt.
+    var hasEntries: Bool { (try? slot.folder(name))?.isEmpty == false }
 
     /// The folder was moved away (kept as an attempt's folder): the next ``empty()`` makes a new one.
-    func movedAway() {
-        if let stream { closedir(stream) }
-        stream = nil
-    }
+    func movedAway() { handle = nil }
 }

@@ -1,3 +1,4 @@
+import OrchestrateModel
 import ProcessSupervisor
 
 /// What a worker slot holds for the whole run: its number, its port, its supervisor process, its HOME, TMPDIR and
@@ -9,6 +10,8 @@ struct SlotResources: Sendable {
     var supervisor: Supervisor
     /// The slot's folder, `<attempts>/<run>/.slots/<n>`.
     var folder: String
+    /// The slot's folder as it was made: its entries are reached through it.
+    let handle: FolderHandle
     let home: ScratchFolder
     let temporary: ScratchFolder
     let artifacts: ScratchFolder
@@ -17,17 +20,33 @@ struct SlotResources: Sendable {
     /// The keys of `environment` a scenario's own environment does not override.
     var fixedKeys: Set<String> = []
 
-    init(number: Int, portLease: PortLease, supervisor: Supervisor, folder: String) {
+    /// Makes the slot's folder (and its parents) when missing.
+    init(number: Int, portLease: PortLease, supervisor: Supervisor, folder: String) throws {
         self.number = number
         self.portLease = portLease
         self.supervisor = supervisor
         self.folder = folder
-        home = ScratchFolder("\(folder)/home")
-        temporary = ScratchFolder("\(folder)/tmp")
-        artifacts = ScratchFolder("\(folder)/artifacts")
+        try Folders.make(folder)
+        handle = try FolderHandle(opening: folder)
+        home = ScratchFolder("home", in: handle)
+        temporary = ScratchFolder("tmp", in: handle)
+        artifacts = ScratchFolder("artifacts", in: handle)
     }
 
     var stdoutLog: String { "\(folder)/stdout.log" }
     var stderrLog: String { "\(folder)/stderr.log" }
     var port: Int { portLease.port }
+
+    /// Makes the slot ready for an attempt: its folder still the one it made (an attempt may have moved or replaced
+    /// it), its HOME, TMPDIR and artifacts folders empty, nothing at its output files' names. An error means the slot
+    /// cannot be used again.
+    func prepare() throws(FolderError) {
+        guard let identity = handle.identity, FileIdentity(path: folder) == identity else {
+            throw FolderError(.notOwnFile, "the slot's folder \(folder) was moved or replaced (by an attempt?)")
+        }
+        try artifacts.empty()
+        try home.empty()
+        try temporary.empty()
+        for name in ["stdout.log", "stderr.log"] where handle.kind(of: name) != nil { try handle.remove(name) }
+    }
 }

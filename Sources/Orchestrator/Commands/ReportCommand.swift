@@ -80,11 +80,12 @@ package enum ReportCommand {
                 let folder = "\(out)/\(AttemptName.of(attempt: record.attempt, lane: record.lane))"
                 let written = try await runs.writeKeptFiles(of: record.id, to: folder)
                 for file in written { lines.append("\(folder)/\(file.path)  \(file.bytes) bytes") }
-                for file in kept[record.id] ?? [] where !file.stored {
+                for file in kept[record.id]?.files ?? [] where !file.stored {
                     lines.append(
                         "not stored (over the attempt's artifacts.max-bytes): \(AttemptName.of(attempt: record.attempt, lane: record.lane))/\(file.path)  \(file.bytes) bytes"
                     )
                 }
+                if let note = kept[record.id]?.leftOutNote { lines.append("\(AttemptName.of(attempt: record.attempt, lane: record.lane)): \(note)") }
             }
             return lines.isEmpty ? "\(scenario) kept nothing in that run" : lines.joined(separator: "\n")
         }

@@ -388,8 +388,8 @@ struct NodeReader {
     /// A name people and files carry (a scenario id, a host): one line of printable characters.
     func name(_ node: Node, key: String) throws(ConfigError) -> String {
         let text = try string(node, key: key)
-        if let control = text.unicodeScalars.first(where: { $0.properties.generalCategory == .control }) {
-            throw error(at: node, "\(key) must not contain control characters (found U+\(String(format: "%04X", control.value)))")
+        if let control = TerminalText.firstControl(in: text) {
+            throw error(at: node, "\(key) must not contain control characters (found \(TerminalText.name(control)))")
         }
         return text
     }

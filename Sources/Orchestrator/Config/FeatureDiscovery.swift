@@ -59,13 +59,20 @@ enum FeatureDiscovery {
             guard let data = FileManager.default.contents(atPath: path), let source = String(data: data, encoding: .utf8) else {
                 throw ConfigError(file: file, "cannot read this feature file as UTF-8")
             }
+            let pickles: [Pickle]
             do {
-                found += try GherkinParser.parse(source).pickles(uri: file).map(Found.init)
+                pickles = try GherkinParser.parse(source).pickles(uri: file)
             } catch {
                 // One error per file is what a config error carries; `orchestrate gherkin pickles` lists them all.
                 let first = error.errors[0]
                 let more = error.errors.count > 1 ? " (and \(error.errors.count - 1) more: orchestrate gherkin pickles \(file))" : ""
                 throw ConfigError(file: file, line: first.location.line, column: first.location.column ?? 0, first.message + more)
+            }
+            for pickle in pickles.map(Found.init) {
+                for text in [pickle.stableID, pickle.name] {
+                    try TestListing.check(text, file: file, line: pickle.line, from: "this scenario's name (with its file's path) makes")
+                }
+                found.append(pickle)
             }
         }
         return found

@@ -232,17 +232,3 @@ package struct OrchestrateConfig: Sendable {
         return scenarios
     }
 }
-
-/// Fills `{id}`, `{name}`, `{uri}` and `{line}` into a command template, shell-quoting values that need it.
-package enum CommandTemplate {
-    package static func fill(_ template: String, id: String, name: String, uri: String, line: Int) -> String {
-        // Suites of thousands of scenarios fill it once each: a template without placeholders is the command.
-        guard template.utf8.contains(UInt8(ascii: "{")) else { return template }
-        return
-            template
-            .replacingOccurrences(of: "{id}", with: ShellWord.quote(id))
-            .replacingOccurrences(of: "{name}", with: ShellWord.quote(name))
-            .replacingOccurrences(of: "{uri}", with: ShellWord.quote(uri))
-            .replacingOccurrences(of: "{line}", with: "\(line)")
-    }
-}

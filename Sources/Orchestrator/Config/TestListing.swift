@@ -1,4 +1,5 @@
 import Foundation
+import OrchestrateModel
 import ProcessSupervisor
 
 /// `suite.list`: a command that prints the suite's test ids, one per line (`pytest --collect-only -q | grep ::`,
@@ -17,9 +18,11 @@ enum TestListing {
             of: command, directory: directory, environment: environment, timeout: timeout, file: file, line: line, what: what)
         var seen = Set<String>()
         var ids: [String] = []
-        for raw in output.text.split(whereSeparator: \.isNewline) {
+        // Lines end at a line feed (CRLF is one character to Swift); a carriage return anywhere else is refused.
+        for (number, raw) in output.text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
             let id = raw.trimmingCharacters(in: .whitespaces)
             guard !id.isEmpty else { continue }
+            try check(id, file: file, line: line, from: "\(what) (\(command)) printed, on its line \(number + 1),")
             guard seen.insert(id).inserted else {
                 throw ConfigError(file: file, line: line, "\(what) (\(command)) printed \"\(id)\" twice; test ids must be unique")
             }
@@ -30,6 +33,17 @@ enum TestListing {
                 file: file, line: line, "\(what) (\(command)) printed no test id\(output.said.isEmpty ? "" : " (it said: \(output.said))")")
         }
         return ids
+    }
+
+    /// An id from outside orchestrate.yml (what a listing printed, a feature file's scenario) held to the rule of its
+    /// ids: one line of printable characters. One that breaks it is one error at `file:line` naming `origin`, with the id
+    /// escaped.
+    static func check(_ id: String, file: String, line: Int, column: Int? = nil, from origin: String) throws(ConfigError) {
+        guard let control = TerminalText.firstControl(in: id) else { return }
+        throw ConfigError(
+            file: file, line: line, column: column,
+            "\(origin) a test id with a control character (\(TerminalText.name(control))): \"\(TerminalText.escaped(id))\"; test ids are one line of printable characters"
+        )
     }
 
     /// What `command` prints (at most ``maximumBytes``), run by `sh` in `directory`, and the last lines of its errors; a

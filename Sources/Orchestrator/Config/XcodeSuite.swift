@@ -62,6 +62,7 @@ enum XcodeSuite {
         } catch {
             throw ConfigError(file: config.path, line: xcode.line, "suite.xcodebuild's listing: \(error)")
         }
+        for id in ids { try TestListing.check(id, file: config.path, line: xcode.line, from: "suite.xcodebuild's listing holds") }
         if let filter = xcode.filter { ids = ids.filter { (try? filter.firstMatch(in: $0)) != nil } }
         guard !ids.isEmpty else { throw ConfigError(file: config.path, line: xcode.line, "suite.xcodebuild lists no test (or filter matches none)") }
         let bundle = "\"$ORCHESTRATE_ARTIFACTS_DIR/tests.xcresult\""

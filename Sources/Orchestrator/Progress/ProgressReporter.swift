@@ -79,7 +79,7 @@ final class ProgressReporter: Sendable {
         }
         switch style {
         case .silent: break
-        case .lines: if let line { write(line + "\n") }
+        case .lines: if let line { console.note(line) }
         case .live: redraw(message: line)
         }
     }
@@ -101,7 +101,7 @@ final class ProgressReporter: Sendable {
             state.hostsPrinted = now
             return text
         }
-        if case .lines = style, let line { write(line + "\n") }
+        if case .lines = style, let line { console.note(line) }
     }
 
     /// Redraws the live block (called by a ticker, so running times advance).
@@ -125,7 +125,7 @@ final class ProgressReporter: Sendable {
         var text = "\(count) \(result.outcome.rawValue.padded(to: 9)) \(attempt.scenario.id)  \(seconds)  worker \(slot)"
         if attempt.attempt > 1 { text += "  attempt \(attempt.attempt)" }
         switch result.outcome {
-        case .failed: text += "  exit \(result.exitCode ?? -1)"
+        case .failed: if let code = result.exitCode { text += "  exit \(code)" }
         case .crashed: text += "  signal \(result.signal ?? 0)"
         case .infrastructureError: text += "  \(result.error ?? "")"
         case .passed, .timedOut: break
@@ -139,7 +139,9 @@ final class ProgressReporter: Sendable {
         let now = clock.now
         let text = state.withLock { state -> String in
             var output = state.drawnLines > 0 ? "\u{1B}[\(state.drawnLines)F\u{1B}[J" : ""
-            if let message { output += message + "\n" }
+            // What the block shows came from outside (ids, host names, errors): escaped, so that only the erase above
+            // moves the cursor.
+            if let message { output += TerminalText.escaped(message) + "\n" }
             let progress = state.progress
             var lines: [String] = []
             var header = "orchestrate  \(progress.settled)/\(progress.total) done"
@@ -157,7 +159,7 @@ final class ProgressReporter: Sendable {
                 }
             }
             state.drawnLines = lines.count
-            return output + lines.joined(separator: "\n") + "\n"
+            return output + TerminalText.escaped(lines.joined(separator: "\n")) + "\n"
         }
         write(text)
     }

@@ -98,7 +98,8 @@ final class MockFleet: AttemptHooks {
         // artifacts folder, kept when it wrote anything).
         guard reported == 0, let folder = result.folder, !attempt.scenario.isRunnerTest else { return }
         let started = state.withLock { $0.started[slot] } ?? Date()
-        for var step in StepReports.steps(in: folder, attemptStart: started) {
+        // Reading and parsing reports happens off the cooperative pool, which serves every slot's mock server.
+        for var step in await blockingOffPool({ StepReports.steps(in: folder, attemptStart: started) }) {
             step.name = secrets.scrubbed(step.name)
             step.error = step.error.map { secrets.scrubbed($0) }
             log.append(step, attemptID: attempt.id)

@@ -19,7 +19,7 @@ package enum HTMLReport {
     ///   - kept: the files each attempt kept, as stored in the database (`orchestrate artifacts` writes them out).
     ///   - trends: each scenario's recent attempts, oldest first (``RunTimeline/trend(_:)``).
     package static func render(
-        _ report: RunReport, logs: [Int64: NetworkLog], attachments: [String: [String]] = [:], kept: [Int64: [KeptFile]] = [:],
+        _ report: RunReport, logs: [Int64: NetworkLog], attachments: [String: [String]] = [:], kept: [Int64: KeptFiles] = [:],
         trends: [String: [TrendPoint]] = [:]
     ) -> String {
         let id = report.runID.uuidString.lowercased()
@@ -84,7 +84,7 @@ package enum HTMLReport {
     }
 
     private static func scenario(
-        _ entry: RunReport.ScenarioEntry, runID: UUID, logs: [Int64: NetworkLog], attachments: [String], kept: [Int64: [KeptFile]]
+        _ entry: RunReport.ScenarioEntry, runID: UUID, logs: [Int64: NetworkLog], attachments: [String], kept: [Int64: KeptFiles]
     ) -> String {
         let open = rank(entry) < 2 ? " open" : ""
         var html = "<section id=\"\(anchor(entry.scenario.id))\" class=\"scenario \(escape(entry.verdict?.rawValue ?? entry.result.rawValue))\">\n"
@@ -113,12 +113,17 @@ package enum HTMLReport {
                 .joined(separator: " · ") + "</p>\n"
         }
         for attempt in entry.attempts { html += self.attempt(attempt, log: logs[attempt.id]) }
-        let files = entry.attempts.flatMap { attempt in (kept[attempt.id] ?? []).map { (attempt, $0) } }
+        let files = entry.attempts.flatMap { attempt in (kept[attempt.id]?.files ?? []).map { (attempt, $0) } }
         if !files.isEmpty {
             html += "<p class=\"kept\">Kept: "
             html += files.map { attempt, file in
                 "\(escape(AttemptName.of(attempt: attempt.attempt, lane: attempt.lane)))/\(escape(file.path)) (\(file.bytes) bytes\(file.stored ? "" : ", over the cap: not stored"))"
             }.joined(separator: " · ")
+            for attempt in entry.attempts {
+                if let note = kept[attempt.id]?.leftOutNote {
+                    html += " · \(escape(AttemptName.of(attempt: attempt.attempt, lane: attempt.lane))): \(escape(note))"
+                }
+            }
             html += " — <code>orchestrate artifacts \(runID.uuidString.lowercased()) \(escape(shellQuoted(entry.scenario.id))) --out DIR</code></p>\n"
         }
         html += "</details>\n</section>\n"

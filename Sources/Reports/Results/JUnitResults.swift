@@ -51,6 +51,12 @@ package enum JUnitResults {
         guard data.count <= maximumBytes else {
             throw RunnerResultsError(description: "\(file): \(data.count) bytes, more than a results file may have (\(maximumBytes))")
         }
+        // A report declares no entities of its own: expanding them is work without bound for a few bytes of input (a
+        // 100 KB entity referenced 160,000 times), and no runner writes them.
+        if let line = declaredEntitiesLine(data) {
+            throw RunnerResultsError(
+                description: "\(file):\(line): not read: it declares entities of its own (a DOCTYPE with an internal subset), which no runner writes")
+        }
         let parser = XMLParser(data: data)
         parser.shouldResolveExternalEntities = false
         let reader = Reader()
@@ -65,6 +71,58 @@ package enum JUnitResults {
             throw RunnerResultsError(description: "\(file):\(parser.lineNumber): not a JUnit XML report: it ends inside <\(open)> (cut short?)")
         }
         return reader.results
+    }
+
+    /// The line of the document's DOCTYPE when it has an internal subset (`<!DOCTYPE x [ … ]>`, where entities are
+    /// declared); `nil` when it has none. Only the prolog is read: comments, processing instructions and white space
+    /// before the first element.
+    static func declaredEntitiesLine(_ data: Data) -> Int? {
+        let bytes = [UInt8](data.prefix(1 << 20))
+        var index = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        func has(_ text: String, at position: Int) -> Bool { bytes[position...].starts(with: Array(text.utf8)) }
+        func skip(past end: String) -> Bool {
+            let target = Array(end.utf8)
+            while index < bytes.count {
+                if bytes[index...].starts(with: target) {
+                    index += target.count
+                    return true
+                }
+                index += 1
+            }
+            return false
+        }
+        while index < bytes.count {
+            switch bytes[index] {
+            case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
+                index += 1
+            case UInt8(ascii: "<") where has("<?", at: index):
+                guard skip(past: "?>") else { return nil }
+            case UInt8(ascii: "<") where has("<!--", at: index):
+                guard skip(past: "-->") else { return nil }
+            case UInt8(ascii: "<") where has("<!DOCTYPE", at: index):
+                let line = bytes[..<index].count { $0 == UInt8(ascii: "\n") } + 1
+                // The DOCTYPE ends at the first `>` outside quotes; a `[` before it opens an internal subset.
+                var quote: UInt8?
+                while index < bytes.count {
+                    let byte = bytes[index]
+                    if let open = quote {
+                        if byte == open { quote = nil }
+                    } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
+                        quote = byte
+                    } else if byte == UInt8(ascii: "[") {
+                        return line
+                    } else if byte == UInt8(ascii: ">") {
+                        break
+                    }
+                    index += 1
+                }
+                return nil
+            default:
+                // The first element: the prolog is over.
+                return nil
+            }
+        }
+        return nil
     }
 
     /// The first `file:line` of a source file in `text`.

@@ -5,17 +5,27 @@ import OrchestrateModel
 /// output, and matched to the ids of the tests the attempt ran.
 package enum TestReports {
     /// Every result of `format` in `folder` (its top level, in name order): for ``ResultsFormat/swiftpm``, Swift Testing
-    /// event streams (`*.jsonl`) and XCTest's output (`*.xctest.log`). A file that cannot be read is an error naming it.
-    package static func read(_ format: ResultsFormat, folder: String) throws -> [RunnerTestResult] {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+    /// event streams (`*.jsonl`) and XCTest's output (`*.xctest.log`). Only the folder's own regular files are read
+    /// (``FolderHandle/contents(of:maximumBytes:)``: no link, FIFO or hard link of a file elsewhere, nothing past
+    /// ``JUnitResults/maximumBytes``), and the folder itself is not reached through a link. A file that cannot be read is
+    /// an error naming it.
+    package static func read(_ format: ResultsFormat, folder path: String) throws -> [RunnerTestResult] {
+        let folder: FolderHandle
+        do {
+            folder = try FolderHandle(opening: path)
+        } catch {
+            throw RunnerResultsError(description: "ORCHESTRATE_ARTIFACTS_DIR is not the folder orchestrate made: \(error)")
+        }
         var results: [RunnerTestResult] = []
-        for name in names where format.suffixes.contains(where: name.hasSuffix) {
-            let path = "\(folder)/\(name)"
-            let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int ?? 0
-            guard size <= JUnitResults.maximumBytes else {
-                throw RunnerResultsError(description: "\(name): \(size) bytes, more than a results file may have (\(JUnitResults.maximumBytes))")
+        for name in try folder.names().sorted() where format.suffixes.contains(where: name.hasSuffix) {
+            // Xcode's result bundle is a folder: what is read is the JSON that xcresulttool made of it.
+            if format == .xcresult && !name.hasSuffix(".xcresult.json") { continue }
+            let data: Data
+            do {
+                data = try folder.contents(of: name, maximumBytes: JUnitResults.maximumBytes)
+            } catch {
+                throw RunnerResultsError(description: error.description)
             }
-            guard let data = FileManager.default.contents(atPath: path) else { continue }
             switch format {
             case .junit: results += try JUnitResults.parse(data, file: name)
             case .cucumberJSON: results += try CucumberResults.json(data, file: name)
@@ -24,19 +34,23 @@ package enum TestReports {
                 results +=
                     name.hasSuffix(".jsonl")
                     ? SwiftPMResults.swiftTestingEvents(data) : SwiftPMResults.xctestOutput(String(decoding: data, as: UTF8.self))
-            case .xcresult:
-                if name.hasSuffix(".xcresult.json") { results += try XcodeResults.tests(data, file: name) }
+            case .xcresult: results += try XcodeResults.tests(data, file: name)
             }
         }
         return results
+    }
+
+    /// Removes the results files of `format` from `folder` (links among them as links).
+    package static func remove(_ format: ResultsFormat, in path: String) {
+        guard let folder = try? FolderHandle(opening: path) else { return }
+        for name in (try? folder.names()) ?? [] where format.suffixes.contains(where: name.hasSuffix) { try? folder.remove(name) }
     }
 
     /// Which result is whose: each id of `tests` (with the scenario's `uri:line`, for Cucumber scenarios) gets the last
     /// result that names it — exactly (`classname/name`, `classname.name`), by a trailing part of its path (XCTest's
     /// `Class/test` for `Module.Class/test`, pytest's `tests.test_shop.TestCart`/`test_add` for
     /// `tests/test_shop.py::TestCart::test_add`), or by its `uri:line`. A result two ids could claim goes to neither.
-    /// A single test with a single result that names something else gets it all the same (a runner that names
-    /// tests its own way).
+    /// A result that names none of them is nobody's: a test without a result of its own has none.
     package static func match(_ tests: [(id: String, location: String?)], _ results: [RunnerTestResult]) -> [String: RunnerTestResult] {
         var matched: [String: RunnerTestResult] = [:]
         // `test()` and `test` are one test: Xcode's results name an XCTest method with its parentheses, its listing without.
@@ -62,7 +76,6 @@ package enum TestReports {
             let candidates = tokens.filter { $0.tokens.count >= wanted.count && Array($0.tokens.suffix(wanted.count)) == wanted }
             if candidates.count == 1 { matched[candidates[0].id] = result }
         }
-        if tests.count == 1, matched.isEmpty, let only = results.last, Set(results.map(\.id)).count == 1 { matched[tests[0].id] = only }
         return matched
     }
 

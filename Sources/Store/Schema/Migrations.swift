@@ -24,6 +24,7 @@ enum Migrations {
         (14, "stable views for dashboards", Schema.version14),
         (15, "per-day rollups of attempts and exchanges, kept as runs settle and exchanges arrive", Schema.version15),
         (16, "tests of a suite that run several to a process: results formats, batches, attempts that run alone", Schema.version16),
+        (17, "how many files an attempt left past the cap on kept files", Schema.version17),
     ]
 
     /// Applies the migrations not applied yet, up to `version` (the newest by default; tests stop earlier to make rows

@@ -499,6 +499,11 @@ enum Schema {
         ALTER TABLE attempts ADD COLUMN solo boolean NOT NULL DEFAULT false, ADD COLUMN probe boolean NOT NULL DEFAULT false
         """
 
+    /// Version 17: how many files an attempt left that were not recorded at all (past ``KeptFiles/maximumFiles``).
+    static let version17 = """
+        ALTER TABLE attempts ADD COLUMN files_left_out integer NOT NULL DEFAULT 0
+        """
+
     /// `endpoint_days`' tallies (its columns in order) of the exchanges in `relation` (the table, or a trigger's new
     /// rows): counted per attempt first, so that each attempt's project and branch are looked up once.
     private static func endpointTally(from relation: String) -> String {

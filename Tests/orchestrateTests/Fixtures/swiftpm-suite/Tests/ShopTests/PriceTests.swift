@@ -24,3 +24,9 @@ import Testing
 @Test func free() {
     #expect(Cart().total == 0)
 }
+
+/// Passes; with SHOP_EXIT_AFTER_PASSING set, its process then exits 1: a reported pass that its process's end does not
+/// stand behind.
+@Test func passesThenExits() {
+    if ProcessInfo.processInfo.environment["SHOP_EXIT_AFTER_PASSING"] != nil { atexit { _exit(1) } }
+}

@@ -1,0 +1,52 @@
+/// Text from outside (test ids, file names, runners' messages, captured output) made safe to print: control characters
+/// cannot clear a screen, retitle a terminal, move the cursor or hide a line behind a carriage return. Line feeds and
+/// tabs stay; every other C0 control, DEL, the C1 controls and the bidirectional overrides become visible escapes —
+/// `\r`, else `\uXXXX`, which also reads back as the same character inside a JSON string.
+package enum TerminalText {
+    package static func escaped(_ text: String) -> String {
+        // Most text needs nothing: one pass over the bytes says so (C1 controls start with 0xC2, the overrides with 0xE2).
+        guard text.utf8.contains(where: { ($0 < 0x20 && $0 != 0x0A && $0 != 0x09) || $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2 }) else {
+            return text
+        }
+        var result = ""
+        result.reserveCapacity(text.utf8.count)
+        for scalar in text.unicodeScalars {
+            if needsEscape(scalar) {
+                result += scalar == "\r" ? "\\r" : "\\u" + String(String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 4, with: "0"))
+            } else {
+                result.unicodeScalars.append(scalar)
+            }
+        }
+        return result
+    }
+
+    /// The first character of `text` that may not be part of a name (an id, a host): a control character of any kind,
+    /// line breaks and tabs included, or a bidirectional override; `nil` when there is none.
+    package static func firstControl(in text: String) -> Unicode.Scalar? {
+        text.unicodeScalars.first { $0.properties.generalCategory == .control || isBidirectionalControl($0) }
+    }
+
+    /// `U+001B` for the escape character: how messages name a character they refuse.
+    package static func name(_ scalar: Unicode.Scalar) -> String {
+        "U+" + String(String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 4, with: "0"))
+    }
+
+    private static func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x0A, 0x09: false
+        case 0x00..<0x20, 0x7F, 0x80...0x9F: true
+        default: isBidirectionalControl(scalar)
+        }
+    }
+
+    private static func isBidirectionalControl(_ scalar: Unicode.Scalar) -> Bool {
+        (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value) || scalar.value == 0x200E
+            || scalar.value == 0x200F
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(to width: Int, with pad: Character) -> String {
+        count >= width ? self : String(repeating: pad, count: width - count) + self
+    }
+}

@@ -20,10 +20,15 @@ package final class FolderHandle: Sendable {
     package let path: String
     private let descriptor: Int32
 
-    /// Opens the folder at `path`; a link there (or anything but a folder) is an error, not followed.
-    package convenience init(opening path: String) throws(FolderError) {
-        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
-        guard descriptor >= 0 else { throw FolderError.system(errno, "cannot open \(path)") }
+    /// Opens the folder at `path`; a link there (or anything but a folder) is an error, not followed, unless
+    /// `followingLink` (a folder a user named, taken as they named it).
+    package convenience init(opening path: String, followingLink: Bool = false) throws(FolderError) {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC | (followingLink ? 0 : O_NOFOLLOW))
+        guard descriptor >= 0 else {
+            throw errno == ELOOP || errno == ENOTDIR
+                ? FolderError(.notOwnFile, "\(path) is a link or a file, not a folder; it is not followed")
+                : FolderError.system(errno, "cannot open \(path)")
+        }
         self.init(descriptor: descriptor, path: path)
     }
 

@@ -87,15 +87,21 @@ package struct AttemptFiles: Sendable {
         return kept
     }
 
-    /// Writes attempt `attemptID`'s stored files under `folder`; returns what it wrote. A stored path that would leave
-    /// the folder (absolute, or with `..`) is refused, and so is a link found inside the folder (at a file's name or at a
-    /// folder on its way): nothing is written through a link orchestrate did not make.
-    package func write(attemptID: Int64, to folder: String) async throws -> [KeptFile] {
+    /// Writes attempt `attemptID`'s stored files under `subfolder` of `folder` (the user's, made when missing, taken as
+    /// it is); returns what it wrote. A stored path that would leave the folder (absolute, or with `..`) is refused, and
+    /// so is a link found inside the folder (at `subfolder`, at a file's name or at a folder on its way): nothing is
+    /// written through a link orchestrate did not make.
+    package func write(attemptID: Int64, to folder: String, subfolder: String) async throws -> [KeptFile] {
         let rows = try await database.client.query(
             "SELECT path, bytes, content FROM attempt_files WHERE attempt_id = \(attemptID) AND content IS NOT NULL ORDER BY path",
             logger: database.logger)
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let root = try FolderHandle(opening: folder)
+        let root: FolderHandle
+        do {
+            root = try FolderHandle(opening: folder, followingLink: true).folder(subfolder, creating: true)
+        } catch {
+            throw StoreError(.badConfiguration, error.description)
+        }
         var written: [KeptFile] = []
         for try await (path, bytes, content) in rows.decode((String, Int64, ByteBuffer).self) {
             guard Self.isSafe(path) else { throw StoreError(.badConfiguration, "a kept file's stored name leaves its folder: \(path)") }
@@ -162,8 +168,8 @@ extension RunStore {
         try await AttemptFiles(database: database, maximumBytes: 0).list(attemptIDs)
     }
 
-    /// Writes what attempt `attemptID` kept under `folder` (``AttemptFiles/write(attemptID:to:)``).
-    package func writeKeptFiles(of attemptID: Int64, to folder: String) async throws -> [KeptFile] {
-        try await AttemptFiles(database: database, maximumBytes: 0).write(attemptID: attemptID, to: folder)
+    /// Writes what attempt `attemptID` kept under `subfolder` of `folder` (``AttemptFiles/write(attemptID:to:subfolder:)``).
+    package func writeKeptFiles(of attemptID: Int64, to folder: String, subfolder: String) async throws -> [KeptFile] {
+        try await AttemptFiles(database: database, maximumBytes: 0).write(attemptID: attemptID, to: folder, subfolder: subfolder)
     }
 }

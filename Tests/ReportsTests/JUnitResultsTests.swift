@@ -169,5 +169,24 @@ struct JUnitResultsTests {
         }
         let big = Data(count: JUnitResults.maximumBytes + 1)
         #expect(throws: RunnerResultsError.self) { try JUnitResults.parse(big, file: "big.xml") }
+        // One entity of 100 KB referenced 160,000 times: refused before anything expands, naming the DOCTYPE's line.
+        let linear =
+            "<?xml version=\"1.0\"?>\n<!-- a comment -->\n<!DOCTYPE t [<!ENTITY e \"\(String(repeating: "x", count: 100_000))\">]>\n"
+            + "<testsuites><testcase name=\"a\"><failure>\(String(repeating: "&e;", count: 160_000))</failure></testcase></testsuites>"
+        #expect {
+            try JUnitResults.parse(Data(linear.utf8), file: "linear.xml")
+        } throws: { error in
+            "\(error)".hasPrefix("linear.xml:3: not read: it declares entities of its own")
+        }
+        // A DOCTYPE without entities of its own is read.
+        let plain = #"<?xml version="1.0"?><!DOCTYPE testsuites SYSTEM "junit.dtd"><testsuites><testcase name="a"/></testsuites>"#
+        #expect(try JUnitResults.parse(Data(plain.utf8), file: "plain.xml").map(\.name) == ["a"])
+    }
+
+    @Test("a valid report past 10 MB (a hundred thousand tests) is read whole")
+    func large() throws {
+        let cases = (0..<120_000).map { #"<testcase classname="suite" name="t\#($0)" time="0.001"/>"# }.joined(separator: "\n")
+        let results = try JUnitResults.parse(Data("<testsuites><testsuite name=\"s\">\n\(cases)\n</testsuite></testsuites>".utf8), file: "big.xml")
+        #expect(results.count == 120_000 && results.last?.name == "t119999")
     }
 }

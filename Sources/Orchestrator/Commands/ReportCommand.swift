@@ -77,8 +77,9 @@ package enum ReportCommand {
             let kept = try await runs.keptFiles(attempts.map(\.id))
             var lines: [String] = []
             for record in attempts {
-                let folder = "\(out)/\(AttemptName.of(attempt: record.attempt, lane: record.lane))"
-                let written = try await runs.writeKeptFiles(of: record.id, to: folder)
+                let name = AttemptName.of(attempt: record.attempt, lane: record.lane)
+                let folder = "\(out)/\(name)"
+                let written = try await runs.writeKeptFiles(of: record.id, to: out, subfolder: name)
                 for file in written { lines.append("\(folder)/\(file.path)  \(file.bytes) bytes") }
                 for file in kept[record.id]?.files ?? [] where !file.stored {
                     lines.append(

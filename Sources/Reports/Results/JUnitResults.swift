@@ -57,7 +57,9 @@ package enum JUnitResults {
             throw RunnerResultsError(
                 description: "\(file):\(line): not read: it declares entities of its own (a DOCTYPE with an internal subset), which no runner writes")
         }
-        let parser = XMLParser(data: data)
+        // Fed in pieces: libxml2 refuses a single piece past 10 MB ("huge input lookup"), which a whole report of a hundred
+        // thousand tests is.
+        let parser = XMLParser(stream: InputStream(data: data))
         parser.shouldResolveExternalEntities = false
         let reader = Reader()
         parser.delegate = reader

@@ -223,6 +223,14 @@ struct WorkOptions: ParsableArguments {
             """)
     var metricsPort: Int?
 
+    @Option(
+        name: .long,
+        help: """
+            The address --metrics-port listens on (default 127.0.0.1, this host only; 0.0.0.0 for a scraper elsewhere, \
+            e.g. Prometheus in another pod).
+            """)
+    var metricsAddress = "127.0.0.1"
+
     @Option(name: .long, help: ArgumentHelp("Lease length, e.g. 30s: a worker silent this long is presumed dead.", visibility: .hidden))
     var lease: String?
 
@@ -243,6 +251,7 @@ struct WorkOptions: ParsableArguments {
         options.strict = strict
         options.progress = progress
         options.metricsPort = metricsPort
+        options.metricsAddress = metricsAddress
         options.lease = lease.flatMap(DurationText.parse)
     }
 }

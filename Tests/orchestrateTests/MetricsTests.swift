@@ -4,6 +4,12 @@ import OrchestrateTesting
 import ProcessSupervisor
 import Testing
 
+#if canImport(Glibc)
+import Glibc
+
+private let RLIMIT_NOFILE_VALUE = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+#endif
+
 /// `--metrics-port`: what a coordinator serves Prometheus, checked by Prometheus's own `promtool check metrics`.
 @Suite("Prometheus metrics", .timeLimit(.minutes(2)))
 struct MetricsTests {
@@ -71,6 +77,81 @@ struct MetricsTests {
             #expect(result.exitCode == 1, "\(result.stderr)")
             let refused = try await cli.run(["run", "--metrics-port", "70000"], name: "refused")
             #expect(refused.exitCode == 2 && refused.stderr.contains("--metrics-port must be from 0 to 65535"), "\(refused.stderr)")
+        }
+    }
+
+    @Test("1,000 idle connections to the metrics port: a scrape is answered, orchestrate holds at most 64, idle ones are closed; loopback only")
+    func idleConnections() async throws {
+        try await TemporaryDirectory.with { directory in
+            try directory.write(
+                "orchestrate.yml",
+                """
+                suite:
+                  scenarios:
+                    - { id: waits, command: "for i in $(seq 600); do test -f go && exit 0; sleep 0.1; done; exit 1" }
+                """)
+            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            // As the issue found it: a process allowed 1,024 descriptors.
+            var command = SupervisedCommand.shell(
+                "ulimit -n 1024 && exec \(ShellWord.quote(OrchestrateCLI.executable)) run --metrics-port 0 --progress none",
+                environment: cli.environment)
+            command.workingDirectory = directory.path
+            command.stdoutPath = directory.file("run.stdout")
+            command.stderrPath = directory.file("run.stderr")
+            command.timeout = .seconds(150)
+            let run = try SupervisedProcess.launch(command)
+            let port = try #require(
+                await eventuallyValue(timeout: .seconds(30)) {
+                    directory.read("run.stderr").components(separatedBy: "/metrics")[0].split(separator: ":").last.flatMap { Int($0) }
+                }, "\(directory.read("run.stderr"))")
+            #expect(directory.read("run.stderr").contains("metrics for Prometheus at http://127.0.0.1:\(port)/metrics"))
+            // Listening on loopback alone (/proc/net/tcp: 0100007F is 127.0.0.1, 0A is LISTEN).
+            let listening = try String(contentsOfFile: "/proc/net/tcp", encoding: .utf8).split(separator: "\n")
+                .filter { $0.contains(String(format: ":%04X ", port)) && $0.split(separator: " ")[3] == "0A" }
+            #expect(listening.count == 1 && listening[0].contains(String(format: "0100007F:%04X", port)), "\(listening)")
+
+            // A thousand connections that never say anything.
+            var limit = rlimit()
+            getrlimit(RLIMIT_NOFILE_VALUE, &limit)
+            limit.rlim_cur = max(limit.rlim_cur, min(limit.rlim_max, 4096))
+            setrlimit(RLIMIT_NOFILE_VALUE, &limit)
+            var idle: [Int32] = []
+            defer { for socket in idle { close(socket) } }
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = in_port_t(UInt16(port).bigEndian)
+            address.sin_addr.s_addr = inet_addr("127.0.0.1")
+            for _ in 0..<1000 {
+                let socket = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+                guard socket >= 0 else { break }
+                _ = withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(socket, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
+                idle.append(socket)
+            }
+            #expect(idle.count == 1000)
+            // Every one of them gets through the handshake (the server takes them from its backlog), as a real attack's do.
+            func established() -> Int {
+                var polled = idle.map { pollfd(fd: $0, events: Int16(POLLOUT), revents: 0) }
+                _ = poll(&polled, nfds_t(polled.count), 0)
+                return polled.count { $0.revents & Int16(POLLOUT) != 0 }
+            }
+            #expect(await eventually(timeout: .seconds(60)) { established() == idle.count }, "established: \(established())")
+            let pid = try #require(run.pid)
+            func descriptors() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count) ?? 0 }
+            // A scrape is answered while they are open, and orchestrate holds no more than the cap of them.
+            let scraped = await eventually(timeout: .seconds(30)) {
+                (try? await Self.run("curl", ["-sf", "--max-time", "10", "http://127.0.0.1:\(port)/metrics"]).output)?.contains("orchestrate_slots")
+                    == true
+            }
+            #expect(scraped, "the metrics endpoint stopped answering")
+            #expect(descriptors() < 400, "orchestrate holds \(descriptors()) descriptors")
+            // Idle connections are closed after their 10 s: the server's ends go away.
+            let before = descriptors()
+            #expect(await eventually(timeout: .seconds(40)) { descriptors() < before - 32 }, "idle connections stay open: \(descriptors())")
+            try directory.write("go", "")
+            let result = cli.output(await run.wait(), name: "run")
+            #expect(result.exitCode == 0, "\(result.stderr)")
         }
     }
 }

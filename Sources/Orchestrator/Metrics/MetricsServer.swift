@@ -1,24 +1,38 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import Synchronization
 
-/// Serves ``RunMetrics`` at `GET /metrics` for Prometheus (`--metrics-port`), on every address of the host by default, so
-/// that a scraper elsewhere (a Kubernetes pod's, a CI's) reaches it.
+/// Serves ``RunMetrics`` at `GET /metrics` for Prometheus (`--metrics-port`), on loopback unless an address is given
+/// (`--metrics-address 0.0.0.0` for a scraper elsewhere: a Kubernetes pod's, a CI's), as Prometheus exporters commonly
+/// do.
+///
+/// Its connections are bounded, so that clients that connect and say nothing (or dribble) cannot take the process's
+/// descriptors or keep a scrape out: a connection that has not sent a whole request within ``requestTimeout`` of
+/// opening or of its last answer is closed, and past ``maximumConnections`` the oldest connection is closed to let a
+/// new one in (a scrape sends its request at once; the oldest is the idlest).
 package final class MetricsServer: Sendable {
     private let channel: any Channel
     /// The port it listens on (the one asked for, or the one the system chose for 0).
     package let port: Int
+
+    /// Connections open at once at most.
+    package static let maximumConnections = 64
+    /// How long a connection may take to send a whole request.
+    package static let requestTimeout = TimeAmount.seconds(10)
 
     private init(channel: any Channel, port: Int) {
         self.channel = channel
         self.port = port
     }
 
-    package static func start(metrics: RunMetrics, host: String = "0.0.0.0", port: Int) async throws -> MetricsServer {
+    package static func start(metrics: RunMetrics, host: String = "127.0.0.1", port: Int) async throws -> MetricsServer {
+        let connections = Connections()
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
+                connections.admit(channel)
+                return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(MetricsHandler(metrics: metrics))
                 }
@@ -30,21 +44,67 @@ package final class MetricsServer: Sendable {
     package func stop() async {
         try? await channel.close()
     }
+
+    /// The open connections, oldest first.
+    private final class Connections: Sendable {
+        private let open = Mutex<[ObjectIdentifier: (order: Int, channel: any Channel)]>([:])
+        private let counter = Atomic<Int>(0)
+
+        func admit(_ channel: any Channel) {
+            let id = ObjectIdentifier(channel)
+            let order = counter.add(1, ordering: .relaxed).newValue
+            let evicted = open.withLock { open -> (any Channel)? in
+                open[id] = (order, channel)
+                guard open.count > MetricsServer.maximumConnections, let oldest = open.min(by: { $0.value.order < $1.value.order }) else {
+                    return nil
+                }
+                open[oldest.key] = nil
+                return oldest.value.channel
+            }
+            evicted?.close(promise: nil)
+            channel.closeFuture.whenComplete { [weak self] _ in _ = self?.open.withLock { $0.removeValue(forKey: id) } }
+        }
+    }
 }
 
-/// Answers one request at a time on a connection: the exposition for `GET /metrics`, 404 for anything else.
-private final class MetricsHandler: ChannelInboundHandler, Sendable {
+/// Answers one request at a time on a connection: the exposition for `GET /metrics`, 404 for anything else. A connection
+/// that has not sent a whole request within ``MetricsServer/requestTimeout`` of opening or of its last answer is
+/// closed.
+private final class MetricsHandler: ChannelDuplexHandler, @unchecked Sendable {
     typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundIn = Never
     typealias OutboundOut = HTTPServerResponsePart
 
     let metrics: RunMetrics
+    /// Loop-bound: read and changed on the channel's event loop only (hence `@unchecked Sendable`).
+    private var deadline: Scheduled<Void>?
 
     init(metrics: RunMetrics) {
         self.metrics = metrics
     }
 
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { armDeadline(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        armDeadline(context: context)
+        context.fireChannelActive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        deadline?.cancel()
+    }
+
+    private func armDeadline(context: ChannelHandlerContext) {
+        deadline?.cancel()
+        let channel = context.channel
+        deadline = context.eventLoop.scheduleTask(in: MetricsServer.requestTimeout) { channel.close(promise: nil) }
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard case .head(let request) = unwrapInboundIn(data) else { return }
+        deadline?.cancel()
         let found = request.method == .GET && request.uri.split(separator: "?").first == "/metrics"
         let body = found ? metrics.render() : "not found: metrics are at /metrics\n"
         var headers = HTTPHeaders()
@@ -58,5 +118,7 @@ private final class MetricsHandler: ChannelInboundHandler, Sendable {
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { [context = NIOLoopBound(context, eventLoop: context.eventLoop)] _ in
             if !keepAlive { context.value.close(promise: nil) }
         }
+        // The next request on the connection has as long as the first had.
+        if keepAlive { armDeadline(context: context) }
     }
 }

@@ -32,6 +32,8 @@ package struct RunOptions: Sendable {
     package var failedOnly = false
     /// Serve Prometheus metrics on this port (0: one the system picks, said on stderr).
     package var metricsPort: Int?
+    /// The address the metrics are served on: loopback unless another is given (`0.0.0.0`: every address of the host).
+    package var metricsAddress = "127.0.0.1"
     /// How long an agent waits for the run under its join key to be planned.
     package var planWait: Duration = .seconds(600)
     /// `--detect-new-flakes`: new tests run extra times, unless more than this share of the suite is new; `nil`: off.

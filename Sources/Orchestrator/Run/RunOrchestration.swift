@@ -25,12 +25,15 @@ package enum RunOrchestration {
         var server: MetricsServer?
         if let port = options.metricsPort, let metrics {
             do {
-                server = try await MetricsServer.start(metrics: metrics, port: port)
+                server = try await MetricsServer.start(metrics: metrics, host: options.metricsAddress, port: port)
             } catch {
-                throw UsageError("--metrics-port \(port): cannot listen there (\(error))")
+                throw UsageError("--metrics-address \(options.metricsAddress) --metrics-port \(port): cannot listen there (\(error))")
             }
         }
-        if let server { output.note("metrics for Prometheus at http://\(HostFacts.hostName):\(server.port)/metrics") }
+        if let server {
+            let host = ["0.0.0.0", "::"].contains(options.metricsAddress) ? HostFacts.hostName : options.metricsAddress
+            output.note("metrics for Prometheus at http://\(host.contains(":") ? "[\(host)]" : host):\(server.port)/metrics")
+        }
         do {
             let code = try await ProjectDatabase.open(flag: options.database, config: config, logger: logger) { database in
                 let work = RunWork(

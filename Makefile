@@ -5,6 +5,10 @@
 SWIFT ?= swift
 # Extra flags for the test build; CI passes -Xswiftc -warnings-as-errors.
 SWIFT_BUILD_FLAGS ?=
+# Tests run at once at most: each test's time limit starts when it does, so an unbounded start on a loaded machine
+# would spend them waiting for a thread. Seconds a test may run before the watchdog fails the run naming it.
+TEST_WIDTH ?= 8
+TEST_STUCK_AFTER ?= 480
 DEBUG_BIN := $(CURDIR)/.build/debug/orchestrate
 RELEASE_BIN := $(CURDIR)/.build/release/orchestrate
 FORMATTED := Sources Tests Benchmarks/Sources Examples Package.swift
@@ -22,7 +26,8 @@ build: deps
 test:
 	@./scripts/install-deps.sh test
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
-	$(SWIFT) test --skip-build
+	./scripts/test-watchdog.py --stuck-after $(TEST_STUCK_AFTER) -- \
+		$(SWIFT) test --skip-build --experimental-maximum-parallelization-width $(TEST_WIDTH)
 
 lint:
 	$(SWIFT) format lint --recursive --strict $(FORMATTED)

@@ -27,9 +27,13 @@ package protocol AttemptHooks: Sendable {
     /// What the runner of the attempt's process reported of its test (a suite with a results format), before its result
     /// is recorded: stored as the attempt's step.
     func testWasReported(_ attempt: ClaimedAttempt, _ reported: RunnerTestResult, result: AttemptResult) async
+    /// Results this host's slots finished that the queue never recorded (it stopped answering for good): to be kept, so
+    /// that the run, taken up again, does not run them again.
+    func resultsWereNotRecorded(_ results: [(claimed: ClaimedAttempt, result: AttemptResult)]) async
 }
 
 extension AttemptHooks {
+    package func resultsWereNotRecorded(_ results: [(claimed: ClaimedAttempt, result: AttemptResult)]) async {}
     package func attemptWasKept(_ attempt: ClaimedAttempt, result: AttemptResult) async {}
     package func testWasReported(_ attempt: ClaimedAttempt, _ reported: RunnerTestResult, result: AttemptResult) async {}
 }

@@ -44,6 +44,10 @@ package final class Coordinator: Sendable {
         var batcher: RoundBatcher?
     }
 
+    /// How long a stopping run waits for a queue that does not answer to take back what it holds (what it cannot give
+    /// back, a later coordinator on this host requeues at once: its owner is gone).
+    package static let stoppingPatience = Duration.seconds(5)
+
     /// How often an attempt may lose its slot's supervisor before it is recorded as an infrastructure error instead of
     /// going back to the queue (a scenario that kills its own supervisor would otherwise run forever).
     package static let maximumLosses = 3
@@ -73,6 +77,9 @@ package final class Coordinator: Sendable {
 
     private var isStopping: Bool { state.withLock { $0.stopping } }
 
+    /// Whether the queue does not answer now (an outage under way).
+    package var queueUnreachable: Bool { state.withLock { $0.unreachableSince != nil } }
+
     /// Works until the run's queue is drained or a stop is requested.
     package func run() async throws -> CoordinatorOutcome {
         var ports: [PortLease] = []
@@ -98,11 +105,13 @@ package final class Coordinator: Sendable {
                         try await slots.waitForAll()
                     }
                 } catch {
-                    await hooks?.slotsDidStop()
+                    await slotsDidStop()
+                    let unrecorded = batcher.unrecorded
+                    if !unrecorded.isEmpty { await hooks?.resultsWereNotRecorded(unrecorded) }
                     throw error
                 }
                 // Every result on record, and what was claimed ahead back in the queue.
-                await hooks?.slotsDidStop()
+                await slotsDidStop()
                 try await batcher.flush()
                 for claimed in batcher.takeAhead() { _ = try await retrying("release", { try await self.queue.release(claimed) }) }
                 background.cancelAll()
@@ -226,6 +235,13 @@ package final class Coordinator: Sendable {
         }
     }
 
+    /// The slots' clean-up (mock servers, simulators), carried out in full even when the run is cancelled (a stop cut
+    /// short): a simulator left behind outlives the run.
+    private func slotsDidStop() async {
+        guard let hooks else { return }
+        await Task { await hooks.slotsDidStop() }.value
+    }
+
     /// The slot runs nothing now: no process, no lease to keep.
     private func idle(_ slot: Int) {
         state.withLock {
@@ -317,6 +333,8 @@ package final class Coordinator: Sendable {
                     let reclaimed = try await within(heartbeatEvery) { try await self.queue.reapExpired(runID: self.configuration.runID) }
                     if reclaimed > 0 { onEvent(.leasesReclaimed(count: reclaimed)) }
                 }
+            } catch is CancellationError {
+                return
             } catch {
                 logger.warning("lease maintenance failed; retrying", metadata: ["error": "\(queue.describe(error))"])
             }
@@ -386,7 +404,8 @@ package final class Coordinator: Sendable {
         _ what: String, onFailure: () -> Void = {}, _ operation: @escaping @Sendable () async throws -> T
     ) async throws -> T {
         let clock = ContinuousClock()
-        let patience = queue.patience
+        // A run being stopped gives back what it holds if the queue answers soon; it does not wait out the whole patience.
+        let patience = isStopping ? min(queue.patience, Self.stoppingPatience) : queue.patience
         var delay = Duration.milliseconds(100)
         while true {
             let tried = clock.now

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// The value of `operation`, or ``DeadlineExceeded`` once `limit` passed (the operation is cancelled): for the
 /// database's clients, whose requests for a pooled connection wait without an error while the server is down.
 package func within<T: Sendable>(_ limit: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
@@ -16,6 +18,74 @@ package func within<T: Sendable>(_ limit: Duration, _ operation: @escaping @Send
         defer { group.cancelAll() }
         guard let first = try await group.next(), let result = first else { throw DeadlineExceeded(limit: limit) }
         return try result.get()
+    }
+}
+
+/// The value of `operation`, or ``DeadlineExceeded`` once `limit` passed — for an operation that may never end, not
+/// even when cancelled (a database write whose answer was lost). At the limit the operation is cancelled and left
+/// behind, never waited for: the caller goes on. Cancelling the caller ends the wait too. Where the operation heeds
+/// cancellation, ``within(_:_:)`` is the one to use: it leaves nothing running behind.
+package func abandoning<T: Sendable>(after limit: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    let race = Race<T>()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            race.start(continuation, limit: limit, operation)
+        }
+    } onCancel: {
+        race.finish(.failure(CancellationError()))
+    }
+}
+
+/// An operation against a timer: whichever ends first resumes the waiting caller, once; the other is cancelled.
+private final class Race<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        /// What ended the race before the caller began to wait (it was cancelled at once).
+        var early: Result<T, any Error>?
+        var done = false
+        var tasks: [Task<Void, Never>] = []
+    }
+
+    private let state = Mutex(State())
+
+    func start(_ continuation: CheckedContinuation<T, any Error>, limit: Duration, _ operation: @escaping @Sendable () async throws -> T) {
+        let early = state.withLock { state -> Result<T, any Error>? in
+            guard !state.done else { return state.early }
+            state.continuation = continuation
+            return nil
+        }
+        if let early { return continuation.resume(with: early) }
+        let work = Task {
+            do {
+                self.finish(.success(try await operation()))
+            } catch {
+                self.finish(.failure(error))
+            }
+        }
+        let timer = Task {
+            guard (try? await Task.sleep(for: limit)) != nil else { return }
+            self.finish(.failure(DeadlineExceeded(limit: limit)))
+        }
+        let finished = state.withLock { state -> Bool in
+            state.tasks = [work, timer]
+            return state.done
+        }
+        if finished {
+            work.cancel()
+            timer.cancel()
+        }
+    }
+
+    func finish(_ result: Result<T, any Error>) {
+        let (continuation, tasks) = state.withLock { state -> (CheckedContinuation<T, any Error>?, [Task<Void, Never>]) in
+            guard !state.done else { return (nil, []) }
+            state.done = true
+            if state.continuation == nil { state.early = result }
+            defer { state.continuation = nil }
+            return (state.continuation, state.tasks)
+        }
+        for task in tasks { task.cancel() }
+        continuation?.resume(with: result)
     }
 }
 

@@ -1,7 +1,7 @@
 import struct Foundation.UUID
 
 /// Who holds a lease: one worker slot of one process on one host.
-package struct WorkerIdentity: Sendable, Hashable, CustomStringConvertible {
+package struct WorkerIdentity: Sendable, Hashable, Codable, CustomStringConvertible {
     package var host: String
     package var pid: Int32
     package var slot: Int
@@ -40,7 +40,7 @@ package struct ProcessIdentity: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// An attempt a worker slot holds the lease of.
-package struct ClaimedAttempt: Sendable, Hashable {
+package struct ClaimedAttempt: Sendable, Hashable, Codable {
     package var id: Int64
     package var runID: UUID
     package var scenario: Scenario
@@ -125,7 +125,7 @@ package struct QueueRoundReply: Sendable {
 }
 
 /// What a worker learned from running an attempt.
-package struct AttemptResult: Sendable, Hashable {
+package struct AttemptResult: Sendable, Hashable, Codable {
     package var outcome: Outcome
     package var exitCode: Int?
     package var signal: Int?

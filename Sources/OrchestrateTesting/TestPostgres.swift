@@ -59,6 +59,9 @@ package actor TestPostgres {
         // behind the disk (a shared, busy one can take a second per fsync), and neither does anything else on it.
         var server = try cluster.foregroundServer()
         server.arguments += ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
+        // Every test has a database and pools of its own, and many orchestrate processes beside: more clients than one
+        // project's cluster needs, all at once on a busy machine.
+        server.arguments += ["-c", "max_connections=600"]
         let process = try SupervisedProcess.launch(server)
         // Ready when it answers on the socket.
         try await Database.with(cluster.adminEndpoint, logger: logger, maximumConnections: 1, connectTimeout: .seconds(60), migrate: false) { _ in }

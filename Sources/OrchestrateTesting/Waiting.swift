@@ -11,7 +11,8 @@ package func eventuallyValue<T>(timeout: Duration = .seconds(10), _ body: () asy
     let deadline = clock.now + timeout
     while true {
         if let value = try await body() { return value }
-        guard clock.now < deadline else { return nil }
+        // A test that ran out of its time limit is cancelled: it stops waiting at once.
+        guard clock.now < deadline, !Task.isCancelled else { return nil }
         try? await Task.sleep(for: .milliseconds(20))
     }
 }
@@ -22,7 +23,7 @@ package func holds(for duration: Duration, _ condition: () async throws -> Bool)
     let clock = ContinuousClock()
     let end = clock.now + duration
     while clock.now < end {
-        guard try await condition() else { return false }
+        guard try await condition(), !Task.isCancelled else { return false }
         try? await Task.sleep(for: .milliseconds(20))
     }
     return try await condition()

@@ -16,10 +16,20 @@ package struct DatabaseSelection: Sendable {
     package var source: Source
     /// Set when the embedded cluster is used: it must be started first.
     package var cluster: EmbeddedCluster?
+    /// The project's folder, where orchestrate keeps its files (`.orchestrate`: the spool, kept results).
+    package var projectFolder = ""
 
     package static func resolve(
         flag: String?, configured: String?, projectDirectory: String,
         environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(StoreError) -> DatabaseSelection {
+        var selection = try select(flag: flag, configured: configured, projectDirectory: projectDirectory, environment: environment)
+        selection.projectFolder = projectDirectory
+        return selection
+    }
+
+    private static func select(
+        flag: String?, configured: String?, projectDirectory: String, environment: [String: String]
     ) throws(StoreError) -> DatabaseSelection {
         if let flag { return DatabaseSelection(endpoint: try DatabaseEndpoint(url: flag), source: .flag) }
         if let url = environment["ORCHESTRATE_DATABASE_URL"], !url.isEmpty {

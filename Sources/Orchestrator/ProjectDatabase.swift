@@ -17,7 +17,23 @@ package enum ProjectDatabase {
     package static func open<R: Sendable>(
         _ selection: DatabaseSelection, logger: Logger, maximumConnections: Int = 20, _ body: @Sendable (Database) async throws -> R
     ) async throws -> R {
-        if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
-        return try await Database.with(selection.endpoint, logger: logger, maximumConnections: maximumConnections, body)
+        do {
+            if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
+            return try await Database.with(selection.endpoint, logger: logger, maximumConnections: maximumConnections, body)
+        } catch {
+            // An infrastructure failure on a full disk (the embedded cluster's, or the spool's) names the disk.
+            guard ExitStatus.code(for: error) == ExitStatus.infrastructure,
+                let note = DiskSpace.fullNote(forAny: (selection.cluster.map { [$0.dataDirectory] } ?? []) + [selection.projectFolder])
+            else { throw error }
+            throw DiskFullError(note: note, underlying: error)
+        }
     }
+}
+
+/// An infrastructure failure on a full disk: the disk first, then what failed (exit 3).
+struct DiskFullError: Error, CustomStringConvertible {
+    var note: String
+    var underlying: any Error
+
+    var description: String { "\(note): \(ExitStatus.describe(underlying))" }
 }

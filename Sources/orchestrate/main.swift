@@ -191,6 +191,7 @@ struct Run: AsyncParsableCommand {
         options.failedOnly = failed
         options.newTestsShare = detectNewFlakes ? newTestsShare : nil
         let logger = common.logger
+        StopGuard.arm()
         try await exiting {
             try await RunOrchestration.run(options, output: ConsoleRunOutput(progress: work.progress, console: .detached), logger: logger)
         }
@@ -332,6 +333,7 @@ struct Agent: AsyncParsableCommand {
         options.forever = forever
         options.planWait = DurationText.parse(wait) ?? .seconds(600)
         let logger = common.logger
+        StopGuard.arm()
         try await exiting {
             try await RunOrchestration.run(options, output: ConsoleRunOutput(progress: work.progress, console: .detached), logger: logger)
         }

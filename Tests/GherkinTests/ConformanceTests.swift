@@ -1,5 +1,6 @@
 import Foundation
 import Gherkin
+import OrchestrateModel
 import OrchestrateTesting
 import Testing
 
@@ -151,7 +152,11 @@ struct ConformanceTests {
         var oracle: [String: [NSDictionary]]
     }
 
-    static let judged: Result<Judged, any Error> = Result {
+    /// Made once, on a thread of its own (the oracle is a Python program the tests wait for): every test awaits the same
+    /// task, none holds one of the cooperative pool's few threads meanwhile.
+    static let judging = Task { try await blockingOffPool { try judge() } }
+
+    static func judge() throws -> Judged {
         let folder = "/tmp/orch-gherkin-\(getpid())"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
@@ -175,9 +180,9 @@ struct ConformanceTests {
     }
 
     @Test("the corpus is there, and the official parser agrees what is good and what is bad")
-    func corpus() throws {
+    func corpus() async throws {
         #expect(Oracle.good.count >= 20 && Oracle.bad.count >= 12, "good: \(Oracle.good.count), bad: \(Oracle.bad.count)")
-        let judged = try Self.judged.get()
+        let judged = try await Self.judging.value
         for name in Oracle.good {
             #expect(judged.oracle[name]?.contains(where: Oracle.isParseError) == false, "\(name) is not good to the official parser")
         }
@@ -187,22 +192,22 @@ struct ConformanceTests {
     }
 
     @Test("every corpus file compiles to the official parser's pickles, or its parse errors", arguments: Oracle.good + Oracle.bad)
-    func file(name: String) throws {
-        let judged = try Self.judged.get()
+    func file(name: String) async throws {
+        let judged = try await Self.judging.value
         try Oracle.compare(judged.sources[name] ?? "", expected: judged.oracle[name], name: name)
     }
 
     @Test("mutants of a corpus file compile as the official parser compiles them", arguments: Oracle.good + Oracle.bad)
-    func mutants(name: String) throws {
-        let judged = try Self.judged.get()
+    func mutants(name: String) async throws {
+        let judged = try await Self.judging.value
         for (index, mutant) in (judged.mutants[name] ?? []).enumerated() {
             try Oracle.compare(mutant, expected: judged.oracle["\(name)#\(index)"], name: "\(name) mutant \(index)")
         }
     }
 
     @Test("the keywords of every language orchestrate knows are Cucumber's")
-    func dialects() throws {
-        let path = try Python.run([Oracle.script, Oracle.version, "--languages"], hint: Oracle.hint)
+    func dialects() async throws {
+        let path = try await Python.run([Oracle.script, Oracle.version, "--languages"], hint: Oracle.hint)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         let data = try Data(contentsOf: URL(fileURLWithPath: path))
         let reference = try #require(try JSONSerialization.jsonObject(with: data) as? [String: [String: Any]])

@@ -13,7 +13,7 @@ struct DeployTests {
         .deletingLastPathComponent().appendingPathComponent("Deploy").path
 
     /// What a manifest says, read with PyYAML and plistlib: one JSON value.
-    static func read(_ expression: String, from file: String) throws -> Any {
+    static func read(_ expression: String, from file: String) async throws -> Any {
         let script = """
             import json, plistlib, sys, yaml
             path = sys.argv[1]
@@ -23,7 +23,7 @@ struct DeployTests {
                 documents = [d for d in yaml.safe_load_all(open(path)) if d]
             print(json.dumps(\(expression)))
             """
-        let text = try Python.run(["-c", script, "\(deploy)/\(file)"], hint: "PyYAML comes with kubernetes-validate (make test installs it)")
+        let text = try await Python.run(["-c", script, "\(deploy)/\(file)"], hint: "PyYAML comes with kubernetes-validate (make test installs it)")
         return try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
     }
 
@@ -50,8 +50,8 @@ struct DeployTests {
     }
 
     @Test("the Job is an Indexed Job of joining pods that ignores disruptions and never restarts a pod in place")
-    func jobContract() throws {
-        let job = try #require(try Self.read("documents[0]", from: "kubernetes/job.yaml") as? [String: Any])
+    func jobContract() async throws {
+        let job = try #require(try await Self.read("documents[0]", from: "kubernetes/job.yaml") as? [String: Any])
         let spec = try #require(job["spec"] as? [String: Any])
         #expect(spec["completionMode"] as? String == "Indexed")
         #expect(spec["backoffLimitPerIndex"] as? Int == 2)
@@ -72,7 +72,7 @@ struct DeployTests {
     @Test("the Job's pods, as written: every pod joins one run, each exits with the run's code")
     func jobCommand() async throws {
         let container = try #require(
-            try Self.read("documents[0]['spec']['template']['spec']['containers'][0]", from: "kubernetes/job.yaml") as? [String: Any])
+            try await Self.read("documents[0]['spec']['template']['spec']['containers'][0]", from: "kubernetes/job.yaml") as? [String: Any])
         let command = try #require(container["command"] as? [String]) + (try #require(container["args"] as? [String]))
         #expect(command.first == "orchestrate")
         var variables: [String: String] = [:]
@@ -100,7 +100,7 @@ struct DeployTests {
 
     @Test("the GitHub Actions matrix, as written: the nodes join one run, a re-run attempt takes its failures, the report job writes the whole run")
     func githubActions() async throws {
-        let jobs = try #require(try Self.read("documents[0]['jobs']", from: "github-actions/orchestrate.yml") as? [String: [String: Any]])
+        let jobs = try #require(try await Self.read("documents[0]['jobs']", from: "github-actions/orchestrate.yml") as? [String: [String: Any]])
         func step(_ job: String, running text: String) throws -> String {
             let steps = try #require(jobs[job]?["steps"] as? [[String: Any]])
             return try #require(steps.compactMap { $0["run"] as? String }.first { $0.contains(text) })
@@ -144,7 +144,7 @@ struct DeployTests {
     @Test("the launchd agent, as written: it serves the runs of its project until it is stopped")
     func launchdAgent() async throws {
         let arguments = try #require(
-            try Self.read("documents[0]['ProgramArguments']", from: "macos/com.example.orchestrate-agent.plist") as? [String])
+            try await Self.read("documents[0]['ProgramArguments']", from: "macos/com.example.orchestrate-agent.plist") as? [String])
         #expect(arguments.first?.hasSuffix("/orchestrate") == true)
         try await TemporaryDirectory.with { directory in
             // Scenarios that take a moment, so that the agent (looking for work every second) finds the run still going.

@@ -100,4 +100,31 @@ struct InterruptionTests {
             #expect(directory.read("runs-slow") == "x\nx\n")
         }
     }
+
+    @Test("a second SIGINT ends a stop that waits (a scenario that ignores SIGTERM) at once: 130, and the line that says how to resume")
+    func secondSignal() async throws {
+        try await TemporaryDirectory.with { directory in
+            try directory.write(
+                "orchestrate.yml",
+                """
+                suite:
+                  scenarios:
+                    - { id: stubborn, command: "trap 'echo term > got' TERM; echo $$ > started; for i in $(seq 600); do sleep 0.1; done" }
+                """)
+            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let run = try cli.launch(["run", "--progress", "lines"], name: "run")
+            #expect(await eventually(timeout: .seconds(30)) { FileManager.default.fileExists(atPath: directory.file("started")) })
+            let pid = try #require(run.pid)
+            kill(pid, SIGINT)
+            // The first stops the run gracefully: the scenario gets SIGTERM, which it ignores, and 5 s of grace.
+            #expect(await eventually(timeout: .seconds(10)) { FileManager.default.fileExists(atPath: directory.file("got")) })
+            let second = ContinuousClock.now
+            kill(pid, SIGINT)
+            let result = cli.output(await run.wait(), name: "run")
+            #expect(ContinuousClock.now - second < .seconds(4), "the second signal did not end it at once")
+            #expect(result.exitCode == 130, "\(result.stdout)\(result.stderr)")
+            #expect(result.stderr.contains("orchestrate stopped at once; run "), "\(result.stderr)")
+            #expect(result.stderr.contains("is left unfinished: orchestrate run --resume"), "\(result.stderr)")
+        }
+    }
 }

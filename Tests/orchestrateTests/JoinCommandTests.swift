@@ -106,7 +106,10 @@ struct JoinCommandTests {
             let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             let key = "late-\(UUID().uuidString.prefix(8))"
             let agent = try cli.launch(["agent", "--join", key, "--workers", "2"], name: "agent")
-            #expect(await eventually { directory.read("agent.stderr").contains("waiting for a node to plan the run") })
+            // The agent starts, opens and migrates its database first: on a loaded machine that takes a while.
+            #expect(
+                await eventually(timeout: .seconds(90)) { directory.read("agent.stderr").contains("waiting for a node to plan the run") },
+                "\(directory.read("agent.stderr"))")
             let planner = try await cli.run(["run", "--join", key, "--workers", "1"], name: "planner")
             let waited = cli.output(await agent.wait(), name: "agent")
             #expect(planner.exitCode == 0 && waited.exitCode == 0, "\(planner.stderr)\(waited.stderr)")

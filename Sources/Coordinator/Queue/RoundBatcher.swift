@@ -25,6 +25,7 @@ package final class RoundBatcher: Sendable {
     }
 
     private struct Waiter: Sendable {
+        var id: Int
         /// `nil` for a barrier: resumed once every result handed in before it is recorded.
         var claimant: Claimant?
         var continuation: CheckedContinuation<Answer, any Error>
@@ -44,8 +45,10 @@ package final class RoundBatcher: Sendable {
         var draining = false
         /// Moving average of recent attempt durations; `nil` until the first result.
         var averageMilliseconds: Double?
-        /// A round that failed for good (results were lost): every later request fails with it.
+        /// A round that failed for good: every later request fails with it.
         var failure: (any Error)?
+        /// The results of the rounds that failed, and of those handed in after: never recorded in the queue.
+        var unrecorded: [(claimed: ClaimedAttempt, result: AttemptResult)] = []
         /// The slot each compare-run scenario's lane went to (by scenario id): its other lane avoids that slot.
         var laneSlots: [String: String] = [:]
         /// Slots with nothing to do, waiting for results to be recorded (``waitForResults(since:atMost:)``).
@@ -53,6 +56,9 @@ package final class RoundBatcher: Sendable {
         var nextIdle = 0
         /// Rounds that recorded results so far.
         var recorded = 0
+        var nextWaiter = 0
+        /// Waiters of the round in flight, by id: a cancelled one is resumed at once, and not again by the round.
+        var inFlight: [Int: CheckedContinuation<Answer, any Error>] = [:]
     }
 
     /// Attempts shorter than this on average are claimed ahead.
@@ -149,6 +155,11 @@ package final class RoundBatcher: Sendable {
         state.withLock { state in state.ahead.map(\.attempt.leaseToken) + state.completions.map(\.claimed.leaseToken) }
     }
 
+    /// The results that never reached the queue (its rounds failed for good), for the caller to keep.
+    package var unrecorded: [(claimed: ClaimedAttempt, result: AttemptResult)] {
+        state.withLock { state in state.unrecorded + state.completions.map { ($0.claimed, $0.result) } }
+    }
+
     /// Takes back the attempts claimed ahead, for the caller to return them to the queue.
     func takeAhead() -> [ClaimedAttempt] {
         state.withLock { state in
@@ -157,18 +168,41 @@ package final class RoundBatcher: Sendable {
         }
     }
 
+    /// Waits for the next round's answer; a cancelled wait ends at once with `CancellationError` (a round that does not
+    /// answer — the database went away — never holds a slot that is being stopped).
     private func wait(_ claimant: Claimant?) async throws -> Answer {
-        try await withCheckedThrowingContinuation { continuation in
-            let lead = state.withLock { state -> Bool in
-                if let failure = state.failure {
-                    continuation.resume(throwing: failure)
-                    return false
-                }
-                state.waiters.append(Waiter(claimant: claimant, continuation: continuation))
-                return Self.startDraining(&state)
-            }
-            if lead { Task { await self.drain() } }
+        let id = state.withLock { state -> Int in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
         }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                let lead = state.withLock { state -> Bool in
+                    if let failure = state.failure {
+                        continuation.resume(throwing: failure)
+                        return false
+                    }
+                    if Task.isCancelled {
+                        continuation.resume(throwing: CancellationError())
+                        return false
+                    }
+                    state.waiters.append(Waiter(id: id, claimant: claimant, continuation: continuation))
+                    return Self.startDraining(&state)
+                }
+                if lead { Task { await self.drain() } }
+            }
+        } onCancel: {
+            let continuation = state.withLock { state -> CheckedContinuation<Answer, any Error>? in
+                if let index = state.waiters.firstIndex(where: { $0.id == id }) { return state.waiters.remove(at: index).continuation }
+                return state.inFlight.removeValue(forKey: id)
+            }
+            continuation?.resume(throwing: CancellationError())
+        }
+    }
+
+    /// The continuation of an in-flight waiter, taken (so that it is resumed once); `nil` when its wait was cancelled.
+    private func take(_ waiter: Waiter) -> CheckedContinuation<Answer, any Error>? {
+        state.withLock { $0.inFlight.removeValue(forKey: waiter.id) }
     }
 
     private static func startDraining(_ state: inout State) -> Bool {
@@ -210,10 +244,15 @@ package final class RoundBatcher: Sendable {
             )
             let reply: QueueRoundReply
             do {
+                // Once a round failed for good, no other is tried: its results wait to be kept by the caller.
+                if let failure = state.withLock({ $0.failure }) { throw failure }
                 reply = try await perform(round)
             } catch {
-                state.withLock { $0.failure = $0.failure ?? error }
-                for waiter in waiters { waiter.continuation.resume(throwing: error) }
+                state.withLock { state in
+                    state.failure = state.failure ?? error
+                    state.unrecorded += completions
+                }
+                for waiter in waiters { take(waiter)?.resume(throwing: error) }
                 continue
             }
             for (completion, ack) in zip(completions, reply.acks) { onAck(completion.claimed, completion.result, ack) }
@@ -239,7 +278,16 @@ package final class RoundBatcher: Sendable {
                     return Answer(counts: reply.counts, recorded: state.recorded)
                 }
             }
-            for (waiter, answer) in zip(waiters, answers) { waiter.continuation.resume(returning: answer) }
+            for (waiter, answer) in zip(waiters, answers) {
+                guard let continuation = take(waiter) else {
+                    // Its wait was cancelled: what it claimed goes back with what was claimed ahead.
+                    if let attempt = answer.claimed {
+                        state.withLock { $0.ahead.insert(Ahead(attempt: attempt, avoid: nil, avoidUntil: .now), at: 0) }
+                    }
+                    continue
+                }
+                continuation.resume(returning: answer)
+            }
         }
     }
 
@@ -252,6 +300,7 @@ package final class RoundBatcher: Sendable {
             }
             defer {
                 state.completions.removeAll(keepingCapacity: true)
+                for waiter in state.waiters { state.inFlight[waiter.id] = waiter.continuation }
                 state.waiters.removeAll(keepingCapacity: true)
             }
             let aheadWanted = max(workers * Self.aheadPerSlot(averageMilliseconds: state.averageMilliseconds) - state.ahead.count, 0)

@@ -13,7 +13,7 @@ enum TestBuild {
     /// already; `what` names the config key in progress and errors.
     static func once(_ command: String, of key: String, config: OrchestrateConfig, line: Int, what: String) async throws {
         guard await built.first(key) else { return }
-        FileHandle.standardError.write(Data("orchestrate: building the tests for \(what) (\(command))\n".utf8))
+        Console.detached.note("orchestrate: building the tests for \(what) (\(command))")
         do {
             _ = try await TestListing.output(
                 of: command + " 1>&2", directory: config.directory, environment: config.suite.environment, timeout: timeout, file: config.path,

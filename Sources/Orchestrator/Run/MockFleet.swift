@@ -25,6 +25,8 @@ final class MockFleet: AttemptHooks {
     private let files: AttemptFiles?
     /// The slots' simulators (`suite.xcodebuild`).
     private let simulators: SimulatorPool?
+    /// Where results the queue never recorded are kept; `nil`: nowhere.
+    private let pending: PendingResults?
 
     private struct State {
         var servers: [Int: MockServer] = [:]
@@ -33,9 +35,10 @@ final class MockFleet: AttemptHooks {
 
     init(
         configuration: MockConfiguration, mode: Mode, recordings: String, frozenNow: String, log: NetworkLogWriter, logger: Logger,
-        files: AttemptFiles? = nil, simulators: SimulatorPool? = nil
+        files: AttemptFiles? = nil, simulators: SimulatorPool? = nil, pending: PendingResults? = nil
     ) {
         self.files = files
+        self.pending = pending
         self.simulators = simulators
         self.configuration = configuration
         self.mode = mode
@@ -129,12 +132,17 @@ final class MockFleet: AttemptHooks {
     func attemptWasKept(_ attempt: ClaimedAttempt, result: AttemptResult) async {
         guard let files, let folder = result.folder else { return }
         do {
-            try await files.store(attemptID: attempt.id, folder: folder)
+            // Bounded like every database call of a slot: a database that does not answer never holds the slot.
+            try await within(Database.defaultConnectTimeout) { try await files.store(attemptID: attempt.id, folder: folder) }
         } catch {
             logger.warning(
                 "the files an attempt kept were not stored in the database; they are on this host only",
                 metadata: ["scenario.id": "\(attempt.scenario.id)", "folder": "\(folder)", "error": "\(Database.describe(error))"])
         }
+    }
+
+    func resultsWereNotRecorded(_ results: [(claimed: ClaimedAttempt, result: AttemptResult)]) async {
+        pending?.keep(results)
     }
 
     func slotsDidStop() async {

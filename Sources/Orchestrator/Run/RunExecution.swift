@@ -24,6 +24,10 @@ struct RunExecution {
     var showsHosts = false
     /// Told what the slots do and, every second, what is left of the run.
     var metrics: RunMetrics?
+    /// Where results are kept that the queue never recorded (it stopped answering), for the run taken up again.
+    var pending: PendingResults?
+    /// SIGINT and SIGTERM stop the slots (false for a run inside another program, whose signals are its own).
+    var trapsSignals = true
 
     /// Where attempts leave what is kept of them.
     var attemptsDirectory: String { "\(config.directory)/.orchestrate/runs" }
@@ -35,6 +39,13 @@ struct RunExecution {
         var queue = AttemptQueue(database: database, lease: lease)
         queue.passVerdict = VerdictRule.singleLanePass
         if let plan = planned.plan { queue.remember(plan) }
+        // Results an earlier process of this host finished while the database was away are recorded, not run again.
+        let replayed = try await PendingResults.replay(runID: planned.runID, projectDirectory: config.directory, queue: queue)
+        if replayed.recorded + replayed.refused > 0 {
+            output.note(
+                "recorded \(replayed.recorded) result(s) an earlier orchestrate on this host finished while the database was away"
+                    + (replayed.refused > 0 ? "; \(replayed.refused) had been taken back and run again" : ""))
+        }
         var configuration = CoordinatorConfiguration(
             runID: planned.runID, workers: workers, host: HostFacts.hostName, workingDirectory: planned.workingDirectory,
             attemptsDirectory: attemptsDirectory, mode: mode, baseEnvironment: ProcessInfo.processInfo.environment,
@@ -51,7 +62,7 @@ struct RunExecution {
             configuration: server, mode: mode, recordings: config.resolve(config.mock.recordings),
             frozenNow: configuration.frozenNow, log: networkLog, logger: logger,
             files: AttemptFiles(database: database, maximumBytes: config.artifactBytes),
-            simulators: config.suite.xcodebuild.map { SimulatorPool($0, config: config, runID: planned.runID) }
+            simulators: config.suite.xcodebuild.map { SimulatorPool($0, config: config, runID: planned.runID) }, pending: pending
         )
         metrics?.started(workers: workers)
         let coordinator = Coordinator(configuration: configuration, queue: queue, logger: logger, hooks: fleet) { [output, metrics] in
@@ -74,30 +85,49 @@ struct RunExecution {
             outcome = try await runUntilDoneOrSignalled(coordinator)
         } catch {
             watch?.cancel()
-            await networkLog.close()
+            // A database that stopped answering for good gets one more second: the rest goes to the spool.
+            let unreachable = (error as? CoordinatorError)?.code == .queueUnavailable
+            let left = await networkLog.close(within: unreachable ? .seconds(1) : nil)
+            if left > 0 { output.note("the network log's \(left) row(s) wait in .orchestrate/spool for the next run") }
+            if networkLog.lost > 0 {
+                output.note("\(networkLog.lost) row(s) of the network log are lost: neither the database nor the disk took them")
+            }
             throw error
         }
         watch?.cancel()
-        await networkLog.close()
+        await networkLog.close(within: coordinator.queueUnreachable ? .seconds(1) : nil)
         output.finished()
         return outcome
     }
 
-    /// Runs the coordinator as a service: SIGINT/SIGTERM stop launching and end the running attempts.
+    /// Runs the coordinator as a service: SIGINT/SIGTERM stop launching and end the running attempts. A stop that has not
+    /// ended when the attempts' grace and giving them back to the queue should have (a queue that does not answer) is cut
+    /// short: the coordinator is cancelled, and the run is interrupted all the same.
     private func runUntilDoneOrSignalled(_ coordinator: Coordinator) async throws -> CoordinatorOutcome {
         let service = CoordinatorService(coordinator: coordinator, output: output)
-        let group = ServiceGroup(
-            configuration: .init(
-                services: [
-                    .init(
-                        service: service, successTerminationBehavior: .gracefullyShutdownGroup,
-                        failureTerminationBehavior: .gracefullyShutdownGroup)
-                ],
-                gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger
-            ))
+        var configuration = ServiceGroupConfiguration(
+            services: [
+                .init(
+                    service: service, successTerminationBehavior: .gracefullyShutdownGroup,
+                    failureTerminationBehavior: .gracefullyShutdownGroup)
+            ],
+            gracefulShutdownSignals: trapsSignals ? [.sigterm, .sigint] : [],
+            logger: logger
+        )
+        configuration.maximumGracefulShutdownDuration = coordinator.configuration.grace + Coordinator.stoppingPatience + .seconds(15)
+        let group = ServiceGroup(configuration: configuration)
+        StopGuard.executing(true)
+        defer { StopGuard.executing(false) }
         try await group.run()
         guard let outcome = service.outcome.withLock({ $0 }) else { return .interrupted }
+        if case .failure(let error) = outcome, service.stopping.withLock({ $0 }) {
+            // Stopped by a signal: what went wrong on the way out (a queue that does not answer, the stop cut short) does not
+            // make it another kind of end. What was not given back, the next orchestrate on this host takes back at once.
+            if !(error is CancellationError) {
+                logger.warning("the run stopped without giving all its attempts back", metadata: ["error": "\(ExitStatus.describe(error))"])
+            }
+            return .interrupted
+        }
         return try outcome.get()
     }
 }
@@ -107,6 +137,8 @@ private final class CoordinatorService: Service, Sendable {
     let coordinator: Coordinator
     let output: any RunOutput
     let outcome = Mutex<Result<CoordinatorOutcome, any Error>?>(nil)
+    /// A stop was asked for (a signal).
+    let stopping = Mutex(false)
 
     init(coordinator: Coordinator, output: any RunOutput) {
         self.coordinator = coordinator
@@ -135,6 +167,7 @@ private final class CoordinatorService: Service, Sendable {
                     return .interrupted
                 }
             } onGracefulShutdown: {
+                self.stopping.withLock { $0 = true }
                 self.coordinator.requestStop()
             }
             result = .success(value)

@@ -32,6 +32,9 @@ package struct RunOptions: Sendable {
     package var failedOnly = false
     /// Serve Prometheus metrics on this port (0: one the system picks, said on stderr).
     package var metricsPort: Int?
+    /// SIGINT and SIGTERM stop the run's slots gracefully. False for a run inside another program (a test), whose
+    /// signals are its own.
+    package var trapsSignals = true
     /// The address the metrics are served on: loopback unless another is given (`0.0.0.0`: every address of the host).
     package var metricsAddress = "127.0.0.1"
     /// How long an agent waits for the run under its join key to be planned.

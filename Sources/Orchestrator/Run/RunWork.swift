@@ -152,10 +152,23 @@ struct RunWork {
     /// Works the run on this host's slots until the whole run is settled (or a signal stops this process), then judges
     /// it — if this process is the first to find it settled — or waits for its judge, and writes the reports.
     func work(_ planned: RunPlanner.Planned, joined: Bool) async throws -> Int32 {
+        let pending = PendingResults(projectDirectory: config.directory, runID: planned.runID)
+        StopGuard.working(on: planned.runID, joined: joined)
+        defer { StopGuard.working(on: nil, joined: joined) }
+        do {
+            return try await work(planned, joined: joined, pending: pending)
+        } catch let error as CancellationError {
+            throw error
+        } catch {
+            throw RunLeftUnfinished(runID: planned.runID, joined: joined, underlying: error, kept: pending.kept, lost: pending.lost)
+        }
+    }
+
+    private func work(_ planned: RunPlanner.Planned, joined: Bool, pending: PendingResults) async throws -> Int32 {
         try await runs.join(planned.runID, member: member.description, host: member.host, node: node, workers: workers)
         let execution = RunExecution(
             config: config, planned: planned, workers: workers, mode: mode, lease: options.lease ?? config.lease, database: database,
-            output: output, logger: logger, showsHosts: joined, metrics: metrics)
+            output: output, logger: logger, showsHosts: joined, metrics: metrics, pending: pending, trapsSignals: options.trapsSignals)
         var interrupted = try await execution.execute() == .interrupted
         if !interrupted, !joined, let share = options.newTestsShare {
             // New tests run again, on the same slots, before the run is judged.
@@ -169,9 +182,17 @@ struct RunWork {
         defer { trends.cancel() }
         if interrupted {
             // A node that leaves a joined run leaves it to the others; a run of its own waits for --resume. Not judged:
-            // its passes keep the verdict they settled with, the rest have none.
-            if !joined { try await runs.setState(planned.runID, .interrupted) }
-            try await publish(try await judge.unjudged(planned.runID).report, joined: joined, execution: execution, trends: trends)
+            // its passes keep the verdict they settled with, the rest have none. A database that does not answer does not
+            // turn the stop into another kind of end: the run is left as it is, for --resume.
+            do {
+                // Marking the run takes a moment when the database answers; when it does not, the stop ends here.
+                if !joined { try await within(Coordinator.stoppingPatience) { [runs] in try await runs.setState(planned.runID, .interrupted) } }
+                try await within(Database.defaultConnectTimeout) { [self] in
+                    try await publish(try await judge.unjudged(planned.runID).report, joined: joined, execution: execution, trends: trends)
+                }
+            } catch {
+                throw InterruptedUnrecorded(underlying: error)
+            }
             return ExitStatus.interrupted
         }
         let clock = ContinuousClock()
@@ -264,6 +285,12 @@ struct RunWork {
             }
         }
     }
+}
+
+/// A run stopped by a signal whose stop the database did not take (it did not answer): exit 130 all the same.
+struct InterruptedUnrecorded: Error, CustomStringConvertible {
+    var underlying: any Error
+    var description: String { "interrupted; the run could not be marked so (\(ExitStatus.describe(underlying)))" }
 }
 
 /// A run that could not be joined or judged in time (exit 3).

@@ -42,7 +42,7 @@ actor SimulatorPool {
             do {
                 _ = try await simctl("shutdown \(udid) 2>/dev/null; xcrun simctl delete \(udid)")
             } catch {
-                FileHandle.standardError.write(Data("orchestrate: simulator \(udid) was not deleted: \(error)\n".utf8))
+                Console.detached.note("orchestrate: simulator \(udid) was not deleted: \(error)")
             }
         }
         simulators = [:]

@@ -38,7 +38,12 @@ package final class NetworkLogWriter: Sendable {
         var catalog = PayloadCatalog()
         var spooled = 0
         var written = 0
+        /// Rows neither the database nor the spool took (the disk is full), and so dropped.
+        var lost = 0
         var writing = false
+        /// The rows a write under way carries: spooled if the write is abandoned (``close(within:)``), so that a write
+        /// that never answers loses nothing (a spooled row the database did take is not written twice).
+        var inFlight = CopyRows()
         var stopping = false
         /// The loop's pause between batches, or an open COPY's wait for its next chunk: closing cuts it short, and so
         /// do rows that are due unless the loop backs off from a failing database.
@@ -48,6 +53,10 @@ package final class NetworkLogWriter: Sendable {
         var failing = false
         /// The loop's pause, and how long a streaming COPY stays open.
         var interval = Duration.milliseconds(100)
+        /// The write ``boundedFlush(within:)`` started, while it goes on.
+        var flushing: (id: UUID, task: Task<Bool, Never>)?
+        /// Counts writes given up on: a write that ends after it was given up on changes nothing.
+        var generation = 0
     }
 
     /// How long an open COPY waits for a chunk to fill before it takes what came (or ends, when nothing did).
@@ -77,6 +86,8 @@ package final class NetworkLogWriter: Sendable {
     package var written: Int { state.withLock { $0.written } }
     /// Rows in the spool files, including those a write under way is sending.
     package var spooled: Int { state.withLock { $0.spooled } }
+    /// Rows dropped because neither the database nor the spool took them (a full disk).
+    package var lost: Int { state.withLock { $0.lost } }
 
     package func append(_ exchange: Exchange, attemptID: Int64) {
         append { $0.rows.append(exchange, attemptID: attemptID, catalog: &$0.catalog) }
@@ -133,10 +144,16 @@ package final class NetworkLogWriter: Sendable {
         loop.withLock { $0 = task }
     }
 
-    /// Ends the loop and writes what is left; rows the database does not take stay spooled.
+    /// Ends the loop and writes what is left: the write under way, then up to three tries, each given
+    /// ORCHESTRATE_CONNECT_TIMEOUT — or all within `limit`, when the caller knows the database does not answer. Rows the
+    /// database does not take by then — those of a write that did not answer too — go to the spool for the next run.
     /// Returns the rows left in the spool.
     @discardableResult
-    package func close() async -> Int {
+    package func close(within limit: Duration? = nil) async -> Int {
+        let clock = ContinuousClock()
+        let deadline = limit.map { clock.now + $0 }
+        let patience = Database.defaultConnectTimeout
+        func left() -> Duration { deadline.map { $0 - clock.now } ?? patience }
         let task = loop.withLock { task -> Task<Void, Never>? in
             defer { task = nil }
             return task
@@ -148,78 +165,119 @@ package final class NetworkLogWriter: Sendable {
             return state.pause
         }
         pause?.cancel()
-        await task?.value
-        for _ in 0..<3 {
-            if await boundedFlush() { return 0 }
-            try? await Task.sleep(for: .milliseconds(500))
+        // The loop ends with its write; a write that never answers is not waited for past the patience.
+        if let task { _ = try? await abandoning(after: max(left(), .milliseconds(1))) { await task.value } }
+        for _ in 0..<3 where left() > .zero {
+            if await boundedFlush(within: left()) { return 0 }
+            if left() > .milliseconds(500) { try? await Task.sleep(for: .milliseconds(500)) }
         }
-        let left = spooled
+        // A write that never answered: what it carried, and what waits in memory, to the spool (a local file: quick).
+        abandonWrite()
+        spool(
+            state.withLock { state in
+                defer { state.rows = CopyRows() }
+                return state.rows
+            })
+        let (left, lost) = state.withLock { ($0.spooled, $0.lost) }
         logger.error(
             "the database did not take the network log; it waits in the spool for the next run",
-            metadata: ["spool.rows": "\(left)", "spool.directory": "\(spoolDirectory)"])
+            metadata: ["spool.rows": "\(left)", "spool.directory": "\(spoolDirectory)", "lost.rows": "\(lost)"])
         return left
     }
 
-    /// ``flush()`` for at most ORCHESTRATE_CONNECT_TIMEOUT: a request for a pooled connection waits without an error while
-    /// the server is down, and a write cut short leaves its rows in the spool.
-    private func boundedFlush() async -> Bool {
-        (try? await within(Database.defaultConnectTimeout) { await self.flush() }) ?? false
+    /// ``flush()`` for at most `limit` (ORCHESTRATE_CONNECT_TIMEOUT): a request for a pooled connection waits without an
+    /// error while the server is down, and a write whose answer is lost may never end; its rows are spooled on close. A
+    /// write still under way when the wait ends goes on; the next call waits for it rather than starting another.
+    private func boundedFlush(within limit: Duration = Database.defaultConnectTimeout) async -> Bool {
+        let write = state.withLock { state -> Task<Bool, Never> in
+            if let running = state.flushing { return running.task }
+            let id = UUID()
+            let task = Task {
+                let done = await self.flush()
+                self.state.withLock { state in if state.flushing?.id == id { state.flushing = nil } }
+                return done
+            }
+            state.flushing = (id, task)
+            return task
+        }
+        if let done = try? await abandoning(after: limit, { await write.value }) { return done }
+        // No answer in all that time: the write is given up on (a write whose answer was lost never ends), and its rows
+        // go back to the spool for the next write, which takes the database afresh.
+        abandonWrite()
+        return false
+    }
+
+    /// Gives up on the write under way: its rows to the spool (the database may have some of them: spooled rows are
+    /// written without duplicates), the files it was sending left for the next write, and whatever it does when it ends
+    /// (if it ever does) ignored.
+    private func abandonWrite() {
+        let carried = state.withLock { state -> CopyRows? in
+            guard state.writing else { return nil }
+            defer {
+                state.generation += 1
+                state.writing = false
+                state.flushing = nil
+                state.inFlight = CopyRows()
+            }
+            return state.inFlight
+        }
+        if let carried { spool(carried) }
+    }
+
+    /// Ends a write that took its rows in `generation`: its effects on the counters count only if it was not given up
+    /// on meanwhile. Returns whether they counted.
+    private func endWrite(_ generation: Int, _ change: (inout State) -> Void) -> Bool {
+        state.withLock { state in
+            guard state.generation == generation else { return false }
+            change(&state)
+            state.writing = false
+            state.inFlight = CopyRows()
+            return true
+        }
     }
 
     /// Writes the spool and what waits in memory now. Returns whether nothing is left to write.
     @discardableResult
     package func flush() async -> Bool {
-        let taken = state.withLock { state -> (rows: CopyRows, spooled: Int)? in
+        let taken = state.withLock { state -> (rows: CopyRows, spooled: Int, generation: Int)? in
             guard !state.writing, state.rows.count > 0 || state.spooled > 0 else { return nil }
             state.writing = true
+            state.inFlight = state.rows
             defer { state.rows = CopyRows() }
-            return (state.rows, state.spooled)
+            return (state.rows, state.spooled, state.generation)
         }
         guard let taken else { return state.withLock { !$0.writing && $0.rows.count == 0 && $0.spooled == 0 } }
-        if taken.spooled == 0, taken.rows.exchangesOnly { return await stream(taken.rows) }
-        // The spool being sent moves aside, so that rows spilled meanwhile land in a new one.
-        let sending = spoolLock.withLock { _ in
-            LogTable.allCases.map { table -> String in
-                let path = spoolPath(table)
-                let aside = "\(path).sending"
-                if FileManager.default.fileExists(atPath: path) { rename(path, aside) }
-                return aside
-            }
-        }
+        if taken.spooled == 0, taken.rows.exchangesOnly { return await stream(taken.rows, generation: taken.generation) }
+        // The spool being sent moves aside (after what earlier writes that failed left aside, in order), so that rows
+        // spilled meanwhile land in a new one.
+        let sending = spoolLock.withLock { _ in LogTable.allCases.map { moveAside(spoolPath($0)) } }
         do {
             // A spool may hold rows the database has: a write whose end was not heard (the server died) may have committed.
             try await store.write(
-                try zip(LogTable.allCases, sending).map { table, aside in
-                    (table, try chunks(of: aside) + [taken.rows[table]])
+                try zip(LogTable.allCases, sending).map { table, files in
+                    (table, try files.flatMap { try chunks(of: $0) } + [taken.rows[table]])
                 }, deduplicate: taken.spooled > 0)
-            for path in sending { try? FileManager.default.removeItem(atPath: path) }
+            for path in sending.joined() { try? FileManager.default.removeItem(atPath: path) }
             noteWritten()
-            state.withLock { state in
+            return endWrite(taken.generation) { state in
                 state.written += taken.spooled + taken.rows.count
                 // Rows spilled while this write was under way stay counted: they are in the new spool file.
                 state.spooled -= taken.spooled
-                state.writing = false
             }
-            return true
         } catch {
             warnWriteFailed(error)
-            // Back in front of whatever was spilled meanwhile, then the rows taken from memory.
-            spoolLock.withLock { _ in
-                for (aside, path) in zip(sending, LogTable.allCases.map(spoolPath)) where FileManager.default.fileExists(atPath: aside) {
-                    if let newer = FileManager.default.contents(atPath: path) { try? Self.append(ByteBuffer(bytes: newer), to: aside) }
-                    rename(aside, path)
-                }
-            }
-            spool(taken.rows)
-            state.withLock { $0.writing = false }
+            // The files aside stay where they are, in front of whatever was spilled meanwhile (sent first next time); then
+            // the rows taken from memory (unless the write was given up on: they were spooled then).
+            if endWrite(taken.generation, { _ in }) { spool(taken.rows) }
             return false
         }
     }
 
     /// Sends exchanges into one COPY that stays open while more come, for up to `interval`; returns whether it
     /// committed. Rows of a COPY that fails go to the spool, all of them: PostgreSQL kept none.
-    private func stream(_ first: CopyRows) async -> Bool {
+    private func stream(_ first: CopyRows, generation: Int) async -> Bool {
         var sent = first
+        state.withLock { $0.inFlight = first }
         var pending: ByteBuffer? = first[.exchanges]
         let deadline = ContinuousClock.now + state.withLock { $0.interval }
         do {
@@ -228,34 +286,31 @@ package final class NetworkLogWriter: Sendable {
                     pending = nil
                     return chunk
                 }
-                guard let rows = await nextChunk(deadline: deadline) else { return nil }
+                guard let rows = await nextChunk(deadline: deadline, generation: generation) else { return nil }
                 sent.append(contentsOf: rows)
+                state.withLock { state in if state.generation == generation { state.inFlight = sent } }
                 return rows[.exchanges]
             }
             noteWritten()
-            state.withLock { state in
-                state.written += sent.count
-                state.writing = false
-            }
-            return true
+            return endWrite(generation) { $0.written += sent.count }
         } catch {
             warnWriteFailed(error)
-            spool(sent)
-            state.withLock { $0.writing = false }
+            if endWrite(generation, { _ in }) { spool(sent) }
             return false
         }
     }
 
     /// The open COPY's next exchanges: a chunk once it fills, or what waits when it does not fill within
-    /// `chunkPatience`. Nil ends the COPY: its time is up, the writer stops, nothing came, or other rows wait (they go
-    /// in a transaction with the exchanges that name them).
-    private func nextChunk(deadline: ContinuousClock.Instant) async -> CopyRows? {
+    /// `chunkPatience`. Nil ends the COPY: its time is up, the writer stops, nothing came, other rows wait (they go in a
+    /// transaction with the exchanges that name them), or the stream was given up on.
+    private func nextChunk(deadline: ContinuousClock.Instant, generation: Int) async -> CopyRows? {
         enum Chunk { case rows(CopyRows), wait(Task<Void, Never>), end }
         let patience = ContinuousClock.now + Self.chunkPatience
         while true {
             let now = ContinuousClock.now
             let next = state.withLock { state -> Chunk in
-                guard !state.stopping, now < deadline, state.rows.exchangesOnly else { return .end }
+                // A stream given up on takes nothing more.
+                guard !state.stopping, now < deadline, state.rows.exchangesOnly, state.generation == generation else { return .end }
                 if state.rows.count >= chunkRows || (now >= patience && state.rows.count > 0) {
                     defer { state.rows = CopyRows() }
                     return .rows(state.rows)
@@ -294,23 +349,50 @@ package final class NetworkLogWriter: Sendable {
         if recovered { logger.warning("the network log is written again") }
     }
 
-    /// Appends rows to the spool files (the counter follows only once they are on disk).
+    /// Appends rows to the spool files, all tables or none (the counter follows only once they are on disk). When the
+    /// spool cannot take them either (a full disk), they wait in memory up to the memory bound, and past it are dropped
+    /// and counted (``lost``): said once, never a process that grows without bound.
     private func spool(_ rows: CopyRows) {
         guard rows.count > 0 else { return }
         do {
             try spoolLock.withLock { _ in
                 try FileManager.default.createDirectory(atPath: spoolDirectory, withIntermediateDirectories: true)
-                for table in LogTable.allCases { try Self.append(rows[table], to: spoolPath(table)) }
+                let paths = LogTable.allCases.map(spoolPath)
+                let sizes = paths.map { Self.size(of: $0) }
+                do {
+                    for (table, path) in zip(LogTable.allCases, paths) { try Self.append(rows[table], to: path) }
+                } catch {
+                    // A row cut in half would spoil every later COPY of the file: back to where each file was.
+                    for (path, size) in zip(paths, sizes) { truncate(path, off_t(size)) }
+                    throw error
+                }
             }
             state.withLock { $0.spooled += rows.count }
         } catch {
-            logger.error("cannot spool the network log; keeping it in memory", metadata: ["error": "\(error)"])
-            state.withLock { state in
-                var merged = rows
-                merged.append(contentsOf: state.rows)
-                state.rows = merged
+            let dropped = state.withLock { state -> Int? in
+                guard state.rows.bytes + rows.bytes > memoryLimit else {
+                    var merged = rows
+                    merged.append(contentsOf: state.rows)
+                    state.rows = merged
+                    return nil
+                }
+                defer { state.lost += rows.count }
+                return state.lost
+            }
+            switch dropped {
+            case nil: logger.error("cannot spool the network log; keeping it in memory", metadata: ["error": "\(error)"])
+            case 0?:
+                logger.error(
+                    "cannot spool the network log, and memory holds all it may: rows are dropped (is the disk full?)",
+                    metadata: ["error": "\(error)", "spool.directory": "\(spoolDirectory)"])
+            default: break
             }
         }
+    }
+
+    private static func size(of path: String) -> Int64 {
+        var status = stat()
+        return stat(path, &status) == 0 ? Int64(status.st_size) : 0
     }
 
     private static func append(_ buffer: ByteBuffer, to path: String) throws {
@@ -322,6 +404,22 @@ package final class NetworkLogWriter: Sendable {
         defer { try? handle.close() }
         try handle.seekToEnd()
         try handle.write(contentsOf: Data(buffer.readableBytesView))
+    }
+
+    /// The spool files of `path` to send, in order: those a failed write left aside (`.sending`, `.sending.1`, …), then
+    /// `path` itself moved aside after them.
+    private func moveAside(_ path: String) -> [String] {
+        var aside: [String] = []
+        var index = 0
+        while true {
+            let name = index == 0 ? "\(path).sending" : "\(path).sending.\(index)"
+            guard FileManager.default.fileExists(atPath: name) else {
+                if FileManager.default.fileExists(atPath: path), rename(path, name) == 0 { aside.append(name) }
+                return aside
+            }
+            aside.append(name)
+            index += 1
+        }
     }
 
     /// A spool file in 1 MiB pieces (COPY takes rows split across pieces).
@@ -336,7 +434,13 @@ package final class NetworkLogWriter: Sendable {
     /// Spool files of ended processes become this one's (their rows are counted from the newlines).
     private func adoptOrphanedSpools() {
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: spoolDirectory)) ?? []
-        for entry in entries where entry.hasSuffix(".copy") || entry.hasSuffix(".copy.sending") {
+        // Oldest first: what a failed write left aside (`.sending`, `.sending.1`, …), then the spool itself.
+        func age(_ entry: String) -> Int {
+            guard let range = entry.range(of: ".copy.sending") else { return .max }
+            return Int(entry[range.upperBound...].dropFirst()) ?? 0
+        }
+        let ordered = entries.sorted { (age($0), $0) < (age($1), $1) }
+        for entry in ordered where entry.hasSuffix(".copy") || entry.contains(".copy.sending") {
             let parts = entry.prefix { $0 != "." }.split(separator: "-")
             guard let pid = parts.last.flatMap({ Int32($0) }), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
             guard parts.count == 3, parts[1] == Self.layout, let table = LogTable(rawValue: String(parts[0])) else {

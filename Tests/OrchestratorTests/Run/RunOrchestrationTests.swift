@@ -47,6 +47,8 @@ struct RunOrchestrationTests {
         var options = RunOptions()
         options.configPath = directory.file("orchestrate.yml")
         options.database = database
+        // The test process's signals stay its own.
+        options.trapsSignals = false
         return options
     }
 

@@ -58,7 +58,8 @@ class Stream:
         self.partial = b""
         self.names = {}  # test id → display name
         self.suites = set()  # ids of suites: they run as long as their tests, which are watched themselves
-        self.running = {}  # test id → when it was seen starting (monotonic)
+        self.running = {}  # test id → when it (or its latest test case) started, as the stream's clock says
+        self.began = {}  # test id → when it started
         self.ended = {}  # test id → seconds it ran
         self.started = 0
 
@@ -72,13 +73,14 @@ class Stream:
         self.offset += len(data)
         lines = (self.partial + data).split(b"\n")
         self.partial = lines.pop()
-        now = time.monotonic()
         for line in lines:
             try:
                 record = json.loads(line)
             except ValueError:
                 continue
             payload = record.get("payload") or {}
+            # The stream's own clock: when it happened, not when it was read.
+            now = (payload.get("instant") or {}).get("since1970") or time.time()
             if record.get("kind") == "test":
                 name = payload.get("displayName") or payload.get("name") or payload.get("id", "")
                 self.names[payload.get("id", "")] = name
@@ -86,21 +88,24 @@ class Stream:
                     self.suites.add(payload.get("id", ""))
                 continue
             kind, test = payload.get("kind"), payload.get("testID")
-            if not test or test in self.suites or kind not in ("testStarted", "testEnded", "testSkipped"):
+            if not test or test in self.suites:
                 continue
             if kind == "testStarted":
-                self.running[test] = now
+                self.running[test] = self.began[test] = now
                 self.started += 1
-            else:
-                began = self.running.pop(test, now)
-                self.ended[test] = now - began
+            elif kind in ("testCaseStarted", "testCaseEnded") and test in self.running:
+                # A parameterized test's cases each have the time limit: its clock starts again with each case.
+                self.running[test] = now
+            elif kind in ("testEnded", "testSkipped"):
+                self.running.pop(test, None)
+                self.ended[test] = now - self.began.pop(test, now)
 
     def name(self, test):
         # A test's id ends with its source location; its display name says what it checks.
         return f"{self.names.get(test, test)}  ({test})"
 
     def stuck(self, after):
-        now = time.monotonic()
+        now = time.time()
         return sorted(((now - began, test) for test, began in self.running.items() if now - began > after), reverse=True)
 
 
@@ -145,6 +150,8 @@ def main():
         process.wait()
         sys.exit(1)
 
+    # A CI that cancels the job sends SIGTERM: the tests go with the watchdog, and it says which were running.
+    signal.signal(signal.SIGTERM, lambda *_: give_up("terminated", stream.stuck(0)))
     try:
         while process.poll() is None:
             time.sleep(2)

@@ -106,13 +106,17 @@ package final class Coordinator: Sendable {
                     }
                 } catch {
                     await slotsDidStop()
-                    let unrecorded = batcher.unrecorded
-                    if !unrecorded.isEmpty { await hooks?.resultsWereNotRecorded(unrecorded) }
+                    await keepUnrecorded(batcher)
                     throw error
                 }
                 // Every result on record, and what was claimed ahead back in the queue.
                 await slotsDidStop()
-                try await batcher.flush()
+                do {
+                    try await batcher.flush()
+                } catch {
+                    await keepUnrecorded(batcher)
+                    throw error
+                }
                 for claimed in batcher.takeAhead() { _ = try await retrying("release", { try await self.queue.release(claimed) }) }
                 background.cancelAll()
                 withExtendedLifetime(ports) {}
@@ -218,7 +222,14 @@ package final class Coordinator: Sendable {
                     continue
                 }
                 if index == 0 { await hooks?.attemptDidEnd(attempt, slot: slot, result: &result) }
-                AttemptRunner.scrub(&result, secrets: secrets)
+                if !secrets.isEmpty {
+                    // Output files are read, scrubbed and rewritten off the cooperative pool.
+                    result = await blockingOffPool { [result, secrets] in
+                        var scrubbed = result
+                        AttemptRunner.scrub(&scrubbed, secrets: secrets)
+                        return scrubbed
+                    }
+                }
                 if var reported {
                     reported.message = reported.message.map { secrets.scrubbed($0) }
                     await hooks?.testWasReported(attempt, reported, result: result)
@@ -233,6 +244,12 @@ package final class Coordinator: Sendable {
             }
             for (attempt, result) in results { batcher.finish(attempt, result: result) }
         }
+    }
+
+    /// Results the queue never recorded, handed to the hooks to keep for the run taken up again.
+    private func keepUnrecorded(_ batcher: RoundBatcher) async {
+        let unrecorded = batcher.unrecorded
+        if !unrecorded.isEmpty { await hooks?.resultsWereNotRecorded(unrecorded) }
     }
 
     /// The slots' clean-up (mock servers, simulators), carried out in full even when the run is cancelled (a stop cut
@@ -408,6 +425,7 @@ package final class Coordinator: Sendable {
         let patience = isStopping ? min(queue.patience, Self.stoppingPatience) : queue.patience
         var delay = Duration.milliseconds(100)
         while true {
+            try Task.checkCancellation()
             let tried = clock.now
             // While the queue does not answer, a try gets what is left of the patience.
             let left = state.withLock { $0.unreachableSince }.map { patience - (tried - $0) } ?? patience

@@ -3,9 +3,10 @@ import Foundation
 /// A command template's placeholders (`{id}`, `{ids}`, …) filled in one pass over the template.
 ///
 /// Each placeholder the template holds is replaced once, by its values quoted for where it stands in the shell's
-/// reading of the template: outside quotes each value is one shell word (``ShellWord/quote(_:)``), inside `'…'` or
-/// `"…"` the values (joined by spaces) are escaped for those quotes. Nothing in a value is ever read again: not as a
-/// placeholder, not as shell syntax. A test's id is data, never code.
+/// reading of the template: outside quotes (and inside `$(…)` or backticks, read afresh) each value is one shell word
+/// (``ShellWord/quote(_:)``); inside `'…'`, `"…"` or a here-document the values (joined by spaces) are escaped for it;
+/// in a comment a placeholder is left as it is. Nothing in a value is ever read again: not as a placeholder, not as
+/// shell syntax. A test's id is data, never code.
 ///
 /// ```swift
 /// CommandTemplate.fill("pytest {id}") { $0 == "id" ? ["tests/a.py::t[x; rm -rf /]"] : nil }
@@ -18,47 +19,56 @@ package enum CommandTemplate {
     package static func fill(_ template: String, _ values: (Substring) -> [String]?) -> String {
         // Suites of thousands of scenarios fill it once each: a template without braces is the command.
         guard template.utf8.contains(UInt8(ascii: "{")) else { return template }
+        var reader = Reader()
         var output = ""
-        var quoting = Quoting.none
-        // The quoting to go back to at each `)` that closes a `$(` or `(` (a command inside is read afresh).
-        var enclosing: [Quoting] = []
-        // The template's character before this one, when it was taken as syntax (not a placeholder's, not escaped).
-        var previous: Character?
         var index = template.startIndex
         while index < template.endIndex {
+            if reader.atLineStart, case .heredoc(let delimiter, _, let stripsTabs) = reader.quoting {
+                // A here-document ends at a line that is its delimiter (after leading tabs, for `<<-`).
+                let end = template[index...].firstIndex { $0 == "\n" || $0 == "\r\n" } ?? template.endIndex
+                let line = template[index..<end]
+                if (stripsTabs ? line.drop { $0 == "\t" } : line) == delimiter[...] {
+                    output += line
+                    index = end
+                    reader.quoting = .none
+                    reader.atLineStart = false
+                    continue
+                }
+            }
             let character = template[index]
-            if character == "{", let close = template[index...].prefix(Self.longestName + 2).firstIndex(of: "}") {
+            if character == "{", reader.quoting != .comment,
+                let close = template[index...].prefix(Self.longestName + 2).firstIndex(of: "}")
+            {
                 let name = template[template.index(after: index)..<close]
                 if let words = values(name) {
-                    output += quoting.quote(words)
+                    output += reader.quote(words)
                     index = template.index(after: close)
-                    previous = nil
+                    reader.previous = nil
+                    reader.atLineStart = false
                     continue
                 }
             }
             output.append(character)
             index = template.index(after: index)
-            switch (quoting, character) {
-            case (.none, "\\"), (.double, "\\"):
+            if reader.escapes(character), index < template.endIndex {
                 // The next character is taken literally: copied as it is.
-                if index < template.endIndex {
-                    output.append(template[index])
-                    index = template.index(after: index)
-                }
-                previous = nil
+                output.append(template[index])
+                index = template.index(after: index)
+                reader.previous = nil
+                reader.atLineStart = false
                 continue
-            case (.none, "'"): quoting = .single
-            case (.none, "\""): quoting = .double
-            case (.single, "'"), (.double, "\""): quoting = .none
-            case (.none, "("):
-                enclosing.append(.none)
-            case (.double, "(") where previous == "$":
-                enclosing.append(.double)
-                quoting = .none
-            case (.none, ")") where !enclosing.isEmpty: quoting = enclosing.removeLast()
-            default: break
             }
-            previous = character
+            if character == "<", reader.quoting == .none, index < template.endIndex, template[index] == "<" {
+                index = template.index(after: index)
+                output.append("<")
+                let (delimiter, rest) = Self.heredocDelimiter(template[index...])
+                output += template[index..<rest]
+                index = rest
+                reader.pendingHeredoc = delimiter
+                reader.previous = nil
+                continue
+            }
+            reader.read(character)
         }
         return output
     }
@@ -79,9 +89,166 @@ package enum CommandTemplate {
     /// Placeholder names are short: a brace further on closes something else.
     private static let longestName = 32
 
+    /// After `<<`: the here-document's delimiter (without its quotes), whether its body is expanded (an unquoted
+    /// delimiter) and whether it strips leading tabs (`<<-`); and where the delimiter word ends.
+    private static func heredocDelimiter(_ text: Substring) -> (delimiter: (String, Bool, Bool)?, end: String.Index) {
+        var index = text.startIndex
+        var stripsTabs = false
+        if index < text.endIndex, text[index] == "-" {
+            stripsTabs = true
+            index = text.index(after: index)
+        }
+        while index < text.endIndex, text[index] == " " || text[index] == "\t" { index = text.index(after: index) }
+        var word = ""
+        var quoted = false
+        var quote: Character?
+        while index < text.endIndex {
+            let character = text[index]
+            if let open = quote {
+                if character == open { quote = nil } else { word.append(character) }
+            } else if character == "'" || character == "\"" {
+                quote = character
+                quoted = true
+            } else if character == "\\" {
+                quoted = true
+            } else if character == " " || character == "\t" || character == "\n" || character == "\r\n" || ";&|<>()".contains(character) {
+                break
+            } else {
+                word.append(character)
+            }
+            index = text.index(after: index)
+        }
+        return (word.isEmpty ? nil : (word, !quoted, stripsTabs), index)
+    }
+
+    /// The shell's reading of a template, character by character, as far as quoting goes.
+    private struct Reader {
+        var quoting = Quoting.none
+        /// What to go back to at each `)` or backtick that closes a `$(`, `(` or backtick (a command inside is read afresh).
+        var enclosing: [(quoting: Quoting, closer: Character, cases: Cases)] = []
+        /// The `case` statements open at this level: a `)` that ends one's pattern closes no `$(`.
+        var cases = Cases()
+        /// The word being read outside quotes (for `case`, `in`, `esac`).
+        var word = ""
+
+        struct Cases {
+            var open = 0
+            var awaitingIn = false
+            var inPattern = false
+        }
+        /// The template's character before this one, when it was taken as syntax (not a placeholder's, not escaped).
+        var previous: Character?
+        var atLineStart = true
+        /// A here-document announced on this line: its body starts on the next.
+        var pendingHeredoc: (String, Bool, Bool)?
+
+        /// A command read afresh begins (`$(`, `(`, a backtick), inside the current quoting.
+        private mutating func enter(closer: Character) {
+            enclosing.append((quoting, closer, cases))
+            quoting = .none
+            cases = Cases()
+            word = ""
+        }
+
+        /// The command read afresh ends: back to what enclosed it.
+        private mutating func leave() {
+            let outer = enclosing.removeLast()
+            quoting = outer.quoting
+            cases = outer.cases
+            word = ""
+        }
+
+        /// Whether the shell reads this place twice: inside backticks, whose text is read once for backslashes first.
+        var insideBackticks: Bool { enclosing.contains { $0.closer == "`" } }
+
+        /// `words` as they stand here: quoted for the quoting, then, inside backticks, with what the first reading of the
+        /// backticks' text would take away (a backslash before `\`, `$`, a backtick, and `"` within double quotes) escaped.
+        func quote(_ words: [String]) -> String {
+            let quoted = quoting.quote(words)
+            guard insideBackticks else { return quoted }
+            let withinDoubleQuotes = enclosing.contains { $0.closer == "`" && $0.quoting == .double }
+            var escaped = ""
+            for character in quoted {
+                if "\\$`".contains(character) || (withinDoubleQuotes && character == "\"") { escaped.append("\\") }
+                escaped.append(character)
+            }
+            return escaped
+        }
+
+        /// Whether a backslash here takes the next character literally.
+        func escapes(_ character: Character) -> Bool {
+            guard character == "\\" else { return false }
+            switch quoting {
+            case .none, .double: return true
+            case .heredoc(_, let expands, _): return expands
+            case .single, .comment: return false
+            }
+        }
+
+        mutating func read(_ character: Character) {
+            defer {
+                previous = character
+                atLineStart = character == "\n" || character == "\r\n"
+            }
+            let newline = character == "\n" || character == "\r\n"
+            if quoting == .none {
+                if character.isLetter {
+                    word.append(character)
+                } else {
+                    switch word {
+                    case "case": cases.awaitingIn = true
+                    case "in" where cases.awaitingIn:
+                        cases.awaitingIn = false
+                        cases.open += 1
+                        cases.inPattern = true
+                    case "esac" where cases.open > 0:
+                        cases.open -= 1
+                        cases.inPattern = false
+                    default: break
+                    }
+                    word = ""
+                    if character == ";", previous == ";", cases.open > 0 { cases.inPattern = true }
+                }
+            }
+            switch (quoting, character) {
+            case (.comment, _):
+                if newline { quoting = .none }
+            case (.none, _) where newline:
+                if let (delimiter, expands, stripsTabs) = pendingHeredoc {
+                    quoting = .heredoc(delimiter, expands: expands, stripsTabs: stripsTabs)
+                    pendingHeredoc = nil
+                }
+            case (.none, "#") where previous == nil || previous!.isWhitespace || ";&|()".contains(previous!):
+                quoting = .comment
+            case (.none, "'"): quoting = .single
+            case (.none, "\""): quoting = .double
+            case (.single, "'"), (.double, "\""): quoting = .none
+            case (.none, "(") where cases.open > 0 && cases.inPattern:
+                // A pattern's optional opening parenthesis: `(x) …`.
+                break
+            case (.none, "("):
+                enter(closer: ")")
+            case (.double, "(") where previous == "$":
+                enter(closer: ")")
+            case (.none, "`") where enclosing.last?.closer == "`":
+                leave()
+            case (.none, "`"), (.double, "`"):
+                enter(closer: "`")
+            case (.none, ")") where cases.open > 0 && cases.inPattern:
+                // The end of a `case` pattern: its body follows.
+                cases.inPattern = false
+            case (.none, ")") where enclosing.last?.closer == ")":
+                leave()
+            default:
+                break
+            }
+        }
+    }
+
     /// Where the shell stands in its reading of the template.
-    private enum Quoting {
-        case none, single, double
+    private enum Quoting: Equatable {
+        case none, single, double, comment
+        case heredoc(String, expands: Bool, stripsTabs: Bool)
 
         func quote(_ words: [String]) -> String {
             switch self {
@@ -91,13 +258,23 @@ package enum CommandTemplate {
                 // Inside '…' nothing is special but the quote that ends it: end it, add an escaped quote, begin again.
                 return words.joined(separator: " ").replacingOccurrences(of: "'", with: #"'\''"#)
             case .double:
-                var escaped = ""
-                for character in words.joined(separator: " ") {
-                    if "\\\"$`".contains(character) { escaped.append("\\") }
-                    escaped.append(character)
-                }
-                return escaped
+                return Self.escaped(words, special: "\\\"$`")
+            case .heredoc(_, let expands, _):
+                // An expanded body reads `\`, `$` and backticks as a double-quoted string does (a quote is plain there);
+                // a quoted delimiter's body reads nothing. A value cannot end the body: it holds no line break.
+                return expands ? Self.escaped(words, special: "\\$`") : words.joined(separator: " ")
+            case .comment:
+                return words.joined(separator: " ")
             }
+        }
+
+        private static func escaped(_ words: [String], special: String) -> String {
+            var escaped = ""
+            for character in words.joined(separator: " ") {
+                if special.contains(character) { escaped.append("\\") }
+                escaped.append(character)
+            }
+            return escaped
         }
     }
 }

@@ -1,7 +1,8 @@
 import Synchronization
 
-/// The value of `operation`, or ``DeadlineExceeded`` once `limit` passed (the operation is cancelled): for the
-/// database's clients, whose requests for a pooled connection wait without an error while the server is down.
+/// The value of `operation`, or ``DeadlineExceeded`` once `limit` passed (the operation is cancelled, and waited for):
+/// for the database's clients, whose requests for a pooled connection wait without an error while the server is down.
+/// A caller cancelled meanwhile gets `CancellationError`, not a deadline it did not reach.
 package func within<T: Sendable>(_ limit: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withThrowingTaskGroup(of: Result<T, any Error>?.self) { group in
         group.addTask {
@@ -12,8 +13,12 @@ package func within<T: Sendable>(_ limit: Duration, _ operation: @escaping @Send
             }
         }
         group.addTask {
-            try? await Task.sleep(for: limit)
-            return nil
+            do {
+                try await Task.sleep(for: limit)
+                return nil
+            } catch {
+                return .failure(CancellationError())
+            }
         }
         defer { group.cancelAll() }
         guard let first = try await group.next(), let result = first else { throw DeadlineExceeded(limit: limit) }

@@ -2,8 +2,12 @@ import Foundation
 
 #if canImport(Glibc)
 import Glibc
+
+private let systemWrite = Glibc.write
 #elseif canImport(Darwin)
 import Darwin
+
+private let systemWrite = Darwin.write
 #endif
 
 /// A folder opened without following a link at its path, whose entries are reached through its descriptor (`openat`,
@@ -143,7 +147,7 @@ package final class FolderHandle: Sendable {
         data.withUnsafeBytes { bytes in
             var written = 0
             while written < bytes.count {
-                let count = Glibc.write(file, bytes.baseAddress! + written, bytes.count - written)
+                let count = systemWrite(file, bytes.baseAddress! + written, bytes.count - written)
                 if count < 0, errno == EINTR { continue }
                 guard count > 0 else {
                     failure = .system(errno, "cannot write \(path)/\(name)")
@@ -179,16 +183,17 @@ package final class FolderHandle: Sendable {
         var current = dup(descriptor)
         guard current >= 0 else { throw .system(errno, "cannot empty \(path)") }
         defer { close(current) }
-        // Each folder descended into: its name in its parent, and the parent's identity.
-        var trail: [(name: String, parent: FileIdentity)] = []
+        // Each folder descended into: its name in its parent (as bytes: a name need not be UTF-8), and the parent's identity.
+        var trail: [(name: [CChar], parent: FileIdentity)] = []
         func failure(_ number: Int32, _ what: String) -> FolderError {
             .system(number, "cannot empty \(path): \(what)\(trail.isEmpty ? "" : " (\(trail.count) folders deep)")")
         }
+        func shown(_ name: [CChar]) -> String { String(decoding: name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self) }
         while true {
             guard clock.now - start < deadline else { throw failure(ETIMEDOUT, "still not empty after \(deadline)") }
-            let names: [String]
+            let names: [[CChar]]
             do {
-                names = try Self.names(of: current, limit: 256, path: path)
+                names = try Self.rawNames(of: current, limit: 256, path: path)
             } catch {
                 throw failure(error.number ?? EIO, "cannot list a folder")
             }
@@ -204,7 +209,7 @@ package final class FolderHandle: Sendable {
                 close(current)
                 current = parent
                 guard unlinkat(current, last.name, AT_REMOVEDIR) == 0 || errno == ENOENT else {
-                    throw failure(errno, "cannot remove the folder \(last.name)")
+                    throw failure(errno, "cannot remove the folder \(shown(last.name))")
                 }
                 continue
             }
@@ -215,13 +220,14 @@ package final class FolderHandle: Sendable {
                     fchmod(current, 0o700)
                     if unlinkat(current, name, 0) == 0 || errno == ENOENT { continue }
                 }
-                guard errno == EISDIR || errno == EPERM else { throw failure(errno, "cannot remove \(name)") }
+                guard errno == EISDIR || errno == EPERM else { throw failure(errno, "cannot remove \(shown(name))") }
                 var child = openat(current, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                 if child < 0, errno == EACCES {
-                    fchmodat(current, name, 0o700, 0)
+                    // A folder nobody may enter: made enterable (never through a link put at its name meanwhile).
+                    fchmodat(current, name, 0o700, AT_SYMLINK_NOFOLLOW)
                     child = openat(current, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
                 }
-                guard child >= 0 else { throw failure(errno, "cannot open the folder \(name)") }
+                guard child >= 0 else { throw failure(errno, "cannot open the folder \(shown(name))") }
                 fchmod(child, 0o700)
                 var status = stat()
                 fstat(current, &status)
@@ -234,6 +240,12 @@ package final class FolderHandle: Sendable {
     }
 
     private static func names(of descriptor: Int32, limit: Int, path: String) throws(FolderError) -> [String] {
+        try rawNames(of: descriptor, limit: limit, path: path).map { String(decoding: $0.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+    }
+
+    /// The names of the folder's entries as the system has them (NUL-terminated bytes, which need not be UTF-8): what
+    /// `*at` calls take back unchanged.
+    private static func rawNames(of descriptor: Int32, limit: Int, path: String) throws(FolderError) -> [[CChar]] {
         let copy = dup(descriptor)
         guard copy >= 0, let stream = fdopendir(copy) else {
             let number = errno
@@ -243,10 +255,10 @@ package final class FolderHandle: Sendable {
         defer { closedir(stream) }
         // The copy shares its position with the descriptor: every listing starts from the beginning.
         rewinddir(stream)
-        var names: [String] = []
+        var names: [[CChar]] = []
         while names.count < limit, let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." { names.append(name) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in Array(bytes.prefix { $0 != 0 }.map { CChar(bitPattern: $0) }) + [0] }
+            if name != [46, 0] && name != [46, 46, 0] { names.append(name) }
         }
         return names
     }

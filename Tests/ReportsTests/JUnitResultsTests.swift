@@ -178,6 +178,11 @@ struct JUnitResultsTests {
         } throws: { error in
             "\(error)".hasPrefix("linear.xml:3: not read: it declares entities of its own")
         }
+        // Entities behind a prolog longer than what is looked through, or in UTF-16, are refused all the same.
+        let hidden = "<!--\(String(repeating: "-", count: 1 << 20))-->\n<!DOCTYPE t [<!ENTITY e \"x\">]>\n<testsuites/>"
+        #expect(throws: RunnerResultsError.self) { try JUnitResults.parse(Data(hidden.utf8), file: "hidden.xml") }
+        let utf16 = "<?xml version=\"1.0\" encoding=\"UTF-16\"?><!DOCTYPE t [<!ENTITY e \"x\">]><testsuites/>".data(using: .utf16)!
+        #expect(throws: RunnerResultsError.self) { try JUnitResults.parse(utf16, file: "utf16.xml") }
         // A DOCTYPE without entities of its own is read.
         let plain = #"<?xml version="1.0"?><!DOCTYPE testsuites SYSTEM "junit.dtd"><testsuites><testcase name="a"/></testsuites>"#
         #expect(try JUnitResults.parse(Data(plain.utf8), file: "plain.xml").map(\.name) == ["a"])

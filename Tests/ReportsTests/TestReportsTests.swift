@@ -68,6 +68,21 @@ struct TestReportsTests {
         let matched = TestReports.match(Self.scenarios, results)
         #expect(matched["cart-feature;adds-an-item"]?.status == .passed)
         #expect(matched["cart-feature;adds-an-item"]?.seconds == 0.5)
+
+        // An outline's example row: the pickle names the outline, then the row, whose line is the scenario's.
+        let outline = [
+            #"{"gherkinDocument": {"uri": "features/cart.feature", "feature": {"children": [{"scenario": {"id": "o1", "location": {"line": 8, "column": 3}, "name": "Pays", "examples": [{"tableBody": [{"id": "row1", "location": {"line": 12, "column": 7}}]}]}}]}}}"#,
+            #"{"pickle": {"id": "p2", "uri": "features/cart.feature", "name": "Pays", "astNodeIds": ["o1", "row1"], "steps": []}}"#,
+            #"{"testCase": {"id": "c2", "pickleId": "p2", "testSteps": []}}"#,
+            #"{"testCaseStarted": {"id": "r3", "testCaseId": "c2", "attempt": 0, "timestamp": {"seconds": 1, "nanos": 0}}}"#,
+            #"{"testStepFinished": {"testCaseStartedId": "r3", "testStepId": "t2", "testStepResult": {"status": "UNKNOWN"}}}"#,
+            #"{"testCaseFinished": {"testCaseStartedId": "r3", "willBeRetried": false, "timestamp": {"seconds": 2, "nanos": 0}}}"#,
+        ]
+        let row = TestReports.match(
+            [("cart-feature;pays;row", "features/cart.feature:12")], try Self.read(.cucumberMessages, ["row.ndjson": outline.joined(separator: "\n")])
+        )
+        #expect(row["cart-feature;pays;row"] != nil, "matched by the row's line")
+        #expect(row["cart-feature;pays;row"]?.status == .failed, "a step of unknown status is no pass")
     }
 
     @Test("results go to the test they name: exactly, by a trailing part of its path, with or without (); two claimants get none")

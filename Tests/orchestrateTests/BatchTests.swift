@@ -3,7 +3,7 @@ import OrchestrateTesting
 import Testing
 
 /// Batches: a runner's tests several to a process (`{ids}`), each with its own result, retry and history.
-@Suite("Batches: several tests to a process, each with its own result", .timeLimit(.minutes(3)))
+@Suite("Batches: several tests to a process, each with its own result", .timeLimit(.minutes(5)))
 struct BatchTests {
     /// A pytest suite of passing tests, one that always fails, one that fails on its first attempt, and `extra`.
     static func project(

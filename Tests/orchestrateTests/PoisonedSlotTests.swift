@@ -15,12 +15,13 @@ struct PoisonedSlotTests {
     func deepTree() async throws {
         try await TemporaryDirectory.with { directory in
             // 250 folders of 20 characters: 5,250 bytes of path below HOME, past PATH_MAX (4,096); every other one mode 0;
-            // a link to / and a FIFO at the bottom. (Python: the shell's cd gives up past PATH_MAX.)
+            // a link to / and a FIFO at the bottom; names that are not UTF-8. (Python: the shell's cd gives up past PATH_MAX.)
             try directory.write(
                 "suite/deep.py",
                 """
                 import os
                 os.chdir(os.environ["HOME"])
+                open(b"not-utf8-\\xff\\xfe", "w").write("x")
                 for i in range(250):
                     os.mkdir("d0123456789012345678")
                     os.chdir("d0123456789012345678")
@@ -29,6 +30,7 @@ struct PoisonedSlotTests {
                         os.chmod("..", 0)
                 os.symlink("/", "root")
                 os.mkfifo("pipe")
+                os.mkdir(b"\\xc3\\x28 folder")
                 """)
             try directory.write(
                 "suite/orchestrate.yml",

@@ -3,7 +3,7 @@ import OrchestrateTesting
 import Testing
 
 /// `suite.list`: a suite taken as it is — the real pytest lists its tests, and each one runs as a scenario of its own.
-@Suite("suite.list: every test a runner lists is a scenario", .timeLimit(.minutes(3)))
+@Suite("suite.list: every test a runner lists is a scenario", .timeLimit(.minutes(5)))
 struct SuiteListTests {
     static let pytestSuite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("ReportsTests/Fixtures/pytest-suite/test_shop.py").path

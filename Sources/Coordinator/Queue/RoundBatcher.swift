@@ -49,6 +49,8 @@ package final class RoundBatcher: Sendable {
         var failure: (any Error)?
         /// The results of the rounds that failed, and of those handed in after: never recorded in the queue.
         var unrecorded: [(claimed: ClaimedAttempt, result: AttemptResult)] = []
+        /// The results of the round in flight, until it is answered.
+        var sending: [(claimed: ClaimedAttempt, result: AttemptResult)] = []
         /// The slot each compare-run scenario's lane went to (by scenario id): its other lane avoids that slot.
         var laneSlots: [String: String] = [:]
         /// Slots with nothing to do, waiting for results to be recorded (``waitForResults(since:atMost:)``).
@@ -157,7 +159,7 @@ package final class RoundBatcher: Sendable {
 
     /// The results that never reached the queue (its rounds failed for good), for the caller to keep.
     package var unrecorded: [(claimed: ClaimedAttempt, result: AttemptResult)] {
-        state.withLock { state in state.unrecorded + state.completions.map { ($0.claimed, $0.result) } }
+        state.withLock { state in state.unrecorded + state.sending + state.completions.map { ($0.claimed, $0.result) } }
     }
 
     /// Takes back the attempts claimed ahead, for the caller to return them to the queue.
@@ -251,10 +253,12 @@ package final class RoundBatcher: Sendable {
                 state.withLock { state in
                     state.failure = state.failure ?? error
                     state.unrecorded += completions
+                    state.sending = []
                 }
                 for waiter in waiters { take(waiter)?.resume(throwing: error) }
                 continue
             }
+            state.withLock { $0.sending = [] }
             for (completion, ack) in zip(completions, reply.acks) { onAck(completion.claimed, completion.result, ack) }
             if !completions.isEmpty {
                 let idle = state.withLock { state in
@@ -299,6 +303,7 @@ package final class RoundBatcher: Sendable {
                 return nil
             }
             defer {
+                state.sending = state.completions
                 state.completions.removeAll(keepingCapacity: true)
                 for waiter in state.waiters { state.inFlight[waiter.id] = waiter.continuation }
                 state.waiters.removeAll(keepingCapacity: true)

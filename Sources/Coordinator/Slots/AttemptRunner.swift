@@ -233,9 +233,12 @@ package struct AttemptRunner: Sendable {
                 result.exitCode = nil
                 result.error = [result.error, report.failure ?? "failed"].compactMap { $0 }.joined(separator: "; ")
             case .passed, .skipped:
-                guard endedWell else {
+                // A skip stands only when the process exited 0: a runner that stopped early (fail-fast) skips what it did
+                // not run, and a non-zero exit explained by another test's failure says nothing of it.
+                guard endedWell, report.status == .passed || process.outcome == .passed else {
                     guard alone else { return .alone }
-                    result = Self.unproven(result, because: "its report says it passed, but its process did not end well")
+                    let said = report.status == .passed ? "passed" : "was skipped"
+                    result = Self.unproven(result, because: "its report says it \(said), but its process did not end well")
                     return .finished(result, reported: report)
                 }
                 result = AttemptResult(

@@ -7,10 +7,11 @@ import Synchronization
 /// (`--metrics-address 0.0.0.0` for a scraper elsewhere: a Kubernetes pod's, a CI's), as Prometheus exporters commonly
 /// do.
 ///
-/// Its connections are bounded, so that clients that connect and say nothing (or dribble) cannot take the process's
-/// descriptors or keep a scrape out: a connection that has not sent a whole request within ``requestTimeout`` of
-/// opening or of its last answer is closed, and past ``maximumConnections`` the oldest connection is closed to let a
-/// new one in (a scrape sends its request at once; the oldest is the idlest).
+/// Its connections are bounded, so that clients that connect and say nothing (or dribble, or never read) cannot take the
+/// process's descriptors or memory or keep a scrape out: one answer per connection; a connection that has not sent its
+/// request within ``requestTimeout`` of opening, or taken its answer as long after, is closed; and past
+/// ``maximumConnections`` the oldest connection is closed to let a new one in (a scrape sends its request at once; the
+/// oldest is the idlest).
 package final class MetricsServer: Sendable {
     private let channel: any Channel
     /// The port it listens on (the one asked for, or the one the system chose for 0).
@@ -67,8 +68,8 @@ package final class MetricsServer: Sendable {
     }
 }
 
-/// Answers one request at a time on a connection: the exposition for `GET /metrics`, 404 for anything else. A connection
-/// that has not sent a whole request within ``MetricsServer/requestTimeout`` of opening or of its last answer is
+/// Answers one request per connection: the exposition for `GET /metrics`, 404 for anything else. A connection that has
+/// not sent its request within ``MetricsServer/requestTimeout`` of opening, or not taken its answer as long after, is
 /// closed.
 private final class MetricsHandler: ChannelDuplexHandler, @unchecked Sendable {
     typealias InboundIn = HTTPServerRequestPart
@@ -110,15 +111,16 @@ private final class MetricsHandler: ChannelDuplexHandler, @unchecked Sendable {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: found ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain; charset=utf-8")
         headers.add(name: "Content-Length", value: "\(body.utf8.count)")
-        if !request.isKeepAlive { headers.add(name: "Connection", value: "close") }
+        // One answer per connection: a client that sends request after request without reading the answers would make
+        // them pile up in memory. A scraper connects again for its next scrape.
+        headers.add(name: "Connection", value: "close")
         let head = HTTPResponseHead(version: request.version, status: found ? .ok : .notFound, headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: body)))), promise: nil)
-        let keepAlive = request.isKeepAlive
         context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { [context = NIOLoopBound(context, eventLoop: context.eventLoop)] _ in
-            if !keepAlive { context.value.close(promise: nil) }
+            context.value.close(promise: nil)
         }
-        // The next request on the connection has as long as the first had.
-        if keepAlive { armDeadline(context: context) }
+        // However long the client takes to read it, the connection ends within the same time.
+        armDeadline(context: context)
     }
 }

@@ -95,7 +95,9 @@ struct RunExecution {
             throw error
         }
         watch?.cancel()
-        await networkLog.close(within: coordinator.queueUnreachable ? .seconds(1) : nil)
+        // A stopped run's network log is written within the stop's patience; a finished run's, as long as writes go on.
+        await networkLog.close(
+            within: coordinator.queueUnreachable ? .seconds(1) : outcome == .interrupted ? Database.defaultConnectTimeout : nil)
         output.finished()
         return outcome
     }

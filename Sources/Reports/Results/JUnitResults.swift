@@ -53,10 +53,7 @@ package enum JUnitResults {
         }
         // A report declares no entities of its own: expanding them is work without bound for a few bytes of input (a
         // 100 KB entity referenced 160,000 times), and no runner writes them.
-        if let line = declaredEntitiesLine(data) {
-            throw RunnerResultsError(
-                description: "\(file):\(line): not read: it declares entities of its own (a DOCTYPE with an internal subset), which no runner writes")
-        }
+        if let (line, problem) = prologProblem(data) { throw RunnerResultsError(description: "\(file):\(line): not read: \(problem)") }
         // Fed in pieces: libxml2 refuses a single piece past 10 MB ("huge input lookup"), which a whole report of a hundred
         // thousand tests is.
         let parser = XMLParser(stream: InputStream(data: data))
@@ -75,12 +72,18 @@ package enum JUnitResults {
         return reader.results
     }
 
-    /// The line of the document's DOCTYPE when it has an internal subset (`<!DOCTYPE x [ … ]>`, where entities are
-    /// declared); `nil` when it has none. Only the prolog is read: comments, processing instructions and white space
-    /// before the first element.
-    static func declaredEntitiesLine(_ data: Data) -> Int? {
-        let bytes = [UInt8](data.prefix(1 << 20))
+    /// What makes the document's prolog (what comes before its first element: comments, processing instructions, white
+    /// space, a DOCTYPE) unfit to read, with its line: a DOCTYPE with an internal subset (`<!DOCTYPE x [ … ]>`, where
+    /// entities are declared), a prolog too long to look through, a document not in UTF-8. `nil` when it is fit.
+    static func prologProblem(_ data: Data) -> (line: Int, problem: String)? {
+        let limit = 1 << 20
+        let bytes = [UInt8](data.prefix(limit))
+        if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) || (bytes.count > 1 && bytes[1] == 0) || bytes.first == 0 {
+            return (1, "it is not UTF-8 (UTF-16?), which every runner writes")
+        }
         var index = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
+        func line() -> Int { bytes[..<min(index, bytes.count)].count { $0 == UInt8(ascii: "\n") } + 1 }
+        let tooLong = "what comes before its first element is longer than 1 MiB"
         func has(_ text: String, at position: Int) -> Bool { bytes[position...].starts(with: Array(text.utf8)) }
         func skip(past end: String) -> Bool {
             let target = Array(end.utf8)
@@ -98,11 +101,11 @@ package enum JUnitResults {
             case UInt8(ascii: " "), UInt8(ascii: "\t"), UInt8(ascii: "\n"), UInt8(ascii: "\r"):
                 index += 1
             case UInt8(ascii: "<") where has("<?", at: index):
-                guard skip(past: "?>") else { return nil }
+                guard skip(past: "?>") else { return bytes.count == limit ? (line(), tooLong) : nil }
             case UInt8(ascii: "<") where has("<!--", at: index):
-                guard skip(past: "-->") else { return nil }
+                guard skip(past: "-->") else { return bytes.count == limit ? (line(), tooLong) : nil }
             case UInt8(ascii: "<") where has("<!DOCTYPE", at: index):
-                let line = bytes[..<index].count { $0 == UInt8(ascii: "\n") } + 1
+                let start = line()
                 // The DOCTYPE ends at the first `>` outside quotes; a `[` before it opens an internal subset.
                 var quote: UInt8?
                 while index < bytes.count {
@@ -112,19 +115,19 @@ package enum JUnitResults {
                     } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
                         quote = byte
                     } else if byte == UInt8(ascii: "[") {
-                        return line
+                        return (start, "it declares entities of its own (a DOCTYPE with an internal subset), which no runner writes")
                     } else if byte == UInt8(ascii: ">") {
-                        break
+                        return nil
                     }
                     index += 1
                 }
-                return nil
+                return bytes.count == limit ? (start, tooLong) : nil
             default:
                 // The first element: the prolog is over.
                 return nil
             }
         }
-        return nil
+        return bytes.count == limit ? (line(), tooLong) : nil
     }
 
     /// The first `file:line` of a source file in `text`.

@@ -18,8 +18,8 @@ package enum TestReports {
         }
         var results: [RunnerTestResult] = []
         for name in try folder.names().sorted() where format.suffixes.contains(where: name.hasSuffix) {
-            // Xcode's result bundle is a folder: what is read is the JSON that xcresulttool made of it.
-            if format == .xcresult && !name.hasSuffix(".xcresult.json") { continue }
+            // Xcode's result bundle is a folder: what is read is the JSON that xcresulttool made of it. A folder is no report.
+            if format == .xcresult && !name.hasSuffix(".xcresult.json") || folder.kind(of: name) == .folder { continue }
             let data: Data
             do {
                 data = try folder.contents(of: name, maximumBytes: JUnitResults.maximumBytes)
@@ -47,12 +47,16 @@ package enum TestReports {
     }
 
     /// Which result is whose: each id of `tests` (with the scenario's `uri:line`, for Cucumber scenarios) gets the last
-    /// result that names it — exactly (`classname/name`, `classname.name`), by a trailing part of its path (XCTest's
+    /// result that names it — but never a pass over a failure (a test run twice, in two configurations, failed if either
+    /// run did) — exactly (`classname/name`, `classname.name`), by a trailing part of its path (XCTest's
     /// `Class/test` for `Module.Class/test`, pytest's `tests.test_shop.TestCart`/`test_add` for
     /// `tests/test_shop.py::TestCart::test_add`), or by its `uri:line`. A result two ids could claim goes to neither.
     /// A result that names none of them is nobody's: a test without a result of its own has none.
     package static func match(_ tests: [(id: String, location: String?)], _ results: [RunnerTestResult]) -> [String: RunnerTestResult] {
         var matched: [String: RunnerTestResult] = [:]
+        func keep(_ result: RunnerTestResult, for id: String) {
+            if matched[id]?.status != .failed { matched[id] = result }
+        }
         // `test()` and `test` are one test: Xcode's results name an XCTest method with its parentheses, its listing without.
         func plain(_ id: String) -> String { id.hasSuffix("()") ? String(id.dropLast(2)) : id }
         let exact = Dictionary(tests.map { (plain($0.id), $0.id) }, uniquingKeysWith: { first, _ in first })
@@ -62,19 +66,19 @@ package enum TestReports {
             if let id = exact[plain(result.id)] ?? exact[plain("\(result.classname).\(result.name)")]
                 ?? (result.classname.isEmpty ? nil : exact[plain(result.name)])
             {
-                matched[id] = result
+                keep(result, for: id)
                 continue
             }
             if let location = result.location, result.classname.hasSuffix(".feature") || result.name.isEmpty,
                 let id = byLocation[location]
                     ?? byLocation.first(where: { location.hasSuffix("/" + $0.key) || $0.key.hasSuffix("/" + location) })?.value
             {
-                matched[id] = result
+                keep(result, for: id)
                 continue
             }
             let wanted = Self.tokens(result.classname) + [result.name]
             let candidates = tokens.filter { $0.tokens.count >= wanted.count && Array($0.tokens.suffix(wanted.count)) == wanted }
-            if candidates.count == 1 { matched[candidates[0].id] = result }
+            if candidates.count == 1 { keep(result, for: candidates[0].id) }
         }
         return matched
     }
@@ -134,7 +138,9 @@ package enum CucumberResults {
                 var seconds = 0.0
                 var statuses: [String] = []
                 var message: String?
-                for step in element["steps"] as? [[String: Any]] ?? [] {
+                // Hooks count as steps do: a Before hook that failed fails the scenario whose steps were then skipped.
+                let hooks = (element["before"] as? [[String: Any]] ?? []) + (element["after"] as? [[String: Any]] ?? [])
+                for step in hooks + (element["steps"] as? [[String: Any]] ?? []) {
                     let result = step["result"] as? [String: Any]
                     let duration = (result?["duration"] as? NSNumber)?.doubleValue ?? 0
                     seconds += Self.seconds(duration)
@@ -171,7 +177,8 @@ package enum CucumberResults {
             if let document = envelope["gherkinDocument"] as? [String: Any] {
                 collectLines(document, into: &lines)
             } else if let pickle = envelope["pickle"] as? [String: Any], let id = pickle["id"] as? String {
-                pickles[id] = (pickle["uri"] as? String ?? "", pickle["name"] as? String ?? "", (pickle["astNodeIds"] as? [String])?.first)
+                // An outline's example row names the scenario, then the row: the row's line is the pickle's.
+                pickles[id] = (pickle["uri"] as? String ?? "", pickle["name"] as? String ?? "", (pickle["astNodeIds"] as? [String])?.last)
             } else if let testCase = envelope["testCase"] as? [String: Any], let id = testCase["id"] as? String {
                 caseOfPickle[id] = testCase["pickleId"] as? String
             } else if let event = envelope["testCaseStarted"] as? [String: Any], let id = event["id"] as? String {
@@ -197,8 +204,10 @@ package enum CucumberResults {
         return results
     }
 
+    /// A scenario's status from its steps': failed when one failed (or was undefined, ambiguous, pending, or of a status
+    /// not known to pass — `unknown`, none); skipped when all were (or none ran); passed otherwise.
     private static func status(_ statuses: [String]) -> RunnerTestResult.Status {
-        if statuses.contains(where: { ["failed", "undefined", "ambiguous", "pending"].contains($0) }) { return .failed }
+        if statuses.contains(where: { !["passed", "skipped"].contains($0) }) { return .failed }
         if statuses.isEmpty || statuses.allSatisfy({ $0 == "skipped" }) { return .skipped }
         return .passed
     }

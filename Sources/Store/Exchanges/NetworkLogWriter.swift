@@ -257,7 +257,10 @@ package final class NetworkLogWriter: Sendable {
                 try zip(LogTable.allCases, sending).map { table, files in
                     (table, try files.flatMap { try chunks(of: $0) } + [taken.rows[table]])
                 }, deduplicate: taken.spooled > 0)
-            for path in sending.joined() { try? FileManager.default.removeItem(atPath: path) }
+            // Only a write not given up on removes what it sent: a later write may be sending files of the same names.
+            if state.withLock({ $0.generation == taken.generation }) {
+                for path in sending.joined() { try? FileManager.default.removeItem(atPath: path) }
+            }
             noteWritten()
             return endWrite(taken.generation) { state in
                 state.written += taken.spooled + taken.rows.count
@@ -406,20 +409,22 @@ package final class NetworkLogWriter: Sendable {
         try handle.write(contentsOf: Data(buffer.readableBytesView))
     }
 
-    /// The spool files of `path` to send, in order: those a failed write left aside (`.sending`, `.sending.1`, …), then
-    /// `path` itself moved aside after them.
+    /// The spool files of `path` to send, in order: those failed writes left aside (`.sending`, `.sending.1`, …, in the
+    /// order of their numbers, gaps or not), then `path` itself moved aside after them.
     private func moveAside(_ path: String) -> [String] {
-        var aside: [String] = []
-        var index = 0
-        while true {
-            let name = index == 0 ? "\(path).sending" : "\(path).sending.\(index)"
-            guard FileManager.default.fileExists(atPath: name) else {
-                if FileManager.default.fileExists(atPath: path), rename(path, name) == 0 { aside.append(name) }
-                return aside
-            }
-            aside.append(name)
-            index += 1
+        let base = (path as NSString).lastPathComponent + ".sending"
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: spoolDirectory)) ?? []
+        var numbered: [(number: Int, path: String)] = entries.compactMap { entry in
+            guard entry.hasPrefix(base) else { return nil }
+            let suffix = entry.dropFirst(base.count)
+            guard let number = suffix.isEmpty ? 0 : suffix.hasPrefix(".") ? Int(suffix.dropFirst()) : nil else { return nil }
+            return (number, "\(spoolDirectory)/\(entry)")
         }
+        numbered.sort { $0.number < $1.number }
+        let next = (numbered.last?.number ?? -1) + 1
+        let name = next == 0 ? "\(path).sending" : "\(path).sending.\(next)"
+        if FileManager.default.fileExists(atPath: path), rename(path, name) == 0 { numbered.append((next, name)) }
+        return numbered.map(\.path)
     }
 
     /// A spool file in 1 MiB pieces (COPY takes rows split across pieces).

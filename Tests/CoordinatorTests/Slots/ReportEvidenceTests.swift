@@ -10,6 +10,8 @@ import Testing
 struct ReportEvidenceTests {
     enum Reported: Equatable {
         case passed, failed
+        /// JUnit only.
+        case skipped
         /// Started and never ended (a stream cut short).
         case started
     }
@@ -21,7 +23,8 @@ struct ReportEvidenceTests {
             let cases = tests.filter { $0.status != .started }.map { test in
                 let (classname, name) = split(test.id, at: ".")
                 return #"<testcase classname="\#(classname)" name="\#(name)" time="0.1">"#
-                    + (test.status == .failed ? #"<failure message="t.py:3: boom"/>"# : "") + "</testcase>"
+                    + (test.status == .failed ? #"<failure message="t.py:3: boom"/>"# : test.status == .skipped ? "<skipped/>" : "")
+                    + "</testcase>"
             }
             return ["junit.xml": "<testsuites><testsuite name=\"s\">\(cases.joined())</testsuite></testsuites>"]
         case .cucumberJSON:
@@ -158,6 +161,19 @@ struct ReportEvidenceTests {
         // A crash after a failure was reported: the failure stands, the passes are not proven.
         let crashed = try Self.judge(format, ids, [(ids[0], .failed), (ids[1], .passed), (ids[2], .passed)], process: Self.killed)
         #expect(crashed.verdicts == ["failed", "alone", "alone"])
+    }
+
+    @Test("a skip stands only on a clean exit (a runner stopped early skips what it did not run); failed in one run of two is failed")
+    func skipsAndRepeats() throws {
+        let ids = Self.ids(.junit)
+        // Exit 1 explained by t1's failure: t2's pass stands, t3's skip does not.
+        let batch = try Self.judge(.junit, ids, [(ids[0], .failed), (ids[1], .passed), (ids[2], .skipped)], process: Self.exited1)
+        #expect(batch.verdicts == ["failed", "passed", "alone"])
+        let alone = try Self.judge(.junit, [ids[2]], [(ids[2], .skipped)], process: Self.exited1)
+        #expect(alone.verdicts == ["failed"] && alone.error?.contains("its report says it was skipped") == true, "\(alone)")
+        #expect(try Self.judge(.junit, [ids[2]], [(ids[2], .skipped)], process: Self.exited0).verdicts == ["passed"])
+        // The same test failed in one configuration and passed in another.
+        #expect(try Self.judge(.junit, [ids[0]], [(ids[0], .failed), (ids[0], .passed)], process: Self.exited1).verdicts == ["failed"])
     }
 
     @Test("a stream cut short: the test it started and never ended has no result", arguments: [ResultsFormat.swiftpm, .cucumberMessages])

@@ -39,10 +39,16 @@ struct CommandTemplateTests {
     }
 
     @Test(
-        "one id, outside quotes, inside '…', inside \"…\" and inside $( ): the command gets it whole",
+        "one id, outside quotes, inside '…', \"…\", $( ), backticks, a here-document, after a comment or a case pattern: the command gets it whole",
         arguments: [
             #"printf '%s\000' {id} > "$OUT""#, #"printf '%s\000' "{id}" > "$OUT""#, #"printf '%s\000' '{id}' > "$OUT""#,
             #"printf '%s\000' "$(printf '%s' {id})" > "$OUT""#, #"printf '%s\000' "$(printf '%s' "{id}")" > "$OUT""#,
+            // A comment with an apostrophe, here-documents (expanded and not), backticks, a case pattern inside $( ).
+            "# don't set anything up\n" + #"printf '%s\000' {id} > "$OUT""#,
+            "cat <<EOF > \"$OUT.raw\"\n{id}\nEOF\n" + #"printf '%s\000' "$(cat "$OUT.raw")" > "$OUT""#,
+            "cat <<'EOF' > \"$OUT.raw\"\n{id}\nEOF\n" + #"printf '%s\000' "$(cat "$OUT.raw")" > "$OUT""#,
+            #"printf '%s\000' "`printf '%s' {id}`" > "$OUT""#, #"printf '%s\000' "`printf '%s' "{id}"`" > "$OUT""#,
+            #"printf '%s\000' "$(case x in x) printf '%s' {id} ;; esac)" > "$OUT""#,
         ])
     func single(template: String) async throws {
         try await TemporaryDirectory.with { directory in
@@ -78,9 +84,10 @@ struct CommandTemplateTests {
         }
     }
 
-    @Test("what is not a placeholder stays: ${HOME}, {a,b}, an unclosed brace, an escaped one")
+    @Test("what is not a placeholder stays: ${HOME}, {a,b}, an unclosed brace, an escaped one, one in a comment")
     func notPlaceholders() {
         #expect(CommandTemplate.fill("echo ${HOME} {a,b} {id", id: "x", name: "n", uri: "u", line: 1) == "echo ${HOME} {a,b} {id")
         #expect(CommandTemplate.fill(#"echo \{id} {line}"#, id: "x", name: "n", uri: "u", line: 7) == #"echo \{id} 7"#)
+        #expect(CommandTemplate.fill("true # {id}", id: "x y", name: "n", uri: "u", line: 1) == "true # {id}")
     }
 }

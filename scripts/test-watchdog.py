@@ -4,10 +4,12 @@ rather than a hang.
 
     scripts/test-watchdog.py [--stuck-after SECONDS] [--deadline SECONDS] -- swift test --skip-build …
 
-A test that has run for longer than --stuck-after (more than any of the suite's time limits) waits on something that
-never comes. The watchdog then names every test still running and for how long, asks the test processes for all their
-threads' backtraces (SIGQUIT, which Swift's runtime answers on Linux), ends the whole process group and exits 1. The same
-happens when the whole run passes --deadline. A run whose process exits 0 while a test it started never ended, or that
+A run in which no test has ended for --stuck-after seconds (more than any of the suite's time limits: its running
+tests wait on something that never comes) is stuck. Swift Testing announces a test when it is scheduled, before it
+waits for one of the --experimental-maximum-parallelization-width places, so the watchdog watches the suite's progress
+rather than each test's age. It then names the tests started and not ended, oldest first (the first of them are the ones
+running), asks the test processes for their threads' backtraces (SIGQUIT), ends the whole process group and exits 1.
+The same happens when the whole run passes --deadline. A run whose process exits 0 while a test it started never ended, or that
 ran no test at all, fails too: no green without evidence.
 """
 
@@ -58,10 +60,11 @@ class Stream:
         self.partial = b""
         self.names = {}  # test id → display name
         self.suites = set()  # ids of suites: they run as long as their tests, which are watched themselves
-        self.running = {}  # test id → when it (or its latest test case) started, as the stream's clock says
+        self.running = {}  # test id → when it started, as the stream's clock says
         self.began = {}  # test id → when it started
         self.ended = {}  # test id → seconds it ran
         self.started = 0
+        self.progress = time.time()  # when a test last ended (or the run began)
 
     def read(self):
         try:
@@ -93,25 +96,31 @@ class Stream:
             if kind == "testStarted":
                 self.running[test] = self.began[test] = now
                 self.started += 1
-            elif kind in ("testCaseStarted", "testCaseEnded") and test in self.running:
-                # A parameterized test's cases each have the time limit: its clock starts again with each case.
-                self.running[test] = now
+            elif kind == "testCaseEnded":
+                # A parameterized test's case that ends is progress too.
+                self.progress = max(self.progress, now)
             elif kind in ("testEnded", "testSkipped"):
                 self.running.pop(test, None)
                 self.ended[test] = now - self.began.pop(test, now)
+                self.progress = max(self.progress, now)
 
     def name(self, test):
         # A test's id ends with its source location; its display name says what it checks.
         return f"{self.names.get(test, test)}  ({test})"
 
-    def stuck(self, after):
+    def unended(self):
+        """The tests started and not ended, oldest first, with their ages."""
         now = time.time()
-        return sorted(((now - began, test) for test, began in self.running.items() if now - began > after), reverse=True)
+        return sorted(((now - began, test) for test, began in self.running.items()), reverse=True)
+
+    def stalled(self, after):
+        """Whether tests are under way and none has ended for `after` seconds."""
+        return bool(self.running) and time.time() - self.progress > after
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--stuck-after", type=float, default=480, help="seconds a test may run (default 480)")
+    parser.add_argument("--stuck-after", type=float, default=480, help="seconds without a test ending (default 480)")
     parser.add_argument("--deadline", type=float, default=3600, help="seconds the whole run may take (default 3600)")
     parser.add_argument("command", nargs=argparse.REMAINDER, help="the test command, after --")
     options = parser.parse_args()
@@ -132,8 +141,10 @@ def main():
 
     def give_up(reason, tests):
         print(f"\nwatchdog: {reason}", file=sys.stderr, flush=True)
-        for seconds, test in tests:
-            print(f"watchdog:   still running after {seconds:.0f} s: {stream.name(test)}", file=sys.stderr, flush=True)
+        for seconds, test in tests[:40]:
+            print(f"watchdog:   started {seconds:.0f} s ago, not ended: {stream.name(test)}", file=sys.stderr, flush=True)
+        if len(tests) > 40:
+            print(f"watchdog:   … and {len(tests) - 40} more", file=sys.stderr, flush=True)
         targets = [pid for pid in descendants(process.pid) if ".xctest" in command_line(pid)]
         for pid in targets:
             try:
@@ -151,18 +162,17 @@ def main():
         sys.exit(1)
 
     # A CI that cancels the job sends SIGTERM: the tests go with the watchdog, and it says which were running.
-    signal.signal(signal.SIGTERM, lambda *_: give_up("terminated", stream.stuck(0)))
+    signal.signal(signal.SIGTERM, lambda *_: give_up("terminated", stream.unended()))
     try:
         while process.poll() is None:
             time.sleep(2)
             stream.read()
-            stuck = stream.stuck(options.stuck_after)
-            if stuck:
-                give_up(f"{len(stuck)} test(s) passed {options.stuck_after:.0f} s: waiting on something that never comes", stuck)
+            if stream.stalled(options.stuck_after):
+                give_up(f"no test has ended for {options.stuck_after:.0f} s: the running ones wait on something that never comes", stream.unended())
             if time.monotonic() - began > options.deadline:
-                give_up(f"the test run passed its deadline of {options.deadline:.0f} s", stream.stuck(0))
+                give_up(f"the test run passed its deadline of {options.deadline:.0f} s", stream.unended())
     except KeyboardInterrupt:
-        give_up("interrupted", stream.stuck(0))
+        give_up("interrupted", stream.unended())
     stream.read()
     status = process.returncode
     if status == 0 and stream.running:

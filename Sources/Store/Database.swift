@@ -65,9 +65,10 @@ package final class Database: Sendable {
         }
     }
 
-    /// The database's own event loop, apart from NIO's shared ones that serve the mock servers'
-    /// connections: sending a batch of network log rows holds up no request.
-    static let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    /// The database's own event loops, apart from NIO's shared ones that serve the mock servers' connections: sending a
+    /// batch of network log rows holds up no request. Two: a connection's handshake (SCRAM's thousands of rounds) on one
+    /// never holds up every other connection's queries — a process with many pools (the tests) has many handshakes.
+    static let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 2)
 
     /// Runs the network log's writer on the database's event loop instead of the cooperative pool, where
     /// a busy mock server queues its requests: each await of a batch write would wait behind them.

@@ -46,9 +46,10 @@ package struct AttemptRunner: Sendable {
     /// With a results format (``Scenario/results``), each test's result is what its runner reported of it, as far as its
     /// process's end stands behind it (``dispositions(of:process:format:folder:)``); a test of a batch without that
     /// evidence goes back to the queue to run alone (its id matched nothing, or its process crashed, timed out or exited
-    /// non-zero with no failure reported, which a pass it reported does not outweigh). The output and the kept folder go to the tests that did not pass (the folder to the first), or
-    /// to the first test when all passed; results files that said only that everything passed are not kept (a Cucumber
-    /// scenario's, run alone, are: its steps are read from them).
+    /// non-zero with no failure reported, which a pass it reported does not outweigh). The output and the kept folder go
+    /// to the tests that did not pass (the folder to the first), or to the first test when all passed; results files
+    /// that said only that everything passed are not kept (a Cucumber scenario's, run alone, are: its steps are read
+    /// from them).
     func run(
         _ attempts: [ClaimedAttempt], slot: SlotResources, session: [OrchestrateEnvironment.Variable: String] = [:],
         onLaunch: (SupervisedProcess) -> Void
@@ -188,10 +189,10 @@ package struct AttemptRunner: Sendable {
     }
 
     /// Each test's result from its runner's reports in `folder` (``TestReports``), by one rule for a test alone and a
-    /// batch: a test reported failed failed, with the failure's `file:line` and message; a test reported passed (or
-    /// skipped) passed only when its process's end stands behind the report: it exited 0, or exited with a runner's
-    /// status for failed tests (1…127, not a shell's report of a signal) while the report names a failure among the
-    /// tests it ran. A test with no result, or whose reported pass its process's end does not stand behind (a crash, a
+    /// batch: a test reported failed failed, with the failure's `file:line` and message; a test reported passed passed
+    /// only when its process's end stands behind the report: it exited 0, or exited with a runner's status for failed
+    /// tests (1…127, not a shell's report of a signal) while the report names a failure among the tests it ran; a test
+    /// reported skipped, only when it exited 0. A test with no result, or whose reported pass its process's end does not stand behind (a crash, a
     /// timeout, a non-zero exit that no reported failure explains), has no evidence of a pass: in a batch it goes back
     /// to run alone (no retry spent), and alone it failed, saying why. Durations are the runner's, or a share of the
     /// rest.

@@ -95,9 +95,10 @@ struct RunExecution {
             throw error
         }
         watch?.cancel()
-        // A stopped run's network log is written within the stop's patience; a finished run's, as long as writes go on.
+        // A stopped run's network log is written within the stop's patience (what is left waits in the spool for the next
+        // run); a finished run's, as long as writes go on.
         await networkLog.close(
-            within: coordinator.queueUnreachable ? .seconds(1) : outcome == .interrupted ? Database.defaultConnectTimeout : nil)
+            within: coordinator.queueUnreachable ? .seconds(1) : outcome == .interrupted ? Coordinator.stoppingPatience * 2 : nil)
         output.finished()
         return outcome
     }

@@ -74,13 +74,7 @@ package enum StopGuard {
         let (runID, joined) = state.withLock { ($0.runID, $0.joined) }
         var line =
             patience.map { "orchestrate stopped at once: its stop did not end within \($0.components.seconds) s" } ?? "orchestrate stopped at once"
-        if let runID {
-            let id = runID.uuidString.lowercased()
-            line +=
-                joined
-                ? "; this host left run \(id) to the others (orchestrate agent --run \(id) takes part again)"
-                : "; run \(id) is left unfinished: orchestrate run --resume \(id)"
-        }
+        if let runID { line += "; " + RunLeftUnfinished.howToTakeUp(runID, joined: joined) }
         Console.detached.note(line)
         StandardStreams.flush(within: .seconds(2))
         _exit(ExitStatus.interrupted)

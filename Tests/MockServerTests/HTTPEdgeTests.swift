@@ -35,7 +35,7 @@ struct RawConnection {
     /// Everything until the server closes the connection, and how long that took; `nil` when it did not within `wait`.
     /// Blocks a thread of its own, not the cooperative pool the server answers on.
     func readToEnd(wait: Duration) async -> (text: String, took: Duration)? {
-        (try? await blockingOffPool { blockingReadToEnd(wait: wait) }) ?? nil
+        await blockingOffPool { blockingReadToEnd(wait: wait) }
     }
 
     private func blockingReadToEnd(wait: Duration) -> (text: String, took: Duration)? {

@@ -194,7 +194,8 @@ struct BadInputTests {
             #expect(try await SupervisedProcess.run(command).reason == .exited(2))
             let lines = directory.read("err.txt").split(separator: "\n")
             #expect(
-                lines.count == 1 && lines[0].contains("64 workers are more than this host can hold: at most 16 (open files allowed: 512"), "\(lines)")
+                lines.count == 1 && lines[0].contains("64 workers are more than this host can hold: at most 16 (open files allowed: 512")
+                    && lines[0].contains("lower --workers"), "\(lines)")
         }
     }
 }

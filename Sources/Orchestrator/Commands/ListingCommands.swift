@@ -68,7 +68,7 @@ package enum ListingCommands {
         logger: Logger
     ) async throws -> String {
         let config = try ConfigLoader.load(path: configPath)
-        let scenarios = try ScenarioSelection(only: only, tags: tags).select(from: await config.scenarios(), config: config)
+        let scenarios = try ScenarioSelection(only: only, tags: tags).select(from: await config.scenarios(), configPath: config.path)
         var expected: [String: Int64] = [:]
         do {
             expected = try await withStore(config, database: database, logger: logger) { store in

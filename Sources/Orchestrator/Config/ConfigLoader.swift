@@ -45,6 +45,7 @@ package enum ConfigLoader {
             root, what: "the top level",
             keys: ["project", "workers", "retries", "database", "reports", "lease", "artifacts", "suite", "mock", "quarantine", "redact"])
         for (key, value) in top {
+            config.lines[key] = value.mark?.line
             switch key {
             case "project": config.explicitProject = try reader.string(value, key: key)
             case "workers": config.workers = try reader.integer(value, key: key, in: Limits.workers)
@@ -57,7 +58,11 @@ package enum ConfigLoader {
                     config.artifactBytes = Int64(try reader.integer(value, key: "artifacts.\(key)", in: 0...(1 << 30)))
                 }
             case "suite": config.suite = try suite(value, reader: reader)
-            case "mock": config.mock = try mock(value, reader: reader, directory: directory)
+            case "mock":
+                config.mock = try mock(value, reader: reader, directory: directory)
+                if case .mapping(let mapping) = value, let mode = mapping.first(where: { $0.key.string == "mode" }) {
+                    config.lines["mock.mode"] = mode.value.mark?.line
+                }
             case "quarantine": config.quarantine = try quarantine(value, reader: reader)
             case "redact":
                 for (_, names) in try reader.mapping(value, what: "redact", keys: ["env"]) {

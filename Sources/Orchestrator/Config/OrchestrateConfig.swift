@@ -32,6 +32,9 @@ package struct OrchestrateConfig: Sendable {
     package var directory: String
     /// The config file as given (for messages).
     package var path: String
+    /// The line each setting the file gives is on, by key (`workers`, `mock.mode`): where ``RunSettings`` says a value
+    /// came from.
+    package var lines: [String: Int] = [:]
 
     /// Automatic quarantine: after every run, a scenario whose flakiness score over `window` reaches `threshold` is
     /// quarantined (its failures reported, not fatal), and released when its score falls below it again. Scenarios

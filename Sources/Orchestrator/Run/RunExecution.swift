@@ -12,11 +12,8 @@ import UnixSignals
 /// The second phase of a run: its attempts worked on this host's slots, each with its mock server, until the queue is
 /// drained or a signal (SIGINT, SIGTERM) stops it. Exchanges and steps go to the database on the way.
 struct RunExecution {
-    let config: OrchestrateConfig
+    let settings: RunSettings
     let planned: RunPlanner.Planned
-    let workers: Int
-    let mode: Mode
-    let lease: Duration
     let database: Database
     let output: any RunOutput
     let logger: Logger
@@ -26,21 +23,19 @@ struct RunExecution {
     var metrics: RunMetrics?
     /// Where results are kept that the queue never recorded (it stopped answering), for the run taken up again.
     var pending: PendingResults?
-    /// SIGINT and SIGTERM stop the slots (false for a run inside another program, whose signals are its own).
-    var trapsSignals = true
 
     /// Where attempts leave what is kept of them.
-    var attemptsDirectory: String { "\(config.directory)/.orchestrate/runs" }
+    var attemptsDirectory: String { "\(settings.directory)/.orchestrate/runs" }
 
     func execute() async throws -> CoordinatorOutcome {
         // Every host builds a Swift package's tests before its slots start (the host that planned the run did already).
-        if let swiftpm = config.suite.swiftpm { try await SwiftPMSuite.build(swiftpm, config: config) }
-        if let xcode = config.suite.xcodebuild { try await XcodeSuite.build(xcode, config: config) }
+        try await settings.buildTests()
+        let (workers, lease) = (settings.workers.value, settings.lease.value)
         var queue = AttemptQueue(database: database, lease: lease)
         queue.passVerdict = VerdictRule.singleLanePass
         if let plan = planned.plan { queue.remember(plan) }
         // Results an earlier process of this host finished while the database was away are recorded, not run again.
-        let replayed = try await PendingResults.replay(runID: planned.runID, projectDirectory: config.directory, queue: queue)
+        let replayed = try await PendingResults.replay(runID: planned.runID, projectDirectory: settings.directory, queue: queue)
         if replayed.recorded + replayed.refused > 0 {
             output.note(
                 "recorded \(replayed.recorded) result(s) an earlier orchestrate on this host finished while the database was away"
@@ -48,21 +43,21 @@ struct RunExecution {
         }
         var configuration = CoordinatorConfiguration(
             runID: planned.runID, workers: workers, host: HostFacts.hostName, workingDirectory: planned.workingDirectory,
-            attemptsDirectory: attemptsDirectory, mode: mode, baseEnvironment: ProcessInfo.processInfo.environment,
+            attemptsDirectory: attemptsDirectory, mode: settings.mode.value, baseEnvironment: ProcessInfo.processInfo.environment,
             frozenNow: ISO8601DateFormatter().string(from: planned.startedAt)
         )
         configuration.lease = lease
-        configuration.secretEnvironment = config.secretEnvironment(inherited: configuration.baseEnvironment)
-        var server = config.mock.server
+        configuration.secretEnvironment = settings.secretEnvironment(inherited: configuration.baseEnvironment)
+        var server = settings.mockServer
         server.secrets = configuration.secretEnvironment.secrets
         output.started(expected: planned.expected, workers: workers)
-        let networkLog = NetworkLogWriter.forProject(config.directory, database: database, logger: logger)
+        let networkLog = NetworkLogWriter.forProject(settings.directory, database: database, logger: logger)
         networkLog.start()
         let fleet = MockFleet(
-            configuration: server, mode: mode, recordings: config.resolve(config.mock.recordings),
+            configuration: server, mode: settings.mode.value, recordings: settings.recordings,
             frozenNow: configuration.frozenNow, log: networkLog, logger: logger,
-            files: AttemptFiles(database: database, maximumBytes: config.artifactBytes),
-            simulators: config.suite.xcodebuild.map { SimulatorPool($0, config: config, runID: planned.runID) }, pending: pending
+            files: AttemptFiles(database: database, maximumBytes: settings.artifactBytes),
+            simulators: settings.simulators(runID: planned.runID), pending: pending
         )
         metrics?.started(workers: workers)
         let coordinator = Coordinator(configuration: configuration, queue: queue, logger: logger, hooks: fleet) { [output, metrics] in
@@ -114,7 +109,7 @@ struct RunExecution {
                     service: service, successTerminationBehavior: .gracefullyShutdownGroup,
                     failureTerminationBehavior: .gracefullyShutdownGroup)
             ],
-            gracefulShutdownSignals: trapsSignals ? [.sigterm, .sigint] : [],
+            gracefulShutdownSignals: settings.trapsSignals ? [.sigterm, .sigint] : [],
             logger: logger
         )
         configuration.maximumGracefulShutdownDuration = coordinator.configuration.grace + Coordinator.stoppingPatience + .seconds(15)

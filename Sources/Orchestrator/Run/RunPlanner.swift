@@ -28,27 +28,15 @@ package struct RunPlanner {
         package var project: String
     }
 
-    /// Plans a new run of `scenarios` (in this order, longest expected first once history knows them).
-    package func plan(
-        _ scenarios: [Scenario], config: OrchestrateConfig, configPath: String, mode: Mode, workers: Int, retries: Int, gitRevision: String?
-    ) async throws -> Planned {
-        let plan = Self.plan(
-            scenarios, config: config, configPath: configPath, mode: mode, workers: workers, retries: retries,
-            git: (gitRevision, await HostFacts.branch(in: config.directory)))
-        return try await store(plan)
-    }
-
     /// The run `scenarios` make on this host, not yet stored: secrets out of their environments, the project and the
     /// git facts in.
-    static func plan(
-        _ scenarios: [Scenario], config: OrchestrateConfig, configPath: String, mode: Mode, workers: Int, retries: Int,
-        git: (revision: String?, branch: String?)
-    ) -> RunPlan {
+    package static func plan(_ scenarios: [Scenario], settings: RunSettings, git: (revision: String?, branch: String?)) -> RunPlan {
         var plan = RunPlan(
-            host: HostFacts.hostName, gitRevision: git.revision, workingDirectory: config.directory, configPath: configPath, mode: mode,
-            workers: workers, retries: retries, scenarios: scenarios.map { $0.withSecretsRedacted(config.redact.isSecret) }
+            host: HostFacts.hostName, gitRevision: git.revision, workingDirectory: settings.directory, configPath: settings.configPath,
+            mode: settings.mode.value, workers: settings.workers.value, retries: settings.retries.value,
+            scenarios: scenarios.map { $0.withSecretsRedacted(settings.redact.isSecret) }
         )
-        plan.project = config.project
+        plan.project = settings.project
         plan.branch = git.branch
         return plan
     }

@@ -15,18 +15,27 @@ enum RunPreflight {
     /// Open files kept for the rest (the database pool, the network log, the event loops, standard streams).
     static let openFilesReserved = 256
 
-    /// - Parameters:
-    ///   - reports: the reports folder, and how the user named it (`--reports DIR`, or `reports:` in orchestrate.yml).
-    ///   - junit: `--junit PATH`, when given.
-    static func check(workers: Int, reports: (path: String, named: String), junit: String?) throws {
+    static func check(_ settings: RunSettings) throws {
         let capacity = slotCapacity()
-        guard workers <= capacity.slots else {
+        guard settings.workers.value <= capacity.slots else {
+            let whence =
+                switch settings.workers.source {
+                case .file: "workers: at \(settings.workers.source)"
+                case .flag, .environment, .standard: "--workers"
+                }
             throw UsageError(
-                "\(workers) workers are more than this host can hold: at most \(capacity.slots) (open files allowed: \(capacity.openFiles); "
-                    + "a worker slot needs about \(openFilesPerSlot)); lower --workers (or workers: in orchestrate.yml), or raise ulimit -n")
+                "\(settings.workers.value) workers are more than this host can hold: at most \(capacity.slots) (open files allowed: "
+                    + "\(capacity.openFiles); a worker slot needs about \(openFilesPerSlot)); lower \(whence) or raise ulimit -n")
         }
-        try writable(folder: reports.path, named: reports.named)
-        if let junit { try checkWritable(junit, named: "--junit") }
+        let reports = settings.reports
+        let named =
+            switch reports.source {
+            case .flag: "--reports \(reports.value)"
+            case .file: "reports: in \(reports.source)"
+            case .environment, .standard: "the reports folder"
+            }
+        try writable(folder: reports.value, named: named)
+        if let junit = settings.junit { try checkWritable(junit, named: "--junit") }
     }
 
     /// A file a command is asked to write (`flag` names the option): not a folder, in a folder that can be written.

@@ -16,12 +16,7 @@ import Darwin
 /// through the database (docs/ARCHITECTURE.md, "Many hosts"); then works it on its slots until the whole run is
 /// settled, judges it if it settled last (exactly one process does), and writes the reports.
 struct RunWork {
-    let config: OrchestrateConfig
-    let options: RunOptions
-    let workers: Int
-    /// The reports folder.
-    let reports: String
-    let extraJUnit: String?
+    let settings: RunSettings
     let database: Database
     let output: any RunOutput
     let logger: Logger
@@ -31,9 +26,9 @@ struct RunWork {
     let member = ProcessIdentity(host: HostFacts.hostName, pid: getpid())
 
     var runs: RunStore { RunStore(database: database) }
-    var mode: Mode { options.mode ?? config.mock.mode }
     /// The name this process's share of a joined run is kept under.
-    var node: String { options.node ?? member.host }
+    var node: String { settings.node.value }
+    var workers: Int { settings.workers.value }
 
     /// What arriving at a run led to.
     enum Arrival {
@@ -45,20 +40,25 @@ struct RunWork {
 
     func arrive(git: (revision: String?, branch: String?)) async throws -> Arrival {
         let planner = RunPlanner(runs: runs, output: output)
-        if let resume = options.resume {
-            return .work(try await planner.resume(resume, database: database.endpoint.description), joined: false)
-        }
-        if let id = options.attach {
+        let key: String
+        switch settings.role {
+        case .resume(let id):
+            return .work(try await planner.resume(id, database: database.endpoint.description), joined: false)
+        case .attach(let id):
             guard let run = try await runs.joinable(id) else {
                 throw UsageError("no run \(id.uuidString.lowercased()) in \(database.endpoint) (see orchestrate runs)")
             }
             return try await attach(run, label: "run \(id.uuidString.lowercased())")
-        }
-        guard let key = options.joinKey else {
+        case .serve:
+            return .settled(try await serveForever())
+        case .plan:
             let planned: RunPlanner.Planned = try await planner.store(try await plan(git: git))
             return .work(planned, joined: false)
+        case .join(let joinKey, agent: true):
+            return try await attach(try await waitForPlan(joinKey), label: "the run under \(joinKey)")
+        case .join(let joinKey, agent: false):
+            key = joinKey
         }
-        if options.agent { return try await attach(try await waitForPlan(key), label: "the run under \(key)") }
         var plan = try await plan(git: git)
         plan.joinKey = key
         if let planned: RunPlanner.Planned = try await planner.store(plan) {
@@ -66,17 +66,15 @@ struct RunWork {
             return .work(planned, joined: true)
         }
         guard let run = try await runs.run(joinKey: key) else { throw StoreError(.unknownRun, "the run under \(key) vanished") }
-        if run.state == .finished, options.node != nil { return try await rerun(run, key: key, git: git) }
+        if run.state == .finished, settings.node.source == .flag("--node") { return try await rerun(run, key: key, git: git) }
         return try await attach(run, label: "the run under \(key)")
     }
 
     /// The run the selected scenarios make, not yet stored.
     private func plan(git: (revision: String?, branch: String?), only ids: Set<String>? = nil) async throws -> RunPlan {
-        var scenarios = try ScenarioSelection(only: options.only, tags: options.tags).select(from: await config.scenarios(), config: config)
+        var scenarios = try settings.selection.select(from: await settings.scenarios(), configPath: settings.configPath)
         if let ids { scenarios = scenarios.filter { ids.contains($0.id) } }
-        return RunPlanner.plan(
-            scenarios, config: config, configPath: options.configPath, mode: mode, workers: workers, retries: options.retries ?? config.retries,
-            git: git)
+        return RunPlanner.plan(scenarios, settings: settings, git: git)
     }
 
     /// Works a run planned elsewhere: running (or interrupted, taken up again), or settled already (said, with its code).
@@ -92,7 +90,7 @@ struct RunWork {
         output.note("joined \(label) (\(id)) as node \(node) with \(workers) slot(s)")
         return .work(
             RunPlanner.Planned(
-                runID: run.id, workingDirectory: config.directory, startedAt: run.startedAt, expected: left.expected, project: run.project),
+                runID: run.id, workingDirectory: settings.directory, startedAt: run.startedAt, expected: left.expected, project: run.project),
             joined: true)
     }
 
@@ -100,13 +98,13 @@ struct RunWork {
     /// it ran there, or those of them that failed, as a run of its own — never an arbitrary new share.
     private func rerun(_ run: JoinableRun, key: String, git: (revision: String?, branch: String?)) async throws -> Arrival {
         let id = run.id.uuidString.lowercased()
-        guard let share = try await runs.share(of: node, in: run.id, failedOnly: options.failedOnly) else {
+        guard let share = try await runs.share(of: node, in: run.id, failedOnly: settings.failedOnly) else {
             let code = try await exitCode(of: run)
             output.note("the run under \(key) (\(id)) is finished and node \(node) ran nothing in it; its exit code is \(code)")
             return .settled(code)
         }
         guard !share.scenarioIDs.isEmpty else {
-            let what = options.failedOnly ? "had no failures" : "finished nothing"
+            let what = settings.failedOnly ? "had no failures" : "finished nothing"
             output.note("node \(node) \(what) in its last run of \(key) (\(share.runID.uuidString.lowercased())): nothing to re-run")
             return .settled(ExitStatus.passed)
         }
@@ -119,20 +117,20 @@ struct RunWork {
         let planned: RunPlanner.Planned = try await RunPlanner(runs: runs, output: output).store(plan)
         output.note(
             "re-running node \(node)'s share of the run under \(key): \(plan.scenarios.count) scenario(s)"
-                + (options.failedOnly ? " that failed" : "") + " as run \(plan.id.uuidString.lowercased())")
+                + (settings.failedOnly ? " that failed" : "") + " as run \(plan.id.uuidString.lowercased())")
         return .work(planned, joined: false)
     }
 
-    /// An agent waits for the node that plans the run under `key`, up to ``RunOptions/planWait``.
+    /// An agent waits for the node that plans the run under `key`, up to ``RunSettings/planWait``.
     private func waitForPlan(_ key: String) async throws -> JoinableRun {
         let clock = ContinuousClock()
-        let deadline = clock.now + options.planWait
+        let deadline = clock.now + settings.planWait
         var said = false
         while true {
             if let run = try await runs.run(joinKey: key) { return run }
             if clock.now >= deadline {
                 throw JoinError(
-                    "no run was planned under \(key) within \(options.planWait.components.seconds) s (orchestrate run --join \(key) plans it)")
+                    "no run was planned under \(key) within \(settings.planWait.components.seconds) s (orchestrate run --join \(key) plans it)")
             }
             if !said {
                 output.note("waiting for a node to plan the run under \(key) (orchestrate run --join \(key))")
@@ -152,7 +150,7 @@ struct RunWork {
     /// Works the run on this host's slots until the whole run is settled (or a signal stops this process), then judges
     /// it — if this process is the first to find it settled — or waits for its judge, and writes the reports.
     func work(_ planned: RunPlanner.Planned, joined: Bool) async throws -> Int32 {
-        let pending = PendingResults(projectDirectory: config.directory, runID: planned.runID)
+        let pending = PendingResults(projectDirectory: settings.directory, runID: planned.runID)
         StopGuard.working(on: planned.runID, joined: joined)
         defer { StopGuard.working(on: nil, joined: joined) }
         do {
@@ -167,16 +165,16 @@ struct RunWork {
     private func work(_ planned: RunPlanner.Planned, joined: Bool, pending: PendingResults) async throws -> Int32 {
         try await runs.join(planned.runID, member: member.description, host: member.host, node: node, workers: workers)
         let execution = RunExecution(
-            config: config, planned: planned, workers: workers, mode: mode, lease: options.lease ?? config.lease, database: database,
-            output: output, logger: logger, showsHosts: joined, metrics: metrics, pending: pending, trapsSignals: options.trapsSignals)
+            settings: settings, planned: planned, database: database, output: output, logger: logger, showsHosts: joined, metrics: metrics,
+            pending: pending)
         var interrupted = try await execution.execute() == .interrupted
-        if !interrupted, !joined, let share = options.newTestsShare {
+        if !interrupted, !joined, let share = settings.newTestsShare {
             // New tests run again, on the same slots, before the run is judged.
             let probes = try await runs.queueNewTestProbes(planned.runID, maximumShare: share)
             output.note(Self.describe(probes, share: share))
             if probes.probes > 0 { interrupted = try await execution.execute() == .interrupted }
         }
-        let judge = RunJudge(runs: runs, cassette: MockFleet.cassettes(in: config.resolve(config.mock.recordings)))
+        let judge = RunJudge(runs: runs, cassette: MockFleet.cassettes(in: settings.recordings))
         // The report's trends are read while the run is judged.
         let trends = Task { [runs] in try await runs.trends(planned.runID) }
         defer { trends.cancel() }
@@ -203,15 +201,15 @@ struct RunWork {
                 // Verdicts, the run's days in the flakiness rollup and the quarantine changes they lead to are stored while
                 // the reports are written; the exit code last, when the other nodes may read the judged run.
                 async let saved: Void = judgement.changed.isEmpty ? () : runs.saveVerdicts(planned.runID, judgement.changed)
-                async let quarantined: Void = { [runs, config, output] in
+                async let quarantined: Void = { [runs, settings, output] in
                     try await runs.rollUp(planned.runID)
-                    try await RunOrchestration.updateQuarantine(
-                        after: judgement, config.quarantine, project: planned.project, runs: runs, output: output)
+                    try await QuarantineUpdate.apply(after: judgement, settings.quarantine, project: planned.project, runs: runs, output: output)
                 }()
                 try await publish(judgement.report, joined: joined, execution: execution, trends: trends)
                 try await saved
                 try await quarantined
-                let code = judgement.report.scenarios.contains { $0.failsRun(strict: options.strict) } ? ExitStatus.scenarioFailed : ExitStatus.passed
+                let failed = judgement.report.scenarios.contains { $0.failsRun(strict: settings.strict) }
+                let code = failed ? ExitStatus.scenarioFailed : ExitStatus.passed
                 try await runs.recordExitCode(planned.runID, code)
                 return code
             }
@@ -237,7 +235,7 @@ struct RunWork {
     private func publish(
         _ report: RunReport, joined: Bool, execution: RunExecution, trends: Task<[String: [TrendPoint]], any Error>
     ) async throws {
-        let directory = reports + "/" + report.runID.uuidString.lowercased()
+        let directory = settings.reports.value + "/" + report.runID.uuidString.lowercased()
         let files = try await RunReportFiles(runs: runs, directory: directory).write(
             report, extraJUnit: junit(report, joined: joined), trends: try await trends.value)
         let hosts = try await runs.hostShares(report.runID)
@@ -248,7 +246,7 @@ struct RunWork {
     /// `--junit`: in a joined run, the scenarios this process settled (their last attempt ran here), so that the files
     /// of every node, merged as CI systems merge JUnit, hold each scenario exactly once; otherwise the whole run.
     private func junit(_ report: RunReport, joined: Bool) -> (path: String, report: RunReport)? {
-        guard let extraJUnit else { return nil }
+        guard let extraJUnit = settings.junit else { return nil }
         guard joined else { return (extraJUnit, report) }
         let prefix = member.description + "/"
         var own = report
@@ -259,7 +257,7 @@ struct RunWork {
     /// An agent that serves run after run of this project until SIGTERM or SIGINT stops it (130): a run it is working
     /// is left to the others, its attempts back in the queue.
     func serveForever() async throws -> Int32 {
-        output.note("agent \(member) serves the runs of project \(config.project) with \(workers) slot(s); SIGTERM or Ctrl-C stops it")
+        output.note("agent \(member) serves the runs of project \(settings.project) with \(workers) slot(s); SIGTERM or Ctrl-C stops it")
         // Between runs no run's signal handling is in place: the agent's own, for its whole life.
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         return try await withThrowingTaskGroup(of: Int32.self) { group in
@@ -269,7 +267,7 @@ struct RunWork {
             }
             group.addTask {
                 while true {
-                    guard let id = try await runs.nextRunWithWork(project: config.project), let run = try await runs.joinable(id) else {
+                    guard let id = try await runs.nextRunWithWork(project: settings.project), let run = try await runs.joinable(id) else {
                         try await Task.sleep(for: .seconds(1))
                         continue
                     }

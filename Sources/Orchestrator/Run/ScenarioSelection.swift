@@ -16,9 +16,9 @@ package struct ScenarioSelection: Sendable {
     }
 
     /// The selected scenarios; a selector that selects nothing is a ``UsageError``, no scenarios at all a ``ConfigError``.
-    package func select(from scenarios: [Scenario], config: OrchestrateConfig) throws -> [Scenario] {
+    package func select(from scenarios: [Scenario], configPath: String) throws -> [Scenario] {
         guard !scenarios.isEmpty else {
-            throw ConfigError(file: config.path, line: 1, column: 1, "no scenarios: add some under suite.scenarios (or suite.gherkin)")
+            throw ConfigError(file: configPath, line: 1, column: 1, "no scenarios: add some under suite.scenarios (or suite.gherkin)")
         }
         var selected = scenarios
         if !only.isEmpty {
@@ -27,7 +27,7 @@ package struct ScenarioSelection: Sendable {
                 let place = FeaturePlace(selector)
                 let matching = scenarios.filter { $0.id == selector || place.holds($0) }
                 if matching.isEmpty {
-                    throw UsageError("--only \(selector): no such scenario id or feature FILE[:LINE] in \(config.path) (see orchestrate scenarios)")
+                    throw UsageError("--only \(selector): no such scenario id or feature FILE[:LINE] in \(configPath) (see orchestrate scenarios)")
                 }
                 wanted.formUnion(matching.map(\.id))
             }
@@ -43,7 +43,7 @@ package struct ScenarioSelection: Sendable {
             // Tags are written with their @ in expressions, as in feature files.
             selected = selected.filter { scenario in expression.matches(scenario.tags.map { "@\($0)" }) }
             guard !selected.isEmpty else {
-                throw UsageError("--tags \(tags): no scenario in \(config.path) has matching tags (see orchestrate scenarios)")
+                throw UsageError("--tags \(tags): no scenario in \(configPath) has matching tags (see orchestrate scenarios)")
             }
         }
         return selected

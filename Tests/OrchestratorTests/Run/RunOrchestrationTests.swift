@@ -90,12 +90,10 @@ struct RunOrchestrationTests {
                     - { id: two, command: "true" }
                 """)
             let database = try await TestPostgres.shared.makeDatabaseURL()
-            let config = try ConfigLoader.load(path: directory.file("orchestrate.yml"))
-            let planned = try await ProjectDatabase.open(flag: database, config: config, logger: Self.logger) { database in
-                try await RunPlanner(runs: RunStore(database: database), output: RecordedOutput()).plan(
-                    try await config.scenarios(), config: config, configPath: "orchestrate.yml", mode: .replay, workers: 1, retries: 0,
-                    gitRevision: nil
-                )
+            let settings = try RunSettings.resolve(Self.options(directory, database: database))
+            let planned = try await ProjectDatabase.open(settings.database, logger: Self.logger) { database -> RunPlanner.Planned in
+                let plan = RunPlanner.plan(try await settings.scenarios(), settings: settings, git: (nil, nil))
+                return try await RunPlanner(runs: RunStore(database: database), output: RecordedOutput()).store(plan)
             }
             #expect(planned.expected == ["one": nil, "two": nil] && planned.plan?.scenarios.count == 2)
             var options = Self.options(directory, database: database)

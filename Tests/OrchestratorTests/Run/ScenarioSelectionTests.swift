@@ -18,7 +18,7 @@ struct ScenarioSelectionTests {
     ]
 
     func ids(_ only: [String] = [], tags: String? = nil) throws -> [String] {
-        try ScenarioSelection(only: only, tags: tags).select(from: Self.scenarios, config: Self.config).map(\.id)
+        try ScenarioSelection(only: only, tags: tags).select(from: Self.scenarios, configPath: Self.config.path).map(\.id)
     }
 
     @Test("ids, feature files and lines as Cucumber takes them, in the config's order")
@@ -43,7 +43,7 @@ struct ScenarioSelectionTests {
         #expect(unknown?.description == "--only nope: no such scenario id or feature FILE[:LINE] in orchestrate.yml (see orchestrate scenarios)")
         #expect(throws: UsageError.self) { try ids(tags: "@nothing-has-this") }
         #expect(throws: UsageError.self) { try ids(tags: "@a and or @b") }
-        #expect(throws: ConfigError.self) { try ScenarioSelection().select(from: [], config: Self.config) }
+        #expect(throws: ConfigError.self) { try ScenarioSelection().select(from: [], configPath: Self.config.path) }
         #expect(throws: UsageError.self) { try ids(["Features/pay.feature:99"]) }
     }
 }

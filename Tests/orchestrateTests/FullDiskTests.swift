@@ -73,7 +73,9 @@ struct FullDiskTests {
             // A scenario that ended was recorded then, or kept and recorded now: none ended twice (one cut off by the stop
             // starts again), unless the line said a result could not be kept.
             let twice = (1...20).filter { directory.read("ends-s\($0)").count > 2 }
-            if !error.contains("could not be kept") { #expect(twice.isEmpty, "ran to their end twice: \(twice)") }
+            if !error.contains("could not be kept") {
+                #expect(twice.isEmpty, "ran to their end twice: \(twice)\n\(run.stdout)\(run.stderr)\n\(resumed.stdout)\(resumed.stderr)")
+            }
             if error.contains("kept for it") { #expect(resumed.stderr.contains("recorded "), "\(resumed.stderr)") }
         }
     }

@@ -84,8 +84,8 @@ enum BenchCommands {
             let process = WorkerIdentity(host: HostFacts.hostName, pid: getpid(), slot: 0)
             let completed = Atomic<Int>(0)
             let batcher = RoundBatcher(
-                runID: runID, workers: slots, process: process, perform: { try await queue.round($0) },
-                onAck: { _, _, ack in if ack.accepted { completed.add(1, ordering: .relaxed) } })
+                runID: runID, workers: slots, process: process, queue: PatientQueue(queue, logger: logger), logger: logger, slotLeases: { [] },
+                onEvent: { event in if case .attemptFinished = event { completed.add(1, ordering: .relaxed) } })
             let start = Date().timeIntervalSince1970
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for slot in 1...slots {

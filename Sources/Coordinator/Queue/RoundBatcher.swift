@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import OrchestrateModel
 import Synchronization
 
@@ -11,9 +12,13 @@ import Synchronization
 ///   starts its next attempt at once and its result goes in the next round. Claimed-ahead attempts hold leases like running ones (the
 ///   heartbeat covers them) and go back to the queue when the run stops. With long attempts nothing is
 ///   claimed ahead, so other hosts sharing the run find the work still queued.
+///
+/// It asks the queue itself (through ``PatientQueue``, which outlasts an outage) and says what each round did as
+/// ``CoordinatorEvent``s; the coordinator only asks it for work and hands it results.
 package final class RoundBatcher: Sendable {
-    package typealias Perform = @Sendable (QueueRound) async throws -> QueueRoundReply
-    package typealias OnAck = @Sendable (ClaimedAttempt, AttemptResult, CompletionAck) -> Void
+    /// The leases this process holds outside the batcher (the attempts its slots run): a round whose answer was lost
+    /// gives back every other lease of this process.
+    package typealias Leases = @Sendable () -> [UUID]
 
     /// What a slot asking for work gets.
     package struct Answer: Sendable {
@@ -78,19 +83,27 @@ package final class RoundBatcher: Sendable {
     private let runID: UUID
     private let workers: Int
     private let process: WorkerIdentity
-    private let perform: Perform
-    private let onAck: OnAck
+    private let queue: PatientQueue
+    private let slotLeases: Leases
+    private let onEvent: @Sendable (CoordinatorEvent) -> Void
+    private let logger: Logger
     private let state = Mutex(State())
 
-    package init(runID: UUID, workers: Int, process: WorkerIdentity, perform: @escaping Perform, onAck: @escaping OnAck) {
+    package init(
+        runID: UUID, workers: Int, process: WorkerIdentity, queue: PatientQueue, logger: Logger, slotLeases: @escaping Leases,
+        onEvent: @escaping @Sendable (CoordinatorEvent) -> Void
+    ) {
         self.runID = runID
         self.workers = workers
         self.process = process
-        self.perform = perform
-        self.onAck = onAck
+        self.queue = queue
+        self.logger = logger
+        self.slotLeases = slotLeases
+        self.onEvent = onEvent
     }
 
-    /// Hands in a result; it is recorded with the next round (its ack arrives through `onAck`).
+    /// Hands in a result; it is recorded with the next round (said as `attemptFinished`, or `attemptReleased` when its
+    /// lease was lost).
     package func finish(_ claimed: ClaimedAttempt, result: AttemptResult) {
         let lead = state.withLock { state -> Bool in
             state.completions.append((claimed, result))
@@ -259,7 +272,7 @@ package final class RoundBatcher: Sendable {
                 continue
             }
             state.withLock { $0.sending = [] }
-            for (completion, ack) in zip(completions, reply.acks) { onAck(completion.claimed, completion.result, ack) }
+            for (completion, ack) in zip(completions, reply.acks) { acknowledged(completion.claimed, completion.result, ack) }
             if !completions.isEmpty {
                 let idle = state.withLock { state in
                     defer { state.idle.removeAll() }
@@ -311,5 +324,39 @@ package final class RoundBatcher: Sendable {
             let aheadWanted = max(workers * Self.aheadPerSlot(averageMilliseconds: state.averageMilliseconds) - state.ahead.count, 0)
             return (state.completions, state.waiters, aheadWanted)
         }
+    }
+
+    /// A queue round, tried again while the database is unavailable. A round whose answer was lost may have been
+    /// committed: its results are recorded once (the queue accepts a result sent again under the same token), and the
+    /// attempts it claimed, which nobody here knows, go back to the queue at once.
+    private func perform(_ round: QueueRound) async throws -> QueueRoundReply {
+        var failed = false
+        let clock = ContinuousClock()
+        let began = clock.now
+        let reply = try await queue.call("round", onFailure: { failed = true }) { try await $0.round(round) }
+        onEvent(
+            .queueRound(
+                claimants: round.claimants.count, claimed: reply.claimed.count { $0 != nil }, completed: round.completions.count,
+                duration: clock.now - began, counts: reply.counts))
+        guard failed else { return reply }
+        let known = slotLeases() + heldTokens + reply.claimed.compactMap { $0?.leaseToken }
+        let (runID, owner) = (runID, process.process.description)
+        let released = try await queue.call("release lost claims") { try await $0.releaseOrphans(runID: runID, owner: owner, keeping: known) }
+        if released > 0 { logger.info("gave back claims whose answer was lost", metadata: ["attempts.count": "\(released)"]) }
+        return reply
+    }
+
+    /// Says what a round did with a result.
+    private func acknowledged(_ claimed: ClaimedAttempt, _ result: AttemptResult, _ ack: CompletionAck) {
+        logger.debug(
+            "attempt finished",
+            metadata: [
+                "scenario.id": "\(claimed.scenario.id)", "attempt.number": "\(claimed.attempt)",
+                "attempt.outcome": "\(result.outcome.rawValue)", "attempt.duration_ms": "\(result.durationMilliseconds)",
+            ])
+        onEvent(
+            ack.accepted
+                ? .attemptFinished(slot: claimed.worker.slot, attempt: claimed, result: result, ack: ack)
+                : .attemptReleased(slot: claimed.worker.slot, attempt: claimed))
     }
 }

@@ -24,10 +24,16 @@ package struct AttemptRunner: Sendable {
 
     /// What became of an attempt's tests, and why its process ended; `slotUnusable` when the slot could not be made
     /// ready (its folders cannot be emptied): the attempt did not run, and the slot must not be used again.
-    struct Ending: Sendable {
-        var dispositions: [Disposition]
-        var reason: Termination.Reason? = nil
-        var slotUnusable: String? = nil
+    package struct Ending: Sendable {
+        package var dispositions: [Disposition]
+        package var reason: Termination.Reason? = nil
+        package var slotUnusable: String? = nil
+
+        package init(dispositions: [Disposition], reason: Termination.Reason? = nil, slotUnusable: String? = nil) {
+            self.dispositions = dispositions
+            self.reason = reason
+            self.slotUnusable = slotUnusable
+        }
     }
 
     /// Runs the tests of `attempts` (a batch: the first was claimed, the others with it; usually just the one) in one

@@ -68,7 +68,7 @@ final class ProgressReporter: Sendable {
                 return "worker \(slot)'s supervisor process died running \(attempt.scenario.id); "
                     + (requeued
                         ? "it goes back to the queue (no retry spent), and the worker gets a new supervisor"
-                        : "that happened to it \(Coordinator.maximumLosses) times: recorded as an infrastructure error")
+                        : "that happened to it \(SlotStateMachine.maximumLosses) times: recorded as an infrastructure error")
             case .slotRetired(let slot, let reason):
                 return "worker \(slot) stopped: \(reason); the other workers go on"
             case .leaseLost(let slot):

@@ -39,7 +39,8 @@ let package = Package(
         .target(
             name: "Orchestrator",
             dependencies: [
-                "Coordinator", "Store", "Analysis", "Reports", "MockServer", "OrchestrateModel", "ProcessSupervisor", "Gherkin", "OrchestrateKit",
+                "Coordinator", "Suites", "Store", "Analysis", "Reports", "MockServer", "OrchestrateModel", "ProcessSupervisor", "Gherkin",
+                "OrchestrateKit",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -84,6 +85,13 @@ let package = Package(
                 .product(name: "CompressNIO", package: "compress-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: swiftSettings
+        ),
+        // Each way a suite is described (listed scenarios, suite.list, Gherkin, SwiftPM, xcodebuild): building, listing, the
+        // batch command and results format of its scenarios, and the per-slot resources it needs.
+        .target(
+            name: "Suites",
+            dependencies: ["Coordinator", "OrchestrateModel", "ProcessSupervisor", "Gherkin", "OrchestrateKit", "Reports"],
             swiftSettings: swiftSettings
         ),
         .target(name: "Reports", dependencies: ["OrchestrateModel"], swiftSettings: swiftSettings),
@@ -163,7 +171,8 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        .testTarget(name: "OrchestratorTests", dependencies: ["Orchestrator", "OrchestrateTesting", "MockServer"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "OrchestratorTests", dependencies: ["Orchestrator", "Suites", "OrchestrateTesting", "MockServer"], swiftSettings: swiftSettings),
         .testTarget(
             name: "orchestrateTests",
             dependencies: [

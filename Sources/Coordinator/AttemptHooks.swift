@@ -32,7 +32,15 @@ package protocol AttemptHooks: Sendable {
     func resultsWereNotRecorded(_ results: [(claimed: ClaimedAttempt, result: AttemptResult)]) async
 }
 
+/// Every step is optional: a hook does what it is for and nothing else.
 extension AttemptHooks {
+    package func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws -> [OrchestrateEnvironment.Variable: String] {
+        [:]
+    }
+    package func secretsMet(bySlot slot: Int) -> Secrets { Secrets() }
+    package func attemptDidEnd(_ attempt: ClaimedAttempt, slot: Int, result: inout AttemptResult) async {}
+    package func attemptWasLost(_ attempt: ClaimedAttempt, slot: Int) async {}
+    package func slotsDidStop() async {}
     package func resultsWereNotRecorded(_ results: [(claimed: ClaimedAttempt, result: AttemptResult)]) async {}
     package func attemptWasKept(_ attempt: ClaimedAttempt, result: AttemptResult) async {}
     package func testWasReported(_ attempt: ClaimedAttempt, _ reported: RunnerTestResult, result: AttemptResult) async {}

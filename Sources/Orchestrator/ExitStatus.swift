@@ -1,5 +1,6 @@
 import Coordinator
 import MockServer
+import OrchestrateModel
 import Store
 
 /// The exit codes (docs/ARCHITECTURE.md) and which errors give which.

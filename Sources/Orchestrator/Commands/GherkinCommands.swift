@@ -1,5 +1,6 @@
 import Foundation
 import Gherkin
+import Suites
 
 /// `orchestrate gherkin pickles FILE...`: Cucumber Messages NDJSON of feature files.
 package enum GherkinCommands {
@@ -21,18 +22,9 @@ package enum GherkinCommands {
                     status = ExitStatus.badInput
                 }
                 // Encoding plain strings and numbers cannot fail.
-                output(String(decoding: (try? Envelope.encoder.encode(envelope)) ?? Data(), as: UTF8.self))
+                output(String(decoding: (try? FeatureDiscovery.messagesEncoder.encode(envelope)) ?? Data(), as: UTF8.self))
             }
         }
         return status
-    }
-}
-
-extension Envelope {
-    /// How messages are written: keys sorted, slashes as they are.
-    static var encoder: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
     }
 }

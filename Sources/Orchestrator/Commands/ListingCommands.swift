@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import OrchestrateModel
 import Store
+import Suites
 
 /// `orchestrate scenarios` and `orchestrate runs`.
 package enum ListingCommands {
@@ -68,7 +69,8 @@ package enum ListingCommands {
         logger: Logger
     ) async throws -> String {
         let config = try ConfigLoader.load(path: configPath)
-        let scenarios = try ScenarioSelection(only: only, tags: tags).select(from: await config.scenarios(), configPath: config.path)
+        let suite = try await SuiteSources(config.suite).scenarios(config.suiteContext)
+        let scenarios = try ScenarioSelection(only: only, tags: tags).select(from: suite, configPath: config.path)
         var expected: [String: Int64] = [:]
         do {
             expected = try await withStore(config, database: database, logger: logger) { store in

@@ -1,6 +1,7 @@
 import Foundation
 import MockServer
 import OrchestrateModel
+import Suites
 import Yams
 
 /// Reads orchestrate.yml strictly: unknown keys, wrong types and duplicate ids are errors that name
@@ -75,8 +76,8 @@ package enum ConfigLoader {
         return config
     }
 
-    private static func suite(_ node: Node, reader: NodeReader) throws(ConfigError) -> OrchestrateConfig.Suite {
-        var suite = OrchestrateConfig.Suite()
+    private static func suite(_ node: Node, reader: NodeReader) throws(ConfigError) -> SuiteDefinition {
+        var suite = SuiteDefinition()
         var scenariosNode: Node?
         let keys = ["command", "timeout", "env", "scenarios", "gherkin", "list", "results", "batch", "swiftpm", "xcodebuild"]
         for (key, value) in try reader.mapping(node, what: "suite", keys: keys) {
@@ -97,7 +98,7 @@ package enum ConfigLoader {
                     }
                 }
             case "swiftpm":
-                var swiftpm = OrchestrateConfig.Suite.SwiftPM(line: value.mark?.line ?? 0)
+                var swiftpm = SuiteDefinition.SwiftPM(line: value.mark?.line ?? 0)
                 for (option, setting) in try reader.mapping(value, what: "suite.swiftpm", keys: ["package", "filter", "build"]) {
                     if option == "package" {
                         swiftpm.package = try reader.string(setting, key: "suite.swiftpm.package")
@@ -114,7 +115,7 @@ package enum ConfigLoader {
                 }
                 suite.swiftpm = swiftpm
             case "xcodebuild":
-                var xcode = OrchestrateConfig.Suite.Xcode(line: value.mark?.line ?? 0)
+                var xcode = SuiteDefinition.Xcode(line: value.mark?.line ?? 0)
                 let options = ["project", "workspace", "scheme", "test-plan", "device", "erase", "filter", "build"]
                 for (option, setting) in try reader.mapping(value, what: "suite.xcodebuild", keys: options) {
                     let key = "suite.xcodebuild.\(option)"
@@ -187,7 +188,7 @@ package enum ConfigLoader {
         }
         var seen: [String: Int] = [:]
         for item in sequence {
-            var entry = OrchestrateConfig.Suite.Entry(id: "", line: item.mark?.line ?? 0)
+            var entry = SuiteDefinition.Entry(id: "", line: item.mark?.line ?? 0)
             var hasID = false
             for (key, value) in try reader.mapping(item, what: "a scenario", keys: ["id", "name", "command", "tags", "timeout", "env"]) {
                 switch key {

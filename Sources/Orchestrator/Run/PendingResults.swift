@@ -1,3 +1,4 @@
+import Coordinator
 import Foundation
 import OrchestrateModel
 import Store
@@ -6,7 +7,7 @@ import Synchronization
 /// Results this process's slots finished while the database stopped answering for good: kept in a file of the project
 /// (`.orchestrate/results/<run>-<pid>.json`, scrubbed of secrets as every result is), so that the run, taken up again on
 /// this host (`run --resume`, or joined again), records them instead of running those tests again.
-final class PendingResults: Sendable {
+final class PendingResults: AttemptHooks {
     let directory: String
     let runID: UUID
     private let counts = Mutex((kept: 0, lost: 0))
@@ -23,6 +24,11 @@ final class PendingResults: Sendable {
     private struct Entry: Codable {
         var claimed: ClaimedAttempt
         var result: AttemptResult
+    }
+
+    /// The slots' results the queue never recorded: kept.
+    func resultsWereNotRecorded(_ results: [(claimed: ClaimedAttempt, result: AttemptResult)]) async {
+        keep(results)
     }
 
     /// Writes `results` to this process's file for the run, whole or not at all.

@@ -53,14 +53,21 @@ struct RunExecution {
         output.started(expected: planned.expected, workers: workers)
         let networkLog = NetworkLogWriter.forProject(settings.directory, database: database, logger: logger)
         networkLog.start()
-        let fleet = MockFleet(
-            configuration: server, mode: settings.mode.value, recordings: settings.recordings,
-            frozenNow: configuration.frozenNow, log: networkLog, logger: logger,
-            files: AttemptFiles(database: database, maximumBytes: settings.artifactBytes),
-            simulators: settings.simulators(runID: planned.runID), pending: pending
-        )
+        // Around each attempt: its mock session, its runner's report as its step, its kept files stored, the suite's own
+        // per-slot resources (a simulator); results the queue never recorded, kept for the run taken up again.
+        var hooks: [any AttemptHooks] = [
+            MockSessions(
+                configuration: server, mode: settings.mode.value, recordings: settings.recordings, frozenNow: configuration.frozenNow,
+                log: networkLog, logger: logger),
+            RunnerSteps(log: networkLog),
+            StoredFiles(files: AttemptFiles(database: database, maximumBytes: settings.artifactBytes), logger: logger),
+        ]
+        hooks += settings.attemptHooks(runID: planned.runID)
+        if let pending { hooks.append(pending) }
         metrics?.started(workers: workers)
-        let coordinator = Coordinator(configuration: configuration, queue: queue, logger: logger, hooks: fleet) { [output, metrics] in
+        let coordinator = Coordinator(
+            configuration: configuration, queue: queue, logger: logger, hooks: AttemptHookChain(hooks)
+        ) { [output, metrics] in
             output.handle($0)
             metrics?.handle($0)
         }

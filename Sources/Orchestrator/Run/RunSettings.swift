@@ -1,7 +1,9 @@
+import Coordinator
 import Foundation
 import Logging
 import MockServer
 import OrchestrateModel
+import Suites
 
 /// Where a run's setting came from: said by `--verbose` and by the errors about it.
 package enum SettingSource: Sendable, Equatable, CustomStringConvertible {
@@ -112,7 +114,7 @@ package struct RunSettings: Sendable {
     /// orchestrate.yml as given.
     package var configPath: String { file.path }
     /// How the suite's scenarios are described: commands, listing, Gherkin, SwiftPM, xcodebuild.
-    package var suite: OrchestrateConfig.Suite { file.suite }
+    package var suite: SuiteDefinition { file.suite }
     /// What every mock server of the run does (hosts, matching, redaction, rewriting, stubs).
     package var mockServer: MockConfiguration { file.mock.server }
     /// Where cassettes live, absolute.
@@ -160,18 +162,13 @@ package struct RunSettings: Sendable {
     }
 
     /// The scenarios of the suite as they run (lists commands, builds test bundles, reads feature files).
-    package func scenarios() async throws -> [Scenario] { try await file.scenarios() }
+    package func scenarios() async throws -> [Scenario] { try await SuiteSources(suite).scenarios(file.suiteContext) }
 
-    /// Builds a Swift package's or an Xcode project's tests on this host, when the suite is one.
-    func buildTests() async throws {
-        if let swiftpm = suite.swiftpm { try await SwiftPMSuite.build(swiftpm, config: file) }
-        if let xcode = suite.xcodebuild { try await XcodeSuite.build(xcode, config: file) }
-    }
+    /// Builds what the suite's tests need on this host (a Swift package's or an Xcode project's tests).
+    func buildTests() async throws { try await SuiteSources(suite).prepare(file.suiteContext) }
 
-    /// The slots' simulators, when the suite is an Xcode project's.
-    func simulators(runID: UUID) -> SimulatorPool? {
-        suite.xcodebuild.map { SimulatorPool($0, config: file, runID: runID) }
-    }
+    /// What the suite's slots need around their attempts besides their mock servers (an Xcode project's simulators).
+    func attemptHooks(runID: UUID) -> [any AttemptHooks] { SuiteSources(suite).attemptHooks(file.suiteContext, runID: runID) }
 
     /// The suite's secret environment values, with those of `inherited` to be scrubbed.
     func secretEnvironment(inherited: [String: String]) -> SecretEnvironment {

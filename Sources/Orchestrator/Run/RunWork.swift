@@ -174,7 +174,7 @@ struct RunWork {
             output.note(Self.describe(probes, share: share))
             if probes.probes > 0 { interrupted = try await execution.execute() == .interrupted }
         }
-        let judge = RunJudge(runs: runs, cassette: MockFleet.cassettes(in: settings.recordings))
+        let judge = RunJudge(runs: runs, cassette: MockSessions.cassettes(in: settings.recordings))
         // The report's trends are read while the run is judged.
         let trends = Task { [runs] in try await runs.trends(planned.runID) }
         defer { trends.cancel() }

@@ -2,6 +2,7 @@ import Foundation
 import MockServer
 import OrchestrateModel
 import Orchestrator
+import Suites
 import Testing
 
 @Suite("orchestrate.yml")
@@ -43,7 +44,7 @@ struct ConfigLoaderTests {
         #expect(config.workers == 3)
         #expect(config.retries == 2)
         #expect(config.lease == .seconds(10))
-        let scenarios = try await config.scenarios()
+        let scenarios = try await SuiteSources(config.suite).scenarios(config.suiteContext)
         #expect(scenarios.map(\.id) == ["login", "checkout"])
         #expect(scenarios[0].command == "./run-one login login 10")
         #expect(scenarios[0].tags == ["smoke", "fast"])
@@ -146,7 +147,7 @@ struct ConfigLoaderTests {
         #expect(secrets.value("DB_PASSWORD", scenario: "a") == "pw-123456" && secrets.value("DB_PASSWORD", scenario: "b") == nil)
         #expect(secrets.value("APP_ENV", scenario: "a") == nil)
         #expect(secrets.secrets.values == ["tok-123456", "pw-123456", "ghp-123456"], "4711 is too short to be searched for")
-        let stored = try await config.scenarios().map { $0.withSecretsRedacted(config.redact.isSecret) }
+        let stored = try await SuiteSources(config.suite).scenarios(config.suiteContext).map { $0.withSecretsRedacted(config.redact.isSecret) }
         #expect(stored[0].environment == ["API_TOKEN": "[REDACTED]", "SHOP_PIN": "[REDACTED]", "APP_ENV": "test", "DB_PASSWORD": "[REDACTED]"])
     }
 

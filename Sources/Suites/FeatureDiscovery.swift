@@ -1,8 +1,9 @@
 import Foundation
 import Gherkin
+import OrchestrateModel
 
 /// `suite.gherkin`: feature files found by glob patterns, compiled into pickles.
-enum FeatureDiscovery {
+package enum FeatureDiscovery {
     /// A pickle as a scenario needs it.
     struct Found {
         /// Feature path, scenario name as written and the example row's cells: stable when scenarios, rows or
@@ -27,15 +28,22 @@ enum FeatureDiscovery {
             uri = pickle.uri
             line = pickle.location.line
             scenarioLine = pickle.scenarioLine
-            json = String(decoding: (try? Envelope.encoder.encode(pickle)) ?? Data(), as: UTF8.self)
+            json = String(decoding: (try? FeatureDiscovery.messagesEncoder.encode(pickle)) ?? Data(), as: UTF8.self)
         }
+    }
+
+    /// How Cucumber Messages are written: keys sorted, slashes as they are.
+    package static var messagesEncoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
     }
 
     /// `<feature path>: <scenario>`: a pickle's id.
     static func id(uri: String, name: String) -> String { "\(uri): \(name)" }
 
     /// The scenario part of a pickle's id (what follows `<feature path>: `), nil for other scenarios.
-    static func name(inID id: String, uri: String?) -> String? {
+    package static func name(inID id: String, uri: String?) -> String? {
         guard let uri, uri.hasSuffix(".feature") else { return nil }
         let prefix = Self.id(uri: uri, name: "")
         return id.hasPrefix(prefix) ? String(id.dropFirst(prefix.count)) : nil

@@ -8,37 +8,47 @@ import OrchestrateModel
 /// output written to and read from `tests.xctest.log` (kept with a failure); Swift Testing tests as `<binary> --testing-library swift-testing --filter …`,
 /// their results read from its event stream (`events.jsonl`). Both files are written into the attempt's artifacts
 /// folder.
-enum SwiftPMSuite {
+struct SwiftPMSuite: SuiteSource {
+    let swiftpm: SuiteDefinition.SwiftPM
+
+    init(_ swiftpm: SuiteDefinition.SwiftPM) {
+        self.swiftpm = swiftpm
+    }
+
     /// Builds the package's tests unless this process did already (or `build: false`); a failed build is one error at
     /// the config's `suite.swiftpm` line, with the compiler's first errors.
-    static func build(_ swiftpm: OrchestrateConfig.Suite.SwiftPM, config: OrchestrateConfig) async throws {
+    func prepare(_ context: SuiteContext) async throws {
         guard swiftpm.build else { return }
-        let package = config.resolve(swiftpm.package)
+        let package = context.resolve(swiftpm.package)
         try await TestBuild.once(
-            "swift build --build-tests --package-path \(ShellWord.quote(package))", of: package, config: config, line: swiftpm.line,
+            "swift build --build-tests --package-path \(ShellWord.quote(package))", of: package, context: context, line: swiftpm.line,
             what: "suite.swiftpm")
     }
 
     /// The package's tests (those `filter` matches) as scenarios, after building them.
-    static func scenarios(_ swiftpm: OrchestrateConfig.Suite.SwiftPM, config: OrchestrateConfig) async throws -> [Scenario] {
-        try await build(swiftpm, config: config)
-        let package = config.resolve(swiftpm.package)
+    func scenarios(_ context: SuiteContext, seen: inout Set<String>) async throws -> [Scenario] {
+        try await prepare(context)
+        let suite = context.definition
+        let package = context.resolve(swiftpm.package)
         let quoted = ShellWord.quote(package)
         var ids = try await TestListing.ids(
-            command: "swift test list --skip-build --package-path \(quoted) 2>/dev/null", directory: config.directory,
-            environment: config.suite.environment, timeout: config.suite.timeout, file: config.path, line: swiftpm.line,
+            command: "swift test list --skip-build --package-path \(quoted) 2>/dev/null", directory: context.directory,
+            environment: suite.environment, timeout: suite.timeout, file: context.configPath, line: swiftpm.line,
             what: "suite.swiftpm's listing")
         if let filter = swiftpm.filter { ids = ids.filter { (try? filter.firstMatch(in: $0)) != nil } }
         guard !ids.isEmpty else {
-            throw ConfigError(file: config.path, line: swiftpm.line, "suite.swiftpm.filter matches none of the package's tests")
+            throw ConfigError(file: context.configPath, line: swiftpm.line, "suite.swiftpm.filter matches none of the package's tests")
         }
-        let binary = try await testBinary(package: package, config: config, line: swiftpm.line)
+        for id in ids where !seen.insert(id).inserted {
+            throw ConfigError(file: context.configPath, line: swiftpm.line, "a test \"\(id)\" is listed twice")
+        }
+        let binary = try await testBinary(package: package, context: context)
         let relative = binary.hasPrefix(package + "/") ? "./" + binary.dropFirst(package.count + 1) : binary
         // Commands run in the config's folder, on any host of the run: the package and its binary are named relative to it.
         let enter = "cd \(ShellWord.quote(swiftpm.package)) || exit 3; "
         let xctest = Batch(
             command: enter + "exec \(ShellWord.quote(String(relative))) {ids-comma} > \"$ORCHESTRATE_ARTIFACTS_DIR/tests.xctest.log\" 2>&1",
-            size: config.suite.batch.size, milliseconds: Int64(config.suite.batch.seconds) * 1000)
+            size: suite.batch.size, milliseconds: Int64(suite.batch.seconds) * 1000)
         var swiftTesting = xctest
         swiftTesting.command =
             enter + "exec \(ShellWord.quote(String(relative))) --testing-library swift-testing --filter {ids-swift-testing} "
@@ -47,20 +57,19 @@ enum SwiftPMSuite {
             // Swift Testing names a function with its parameter list: `func()`, `add(_:to:)`.
             let batch = id.hasSuffix(")") ? swiftTesting : xctest
             return Scenario(
-                id: id, name: id, command: batch.command(for: [id]), timeoutMilliseconds: config.suite.timeout.wholeMilliseconds,
-                environment: config.suite.environment, uri: config.path, line: swiftpm.line, results: .swiftpm, batch: batch)
+                id: id, name: id, command: batch.command(for: [id]), timeoutMilliseconds: suite.timeout.wholeMilliseconds,
+                environment: suite.environment, uri: context.configPath, line: swiftpm.line, results: .swiftpm, batch: batch)
         }
     }
 
     /// The package's test binary: the one `*.xctest` in its build's bin folder.
-    private static func testBinary(package: String, config: OrchestrateConfig, line: Int) async throws -> String {
-        let output = try await TestListing.output(
-            of: "swift build --show-bin-path --package-path \(ShellWord.quote(package))", directory: config.directory,
-            environment: config.suite.environment, timeout: config.suite.timeout, file: config.path, line: line, what: "suite.swiftpm")
+    private func testBinary(package: String, context: SuiteContext) async throws -> String {
+        let output = try await context.output(
+            of: "swift build --show-bin-path --package-path \(ShellWord.quote(package))", line: swiftpm.line, what: "suite.swiftpm")
         let bin = output.text.split(whereSeparator: \.isNewline).last.map(String.init) ?? ""
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: bin)) ?? []).filter { $0.hasSuffix(".xctest") }.sorted()
         guard let name = names.first else {
-            throw ConfigError(file: config.path, line: line, "suite.swiftpm: no test binary (*.xctest) in \(bin) after the build")
+            throw ConfigError(file: context.configPath, line: swiftpm.line, "suite.swiftpm: no test binary (*.xctest) in \(bin) after the build")
         }
         return "\(bin)/\(name)"
     }

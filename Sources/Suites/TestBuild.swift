@@ -10,14 +10,12 @@ enum TestBuild {
     private static let built = Built()
 
     /// Runs `command` (by `sh`, in the config's folder, with the suite's environment) unless this process built `key`
-    /// already; `what` names the config key in progress and errors.
-    static func once(_ command: String, of key: String, config: OrchestrateConfig, line: Int, what: String) async throws {
+    /// already, saying so through the context; `what` names the config key in progress and errors.
+    static func once(_ command: String, of key: String, context: SuiteContext, line: Int, what: String) async throws {
         guard await built.first(key) else { return }
-        Console.detached.note("orchestrate: building the tests for \(what) (\(command))")
+        context.note("orchestrate: building the tests for \(what) (\(command))")
         do {
-            _ = try await TestListing.output(
-                of: command + " 1>&2", directory: config.directory, environment: config.suite.environment, timeout: timeout, file: config.path,
-                line: line, what: "\(what)'s build")
+            _ = try await context.output(of: command + " 1>&2", timeout: timeout, line: line, what: "\(what)'s build")
         } catch {
             await built.forget(key)
             throw error

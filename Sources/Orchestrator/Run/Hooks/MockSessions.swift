@@ -5,6 +5,7 @@ import MockServer
 import OrchestrateModel
 import Reports
 import Store
+import Suites
 import Synchronization
 
 import struct OrchestrateKit.OrchestrateEnvironment
@@ -12,8 +13,9 @@ import struct OrchestrateKit.OrchestrateEnvironment
 /// The mock servers of a run on this host: one per worker slot, listening on the slot's held port for
 /// the whole run, with a new session per attempt (the scenario's mode and cassette, seed, frozen clock).
 /// Their exchanges and steps go to PostgreSQL through a ``NetworkLogWriter``: handed to it as they happen, written off the
-/// request path.
-final class MockFleet: AttemptHooks {
+/// request path. A test that reported no steps through the control API may have written Cucumber reports: their steps
+/// are read when its session ends.
+final class MockSessions: AttemptHooks {
     private let configuration: MockConfiguration
     private let mode: Mode
     private let recordings: String
@@ -21,25 +23,13 @@ final class MockFleet: AttemptHooks {
     private let log: NetworkLogWriter
     private let logger: Logger
     private let state = Mutex(State())
-    /// Where what attempts kept is stored for other hosts; `nil`: nowhere.
-    private let files: AttemptFiles?
-    /// The slots' simulators (`suite.xcodebuild`).
-    private let simulators: SimulatorPool?
-    /// Where results the queue never recorded are kept; `nil`: nowhere.
-    private let pending: PendingResults?
 
     private struct State {
         var servers: [Int: MockServer] = [:]
         var started: [Int: Date] = [:]
     }
 
-    init(
-        configuration: MockConfiguration, mode: Mode, recordings: String, frozenNow: String, log: NetworkLogWriter, logger: Logger,
-        files: AttemptFiles? = nil, simulators: SimulatorPool? = nil, pending: PendingResults? = nil
-    ) {
-        self.files = files
-        self.pending = pending
-        self.simulators = simulators
+    init(configuration: MockConfiguration, mode: Mode, recordings: String, frozenNow: String, log: NetworkLogWriter, logger: Logger) {
         self.configuration = configuration
         self.mode = mode
         self.recordings = recordings
@@ -79,7 +69,6 @@ final class MockFleet: AttemptHooks {
             ))
         var contract: [OrchestrateEnvironment.Variable: String] = [.seed: "\(session.seed ?? seed)"]
         contract[.now] = session.now
-        if let simulators { contract[.simulator] = try await simulators.prepare(slot: slot) }
         return contract
     }
 
@@ -109,45 +98,13 @@ final class MockFleet: AttemptHooks {
         }
     }
 
-    /// A test its runner reported (scrubbed of secrets): the step of a runner's test (``Scenario/isRunnerTest``), named
-    /// by its id, with the failure's `file:line` before its message. A Cucumber scenario's steps come from its report.
-    func testWasReported(_ attempt: ClaimedAttempt, _ reported: RunnerTestResult, result: AttemptResult) async {
-        guard attempt.scenario.isRunnerTest else { return }
-        let finished = Date()
-        log.append(
-            Step(
-                position: 1, keyword: "", name: attempt.scenario.id, status: reported.status.rawValue,
-                startedAt: finished.addingTimeInterval(-Double(result.durationMilliseconds) / 1000), finishedAt: finished,
-                error: reported.failure),
-            attemptID: attempt.id)
-    }
-
     func attemptWasLost(_ attempt: ClaimedAttempt, slot: Int) async {
         guard let server = state.withLock({ $0.servers[slot] }) else { return }
         _ = try? server.end(keepingRecording: false)
     }
 
-    /// Stores what the attempt kept, for the reports and `orchestrate artifacts` on any host; a failure to do so is said
-    /// and does not change the attempt's result (the files stay on this host).
-    func attemptWasKept(_ attempt: ClaimedAttempt, result: AttemptResult) async {
-        guard let files, let folder = result.folder else { return }
-        do {
-            // Bounded like every database call of a slot: a database that does not answer never holds the slot.
-            try await within(Database.defaultConnectTimeout) { try await files.store(attemptID: attempt.id, folder: folder) }
-        } catch {
-            logger.warning(
-                "the files an attempt kept were not stored in the database; they are on this host only",
-                metadata: ["scenario.id": "\(attempt.scenario.id)", "folder": "\(folder)", "error": "\(Database.describe(error))"])
-        }
-    }
-
-    func resultsWereNotRecorded(_ results: [(claimed: ClaimedAttempt, result: AttemptResult)]) async {
-        pending?.keep(results)
-    }
-
     func slotsDidStop() async {
         for server in state.withLock({ $0.servers.values.map { $0 } }) { await server.shutdown() }
-        await simulators?.deleteAll()
     }
 
     private func server(slot: Int, port: PortLease) async throws -> MockServer {
@@ -156,26 +113,5 @@ final class MockFleet: AttemptHooks {
         try await server.start(adopting: port.descriptor)
         state.withLock { $0.servers[slot] = server }
         return server
-    }
-}
-
-extension NetworkLogWriter {
-    /// The writer of a project: its spool under `<project>/.orchestrate/spool`.
-    package static func forProject(_ directory: String, database: Database, logger: Logger) -> NetworkLogWriter {
-        NetworkLogWriter(
-            store: ExchangeStore(database: database), spoolDirectory: "\(directory)/.orchestrate/spool", logger: logger
-        )
-    }
-
-    /// Files an event of a mock server under its attempt (events outside an attempt are not kept).
-    func append(_ event: MockEvent) {
-        switch event {
-        case .exchange(let exchange):
-            if let attemptID = exchange.attemptID { append(exchange, attemptID: attemptID) }
-        case .step(let step, let attemptID?):
-            append(step, attemptID: attemptID)
-        case .step(_, nil):
-            break
-        }
     }
 }

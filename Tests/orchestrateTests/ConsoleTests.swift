@@ -5,7 +5,7 @@ import ProcessSupervisor
 import Testing
 
 /// What orchestrate prints: never the end of a run (a closed pipe, a full disk), and never raw control characters from
-/// outside. The README's *Reliability* section names these tests.
+/// outside. docs/reliability.md names these tests.
 @Suite("The console: a closed or full one never ends a run; what came from outside is printed escaped", .timeLimit(.minutes(3)))
 struct ConsoleTests {
     @Test(

@@ -4,7 +4,7 @@ import OrchestrateTesting
 import Testing
 
 /// A test passes only with evidence: its runner's report names it as passed and its process's end stands behind the
-/// report. The README's *Reliability* section names these tests.
+/// report. docs/reliability.md names these tests.
 @Suite("No pass without evidence", .timeLimit(.minutes(5)))
 struct EvidenceTests {
     /// Writes a report of `REPORT_FORMAT` into the artifacts folder and exits `REPORT_EXIT`: `REPORT_MODE` `elsewhere`

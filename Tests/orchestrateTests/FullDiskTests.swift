@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// A disk that fills under the embedded PostgreSQL: the run ends with one line naming the disk, keeps what it finished,
-/// and SIGINT ends it. The README's *Reliability* section names these tests.
+/// and SIGINT ends it. docs/reliability.md names these tests.
 @Suite(
     "A full disk", .timeLimit(.minutes(5)),
     .enabled(if: geteuid() == 0 || ProcessInfo.processInfo.environment["CI"] == "true", "a disk of its own (tmpfs) needs root, which CI has"))

@@ -3,7 +3,7 @@ import OrchestrateTesting
 import Testing
 
 /// A runner's report is read off the threads that serve the slots, and within bounds: a hostile one never stalls
-/// another slot's mock server. The README's *Reliability* section names this test.
+/// another slot's mock server. docs/reliability.md names this test.
 @Suite("Hostile reports: bounded, and read where no other slot waits on them", .timeLimit(.minutes(4)))
 struct HostileReportTests {
     /// `hostile.py ID`, by the name after `suite.` (without its number): `bomb` writes a JUnit report of 160,000 references to a 100 KB entity (0.5 MB that expands

@@ -8,7 +8,7 @@ import Glibc
 #endif
 
 /// What a scenario leaves behind is data inside its folder: links are not followed when it is read, nothing is written
-/// through a link when it is written out, and what is left out is said. The README's *Reliability* section names these
+/// through a link when it is written out, and what is left out is said. docs/reliability.md names these
 /// tests.
 @Suite("What a scenario leaves behind: links, FIFOs, huge files, too many files", .timeLimit(.minutes(3)))
 struct KeptFilesTests {

@@ -6,7 +6,7 @@ import Testing
 
 /// Many hosts, one run: hosts are network namespaces (each with its own loopback, host name and link), the database
 /// the embedded cluster opened to them by `orchestrate db expose` (TLS checked against its CA, SCRAM), and each host
-/// runs `orchestrate run --join` or `agent` from a checkout of its own. The README's *Many hosts* section names these.
+/// runs `orchestrate run --join` or `agent` from a checkout of its own. docs/many-hosts.md names these.
 @Suite("Many hosts, one run", .serialized, .timeLimit(.minutes(4)))
 struct ManyHostsTests {
     /// The shared database and the hosts' checkouts of one suite.

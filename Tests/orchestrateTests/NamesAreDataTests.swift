@@ -2,8 +2,8 @@ import Foundation
 import OrchestrateTesting
 import Testing
 
-/// A test's name is data, never code, and never a control sequence on someone's terminal. The README's *Reliability*
-/// section names these tests.
+/// A test's name is data, never code, and never a control sequence on someone's terminal. docs/reliability.md names
+/// these tests.
 @Suite("A test's name is data: never run, never printed raw", .timeLimit(.minutes(3)))
 struct NamesAreDataTests {
     @Test("ids and scenario names made of placeholders and shell code reach the command as they are, and nothing else runs")

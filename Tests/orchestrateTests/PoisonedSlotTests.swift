@@ -7,7 +7,7 @@ import Testing
 import Glibc
 #endif
 
-/// What one scenario leaves in its slot is never the next one's failure. The README's *Reliability* section names these
+/// What one scenario leaves in its slot is never the next one's failure. docs/reliability.md names these
 /// tests.
 @Suite("A poisoned slot: what a scenario leaves is removed, or the slot is retired; never blamed on the next", .timeLimit(.minutes(3)))
 struct PoisonedSlotTests {

@@ -10,7 +10,7 @@ import Testing
 import Glibc
 #endif
 
-/// What a run survives: the README's *Reliability* section names these tests.
+/// What a run survives: docs/reliability.md names these tests.
 @Suite("Reliability under hostile conditions", .timeLimit(.minutes(3)))
 struct ReliabilityTests {
     @Test("a slot whose supervisor is killed mid-run heals: every scenario passes once, no retry spent, nothing outlives it")

@@ -66,7 +66,7 @@ struct SuiteListTests {
         }
     }
 
-    @Test("Examples/pytest runs as the README says: a genuine failure with its file:line, a flaky test passing on its retry")
+    @Test("Examples/pytest runs as docs/suites.md says: a genuine failure with its file:line, a flaky test passing on its retry")
     func example() async throws {
         let example = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Examples/pytest").path

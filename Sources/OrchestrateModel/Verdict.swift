@@ -1,5 +1,5 @@
 /// Why a scenario ended as it did, judged from replay vs live outcomes, retries and recent history.
-package enum Verdict: String, Sendable, Codable, CaseIterable {
+package enum Verdict: String, Sendable, Codable, CaseIterable, CodingKeyRepresentable {
     /// Passes in replay and live.
     case stable
     /// Fails in replay and live: a genuine failure of the app or the test.

@@ -17,8 +17,8 @@ package struct FlakinessLine: Sendable, Encodable {
     package var transitions: Int
     package var flips: Int
     /// Verdicts of the scenario's runs in the window, by verdict.
-    package var verdicts: [String: Int]
-    package var lastVerdict: String?
+    package var verdicts: [Verdict: Int]
+    package var lastVerdict: Verdict?
     package var lastReason: String?
     /// The first network difference of the newest run that had any.
     package var lastEvidence: NetworkDifference?
@@ -132,11 +132,17 @@ extension RunStore {
             lines.append(
                 FlakinessLine(
                     scenarioId: row.0, name: row.1, score: row.2, attempts: row.3, passed: row.4, lanes: lanes, transitions: row.5, flips: row.6,
-                    verdicts: (try? decoder.decode([String: Int].self, from: Data(row.7.utf8))) ?? [:], lastVerdict: row.8, lastReason: row.9,
+                    verdicts: Self.verdictCounts(row.7, decoder: decoder), lastVerdict: row.8.flatMap(Verdict.init(rawValue:)), lastReason: row.9,
                     lastEvidence: row.10.flatMap { try? decoder.decode(NetworkDifference.self, from: Data($0.utf8)) }, quarantined: row.11
                 ))
         }
         return lines
+    }
+
+    /// `{"drift": 2, "stable": 5}` as stored, by verdict (a verdict this build does not know is left out).
+    private static func verdictCounts(_ json: String, decoder: JSONDecoder) -> [Verdict: Int] {
+        let counts = (try? decoder.decode([String: Int].self, from: Data(json.utf8))) ?? [:]
+        return Dictionary(uniqueKeysWithValues: counts.compactMap { key, count in Verdict(rawValue: key).map { ($0, count) } })
     }
 
     /// Quarantines a scenario of `project` by hand (replacing an automatic entry). False when it has no scenario with

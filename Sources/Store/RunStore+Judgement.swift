@@ -42,7 +42,9 @@ extension RunStore {
         )
         for try await row in stepRows.decode((Int64, Int, String, String, String, Date, Date?, String?).self) {
             logs[row.0]?.steps.append(
-                Step(position: row.1, keyword: row.2, name: row.3, status: row.4, startedAt: row.5, finishedAt: row.6, error: row.7))
+                Step(
+                    position: row.1, keyword: row.2, name: row.3, status: StepStatus(rawValue: row.4), startedAt: row.5, finishedAt: row.6,
+                    error: row.7))
         }
         let exchangeRows = try await database.client.query(
             """

@@ -95,7 +95,8 @@ extension MockServer {
                 ?? body[key]?.stringValue.flatMap { try? Date($0, strategy: .iso8601) }
         }
         let report = StepReport(
-            keyword: body["keyword"]?.stringValue, name: body["name"]?.stringValue, status: body["status"]?.stringValue,
+            keyword: body["keyword"]?.stringValue, name: body["name"]?.stringValue,
+            status: body["status"]?.stringValue.map(StepStatus.init(rawValue:)),
             startedAt: date("startedAt"), finishedAt: date("finishedAt"), error: body["error"]?.stringValue
         )
         let now = Date()

@@ -158,7 +158,7 @@ package final class MockServer: Sendable {
             return (recording, state.openStep.map { state.steps[$0 - 1] }, state.session.attemptID)
         }
         if var open {
-            open.status = "unfinished"
+            open.status = .unfinished
             open.finishedAt = Date()
             emit(.step(open, attemptID: attemptID))
         }

@@ -124,13 +124,13 @@ package struct StepReport: Sendable {
     package var name: String?
     /// `started` (or no status and no end) opens a step; `passed`, `failed`… end the open one, or with a name and an end
     /// report a whole step.
-    package var status: String?
+    package var status: StepStatus?
     package var startedAt: Date?
     package var finishedAt: Date?
     package var error: String?
 
     package init(
-        keyword: String? = nil, name: String? = nil, status: String? = nil, startedAt: Date? = nil, finishedAt: Date? = nil, error: String? = nil
+        keyword: String? = nil, name: String? = nil, status: StepStatus? = nil, startedAt: Date? = nil, finishedAt: Date? = nil, error: String? = nil
     ) {
         self.keyword = keyword
         self.name = name
@@ -147,16 +147,16 @@ extension SessionState {
     /// of the step reported.
     package mutating func report(_ report: StepReport, at now: Date) -> (ended: Step?, position: Int) {
         // Without a status: a whole step when it says when it finished, else the start of one.
-        let status = report.status ?? (report.finishedAt == nil ? "started" : "passed")
-        if status == "started" {
+        let status = report.status ?? (report.finishedAt == nil ? .started : .passed)
+        if status == .started {
             var ended: Step?
             if let open = openStep {
-                steps[open - 1].status = "unfinished"
+                steps[open - 1].status = .unfinished
                 steps[open - 1].finishedAt = now
                 ended = steps[open - 1]
             }
             let step = Step(
-                position: steps.count + 1, keyword: report.keyword ?? "", name: report.name ?? "", status: "started",
+                position: steps.count + 1, keyword: report.keyword ?? "", name: report.name ?? "", status: .started,
                 startedAt: report.startedAt ?? now)
             steps.append(step)
             openStep = step.position

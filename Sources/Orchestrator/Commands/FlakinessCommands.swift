@@ -24,7 +24,8 @@ package enum FlakinessCommands {
             guard !lines.isEmpty else { return "no attempts finished since \(ISO8601DateFormatter().string(from: start))" }
             var table = TextTable(header: ["SCORE", "REPLAY", "LIVE", "FLIPS", "VERDICTS", "SCENARIO", "LAST EVIDENCE"])
             for line in lines {
-                let verdicts = line.verdicts.sorted { $0.key < $1.key }.map { "\($0.value) \($0.key)" }.joined(separator: ", ")
+                let verdicts = line.verdicts.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.value) \($0.key.rawValue)" }.joined(
+                    separator: ", ")
                 let evidence = line.lastEvidence.map { "\($0.place.map { "\($0): " } ?? "")\($0)" } ?? line.lastReason ?? "-"
                 table.rows.append([
                     String(format: "%.2f", line.score) + (line.quarantined ? " Q" : ""),

@@ -28,7 +28,7 @@ package enum NetworkLogExport {
             let duration = row.milliseconds.map { "\($0) ms" } ?? "open"
             lines.append(
                 row.offset.padding(toLength: 10, withPad: " ", startingAt: 0) + duration.leftPadded(8) + "  "
-                    + row.step.status.padding(toLength: 10, withPad: " ", startingAt: 0) + row.title)
+                    + row.step.status.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0) + row.title)
             if let error = row.step.error, !error.isEmpty { lines.append(pad + "error: " + error) }
             lines += row.exchanges.map(exchangeLine)
         }

@@ -143,8 +143,8 @@ package enum HTMLReport {
                 html += "<ol class=\"steps\">\n"
                 for row in timeline.rows {
                     let duration = row.milliseconds.map(milliseconds) ?? "open"
-                    html += "<li class=\"step \(escape(row.step.status))\"><span class=\"time\">\(row.offset) · \(duration)</span> "
-                    html += "\(badge(row.step.status)) \(escape(row.title))\n"
+                    html += "<li class=\"step \(escape(row.step.status.rawValue))\"><span class=\"time\">\(row.offset) · \(duration)</span> "
+                    html += "\(badge(row.step.status.rawValue)) \(escape(row.title))\n"
                     if let error = row.step.error, !error.isEmpty { html += "<pre class=\"error\">\(escape(error))</pre>\n" }
                     html += row.exchanges.map(exchange).joined()
                     html += "</li>\n"

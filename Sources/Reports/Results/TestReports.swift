@@ -28,8 +28,8 @@ package enum TestReports {
             }
             switch format {
             case .junit: results += try JUnitResults.parse(data, file: name)
-            case .cucumberJSON: results += try CucumberResults.json(data, file: name)
-            case .cucumberMessages: results += CucumberResults.messages(data)
+            case .cucumberJSON: results += try CucumberJSONReport(data, file: name).results
+            case .cucumberMessages: results += CucumberMessagesReport(data).results
             case .swiftpm:
                 results +=
                     name.hasSuffix(".jsonl")
@@ -107,123 +107,6 @@ package enum TestReports {
     }
 
     private static let extensions: Set<String> = ["py", "js", "mjs", "cjs", "ts", "tsx", "jsx", "swift", "rb", "java", "kt", "go", "feature"]
-}
-
-/// Cucumber reports as per-scenario results: a scenario failed when a step did, was skipped when every step was (or
-/// none ran), and passed otherwise; its `location` is its `uri:line`.
-package enum CucumberResults {
-    /// A Cucumber JSON step's duration in seconds: cucumber-js writes whole nanoseconds, behave a fraction of seconds.
-    package static func seconds(_ duration: Double) -> Double {
-        duration.rounded() == duration && duration >= 1 ? duration / 1e9 : duration
-    }
-
-    /// A Cucumber JSON step result's error: a string, or behave's list of lines.
-    package static func errorMessage(_ result: [String: Any]?) -> String? {
-        (result?["error_message"] as? String) ?? (result?["error_message"] as? [String])?.joined(separator: "\n")
-    }
-
-    /// Cucumber JSON (cucumber-js: nanoseconds; behave: seconds).
-    static func json(_ data: Data, file: String) throws -> [RunnerTestResult] {
-        guard let features = (try? JSONSerialization.jsonObject(with: data)) as? [[String: Any]] else {
-            throw RunnerResultsError(description: "\(file):1: not a Cucumber JSON report (an array of features)")
-        }
-        var results: [RunnerTestResult] = []
-        for feature in features {
-            let uri = feature["uri"] as? String ?? ""
-            for element in feature["elements"] as? [[String: Any]] ?? [] where (element["type"] as? String ?? "scenario") != "background" {
-                // cucumber-js: the feature's uri and the scenario's line; behave: a `file:line` location on each.
-                var location = (element["line"] as? NSNumber).map { "\(uri):\($0.intValue)" }
-                if let place = element["location"] as? String, place.contains(":") { location = place }
-                let file = location.map { String($0[..<($0.lastIndex(of: ":") ?? $0.endIndex)]) } ?? uri
-                var seconds = 0.0
-                var statuses: [String] = []
-                var message: String?
-                // Hooks count as steps do: a Before hook that failed fails the scenario whose steps were then skipped.
-                let hooks = (element["before"] as? [[String: Any]] ?? []) + (element["after"] as? [[String: Any]] ?? [])
-                for step in hooks + (element["steps"] as? [[String: Any]] ?? []) {
-                    let result = step["result"] as? [String: Any]
-                    let duration = (result?["duration"] as? NSNumber)?.doubleValue ?? 0
-                    seconds += Self.seconds(duration)
-                    let status = (result?["status"] as? String ?? "skipped").lowercased()
-                    statuses.append(status)
-                    if message == nil, status == "failed" {
-                        message = Self.errorMessage(result)
-                    }
-                }
-                results.append(
-                    RunnerTestResult(
-                        classname: file, name: element["name"] as? String ?? "", status: status(statuses), seconds: seconds,
-                        message: message, location: location))
-            }
-        }
-        return results
-    }
-
-    /// Cucumber Messages: a `testCaseFinished` (the last of a test case the runner retried) gives its pickle's result.
-    static func messages(_ data: Data) -> [RunnerTestResult] {
-        var pickles: [String: (uri: String, name: String, astNodeID: String?)] = [:]
-        var lines: [String: Int] = [:]  // scenario (AST node) id → line
-        var caseOfPickle: [String: String] = [:]  // test case id → pickle id
-        var started: [String: (testCase: String, at: Double)] = [:]
-        var statuses: [String: [String]] = [:]
-        var messages: [String: String] = [:]
-        var results: [RunnerTestResult] = []
-        func seconds(_ value: Any?) -> Double? {
-            guard let time = value as? [String: Any] else { return nil }
-            return ((time["seconds"] as? NSNumber)?.doubleValue ?? 0) + ((time["nanos"] as? NSNumber)?.doubleValue ?? 0) / 1e9
-        }
-        for line in data.split(separator: UInt8(ascii: "\n")) {
-            guard let envelope = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else { continue }
-            if let document = envelope["gherkinDocument"] as? [String: Any] {
-                collectLines(document, into: &lines)
-            } else if let pickle = envelope["pickle"] as? [String: Any], let id = pickle["id"] as? String {
-                // An outline's example row names the scenario, then the row: the row's line is the pickle's.
-                pickles[id] = (pickle["uri"] as? String ?? "", pickle["name"] as? String ?? "", (pickle["astNodeIds"] as? [String])?.last)
-            } else if let testCase = envelope["testCase"] as? [String: Any], let id = testCase["id"] as? String {
-                caseOfPickle[id] = testCase["pickleId"] as? String
-            } else if let event = envelope["testCaseStarted"] as? [String: Any], let id = event["id"] as? String {
-                started[id] = (event["testCaseId"] as? String ?? "", seconds(event["timestamp"]) ?? 0)
-                statuses[id] = []
-            } else if let event = envelope["testStepFinished"] as? [String: Any], let id = event["testCaseStartedId"] as? String {
-                let result = event["testStepResult"] as? [String: Any]
-                let status = (result?["status"] as? String ?? "").lowercased()
-                statuses[id, default: []].append(status)
-                if status == "failed", messages[id] == nil { messages[id] = result?["message"] as? String }
-            } else if let event = envelope["testCaseFinished"] as? [String: Any], let id = event["testCaseStartedId"] as? String,
-                event["willBeRetried"] as? Bool != true, let begun = started[id], let pickleID = caseOfPickle[begun.testCase],
-                let pickle = pickles[pickleID]
-            {
-                let line = pickle.astNodeID.flatMap { lines[$0] }
-                results.append(
-                    RunnerTestResult(
-                        classname: pickle.uri, name: pickle.name, status: status(statuses[id] ?? []),
-                        seconds: seconds(event["timestamp"]).map { max($0 - begun.at, 0) }, message: messages[id],
-                        location: line.map { "\(pickle.uri):\($0)" }))
-            }
-        }
-        return results
-    }
-
-    /// A scenario's status from its steps': failed when one failed (or was undefined, ambiguous, pending, or of a status
-    /// not known to pass — `unknown`, none); skipped when all were (or none ran); passed otherwise.
-    private static func status(_ statuses: [String]) -> RunnerTestResult.Status {
-        if statuses.contains(where: { !["passed", "skipped"].contains($0) }) { return .failed }
-        if statuses.isEmpty || statuses.allSatisfy({ $0 == "skipped" }) { return .skipped }
-        return .passed
-    }
-
-    private static func collectLines(_ node: Any, into lines: inout [String: Int]) {
-        if let object = node as? [String: Any] {
-            if let id = object["id"] as? String, let location = object["location"] as? [String: Any],
-                let line = (location["line"] as? NSNumber)?.intValue
-            {
-                lines[id] = line
-            }
-            for value in object.values { collectLines(value, into: &lines) }
-        } else if let array = node as? [Any] {
-            for value in array { collectLines(value, into: &lines) }
-        }
-    }
 }
 
 /// What a SwiftPM test binary reports: XCTest on its output, Swift Testing as an event stream.

@@ -71,7 +71,7 @@ struct CopyRows {
             row.integer(Int64(step.position))
             row.text(step.keyword)
             row.text(step.name)
-            row.text(step.status)
+            row.text(step.status.rawValue)
             row.timestamp(step.startedAt)
             row.timestamp(step.finishedAt)
             row.text(step.error)

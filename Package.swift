@@ -39,7 +39,8 @@ let package = Package(
         .target(
             name: "Orchestrator",
             dependencies: [
-                "Coordinator", "Suites", "Store", "Analysis", "Reports", "MockServer", "OrchestrateModel", "ProcessSupervisor", "Gherkin",
+                "Coordinator", "Suites", "Store", "Analysis", "Reports", "MockServer", "OrchestrateModel",
+                "ProcessSupervisor", "Gherkin",
                 "OrchestrateKit",
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "Logging", package: "swift-log"),
@@ -91,7 +92,9 @@ let package = Package(
         // batch command and results format of its scenarios, and the per-slot resources it needs.
         .target(
             name: "Suites",
-            dependencies: ["Coordinator", "OrchestrateModel", "ProcessSupervisor", "Gherkin", "OrchestrateKit", "Reports"],
+            dependencies: [
+                "Coordinator", "OrchestrateModel", "ProcessSupervisor", "Gherkin", "OrchestrateKit", "Reports",
+            ],
             swiftSettings: swiftSettings
         ),
         .target(name: "Reports", dependencies: ["OrchestrateModel"], swiftSettings: swiftSettings),
@@ -138,25 +141,35 @@ let package = Package(
             ],
             path: "Examples/clinic/Sources/ClinicBackend", swiftSettings: swiftSettings
         ),
-        .target(name: "ClinicApp", dependencies: ["OrchestrateKit"], path: "Examples/clinic/Sources/ClinicApp", swiftSettings: swiftSettings),
+        .target(
+            name: "ClinicApp", dependencies: ["OrchestrateKit"], path: "Examples/clinic/Sources/ClinicApp",
+            swiftSettings: swiftSettings),
         .executableTarget(
-            name: "clinic-scenarios", dependencies: ["ClinicApp", "OrchestrateKit"], path: "Examples/clinic/Sources/ClinicScenarios",
+            name: "clinic-scenarios", dependencies: ["ClinicApp", "OrchestrateKit"],
+            path: "Examples/clinic/Sources/ClinicScenarios",
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "ProcessSupervisorTests", dependencies: ["ProcessSupervisor", "CSupervisor", "OrchestrateTesting"], swiftSettings: swiftSettings),
+            name: "ProcessSupervisorTests", dependencies: ["ProcessSupervisor", "CSupervisor", "OrchestrateTesting"],
+            swiftSettings: swiftSettings),
         .testTarget(name: "StoreTests", dependencies: ["Store", "OrchestrateTesting"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "CoordinatorTests", dependencies: ["Coordinator", "Store", "Orchestrator", "OrchestrateTesting"], swiftSettings: swiftSettings),
-        .testTarget(name: "AnalysisTests", dependencies: ["Analysis", "OrchestrateModel"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReportsTests", dependencies: ["Reports", "OrchestrateTesting"], exclude: ["Fixtures"], swiftSettings: swiftSettings),
+            name: "CoordinatorTests", dependencies: ["Coordinator", "Store", "Orchestrator", "OrchestrateTesting"],
+            swiftSettings: swiftSettings),
+        .testTarget(
+            name: "AnalysisTests", dependencies: ["Analysis", "OrchestrateModel"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ReportsTests", dependencies: ["Reports", "OrchestrateTesting"], exclude: ["Fixtures"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "OrchestrateKitTests",
             dependencies: [
-                "OrchestrateKit", "OrchestrateTesting", "MockServer", "OrchestrateModel", .product(name: "Logging", package: "swift-log"),
+                "OrchestrateKit", "OrchestrateTesting", "MockServer", "OrchestrateModel",
+                .product(name: "Logging", package: "swift-log"),
             ], swiftSettings: swiftSettings),
         .testTarget(
-            name: "GherkinTests", dependencies: ["Gherkin", "OrchestrateTesting"], exclude: ["Corpus", "oracle.py"], swiftSettings: swiftSettings),
+            name: "GherkinTests", dependencies: ["Gherkin", "OrchestrateTesting"], exclude: ["Corpus", "oracle.py"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "MockServerTests",
             dependencies: [
@@ -172,7 +185,8 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
-            name: "OrchestratorTests", dependencies: ["Orchestrator", "Suites", "OrchestrateTesting", "MockServer"], swiftSettings: swiftSettings),
+            name: "OrchestratorTests", dependencies: ["Orchestrator", "Suites", "OrchestrateTesting", "MockServer"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "orchestrateTests",
             dependencies: [

@@ -23,7 +23,11 @@ package enum JSONDiff {
             return (0..<max(old.count, new.count)).flatMap { index -> [Change] in
                 let child = "\(path)[\(index)]"
                 if index < old.count, index < new.count { return changes(old[index], new[index], path: child) }
-                return [Change(path: child, before: index < old.count ? old[index] : nil, after: index < new.count ? new[index] : nil)]
+                return [
+                    Change(
+                        path: child, before: index < old.count ? old[index] : nil,
+                        after: index < new.count ? new[index] : nil)
+                ]
             }
         case (.integer(let a), .number(let b)) where Double(a) == b: return []
         case (.number(let a), .integer(let b)) where a == Double(b): return []
@@ -35,7 +39,8 @@ package enum JSONDiff {
     /// `.name`, or `['odd key']` for keys that are not plain identifiers.
     static func member(_ key: String) -> String {
         let plain =
-            !key.isEmpty && key.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" }
+            !key.isEmpty
+            && key.unicodeScalars.allSatisfy { $0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" }
             && !("0"..."9").contains(key.unicodeScalars.first!)
         return plain ? ".\(key)" : "['\(key.replacing("\\", with: "\\\\").replacing("'", with: "\\'"))']"
     }
@@ -50,7 +55,9 @@ package enum JSONDiff {
         case .number(let number): return "\(number)"
         case .string(let text): return quote(text)
         case .array(let items): return "[" + items.map { render($0) }.joined(separator: ",") + "]"
-        case .object(let members): return "{" + members.keys.sorted().map { "\(quote($0)):\(render(members[$0]))" }.joined(separator: ",") + "}"
+        case .object(let members):
+            return "{" + members.keys.sorted().map { "\(quote($0)):\(render(members[$0]))" }.joined(separator: ",")
+                + "}"
         }
     }
 

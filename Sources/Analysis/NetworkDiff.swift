@@ -6,8 +6,11 @@ import OrchestrateModel
 /// tied to the step of the live attempt (or, for a missing request, of the recording) where it happened.
 package struct NetworkDiff: Sendable {
     /// Response headers whose change is evidence; the rest (Date, Server, ETag, lengths…) change on every answer.
-    package var headers: Set<String> = ["content-type", "content-encoding", "location", "cache-control", "retry-after", "www-authenticate"]
-    /// A live answer this many times slower than recorded, and at least `latencyMinimumMilliseconds` slower, is an outlier.
+    package var headers: Set<String> = [
+        "content-type", "content-encoding", "location", "cache-control", "retry-after", "www-authenticate",
+    ]
+    /// A live answer this many times slower than recorded, and at least `latencyMinimumMilliseconds` slower, is an
+    /// outlier.
     package var latencyFactor = 3.0
     package var latencyMinimumMilliseconds = 250.0
 
@@ -33,7 +36,8 @@ package struct NetworkDiff: Sendable {
             found += compare(recorded[index], exchange)
         }
         for index in pending.values.joined().sorted() {
-            found.append(NetworkDifference(.missingRequest, recorded[index], recorded: recorded[index].status.map(String.init)))
+            found.append(
+                NetworkDifference(.missingRequest, recorded[index], recorded: recorded[index].status.map(String.init)))
         }
         return found.filter { !noise.contains($0.key) }
     }
@@ -42,27 +46,38 @@ package struct NetworkDiff: Sendable {
         var found: [NetworkDifference] = []
         if recorded.status != live.status {
             found.append(
-                NetworkDifference(.status, live, recorded: recorded.status.map(String.init) ?? "none", live: live.status.map(String.init) ?? "none"))
+                NetworkDifference(
+                    .status, live, recorded: recorded.status.map(String.init) ?? "none",
+                    live: live.status.map(String.init) ?? "none"))
         }
         for name in headers.sorted() {
             let before = recorded.responseHeaders.first { $0.name.lowercased() == name }?.value
             let after = live.responseHeaders.first { $0.name.lowercased() == name }?.value
-            if before != after { found.append(NetworkDifference(.header, live, path: name, recorded: before ?? "absent", live: after ?? "absent")) }
+            if before != after {
+                found.append(
+                    NetworkDifference(.header, live, path: name, recorded: before ?? "absent", live: after ?? "absent"))
+            }
         }
         if recorded.responseBody != live.responseBody {
             if let before = Self.json(recorded.responseBody), let after = Self.json(live.responseBody) {
                 found += JSONDiff.changes(before, after).map {
-                    NetworkDifference(.body, live, path: $0.path, recorded: JSONDiff.render($0.before), live: JSONDiff.render($0.after))
+                    NetworkDifference(
+                        .body, live, path: $0.path, recorded: JSONDiff.render($0.before),
+                        live: JSONDiff.render($0.after))
                 }
             } else {
                 found.append(
-                    NetworkDifference(.body, live, recorded: "\(recorded.responseBody.count) bytes", live: "\(live.responseBody.count) bytes"))
+                    NetworkDifference(
+                        .body, live, recorded: "\(recorded.responseBody.count) bytes",
+                        live: "\(live.responseBody.count) bytes"))
             }
         }
         let before = Double(recorded.durationMicroseconds) / 1000
         let after = Double(live.durationMicroseconds) / 1000
         if after >= before * latencyFactor, after - before >= latencyMinimumMilliseconds {
-            found.append(NetworkDifference(.latency, live, recorded: "\(Int(before.rounded())) ms", live: "\(Int(after.rounded())) ms"))
+            found.append(
+                NetworkDifference(
+                    .latency, live, recorded: "\(Int(before.rounded())) ms", live: "\(Int(after.rounded())) ms"))
         }
         return found
     }
@@ -75,13 +90,17 @@ package struct NetworkDiff: Sendable {
     /// `api.example.com/v1/x?a=1&b=2` (query items sorted): the host as the app addressed it, the original URL's path
     /// and query (or the mock path of a host not configured).
     static func target(_ exchange: Exchange) -> String {
-        guard let components = URLComponents(string: exchange.url), let host = components.host else { return exchange.url }
+        guard let components = URLComponents(string: exchange.url), let host = components.host else {
+            return exchange.url
+        }
         let query = (components.percentEncodedQuery ?? "").split(separator: "&").sorted().joined(separator: "&")
-        return (exchange.host.isEmpty ? host : exchange.host) + components.percentEncodedPath + (query.isEmpty ? "" : "?" + query)
+        return (exchange.host.isEmpty ? host : exchange.host) + components.percentEncodedPath
+            + (query.isEmpty ? "" : "?" + query)
     }
 
     static func json(_ body: [UInt8]) -> JSONValue? {
-        guard let first = body.first(where: { ![0x20, 0x0a, 0x0d, 0x09].contains($0) }), first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+        guard let first = body.first(where: { ![0x20, 0x0a, 0x0d, 0x09].contains($0) }),
+            first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
         else { return nil }
         return try? JSONDecoder().decode(JSONValue.self, from: Data(body))
     }
@@ -90,7 +109,8 @@ package struct NetworkDiff: Sendable {
 extension NetworkDifference {
     init(_ kind: Kind, _ exchange: Exchange, path: String? = nil, recorded: String? = nil, live: String? = nil) {
         self.init(
-            kind: kind, request: "\(exchange.method) \(NetworkDiff.target(exchange))", path: path, recorded: recorded, live: live,
+            kind: kind, request: "\(exchange.method) \(NetworkDiff.target(exchange))", path: path, recorded: recorded,
+            live: live,
             step: exchange.stepPosition)
     }
 }

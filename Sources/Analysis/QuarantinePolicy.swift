@@ -1,8 +1,8 @@
 import OrchestrateModel
 
-/// Automatic quarantine after a run: a scenario whose flakiness score over the window reaches the threshold goes in (its
-/// failures are reported, not fatal), an automatic entry whose score fell below it comes out. Entries made by hand stay
-/// until removed by hand. It applies from the next run on: a run keeps the quarantine it started with.
+/// Automatic quarantine after a run: a scenario whose flakiness score over the window reaches the threshold goes in
+/// (its failures are reported, not fatal), an automatic entry whose score fell below it comes out. Entries made by hand
+/// stay until removed by hand. It applies from the next run on: a run keeps the quarantine it started with.
 package struct QuarantinePolicy: Sendable, Equatable {
     /// `nil`: automatic quarantine is off.
     package var threshold: Double?
@@ -11,9 +11,9 @@ package struct QuarantinePolicy: Sendable, Equatable {
         self.threshold = threshold
     }
 
-    /// Whether the current automatic entries are needed to choose the ``candidates(ran:unsteady:automatic:)``. A threshold
-    /// at or below the score of a scenario without flips (0.1) can be reached without a failure: then every scenario that
-    /// ran is a candidate anyway.
+    /// Whether the current automatic entries are needed to choose the ``candidates(ran:unsteady:automatic:)``. A
+    /// threshold at or below the score of a scenario without flips (0.1) can be reached without a failure: then every
+    /// scenario that ran is a candidate anyway.
     package var needsAutomaticEntries: Bool {
         guard let threshold else { return false }
         return threshold > FlakinessScore.withoutFlips
@@ -28,8 +28,8 @@ package struct QuarantinePolicy: Sendable, Equatable {
         return ran.filter { unsteady.contains($0) || automatic.contains($0) }
     }
 
-    /// What goes in (with the reason stored) and what comes out, given the candidates' scores: those at the threshold or
-    /// above go in, those below it come out. The store keeps entries made by hand as they are: it adds over none and
+    /// What goes in (with the reason stored) and what comes out, given the candidates' scores: those at the threshold
+    /// or above go in, those below it come out. The store keeps entries made by hand as they are: it adds over none and
     /// releases only automatic ones.
     package func changes(scores: [(scenarioID: String, score: Double)]) -> Changes {
         guard let threshold else { return Changes() }
@@ -38,7 +38,8 @@ package struct QuarantinePolicy: Sendable, Equatable {
             if score >= threshold {
                 changes.add.append(
                     .init(
-                        scenarioID: id, score: score, reason: "flakiness score \(Self.format(score)) reached the threshold \(Self.format(threshold))")
+                        scenarioID: id, score: score,
+                        reason: "flakiness score \(Self.format(score)) reached the threshold \(Self.format(threshold))")
                 )
             } else {
                 changes.release.append(id)

@@ -33,7 +33,10 @@ package struct VerdictRule: Sendable {
                 return (.nondeterministic, "\(mode): \(Self.sequence(run)) in this run, with nothing else changed")
             }
             let passes = (outcomes.history + run).filter { $0 }.count
-            return (.nondeterministic, "\(mode): passed \(passes) of \(outcomes.history.count + run.count) times on this revision")
+            return (
+                .nondeterministic,
+                "\(mode): passed \(passes) of \(outcomes.history.count + run.count) times on this revision"
+            )
         }
         switch (replay?.passed, live?.passed) {
         case (true?, true?): return (.stable, "passes in replay and live")
@@ -47,7 +50,9 @@ package struct VerdictRule: Sendable {
 
     /// What a scenario that passed in a single-lane run gets when its history does not say otherwise; the queue stores
     /// it as such a scenario settles.
-    package static var singleLanePass: (verdict: Verdict, reason: String) { judge(replay: Outcomes(thisRun: [true]), live: nil) }
+    package static var singleLanePass: (verdict: Verdict, reason: String) {
+        judge(replay: Outcomes(thisRun: [true]), live: nil)
+    }
 
     /// `failed, passed` for the reason text.
     static func sequence(_ outcomes: [Bool]) -> String {

@@ -13,7 +13,9 @@ package struct AttemptHookChain: AttemptHooks {
         self.hooks = hooks
     }
 
-    package func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws -> [OrchestrateEnvironment.Variable: String] {
+    package func attemptWillStart(
+        _ attempt: ClaimedAttempt, slot: Int, port: PortLease
+    ) async throws -> [OrchestrateEnvironment.Variable: String] {
         var contract: [OrchestrateEnvironment.Variable: String] = [:]
         for hook in hooks { contract.merge(try await hook.attemptWillStart(attempt, slot: slot, port: port)) { $1 } }
         return contract

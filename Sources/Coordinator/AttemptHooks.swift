@@ -9,9 +9,11 @@ package protocol AttemptHooks: Sendable {
     /// Before the attempt's process starts; a thrown error makes the attempt an infrastructure error
     /// saying why, and the process does not start. Returns the contract values that are the session's
     /// own (a replayed cassette's frozen clock and seed), which replace the run's in the environment.
-    func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws -> [OrchestrateEnvironment.Variable: String]
-    /// The secret values the slot's attempt met (those of redacted headers and JSON fields of its exchanges): they go out
-    /// of its output too. Asked once the attempt's process ended, before ``attemptDidEnd(_:slot:result:)``.
+    func attemptWillStart(
+        _ attempt: ClaimedAttempt, slot: Int, port: PortLease
+    ) async throws -> [OrchestrateEnvironment.Variable: String]
+    /// The secret values the slot's attempt met (those of redacted headers and JSON fields of its exchanges): they go
+    /// out of its output too. Asked once the attempt's process ended, before ``attemptDidEnd(_:slot:result:)``.
     func secretsMet(bySlot slot: Int) -> Secrets
     /// After the attempt ended, before its result is recorded; may turn the result into an
     /// infrastructure error (a recording that cannot be written, say).
@@ -21,8 +23,8 @@ package protocol AttemptHooks: Sendable {
     func attemptWasLost(_ attempt: ClaimedAttempt, slot: Int) async
     /// The run is over on this host (drained or stopped).
     func slotsDidStop() async
-    /// What the attempt kept (``AttemptResult/folder``, scrubbed of secrets), before its result is recorded: stored where
-    /// other hosts can read it.
+    /// What the attempt kept (``AttemptResult/folder``, scrubbed of secrets), before its result is recorded: stored
+    /// where other hosts can read it.
     func attemptWasKept(_ attempt: ClaimedAttempt, result: AttemptResult) async
     /// What the runner of the attempt's process reported of its test (a suite with a results format), before its result
     /// is recorded: stored as the attempt's step.
@@ -34,7 +36,9 @@ package protocol AttemptHooks: Sendable {
 
 /// Every step is optional: a hook does what it is for and nothing else.
 extension AttemptHooks {
-    package func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws -> [OrchestrateEnvironment.Variable: String] {
+    package func attemptWillStart(
+        _ attempt: ClaimedAttempt, slot: Int, port: PortLease
+    ) async throws -> [OrchestrateEnvironment.Variable: String] {
         [:]
     }
     package func secretsMet(bySlot slot: Int) -> Secrets { Secrets() }
@@ -43,5 +47,6 @@ extension AttemptHooks {
     package func slotsDidStop() async {}
     package func resultsWereNotRecorded(_ results: [(claimed: ClaimedAttempt, result: AttemptResult)]) async {}
     package func attemptWasKept(_ attempt: ClaimedAttempt, result: AttemptResult) async {}
-    package func testWasReported(_ attempt: ClaimedAttempt, _ reported: RunnerTestResult, result: AttemptResult) async {}
+    package func testWasReported(_ attempt: ClaimedAttempt, _ reported: RunnerTestResult, result: AttemptResult) async {
+    }
 }

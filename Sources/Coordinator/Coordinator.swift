@@ -82,7 +82,8 @@ package final class Coordinator: Sendable {
             try await withThrowingTaskGroup(of: Void.self) { background in
                 let batcher = RoundBatcher(
                     runID: configuration.runID, workers: configuration.workers,
-                    process: WorkerIdentity(host: configuration.host, pid: getpid(), slot: 0), queue: patientQueue, logger: logger,
+                    process: WorkerIdentity(host: configuration.host, pid: getpid(), slot: 0), queue: patientQueue,
+                    logger: logger,
                     slotLeases: { self.state.withLock { $0.slots.heldTokens } }, onEvent: onEvent
                 )
                 background.addTask { await self.maintainLeases(batcher) }
@@ -108,7 +109,9 @@ package final class Coordinator: Sendable {
                     await keepUnrecorded(batcher)
                     throw error
                 }
-                for claimed in batcher.takeAhead() { _ = try await retrying("release", { try await self.queue.release(claimed) }) }
+                for claimed in batcher.takeAhead() {
+                    _ = try await retrying("release", { try await self.queue.release(claimed) })
+                }
                 background.cancelAll()
                 withExtendedLifetime(ports) {}
                 return isStopping ? .interrupted : .drained
@@ -120,7 +123,8 @@ package final class Coordinator: Sendable {
 
     /// Carries out what the slot's state machine decides, one action after another, until the slot's work ends.
     private func runSlot(_ slot: Int, port: PortLease, batcher: RoundBatcher) async throws {
-        let claimant = Claimant(worker: WorkerIdentity(host: configuration.host, pid: getpid(), slot: slot), port: port.port)
+        let claimant = Claimant(
+            worker: WorkerIdentity(host: configuration.host, pid: getpid(), slot: slot), port: port.port)
         let runner = AttemptRunner(configuration: configuration)
         let folder = "\(configuration.attemptsDirectory)/\(configuration.runID.uuidString.lowercased())/.slots/\(slot)"
         var resources = try SlotResources(number: slot, portLease: port, supervisor: try Supervisor(), folder: folder)
@@ -132,9 +136,12 @@ package final class Coordinator: Sendable {
             switch action {
             case .askForWork:
                 let answer = try await batcher.next(for: claimant)
-                next = decide { $0.answered(slot, claimed: answer.claimed, counts: answer.counts, recorded: answer.recorded) }
+                next = decide {
+                    $0.answered(slot, claimed: answer.claimed, counts: answer.counts, recorded: answer.recorded)
+                }
             case .countWhatIsLeft:
-                let counts = try await retrying("count", { try await self.queue.counts(runID: self.configuration.runID) })
+                let counts = try await retrying(
+                    "count", { try await self.queue.counts(runID: self.configuration.runID) })
                 next = decide { $0.counted(slot, counts) }
             case .waitForResults(let since):
                 await batcher.waitForResults(since: since, atMost: configuration.pollInterval)
@@ -168,14 +175,19 @@ package final class Coordinator: Sendable {
                 next = []
             case .requeueAlone(let attempts):
                 for attempt in attempts {
-                    _ = try await retrying("requeue", { try await self.queue.requeue(attemptID: attempt.id, token: attempt.leaseToken, solo: true) })
+                    _ = try await retrying(
+                        "requeue",
+                        { try await self.queue.requeue(attemptID: attempt.id, token: attempt.leaseToken, solo: true) })
                     onEvent(.attemptReleased(slot: slot, attempt: attempt))
                 }
                 next = []
             case .lost(let lost, let requeued):
                 logger.warning(
                     "a worker slot's supervisor died",
-                    metadata: ["worker.slot": "\(slot)", "scenario.id": "\(lost.attempt.scenario.id)", "attempt.losses": "\(lost.losses)"])
+                    metadata: [
+                        "worker.slot": "\(slot)", "scenario.id": "\(lost.attempt.scenario.id)",
+                        "attempt.losses": "\(lost.losses)",
+                    ])
                 onEvent(.attemptLost(slot: slot, attempt: lost.attempt, requeued: requeued))
                 next = []
             case .forgetSession(let claimed):
@@ -207,8 +219,8 @@ package final class Coordinator: Sendable {
         state.withLock { event(&$0) }
     }
 
-    /// Runs `attempts` in the slot's process, the slot's mock session prepared first; what goes wrong around the command is
-    /// an infrastructure error of each.
+    /// Runs `attempts` in the slot's process, the slot's mock session prepared first; what goes wrong around the
+    /// command is an infrastructure error of each.
     private func run(
         _ attempts: [ClaimedAttempt], slot: Int, port: PortLease, resources: SlotResources, runner: AttemptRunner
     ) async -> AttemptRunner.Ending {
@@ -228,7 +240,8 @@ package final class Coordinator: Sendable {
     }
 
     /// Finished attempts' results as they are recorded: the attempt's own end said to the hooks (its mock session's),
-    /// secrets scrubbed from its output (off the cooperative pool), what its runner reported and what it kept handed on.
+    /// secrets scrubbed from its output (off the cooperative pool), what its runner reported and what it kept handed
+    /// on.
     private func ready(_ finished: [SlotStateMachine.Finished], slot: Int) async -> [SlotStateMachine.Completion] {
         var secrets = configuration.secretEnvironment.secrets
         if let met = hooks?.secretsMet(bySlot: slot) { secrets.formUnion(met) }
@@ -279,9 +292,9 @@ package final class Coordinator: Sendable {
         onEvent(.attemptReleased(slot: slot, attempt: claimed))
     }
 
-    /// Heartbeats for this host's leases, and the reaper for everybody's. A lease the heartbeat no longer holds was taken
-    /// back while this host could not renew it (it was cut off, or stalled): the attempt runs elsewhere now, so its
-    /// process group here is ended (its late result is fenced out by the queue).
+    /// Heartbeats for this host's leases, and the reaper for everybody's. A lease the heartbeat no longer holds was
+    /// taken back while this host could not renew it (it was cut off, or stalled): the attempt runs elsewhere now, so
+    /// its process group here is ended (its late result is fenced out by the queue).
     private func maintainLeases(_ batcher: RoundBatcher) async {
         let heartbeatEvery = configuration.lease / 3
         var sinceReap = Duration.zero
@@ -295,7 +308,9 @@ package final class Coordinator: Sendable {
                 sinceReap += heartbeatEvery
                 if sinceReap >= configuration.lease / 2 {
                     sinceReap = .zero
-                    let reclaimed = try await within(heartbeatEvery) { try await self.queue.reapExpired(runID: self.configuration.runID) }
+                    let reclaimed = try await within(heartbeatEvery) {
+                        try await self.queue.reapExpired(runID: self.configuration.runID)
+                    }
                     if reclaimed > 0 { onEvent(.leasesReclaimed(count: reclaimed)) }
                 }
             } catch is CancellationError {
@@ -308,7 +323,9 @@ package final class Coordinator: Sendable {
 
     /// Ends the attempt a slot runs under a lease that was taken back, if a slot still runs it under that lease.
     private func stopOrphan(token: UUID) {
-        let running = state.withLock { state in state.slots.slot(runningUnder: token).flatMap { slot in state.processes[slot].map { (slot, $0) } } }
+        let running = state.withLock { state in
+            state.slots.slot(runningUnder: token).flatMap { slot in state.processes[slot].map { (slot, $0) } }
+        }
         guard let (slot, process) = running else { return }
         logger.warning(
             "an attempt's lease was taken back while this host could not renew it; ending it (it runs elsewhere now)",
@@ -320,12 +337,17 @@ package final class Coordinator: Sendable {
     /// Attempts leased by processes of this host that no longer exist go back to the queue at once,
     /// without waiting for their leases to expire (a resumed run after a SIGKILL, say).
     private func reclaimDeadLocalLeases() async throws {
-        let holders = try await retrying("lease holders", { try await self.queue.leaseHolders(runID: self.configuration.runID) })
+        let holders = try await retrying(
+            "lease holders", { try await self.queue.leaseHolders(runID: self.configuration.runID) })
         var reclaimed = 0
         for holder in holders {
-            guard let owner = ProcessIdentity(holder.owner), owner.host == configuration.host, owner.pid != getpid() else { continue }
+            guard let owner = ProcessIdentity(holder.owner), owner.host == configuration.host, owner.pid != getpid()
+            else { continue }
             guard kill(owner.pid, 0) != 0, errno == ESRCH else { continue }
-            if try await retrying("requeue", { try await self.queue.requeue(attemptID: holder.attemptID, token: holder.token, solo: false) }) {
+            if try await retrying(
+                "requeue",
+                { try await self.queue.requeue(attemptID: holder.attemptID, token: holder.token, solo: false) })
+            {
                 reclaimed += 1
             }
         }
@@ -336,7 +358,9 @@ package final class Coordinator: Sendable {
     }
 
     /// A queue operation, tried again while the database is unavailable (``PatientQueue``).
-    private func retrying<T: Sendable>(_ what: String, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+    private func retrying<T: Sendable>(
+        _ what: String, _ operation: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
         try await patientQueue.call(what) { _ in try await operation() }
     }
 }

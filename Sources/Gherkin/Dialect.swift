@@ -18,7 +18,9 @@ package struct Dialect: Sendable, Equatable {
     /// `Soit que `) does not win over it. A keyword of one kind only (`Given `) is that kind; one shared by
     /// several (`* `) is unknown.
     var stepKeywords: [(keyword: String, type: KeywordType)] {
-        let lists = [(given, KeywordType.context), (when, .action), (then, .outcome), (and, .conjunction), (but, .conjunction)]
+        let lists = [
+            (given, KeywordType.context), (when, .action), (then, .outcome), (and, .conjunction), (but, .conjunction),
+        ]
         var kinds: [String: [KeywordType]] = [:]
         for (list, kind) in lists { for keyword in list { kinds[keyword, default: []].append(kind) } }
         let all = lists.flatMap(\.0)

@@ -11,7 +11,8 @@ enum GrammarRule: String, Sendable {
     case ruleHeader = "RuleHeader", background = "Background", scenarioDefinition = "ScenarioDefinition"
     case scenario = "Scenario", examplesDefinition = "ExamplesDefinition", examples = "Examples"
     case examplesTable = "ExamplesTable", step = "Step", stepArgument = "StepArg"
-    case dataTableAndMaybeDocString = "DataTableAndMaybeDocString", docStringAndMaybeDataTable = "DocStringAndMaybeDataTable"
+    case dataTableAndMaybeDocString = "DataTableAndMaybeDocString", docStringAndMaybeDataTable =
+        "DocStringAndMaybeDataTable"
     case dataTable = "DataTable", docString = "DocString", tags = "Tags", descriptionHelper = "DescriptionHelper"
     case description = "Description"
 
@@ -29,13 +30,24 @@ enum GrammarRule: String, Sendable {
     var expression: Expression {
         switch self {
         case .gherkinDocument: .optional(.rule(.feature))
-        case .feature: .sequence([.rule(.featureHeader), .optional(.rule(.background)), .many(.rule(.scenarioDefinition)), .many(.rule(.rule))])
-        case .featureHeader: .sequence([.optional(.token(.language)), .optional(.rule(.tags)), .token(.featureLine), .rule(.descriptionHelper)])
+        case .feature:
+            .sequence([
+                .rule(.featureHeader), .optional(.rule(.background)), .many(.rule(.scenarioDefinition)),
+                .many(.rule(.rule)),
+            ])
+        case .featureHeader:
+            .sequence([
+                .optional(.token(.language)), .optional(.rule(.tags)), .token(.featureLine), .rule(.descriptionHelper),
+            ])
         case .rule: .sequence([.rule(.ruleHeader), .optional(.rule(.background)), .many(.rule(.scenarioDefinition))])
         case .ruleHeader: .sequence([.optional(.rule(.tags)), .token(.ruleLine), .rule(.descriptionHelper)])
         case .background: .sequence([.token(.backgroundLine), .rule(.descriptionHelper), .many(.rule(.step))])
         case .scenarioDefinition: .sequence([.optional(.rule(.tags)), .rule(.scenario)])
-        case .scenario: .sequence([.token(.scenarioLine), .rule(.descriptionHelper), .many(.rule(.step)), .many(.rule(.examplesDefinition))])
+        case .scenario:
+            .sequence([
+                .token(.scenarioLine), .rule(.descriptionHelper), .many(.rule(.step)),
+                .many(.rule(.examplesDefinition)),
+            ])
         case .examplesDefinition: .sequence([.optional(.rule(.tags)), .rule(.examples)])
         case .examples: .sequence([.token(.examplesLine), .rule(.descriptionHelper), .optional(.rule(.examplesTable))])
         case .examplesTable: .some(.token(.tableRow))
@@ -88,7 +100,8 @@ struct Transition {
         // End of file first, a description line (which matches anything) last, the rest as the walk met them.
         var order: [TokenType] = []
         for transition in found where !order.contains(transition.type) { order.append(transition.type) }
-        order = order.filter { $0 == .eof } + order.filter { $0 != .eof && $0 != .other } + order.filter { $0 == .other }
+        order =
+            order.filter { $0 == .eof } + order.filter { $0 != .eof && $0 != .other } + order.filter { $0 == .other }
         var ordered = order.flatMap { type in found.filter { $0.type == type } }
         if !order.contains(.other) {
             for ignored in [TokenType.comment, .empty] where !order.contains(ignored) {
@@ -118,12 +131,15 @@ struct Transition {
                 found.append(Transition(type: type, actions: actions, next: rest, lookahead: check))
             case .rule(let rule):
                 walk(
-                    rest + [.end(rule), .match(rule.expression)], actions: rule.isNode ? actions + [.start(rule)] : actions,
+                    rest + [.end(rule), .match(rule.expression)],
+                    actions: rule.isNode ? actions + [.start(rule)] : actions,
                     lookahead: rule.lookahead ?? lookahead, into: &found)
             case .sequence(let parts):
                 walk(rest + parts.reversed().map(Frame.match), actions: actions, lookahead: lookahead, into: &found)
             case .choice(let alternatives):
-                for alternative in alternatives { walk(rest + [.match(alternative)], actions: actions, lookahead: lookahead, into: &found) }
+                for alternative in alternatives {
+                    walk(rest + [.match(alternative)], actions: actions, lookahead: lookahead, into: &found)
+                }
             case .optional(let inner):
                 walk(rest + [.match(inner)], actions: actions, lookahead: lookahead, into: &found)
                 walk(rest, actions: actions, lookahead: lookahead, into: &found)

@@ -79,7 +79,9 @@ struct Line {
     /// The tags of a tag line with their columns; a comment (`#` after whitespace) ends the line.
     func tags() throws(WhitespaceInTag) -> [(column: Int, text: String)] {
         var uncommented = Array(trimmed.strippedOfSpace)
-        if let hash = uncommented.indices.dropFirst().first(where: { uncommented[$0] == "#" && uncommented[$0 - 1].isGherkinSpace }) {
+        if let hash = uncommented.indices.dropFirst().first(where: {
+            uncommented[$0] == "#" && uncommented[$0 - 1].isGherkinSpace
+        }) {
             uncommented = Array(uncommented[..<(hash - 1)])
         }
         let items = uncommented[...].strippedOfSpace.split(separator: "@", omittingEmptySubsequences: false).dropFirst()

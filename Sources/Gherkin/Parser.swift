@@ -56,7 +56,9 @@ private struct Parse {
     }
 
     /// Takes the first transition the line matches, or records what was expected and stays.
-    mutating func step(_ stack: [Transition.Frame], line: Line?, lineNumber: Int) throws(TooManyErrors) -> [Transition.Frame] {
+    mutating func step(
+        _ stack: [Transition.Frame], line: Line?, lineNumber: Int
+    ) throws(TooManyErrors) -> [Transition.Frame] {
         let transitions = Transition.from(stack)
         for transition in transitions {
             guard let token = try match(transition.type, line, lineNumber: lineNumber) else { continue }
@@ -72,7 +74,9 @@ private struct Parse {
             return transition.next
         }
         var expected: [String] = []
-        for transition in transitions where !expected.contains("#" + transition.type.rawValue) { expected.append("#" + transition.type.rawValue) }
+        for transition in transitions where !expected.contains("#" + transition.type.rawValue) {
+            expected.append("#" + transition.type.rawValue)
+        }
         let list = expected.joined(separator: ", ")
         if let line {
             try add(
@@ -80,7 +84,10 @@ private struct Parse {
                     message: "expected: \(list), got '\(String(line.trimmed.strippedOfSpace))'",
                     location: Location(line: lineNumber, column: line.indent + 1)))
         } else {
-            try add(ParseError(message: "unexpected end of file, expected: \(list)", location: Location(line: lineNumber, column: nil)))
+            try add(
+                ParseError(
+                    message: "unexpected end of file, expected: \(list)",
+                    location: Location(line: lineNumber, column: nil)))
         }
         return stack
     }
@@ -178,7 +185,9 @@ private struct TreeBuilder {
     mutating func tags(_ node: Node?) -> [Tag] {
         guard case .node(let tags)? = node?.single(.tags) else { return [] }
         return tags.tokens.flatMap { token in
-            token.items.map { Tag(id: id(), location: Location(line: token.location.line, column: $0.column), name: $0.text) }
+            token.items.map {
+                Tag(id: id(), location: Location(line: token.location.line, column: $0.column), name: $0.text)
+            }
         }
     }
 
@@ -186,7 +195,9 @@ private struct TreeBuilder {
         let rows = node.tokens.filter { $0.type == .tableRow }.map { token in
             TableRow(
                 id: id(), location: token.location,
-                cells: token.items.map { TableCell(location: Location(line: token.location.line, column: $0.column), value: $0.text) })
+                cells: token.items.map {
+                    TableCell(location: Location(line: token.location.line, column: $0.column), value: $0.text)
+                })
         }
         if let count = rows.first?.cells.count, let odd = rows.first(where: { $0.cells.count != count }) {
             throw ParseError(message: "inconsistent cell count within the table", location: odd.location)
@@ -230,7 +241,9 @@ private struct TreeBuilder {
                     description: node.description, steps: steps(node)))
         case .scenarioDefinition:
             let tags = tags(node)
-            guard case .node(let scenario)? = node.single(.scenario), let line = scenario.token(.scenarioLine) else { return .node(node) }
+            guard case .node(let scenario)? = node.single(.scenario), let line = scenario.token(.scenarioLine) else {
+                return .node(node)
+            }
             let examples = scenario.all(.examplesDefinition).compactMap { built -> Examples? in
                 if case .examples(let examples) = built { return examples }
                 return nil
@@ -241,7 +254,9 @@ private struct TreeBuilder {
                     description: scenario.description, steps: steps(scenario), examples: examples))
         case .examplesDefinition:
             let tags = tags(node)
-            guard case .node(let examples)? = node.single(.examples), let line = examples.token(.examplesLine) else { return .node(node) }
+            guard case .node(let examples)? = node.single(.examples), let line = examples.token(.examplesLine) else {
+                return .node(node)
+            }
             var rows: [TableRow] = []
             if case .rows(let table)? = examples.single(.examplesTable) { rows = table }
             return .examples(
@@ -249,7 +264,9 @@ private struct TreeBuilder {
                     id: id(), location: line.location, tags: tags, keyword: line.keyword ?? "", name: line.text,
                     description: examples.description, tableHeader: rows.first, tableBody: Array(rows.dropFirst())))
         case .rule:
-            guard case .node(let header)? = node.single(.ruleHeader), let line = header.token(.ruleLine) else { return .node(node) }
+            guard case .node(let header)? = node.single(.ruleHeader), let line = header.token(.ruleLine) else {
+                return .node(node)
+            }
             let tags = tags(header)
             let (background, scenarios) = backgroundAndScenarios(node)
             let children = (background.map { [Rule.Child.background($0)] } ?? []) + scenarios.map(Rule.Child.scenario)
@@ -258,10 +275,13 @@ private struct TreeBuilder {
                     id: id(), location: line.location, tags: tags, keyword: line.keyword ?? "", name: line.text,
                     description: header.description, children: children))
         case .feature:
-            guard case .node(let header)? = node.single(.featureHeader), let line = header.token(.featureLine) else { return .node(node) }
+            guard case .node(let header)? = node.single(.featureHeader), let line = header.token(.featureLine) else {
+                return .node(node)
+            }
             let tags = tags(header)
             let (background, scenarios) = backgroundAndScenarios(node)
-            var children = (background.map { [Feature.Child.background($0)] } ?? []) + scenarios.map(Feature.Child.scenario)
+            var children =
+                (background.map { [Feature.Child.background($0)] } ?? []) + scenarios.map(Feature.Child.scenario)
             for case .rule(let rule) in node.all(.rule) { children.append(.rule(rule)) }
             return .feature(
                 Feature(

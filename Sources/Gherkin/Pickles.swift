@@ -70,14 +70,17 @@ extension GherkinDocument {
         for child in feature.children {
             switch child {
             case .background(let steps): background += steps.steps
-            case .scenario(let scenario): compiler.compile(scenario, tags: feature.tags, background: background, language: feature.language)
+            case .scenario(let scenario):
+                compiler.compile(scenario, tags: feature.tags, background: background, language: feature.language)
             case .rule(let rule):
                 var ruleBackground = background
                 for child in rule.children {
                     switch child {
                     case .background(let steps): ruleBackground += steps.steps
                     case .scenario(let scenario):
-                        compiler.compile(scenario, tags: feature.tags + rule.tags, background: ruleBackground, language: feature.language)
+                        compiler.compile(
+                            scenario, tags: feature.tags + rule.tags, background: ruleBackground,
+                            language: feature.language)
                     }
                 }
             }
@@ -127,7 +130,9 @@ private struct PickleCompiler {
                     }
                     for step in scenario.steps {
                         last = Self.type(of: step) ?? last
-                        steps.append(pickleStep(step, type: last, astNodeIds: [step.id, row.id], variables: variables, values: values))
+                        steps.append(
+                            pickleStep(
+                                step, type: last, astNodeIds: [step.id, row.id], variables: variables, values: values))
                     }
                 }
                 pickles.append(
@@ -152,7 +157,9 @@ private struct PickleCompiler {
         }
     }
 
-    mutating func pickleStep(_ step: Step, type: PickleStep.StepType?, astNodeIds: [String], variables: [String], values: [String]) -> PickleStep {
+    mutating func pickleStep(
+        _ step: Step, type: PickleStep.StepType?, astNodeIds: [String], variables: [String], values: [String]
+    ) -> PickleStep {
         var argument: PickleStepArgument?
         if step.dataTable != nil || step.docString != nil {
             var indices: (table: Int, docString: Int)?
@@ -163,16 +170,21 @@ private struct PickleCompiler {
                 docString: step.docString.map { docString in
                     .init(
                         content: Self.interpolate(docString.content, variables, values),
-                        mediaType: docString.mediaType.map { Self.interpolate($0, variables, values) }, argumentIndex: indices?.docString)
+                        mediaType: docString.mediaType.map { Self.interpolate($0, variables, values) },
+                        argumentIndex: indices?.docString)
                 },
                 dataTable: step.dataTable.map { table in
                     .init(
-                        rows: table.rows.map { row in .init(cells: row.cells.map { .init(value: Self.interpolate($0.value, variables, values)) }) },
+                        rows: table.rows.map { row in
+                            .init(cells: row.cells.map { .init(value: Self.interpolate($0.value, variables, values)) })
+                        },
                         argumentIndex: indices?.table)
                 }
             )
         }
-        return PickleStep(id: id(), astNodeIds: astNodeIds, type: type, text: Self.interpolate(step.text, variables, values), argument: argument)
+        return PickleStep(
+            id: id(), astNodeIds: astNodeIds, type: type, text: Self.interpolate(step.text, variables, values),
+            argument: argument)
     }
 
     /// Fills `<variable>` placeholders, one variable after the other.

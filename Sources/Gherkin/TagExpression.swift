@@ -106,7 +106,9 @@ package struct TagExpression: Sendable, Equatable, CustomStringConvertible {
                 guard let operand = operands.popLast() else { throw failure(source, "Expected operand.") }
                 operands.append(.not(operand))
             case .and, .or:
-                guard let right = operands.popLast(), let left = operands.popLast() else { throw failure(source, "Expected operand.") }
+                guard let right = operands.popLast(), let left = operands.popLast() else {
+                    throw failure(source, "Expected operand.")
+                }
                 operands.append(token == .and ? .and(left, right) : .or(left, right))
             default:
                 break

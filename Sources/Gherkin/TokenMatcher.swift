@@ -36,14 +36,17 @@ struct TokenMatcher {
     /// The token `line` (nil at the end of the file) is, if it is of `type`.
     mutating func match(_ type: TokenType, _ line: Line?, lineNumber: Int) throws(Failure) -> Token? {
         guard let line else {
-            return type == .eof ? Token(type: .eof, location: Location(line: lineNumber, column: nil), language: language) : nil
+            return type == .eof
+                ? Token(type: .eof, location: Location(line: lineNumber, column: nil), language: language) : nil
         }
         func token(
             _ text: String = "", keyword: String? = nil, keywordType: KeywordType? = nil, indent: Int? = nil,
             items: [(column: Int, text: String)] = []
         ) -> Token {
             var text = text
-            while text.unicodeScalars.last == "\r" || text.unicodeScalars.last == "\n" { text.unicodeScalars.removeLast() }
+            while text.unicodeScalars.last == "\r" || text.unicodeScalars.last == "\n" {
+                text.unicodeScalars.removeLast()
+            }
             return Token(
                 type: type, location: Location(line: line.number, column: (indent ?? line.indent) + 1), text: text,
                 keyword: keyword, keywordType: keywordType, items: items, language: language)
@@ -60,14 +63,17 @@ struct TokenMatcher {
             do {
                 return token(items: try line.tags())
             } catch {
-                throw Failure(message: "A tag may not contain whitespace", location: Location(line: line.number, column: error.column))
+                throw Failure(
+                    message: "A tag may not contain whitespace",
+                    location: Location(line: line.number, column: error.column))
             }
         case .featureLine, .ruleLine, .backgroundLine, .scenarioLine, .examplesLine:
             guard let keyword = titleKeywords(type).first(where: { line.starts(with: $0 + ":") }) else { return nil }
             return token(line.rest(after: keyword.unicodeScalars.count + 1), keyword: keyword)
         case .stepLine:
             guard let step = stepKeywords.first(where: { line.starts(with: $0.keyword) }) else { return nil }
-            return token(line.rest(after: step.keyword.unicodeScalars.count), keyword: step.keyword, keywordType: step.type)
+            return token(
+                line.rest(after: step.keyword.unicodeScalars.count), keyword: step.keyword, keywordType: step.type)
         case .docStringSeparator:
             if let open = docStringSeparator {
                 guard line.starts(with: open) else { return nil }

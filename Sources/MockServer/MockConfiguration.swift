@@ -19,7 +19,8 @@ package struct MockConfiguration: Sendable {
     /// Request and response bodies above this are cut (the exchange says so).
     package var maximumBodyBytes = 8 << 20
     /// A connection that sends nothing for this long while a request is incomplete gets 408 and is closed; one that is
-    /// idle between requests is closed. A request waiting for its answer is never cut. Default 30 s (`mock.timeouts.read`).
+    /// idle between requests is closed. A request waiting for its answer is never cut. Default 30 s
+    /// (`mock.timeouts.read`).
     package var readTimeout: Duration = .seconds(30)
     /// Headers whose values never reach a cassette or the exchange log.
     package var redactedHeaders: Set<String> = ["authorization", "cookie", "set-cookie", "proxy-authorization"]

@@ -41,12 +41,19 @@ struct CucumberExpressionCompiler {
             }
             var alternatives: [[Node]] = [[]]
             for node in run {
-                if case .slash = node { alternatives.append([]) } else { alternatives[alternatives.count - 1].append(node) }
+                if case .slash = node {
+                    alternatives.append([])
+                } else {
+                    alternatives[alternatives.count - 1].append(node)
+                }
             }
             for (index, alternative) in alternatives.enumerated() {
                 guard alternative.contains(where: { if case .text = $0 { true } else { false } }) else {
                     let column = index < slashes.count ? slashes[index] : slashes[slashes.count - 1] + 1
-                    throw error(at: column, alternative.isEmpty ? "an alternative is empty" : "an alternative may not be only optional text")
+                    throw error(
+                        at: column,
+                        alternative.isEmpty ? "an alternative is empty" : "an alternative may not be only optional text"
+                    )
                 }
             }
             pattern += "(?:" + alternatives.map { $0.map(Self.regex).joined() }.joined(separator: "|") + ")"
@@ -60,7 +67,9 @@ struct CucumberExpressionCompiler {
                 try flush()
                 guard let type = types[name] else {
                     throw error(
-                        at: column, "there is no parameter type {\(name)} (known: \(types.keys.sorted().map { "{\($0)}" }.joined(separator: " ")))")
+                        at: column,
+                        "there is no parameter type {\(name)} (known: \(types.keys.sorted().map { "{\($0)}" }.joined(separator: " ")))"
+                    )
                 }
                 pattern += "(\(type.regex))"
                 parameters.append(type)
@@ -96,7 +105,9 @@ struct CucumberExpressionCompiler {
             let column = offset + 1
             switch character {
             case "\\":
-                guard let (_, escaped) = characters.next() else { throw error(at: column, "the expression ends with a lone \\") }
+                guard let (_, escaped) = characters.next() else {
+                    throw error(at: column, "the expression ends with a lone \\")
+                }
                 append(escaped)
             case "/":
                 nodes.append(.slash(column: column))
@@ -106,7 +117,9 @@ struct CucumberExpressionCompiler {
                 while let (innerOffset, inner) = characters.next() {
                     switch inner {
                     case "\\":
-                        guard let (_, escaped) = characters.next() else { throw error(at: innerOffset + 1, "the expression ends with a lone \\") }
+                        guard let (_, escaped) = characters.next() else {
+                            throw error(at: innerOffset + 1, "the expression ends with a lone \\")
+                        }
                         text.append(escaped)
                     case ")": closed = true
                     case "{": throw error(at: innerOffset + 1, "an optional may not contain a parameter")

@@ -31,7 +31,9 @@ public struct OrchestrateControl: Sendable {
     }
 
     /// Reports a whole step at once, such as one skipped after a failure.
-    public func step(keyword: String, name: String, status: String, startedAt: Date, finishedAt: Date, error: String? = nil) async throws {
+    public func step(
+        keyword: String, name: String, status: String, startedAt: Date, finishedAt: Date, error: String? = nil
+    ) async throws {
         let format = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
         _ = try await post(
             "steps",
@@ -82,12 +84,15 @@ public struct OrchestrateControl: Sendable {
         do {
             (data, response) = try await session.data(for: request)
         } catch {
-            throw OrchestrateKitError(.control, "orchestrate's control API at \(url.absoluteString) cannot be reached: \(error.localizedDescription)")
+            throw OrchestrateKitError(
+                .control,
+                "orchestrate's control API at \(url.absoluteString) cannot be reached: \(error.localizedDescription)")
         }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard (200..<300).contains(status) else {
             let text = String(decoding: data.prefix(500), as: UTF8.self)
-            throw OrchestrateKitError(.control, "orchestrate's control API answered \(status) to POST \(url.absoluteString): \(text)")
+            throw OrchestrateKitError(
+                .control, "orchestrate's control API answered \(status) to POST \(url.absoluteString): \(text)")
         }
         return data
     }

@@ -74,7 +74,8 @@ public struct OrchestrateEnvironment: Sendable, Equatable {
     /// Only http and https URLs with a host are rewritten.
     public func url(for url: URL) -> URL {
         guard let mockURL, let components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-            ["http", "https"].contains(components.scheme?.lowercased() ?? ""), let host = components.host, !host.isEmpty,
+            ["http", "https"].contains(components.scheme?.lowercased() ?? ""), let host = components.host,
+            !host.isEmpty,
             var mock = URLComponents(url: mockURL, resolvingAgainstBaseURL: false)
         else { return url }
         let authority = host.lowercased() + (components.port.map { ":\($0)" } ?? "")

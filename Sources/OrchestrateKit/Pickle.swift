@@ -77,9 +77,12 @@ public struct Pickle: Sendable, Decodable {
     public static func pickles(ndjson: String) throws -> [Pickle] {
         struct Envelope: Decodable { var pickle: Pickle? }
         var pickles: [Pickle] = []
-        for (index, line) in ndjson.split(whereSeparator: \.isNewline).enumerated() where !line.allSatisfy(\.isWhitespace) {
+        for (index, line) in ndjson.split(whereSeparator: \.isNewline).enumerated()
+        where !line.allSatisfy(\.isWhitespace) {
             do {
-                if let pickle = try JSONDecoder().decode(Envelope.self, from: Data(line.utf8)).pickle { pickles.append(pickle) }
+                if let pickle = try JSONDecoder().decode(Envelope.self, from: Data(line.utf8)).pickle {
+                    pickles.append(pickle)
+                }
             } catch {
                 throw OrchestrateKitError(.pickle, "line \(index + 1) is not a Cucumber Messages envelope: \(error)")
             }

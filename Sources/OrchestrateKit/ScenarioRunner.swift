@@ -38,7 +38,8 @@ public struct ScenarioRunner<World>: Sendable {
             if stopped {
                 await report {
                     try await control.step(
-                        keyword: step.keyword, name: step.text, status: StepStatus.skipped.rawValue, startedAt: started, finishedAt: started)
+                        keyword: step.keyword, name: step.text, status: StepStatus.skipped.rawValue, startedAt: started,
+                        finishedAt: started)
                 }
                 results.append(StepResult(keyword: step.keyword, text: step.text, status: .skipped, duration: .zero))
                 output("  skipped    \(step.keyword)\(step.text)")
@@ -68,9 +69,13 @@ public struct ScenarioRunner<World>: Sendable {
             }
             let duration = ContinuousClock.now - clock
             await report { try await control.stepFinished(status: status.rawValue, error: message) }
-            results.append(StepResult(keyword: step.keyword, text: step.text, status: status, duration: duration, error: message))
-            let milliseconds = duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
-            output("  \(status.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(step.keyword)\(step.text) (\(milliseconds) ms)")
+            results.append(
+                StepResult(keyword: step.keyword, text: step.text, status: status, duration: duration, error: message))
+            let milliseconds =
+                duration.components.seconds * 1000 + duration.components.attoseconds / 1_000_000_000_000_000
+            output(
+                "  \(status.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(step.keyword)\(step.text) (\(milliseconds) ms)"
+            )
             if let message { output("             \(message)") }
             stopped = status != .passed
         }
@@ -81,7 +86,9 @@ public struct ScenarioRunner<World>: Sendable {
     /// (`ORCHESTRATE_PICKLE`), or every pickle of the NDJSON files named on the command line
     /// (`orchestrate gherkin pickles Features/*.feature > pickles.ndjson`). Returns the exit status:
     /// 0 all passed, 1 a scenario did not pass, 2 no pickles or step definitions that do not compile.
-    public func main(arguments: [String] = Array(CommandLine.arguments.dropFirst()), makeWorld: @Sendable () async throws -> World) async -> Int32 {
+    public func main(
+        arguments: [String] = Array(CommandLine.arguments.dropFirst()), makeWorld: @Sendable () async throws -> World
+    ) async -> Int32 {
         guard steps.problems.isEmpty else {
             for problem in steps.problems { output("error: \(problem)") }
             return 2
@@ -126,9 +133,12 @@ public struct ScenarioRunner<World>: Sendable {
     /// A step definition to start from, Cucumber style: quoted text becomes {string}, numbers {int} or {float}.
     static func snippet(for step: Pickle.Step) -> String {
         var expression = step.text.replacingOccurrences(of: #""[^"]*""#, with: "{string}", options: .regularExpression)
-        expression = expression.replacingOccurrences(of: #"(?<![\w.])-?\d+\.\d+(?![\w.])"#, with: "{float}", options: .regularExpression)
-        expression = expression.replacingOccurrences(of: #"(?<![\w.])-?\d+(?![\w.])"#, with: "{int}", options: .regularExpression)
-        expression = expression.replacingOccurrences(of: "(", with: "\\\\(").replacingOccurrences(of: "/", with: "\\\\/")
+        expression = expression.replacingOccurrences(
+            of: #"(?<![\w.])-?\d+\.\d+(?![\w.])"#, with: "{float}", options: .regularExpression)
+        expression = expression.replacingOccurrences(
+            of: #"(?<![\w.])-?\d+(?![\w.])"#, with: "{int}", options: .regularExpression)
+        expression = expression.replacingOccurrences(of: "(", with: "\\\\(").replacingOccurrences(
+            of: "/", with: "\\\\/")
         let verb = step.keyword == "* " ? "given" : step.keyword.trimmingCharacters(in: .whitespaces).lowercased()
         return "steps.\(verb)(\"\(expression.replacingOccurrences(of: "\"", with: "\\\""))\") { world, match in … }"
     }

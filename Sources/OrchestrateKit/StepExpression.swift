@@ -42,11 +42,16 @@ public struct ParameterType: Sendable {
             "string": ParameterType(name: "string", regex: #""(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'"#) { text in
                 // Without its quotes; \" and \' stand for the quote itself.
                 let quote = text.first!
-                return .string(String(text.dropFirst().dropLast()).replacingOccurrences(of: "\\\(quote)", with: "\(quote)"))
+                return .string(
+                    String(text.dropFirst().dropLast()).replacingOccurrences(of: "\\\(quote)", with: "\(quote)"))
             },
         ]
-        for name in ["int", "byte", "short", "long", "biginteger"] { types[name] = ParameterType(name: name, regex: integer, transform: toInt) }
-        for name in ["float", "double", "bigdecimal"] { types[name] = ParameterType(name: name, regex: decimal, transform: toDouble) }
+        for name in ["int", "byte", "short", "long", "biginteger"] {
+            types[name] = ParameterType(name: name, regex: integer, transform: toInt)
+        }
+        for name in ["float", "double", "bigdecimal"] {
+            types[name] = ParameterType(name: name, regex: decimal, transform: toDouble)
+        }
         return types
     }()
 }
@@ -73,7 +78,8 @@ struct StepExpression: Sendable {
         let compiled = try CucumberExpressionCompiler(expression, types: types).compile()
         regex = try CompiledRegex("^\(compiled.pattern)$", source: expression)
         guard regex.expression.numberOfCaptureGroups == compiled.parameters.count else {
-            throw OrchestrateKitError(.expression, "\"\(expression)\": a parameter type's regex has capturing groups; write them as (?:…)")
+            throw OrchestrateKitError(
+                .expression, "\"\(expression)\": a parameter type's regex has capturing groups; write them as (?:…)")
         }
         parameters = compiled.parameters
     }
@@ -90,7 +96,8 @@ struct StepExpression: Sendable {
                 continue
             }
             guard let value = parameter.transform(captured) else {
-                throw OrchestrateKitError(.argument, "\"\(captured)\" is not a valid {\(parameter.name)} in \"\(text)\"")
+                throw OrchestrateKitError(
+                    .argument, "\"\(captured)\" is not a valid {\(parameter.name)} in \"\(text)\"")
             }
             values.append(value)
         }

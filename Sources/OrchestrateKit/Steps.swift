@@ -31,7 +31,8 @@ public struct Steps<World>: Sendable {
         parameterTypes[type.name] = type
     }
 
-    public mutating func given(_ expression: String, file: String = #fileID, line: Int = #line, _ body: @escaping Body) {
+    public mutating func given(_ expression: String, file: String = #fileID, line: Int = #line, _ body: @escaping Body)
+    {
         define(expression: expression, file: file, line: line, body)
     }
 
@@ -65,7 +66,9 @@ public struct Steps<World>: Sendable {
         add(file: file, line: line, body) { () throws(OrchestrateKitError) in try StepExpression(regex: regex) }
     }
 
-    private mutating func add(file: String, line: Int, _ body: @escaping Body, _ compile: () throws(OrchestrateKitError) -> StepExpression) {
+    private mutating func add(
+        file: String, line: Int, _ body: @escaping Body, _ compile: () throws(OrchestrateKitError) -> StepExpression
+    ) {
         do {
             definitions.append(Definition(expression: try compile(), body: body, file: file, line: line))
         } catch {
@@ -81,7 +84,8 @@ public struct Steps<World>: Sendable {
             if let values = try definition.expression.match(text) { found.append((definition, values)) }
         }
         guard found.count <= 1 else {
-            let places = found.map { "\"\($0.0.expression.source)\" (\($0.0.file):\($0.0.line))" }.joined(separator: ", ")
+            let places = found.map { "\"\($0.0.expression.source)\" (\($0.0.file):\($0.0.line))" }.joined(
+                separator: ", ")
             throw OrchestrateKitError(.ambiguous, "\"\(text)\" matches \(found.count) step definitions: \(places)")
         }
         return found.first

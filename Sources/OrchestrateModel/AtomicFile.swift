@@ -8,7 +8,9 @@ import Darwin
 
 /// Writes a file so readers see the old content or the new, never half of it (temp + rename).
 package enum AtomicFile {
-    package static func write(_ text: String, to path: String, permissions: mode_t = 0o666, owner: (uid: uid_t, gid: gid_t)? = nil) throws {
+    package static func write(
+        _ text: String, to path: String, permissions: mode_t = 0o666, owner: (uid: uid_t, gid: gid_t)? = nil
+    ) throws {
         try write(Data(text.utf8), to: path, permissions: permissions, owner: owner)
     }
 
@@ -17,10 +19,14 @@ package enum AtomicFile {
     /// The temporary file is made new (never through a link planted at its name) with `permissions` (less the umask)
     /// and given to `owner` before it has any content, so that a private file is never readable by others, not even for
     /// a moment; it reaches the disk before the rename. A link at `path` itself is replaced, not followed.
-    package static func write(_ data: Data, to path: String, permissions: mode_t = 0o666, owner: (uid: uid_t, gid: gid_t)? = nil) throws {
+    package static func write(
+        _ data: Data, to path: String, permissions: mode_t = 0o666, owner: (uid: uid_t, gid: gid_t)? = nil
+    ) throws {
         let url = URL(fileURLWithPath: path)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(UUID().uuidString).tmp").path
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(
+            ".\(url.lastPathComponent).\(UUID().uuidString).tmp"
+        ).path
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, permissions)
         guard descriptor >= 0 else { throw failure(temporary) }
         do {
@@ -49,6 +55,10 @@ package enum AtomicFile {
             case EROFS: .fileWriteVolumeReadOnly
             default: .fileWriteUnknown
             }
-        return CocoaError(code, userInfo: [NSFilePathErrorKey: path, NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: number) ?? .EIO)])
+        return CocoaError(
+            code,
+            userInfo: [
+                NSFilePathErrorKey: path, NSUnderlyingErrorKey: POSIXError(POSIXErrorCode(rawValue: number) ?? .EIO),
+            ])
     }
 }

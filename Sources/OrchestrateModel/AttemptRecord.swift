@@ -23,7 +23,8 @@ package struct AttemptRecord: Sendable, Codable, Hashable {
     package var error: String?
 
     package init(
-        id: Int64, runID: UUID, scenarioID: String, attempt: Int, lane: Mode? = nil, state: AttemptState, outcome: Outcome?, exitCode: Int?,
+        id: Int64, runID: UUID, scenarioID: String, attempt: Int, lane: Mode? = nil, state: AttemptState,
+        outcome: Outcome?, exitCode: Int?,
         signal: Int?, worker: String?, startedAt: Date?, finishedAt: Date?, durationMilliseconds: Int64?,
         stdout: String, stderr: String, error: String?
     ) {

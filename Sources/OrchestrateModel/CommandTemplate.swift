@@ -111,7 +111,9 @@ package enum CommandTemplate {
                 quoted = true
             } else if character == "\\" {
                 quoted = true
-            } else if character == " " || character == "\t" || character == "\n" || character == "\r\n" || ";&|<>()".contains(character) {
+            } else if character == " " || character == "\t" || character == "\n" || character == "\r\n"
+                || ";&|<>()".contains(character)
+            {
                 break
             } else {
                 word.append(character)
@@ -124,7 +126,8 @@ package enum CommandTemplate {
     /// The shell's reading of a template, character by character, as far as quoting goes.
     private struct Reader {
         var quoting = Quoting.none
-        /// What to go back to at each `)` or backtick that closes a `$(`, `(` or backtick (a command inside is read afresh).
+        /// What to go back to at each `)` or backtick that closes a `$(`, `(` or backtick (a command inside is read
+        /// afresh).
         var enclosing: [(quoting: Quoting, closer: Character, cases: Cases)] = []
         /// The `case` statements open at this level: a `)` that ends one's pattern closes no `$(`.
         var cases = Cases()
@@ -161,8 +164,9 @@ package enum CommandTemplate {
         /// Whether the shell reads this place twice: inside backticks, whose text is read once for backslashes first.
         var insideBackticks: Bool { enclosing.contains { $0.closer == "`" } }
 
-        /// `words` as they stand here: quoted for the quoting, then, inside backticks, with what the first reading of the
-        /// backticks' text would take away (a backslash before `\`, `$`, a backtick, and `"` within double quotes) escaped.
+        /// `words` as they stand here: quoted for the quoting, then, inside backticks, with what the first reading of
+        /// the backticks' text would take away (a backslash before `\`, `$`, a backtick, and `"` within double quotes)
+        /// escaped.
         func quote(_ words: [String]) -> String {
             let quoted = quoting.quote(words)
             guard insideBackticks else { return quoted }
@@ -260,8 +264,8 @@ package enum CommandTemplate {
             case .double:
                 return Self.escaped(words, special: "\\\"$`")
             case .heredoc(_, let expands, _):
-                // An expanded body reads `\`, `$` and backticks as a double-quoted string does (a quote is plain there);
-                // a quoted delimiter's body reads nothing. A value cannot end the body: it holds no line break.
+                // An expanded body reads `\`, `$` and backticks as a double-quoted string does (a quote is plain
+                // there); a quoted delimiter's body reads nothing. A value cannot end the body: it holds no line break.
                 return expands ? Self.escaped(words, special: "\\$`") : words.joined(separator: " ")
             case .comment:
                 return words.joined(separator: " ")
@@ -290,7 +294,9 @@ package enum ShellWord {
     /// Letters, digits and `-_./:=@%+,`: bytes the shell takes literally.
     private static func isSafe(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
+            true
         default: "-_./:=@%+,".utf8.contains(byte)
         }
     }

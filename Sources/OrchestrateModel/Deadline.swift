@@ -3,7 +3,9 @@ import Synchronization
 /// The value of `operation`, or ``DeadlineExceeded`` once `limit` passed (the operation is cancelled, and waited for):
 /// for the database's clients, whose requests for a pooled connection wait without an error while the server is down.
 /// A caller cancelled meanwhile gets `CancellationError`, not a deadline it did not reach.
-package func within<T: Sendable>(_ limit: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+package func within<T: Sendable>(
+    _ limit: Duration, _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
     try await withThrowingTaskGroup(of: Result<T, any Error>?.self) { group in
         group.addTask {
             do {
@@ -30,7 +32,9 @@ package func within<T: Sendable>(_ limit: Duration, _ operation: @escaping @Send
 /// even when cancelled (a database write whose answer was lost). At the limit the operation is cancelled and left
 /// behind, never waited for: the caller goes on. Cancelling the caller ends the wait too. Where the operation heeds
 /// cancellation, ``within(_:_:)`` is the one to use: it leaves nothing running behind.
-package func abandoning<T: Sendable>(after limit: Duration, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+package func abandoning<T: Sendable>(
+    after limit: Duration, _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
     let race = Race<T>()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
@@ -53,7 +57,10 @@ private final class Race<T: Sendable>: Sendable {
 
     private let state = Mutex(State())
 
-    func start(_ continuation: CheckedContinuation<T, any Error>, limit: Duration, _ operation: @escaping @Sendable () async throws -> T) {
+    func start(
+        _ continuation: CheckedContinuation<T, any Error>, limit: Duration,
+        _ operation: @escaping @Sendable () async throws -> T
+    ) {
         let early = state.withLock { state -> Result<T, any Error>? in
             guard !state.done else { return state.early }
             state.continuation = continuation
@@ -82,7 +89,8 @@ private final class Race<T: Sendable>: Sendable {
     }
 
     func finish(_ result: Result<T, any Error>) {
-        let (continuation, tasks) = state.withLock { state -> (CheckedContinuation<T, any Error>?, [Task<Void, Never>]) in
+        let (continuation, tasks) = state.withLock {
+            state -> (CheckedContinuation<T, any Error>?, [Task<Void, Never>]) in
             guard !state.done else { return (nil, []) }
             state.done = true
             if state.continuation == nil { state.early = result }

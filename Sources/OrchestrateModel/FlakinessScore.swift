@@ -3,9 +3,10 @@
 ///     score = (flips + priorFlips) / (transitions + priorTransitions) = (flips + 1) / (transitions + 10)
 ///
 /// where *transitions* are the consecutive pairs of its attempts on the same branch, git revision and kind of backend
-/// (a controlled one: replay, mock, hybrid; the real one: live, record) and *flips* the pairs whose outcomes differ: a flip
-/// rate shrunk towards 0.1 by a Beta(1, 9) prior worth ten observations. A scenario seen a few times cannot look
-/// certainly flaky or certainly stable; one that alternates every attempt approaches 1, one that never changes approaches 0.
+/// (a controlled one: replay, mock, hybrid; the real one: live, record) and *flips* the pairs whose outcomes differ: a
+/// flip rate shrunk towards 0.1 by a Beta(1, 9) prior worth ten observations. A scenario seen a few times cannot look
+/// certainly flaky or certainly stable; one that alternates every attempt approaches 1, one that never changes
+/// approaches 0.
 ///
 /// The score is computed in one place, by PostgreSQL over the history (`RunStore.flakiness`, tested by
 /// `StoreTests/FlakinessScoreTests`); this is its prior.

@@ -86,7 +86,8 @@ package final class FolderHandle: Sendable {
         let file = openat(descriptor, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
         guard file >= 0 else {
             throw errno == ELOOP
-                ? FolderError(.notOwnFile, "\(name) is a link, not a file of its own; not read") : .system(errno, "cannot read \(name)")
+                ? FolderError(.notOwnFile, "\(name) is a link, not a file of its own; not read")
+                : .system(errno, "cannot read \(name)")
         }
         defer { close(file) }
         var status = stat()
@@ -94,14 +95,18 @@ package final class FolderHandle: Sendable {
         guard Self.kind(status) != .other, status.st_mode & S_IFMT == S_IFREG else {
             throw FolderError(.notOwnFile, "\(name) is not a regular file; not read")
         }
-        guard status.st_nlink <= 1 else { throw FolderError(.notOwnFile, "\(name) is a hard link of a file elsewhere; not read") }
+        guard status.st_nlink <= 1 else {
+            throw FolderError(.notOwnFile, "\(name) is a hard link of a file elsewhere; not read")
+        }
         guard Int64(status.st_size) <= Int64(maximumBytes) else {
             throw FolderError(.tooLarge, "\(name): \(status.st_size) bytes, more than \(maximumBytes) may be read")
         }
         var data = Data(count: Int(status.st_size))
         var read = 0
         while read < data.count {
-            let count = data.withUnsafeMutableBytes { pread(file, $0.baseAddress! + read, $0.count - read, off_t(read)) }
+            let count = data.withUnsafeMutableBytes {
+                pread(file, $0.baseAddress! + read, $0.count - read, off_t(read))
+            }
             if count < 0, errno == EINTR { continue }
             guard count >= 0 else { throw .system(errno, "cannot read \(name)") }
             if count == 0 { break }
@@ -115,11 +120,15 @@ package final class FolderHandle: Sendable {
     /// The folder `name` inside this one, made when `creating` and missing. A link or a file at the name is an error:
     /// never followed, never replaced.
     package func folder(_ name: String, creating: Bool = false) throws(FolderError) -> FolderHandle {
-        if creating, mkdirat(descriptor, name, 0o755) != 0, errno != EEXIST { throw .system(errno, "cannot create \(name) in \(path)") }
+        if creating, mkdirat(descriptor, name, 0o755) != 0, errno != EEXIST {
+            throw .system(errno, "cannot create \(name) in \(path)")
+        }
         let child = openat(descriptor, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
         guard child >= 0 else {
             throw errno == ELOOP || errno == ENOTDIR
-                ? FolderError(.notOwnFile, "\(path)/\(name) is a link or a file, not a folder; it was not made here and is not followed")
+                ? FolderError(
+                    .notOwnFile,
+                    "\(path)/\(name) is a link or a file, not a folder; it was not made here and is not followed")
                 : .system(errno, "cannot open \(path)/\(name)")
         }
         return FolderHandle(descriptor: child, path: "\(path)/\(name)")
@@ -127,7 +136,8 @@ package final class FolderHandle: Sendable {
 
     /// The folder at the relative `path` (components separated by `/`), each made when `creating` and missing; a link
     /// at any of them is an error.
-    package func folder(path relative: some StringProtocol, creating: Bool = false) throws(FolderError) -> FolderHandle {
+    package func folder(path relative: some StringProtocol, creating: Bool = false) throws(FolderError) -> FolderHandle
+    {
         var folder = self
         for component in relative.split(separator: "/") where component != "." {
             guard component != ".." else { throw FolderError(.notOwnFile, "\(relative) leaves \(path)") }
@@ -139,7 +149,9 @@ package final class FolderHandle: Sendable {
     /// Writes `data` as the file `name`, whole or not at all: a new temporary file beside it (never through a link),
     /// synced, renamed over the name. A link at the name is an error (it was not made here).
     package func write(_ data: Data, to name: String, permissions: mode_t = 0o644) throws(FolderError) {
-        if kind(of: name) == .other { throw FolderError(.notOwnFile, "\(path)/\(name) is a link or a special file; not written through") }
+        if kind(of: name) == .other {
+            throw FolderError(.notOwnFile, "\(path)/\(name) is a link or a special file; not written through")
+        }
         let temporary = ".\(name).\(UInt64.random(in: 0...UInt64.max)).tmp"
         let file = openat(descriptor, temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, permissions)
         guard file >= 0 else { throw .system(errno, "cannot write \(path)/\(name)") }
@@ -158,7 +170,9 @@ package final class FolderHandle: Sendable {
         }
         if failure == nil, fsync(file) != 0 { failure = .system(errno, "cannot write \(path)/\(name)") }
         close(file)
-        if failure == nil, renameat(descriptor, temporary, descriptor, name) != 0 { failure = .system(errno, "cannot write \(path)/\(name)") }
+        if failure == nil, renameat(descriptor, temporary, descriptor, name) != 0 {
+            failure = .system(errno, "cannot write \(path)/\(name)")
+        }
         if let failure {
             unlinkat(descriptor, temporary, 0)
             throw failure
@@ -170,7 +184,9 @@ package final class FolderHandle: Sendable {
         if unlinkat(descriptor, name, 0) == 0 || errno == ENOENT { return }
         guard errno == EISDIR || errno == EPERM else { throw .system(errno, "cannot remove \(path)/\(name)") }
         try folder(name).removeContents()
-        guard unlinkat(descriptor, name, AT_REMOVEDIR) == 0 || errno == ENOENT else { throw .system(errno, "cannot remove \(path)/\(name)") }
+        guard unlinkat(descriptor, name, AT_REMOVEDIR) == 0 || errno == ENOENT else {
+            throw .system(errno, "cannot remove \(path)/\(name)")
+        }
     }
 
     /// Removes everything in the folder, at any depth, without following links and without building a path: it descends
@@ -183,12 +199,15 @@ package final class FolderHandle: Sendable {
         var current = dup(descriptor)
         guard current >= 0 else { throw .system(errno, "cannot empty \(path)") }
         defer { close(current) }
-        // Each folder descended into: its name in its parent (as bytes: a name need not be UTF-8), and the parent's identity.
+        // Each folder descended into: its name in its parent (as bytes: a name need not be UTF-8), and the parent's
+        // identity.
         var trail: [(name: [CChar], parent: FileIdentity)] = []
         func failure(_ number: Int32, _ what: String) -> FolderError {
             .system(number, "cannot empty \(path): \(what)\(trail.isEmpty ? "" : " (\(trail.count) folders deep)")")
         }
-        func shown(_ name: [CChar]) -> String { String(decoding: name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+        func shown(_ name: [CChar]) -> String {
+            String(decoding: name.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
         while true {
             guard clock.now - start < deadline else { throw failure(ETIMEDOUT, "still not empty after \(deadline)") }
             let names: [[CChar]]
@@ -240,7 +259,9 @@ package final class FolderHandle: Sendable {
     }
 
     private static func names(of descriptor: Int32, limit: Int, path: String) throws(FolderError) -> [String] {
-        try rawNames(of: descriptor, limit: limit, path: path).map { String(decoding: $0.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+        try rawNames(of: descriptor, limit: limit, path: path).map {
+            String(decoding: $0.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
     }
 
     /// The names of the folder's entries as the system has them (NUL-terminated bytes, which need not be UTF-8): what
@@ -257,7 +278,9 @@ package final class FolderHandle: Sendable {
         rewinddir(stream)
         var names: [[CChar]] = []
         while names.count < limit, let entry = readdir(stream) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in Array(bytes.prefix { $0 != 0 }.map { CChar(bitPattern: $0) }) + [0] }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { bytes in
+                Array(bytes.prefix { $0 != 0 }.map { CChar(bitPattern: $0) }) + [0]
+            }
             if name != [46, 0] && name != [46, 46, 0] { names.append(name) }
         }
         return names

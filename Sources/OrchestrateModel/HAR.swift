@@ -133,7 +133,9 @@ package struct EntryExtras: Codable, Sendable, Equatable {
     /// Why the exchange was unusual (a near miss, a refused host); in exported logs.
     package var note: String?
 
-    package init(sequence: Int, host: String, step: Int? = nil, mode: Mode? = nil, matched: Bool? = nil, note: String? = nil) {
+    package init(
+        sequence: Int, host: String, step: Int? = nil, mode: Mode? = nil, matched: Bool? = nil, note: String? = nil
+    ) {
         self.sequence = sequence
         self.host = host
         self.step = step
@@ -154,12 +156,20 @@ extension HAR.Entry {
     /// The entry of an exchange (secrets are already redacted in exchanges). `annotated` adds the exchange's mode,
     /// match and note to `_orchestrate` (exported logs; cassettes leave them out). An exchange without a
     /// response (a fault) gets status 0, as HAR does for requests that got no answer.
-    package init(_ exchange: Exchange, queryString: [HAR.NameValue]? = nil, statusText: String = "", annotated: Bool = false) {
+    package init(
+        _ exchange: Exchange, queryString: [HAR.NameValue]? = nil, statusText: String = "", annotated: Bool = false
+    ) {
         let requestBody = Self.text(exchange.requestBody)
         let responseBody = Self.text(exchange.responseBody)
         let milliseconds = Double(exchange.durationMicroseconds) / 1000
-        func header(_ name: String, in headers: [HAR.NameValue]) -> String? { headers.first { $0.name.lowercased() == name }?.value }
-        let query = queryString ?? (URLComponents(string: exchange.url)?.queryItems ?? []).map { HAR.NameValue(name: $0.name, value: $0.value ?? "") }
+        func header(_ name: String, in headers: [HAR.NameValue]) -> String? {
+            headers.first { $0.name.lowercased() == name }?.value
+        }
+        let query =
+            queryString
+            ?? (URLComponents(string: exchange.url)?.queryItems ?? []).map {
+                HAR.NameValue(name: $0.name, value: $0.value ?? "")
+            }
         self.init(
             startedDateTime: exchange.startedAt.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)),
             time: milliseconds,
@@ -168,14 +178,16 @@ extension HAR.Entry {
                 postData: exchange.requestBody.isEmpty
                     ? nil
                     : HAR.PostData(
-                        mimeType: header("content-type", in: exchange.requestHeaders) ?? "", text: requestBody.text, encoding: requestBody.encoding
+                        mimeType: header("content-type", in: exchange.requestHeaders) ?? "", text: requestBody.text,
+                        encoding: requestBody.encoding
                     ),
                 bodySize: exchange.requestBody.count
             ),
             response: HAR.Response(
                 status: exchange.status ?? 0, statusText: statusText, headers: exchange.responseHeaders,
                 content: HAR.Content(
-                    size: exchange.responseBody.count, mimeType: header("content-type", in: exchange.responseHeaders) ?? "",
+                    size: exchange.responseBody.count,
+                    mimeType: header("content-type", in: exchange.responseHeaders) ?? "",
                     text: responseBody.text, encoding: responseBody.encoding
                 ),
                 bodySize: exchange.status == nil ? -1 : exchange.responseBody.count
@@ -183,7 +195,8 @@ extension HAR.Entry {
             timings: HAR.Timings(wait: milliseconds),
             orchestrate: EntryExtras(
                 sequence: exchange.sequence, host: exchange.host, step: exchange.stepPosition,
-                mode: annotated ? exchange.mode : nil, matched: annotated ? exchange.matched : nil, note: annotated ? exchange.note : nil
+                mode: annotated ? exchange.mode : nil, matched: annotated ? exchange.matched : nil,
+                note: annotated ? exchange.note : nil
             )
         )
     }

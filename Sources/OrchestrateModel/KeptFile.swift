@@ -26,7 +26,9 @@ package struct KeptFiles: Sendable, Hashable {
 
     /// The line that says what was left out; `nil` when nothing was.
     package var leftOutNote: String? {
-        leftOut == 0 ? nil : "\(leftOut) more file\(leftOut == 1 ? "" : "s") left out (past the first \(Self.maximumFiles) of the attempt)"
+        leftOut == 0
+            ? nil
+            : "\(leftOut) more file\(leftOut == 1 ? "" : "s") left out (past the first \(Self.maximumFiles) of the attempt)"
     }
 
     /// Files recorded per attempt at most, stored or not (a scenario that leaves a million files is cut there).

@@ -20,7 +20,8 @@ package struct NetworkDifference: Sendable, Equatable, Codable, CustomStringConv
     package var stepName: String?
 
     package init(
-        kind: Kind, request: String, path: String? = nil, recorded: String? = nil, live: String? = nil, step: Int? = nil, stepName: String? = nil
+        kind: Kind, request: String, path: String? = nil, recorded: String? = nil, live: String? = nil,
+        step: Int? = nil, stepName: String? = nil
     ) {
         self.kind = kind
         self.request = request

@@ -34,7 +34,9 @@ package struct ProcessIdentity: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses the stored form back; `nil` for anything else.
     package init?(_ owner: String) {
-        guard let slash = owner.lastIndex(of: "/"), let pid = Int32(owner[owner.index(after: slash)...]) else { return nil }
+        guard let slash = owner.lastIndex(of: "/"), let pid = Int32(owner[owner.index(after: slash)...]) else {
+            return nil
+        }
         self.init(host: String(owner[..<slash]), pid: pid)
     }
 }
@@ -98,7 +100,9 @@ package struct QueueRound: Sendable {
     /// All of one process.
     package var claimants: [Claimant]
 
-    package init(runID: UUID, completions: [(claimed: ClaimedAttempt, result: AttemptResult)] = [], claimants: [Claimant] = []) {
+    package init(
+        runID: UUID, completions: [(claimed: ClaimedAttempt, result: AttemptResult)] = [], claimants: [Claimant] = []
+    ) {
         self.runID = runID
         self.completions = completions
         self.claimants = claimants
@@ -116,7 +120,9 @@ package struct QueueRoundReply: Sendable {
     /// Claimed retries that should not run on the slot that failed them (attempt id → that slot), for now.
     package var avoiding: [Int64: String]
 
-    package init(acks: [CompletionAck], claimed: [ClaimedAttempt?], counts: QueueCounts?, avoiding: [Int64: String] = [:]) {
+    package init(
+        acks: [CompletionAck], claimed: [ClaimedAttempt?], counts: QueueCounts?, avoiding: [Int64: String] = [:]
+    ) {
         self.acks = acks
         self.claimed = claimed
         self.counts = counts

@@ -18,7 +18,8 @@ package struct RunReport: Sendable, Codable {
         package var expectedMilliseconds: Int64?
 
         package init(
-            scenario: Scenario, result: ScenarioResult, attempts: [AttemptRecord], verdict: Verdict? = nil, verdictReason: String? = nil,
+            scenario: Scenario, result: ScenarioResult, attempts: [AttemptRecord], verdict: Verdict? = nil,
+            verdictReason: String? = nil,
             evidence: [NetworkDifference] = [], quarantined: Bool = false
         ) {
             self.scenario = scenario
@@ -30,7 +31,8 @@ package struct RunReport: Sendable, Codable {
             self.quarantined = quarantined
         }
 
-        /// Not a plain pass: failed, flaky, unfinished, or a verdict other than stable. Reports show its attempts in detail.
+        /// Not a plain pass: failed, flaky, unfinished, or a verdict other than stable. Reports show its attempts in
+        /// detail.
         package var needsAttention: Bool { result != .passed || (verdict != nil && verdict != .stable) }
 
         /// Whether it makes the run fail: a failure, or a verdict that needs action (failing, drift, stale
@@ -55,7 +57,8 @@ package struct RunReport: Sendable, Codable {
     package var scenarios: [ScenarioEntry]
 
     package init(
-        runID: UUID, state: RunState, startedAt: Date, finishedAt: Date?, host: String, gitRevision: String?, mode: Mode = .replay,
+        runID: UUID, state: RunState, startedAt: Date, finishedAt: Date?, host: String, gitRevision: String?,
+        mode: Mode = .replay,
         scenarios: [ScenarioEntry]
     ) {
         self.mode = mode

@@ -79,8 +79,8 @@ extension Scenario {
 
 extension Scenario {
     /// Whether the scenario is one test of a runner's suite whose steps and names are the runner's results: a test of a
-    /// batch, or of a suite whose reports hold no steps (JUnit, SwiftPM's, Xcode's). A Cucumber scenario run alone keeps
-    /// its Gherkin steps and names.
+    /// batch, or of a suite whose reports hold no steps (JUnit, SwiftPM's, Xcode's). A Cucumber scenario run alone
+    /// keeps its Gherkin steps and names.
     package var isRunnerTest: Bool { batch != nil || results.map { !$0.hasSteps } ?? false }
 }
 
@@ -94,7 +94,8 @@ package enum ResultsFormat: String, Sendable, Codable, Hashable, CaseIterable {
     case cucumberMessages = "cucumber-messages"
     /// What a SwiftPM test binary says: XCTest's console output and the Swift Testing event stream (`*.jsonl`).
     case swiftpm
-    /// What `xcrun xcresulttool get test-results tests` says of a result bundle (`*.xcresult.json`), Xcode 16's and 26's.
+    /// What `xcrun xcresulttool get test-results tests` says of a result bundle (`*.xcresult.json`), Xcode 16's and
+    /// 26's.
     case xcresult
 
     /// The formats a user names in `suite.results` (``swiftpm`` belongs to `suite.swiftpm`).
@@ -116,11 +117,12 @@ package enum ResultsFormat: String, Sendable, Codable, Hashable, CaseIterable {
 }
 
 /// How the tests of a suite run several to a process: a command template that takes the batch's ids, and the bounds of
-/// a batch. Tests with the same template may share an attempt's process; each keeps its own attempt, result and history.
+/// a batch. Tests with the same template may share an attempt's process; each keeps its own attempt, result and
+/// history.
 package struct Batch: Sendable, Codable, Hashable {
-    /// The template: `{ids}` (the ids as shell words), `{ids-regex}` (one shell word, `^(id|id)$` with the ids escaped),
-    /// `{ids-comma}` (one shell word, the ids joined by commas), `{ids-swift-testing}` (Swift Testing's `--filter`
-    /// regex, which also takes the source location after an id), `{ids-only-testing}` (a shell word
+    /// The template: `{ids}` (the ids as shell words), `{ids-regex}` (one shell word, `^(id|id)$` with the ids
+    /// escaped), `{ids-comma}` (one shell word, the ids joined by commas), `{ids-swift-testing}` (Swift Testing's
+    /// `--filter` regex, which also takes the source location after an id), `{ids-only-testing}` (a shell word
     /// `-only-testing:id` per id, for xcodebuild).
     package var command: String
     /// Tests per process at most.
@@ -135,7 +137,9 @@ package struct Batch: Sendable, Codable, Hashable {
     }
 
     /// The placeholders a batch command takes.
-    package static let placeholders = ["{ids}", "{ids-regex}", "{ids-comma}", "{ids-swift-testing}", "{ids-only-testing}"]
+    package static let placeholders = [
+        "{ids}", "{ids-regex}", "{ids-comma}", "{ids-swift-testing}", "{ids-only-testing}",
+    ]
 
     /// Whether `template` takes a batch of ids.
     package static func takesIDs(_ template: String) -> Bool { placeholders.contains { template.contains($0) } }

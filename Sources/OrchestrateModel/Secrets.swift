@@ -33,8 +33,12 @@ package struct Secrets: Sendable, Equatable {
     /// already, changes nothing. Returns whether it was added.
     @discardableResult
     package mutating func insert(_ value: String) -> Bool {
-        guard value.utf8.count >= Self.minimumLength, value != Self.placeholder, values.insert(value).inserted else { return false }
-        for form in [value, JSONValue.escaped(value), JSONValue.escaped(value, slashes: true), Self.percentEncoded(value)] {
+        guard value.utf8.count >= Self.minimumLength, value != Self.placeholder, values.insert(value).inserted else {
+            return false
+        }
+        for form in [
+            value, JSONValue.escaped(value), JSONValue.escaped(value, slashes: true), Self.percentEncoded(value),
+        ] {
             let bytes = Array(form.utf8)
             if !forms.contains(bytes) { forms.append(bytes) }
         }
@@ -63,7 +67,9 @@ package struct Secrets: Sendable, Equatable {
                 // The earliest match; of those starting together, the longest (forms are sorted longest first).
                 var best = 0
                 for candidate in next.indices.dropFirst()
-                where next[candidate].at < next[best].at || (next[candidate].at == next[best].at && next[candidate].form < next[best].form) {
+                where next[candidate].at < next[best].at
+                    || (next[candidate].at == next[best].at && next[candidate].form < next[best].form)
+                {
                     best = candidate
                 }
                 let (form, at) = next[best]
@@ -86,7 +92,8 @@ package struct Secrets: Sendable, Equatable {
         return String(decoding: changed, as: UTF8.self)
     }
 
-    /// Where `needle` next starts in `haystack` at or after `start`: memchr to each place its first byte is, then memcmp.
+    /// Where `needle` next starts in `haystack` at or after `start`: memchr to each place its first byte is, then
+    /// memcmp.
     private static func find(_ needle: [UInt8], in haystack: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
         guard let base = haystack.baseAddress, let first = needle.first else { return nil }
         let last = haystack.count - needle.count
@@ -107,7 +114,8 @@ package struct Secrets: Sendable, Equatable {
         value.addingPercentEncoding(withAllowedCharacters: unreserved) ?? value
     }
 
-    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+    private static let unreserved = CharacterSet(
+        charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 }
 
 extension Secrets {

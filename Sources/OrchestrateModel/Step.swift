@@ -11,7 +11,10 @@ package struct Step: Sendable, Equatable, Codable {
     package var finishedAt: Date?
     package var error: String?
 
-    package init(position: Int, keyword: String, name: String, status: StepStatus, startedAt: Date, finishedAt: Date? = nil, error: String? = nil) {
+    package init(
+        position: Int, keyword: String, name: String, status: StepStatus, startedAt: Date, finishedAt: Date? = nil,
+        error: String? = nil
+    ) {
         self.position = position
         self.keyword = keyword
         self.name = name
@@ -25,7 +28,9 @@ package struct Step: Sendable, Equatable, Codable {
 /// A step's status as its test (through the control API), a Cucumber report or a runner's results say it: passed,
 /// failed, skipped, pending, undefined, ambiguous; `started` while it runs, and `unfinished` for one that was still
 /// open when its attempt ended (or the next step started). Reports may say others: kept as they are, lowercased.
-package struct StepStatus: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible, ExpressibleByStringLiteral {
+package struct StepStatus: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible,
+    ExpressibleByStringLiteral
+{
     package var rawValue: String
 
     package init(rawValue: String) {

@@ -4,15 +4,23 @@
 /// `\r`, else `\uXXXX`, which also reads back as the same character inside a JSON string.
 package enum TerminalText {
     package static func escaped(_ text: String) -> String {
-        // Most text needs nothing: one pass over the bytes says so (C1 controls start with 0xC2, the overrides with 0xE2).
-        guard text.utf8.contains(where: { ($0 < 0x20 && $0 != 0x0A && $0 != 0x09) || $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2 }) else {
+        // Most text needs nothing: one pass over the bytes says so (C1 controls start with 0xC2, the overrides with
+        // 0xE2).
+        guard
+            text.utf8.contains(where: {
+                ($0 < 0x20 && $0 != 0x0A && $0 != 0x09) || $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2
+            })
+        else {
             return text
         }
         var result = ""
         result.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
             if needsEscape(scalar) {
-                result += scalar == "\r" ? "\\r" : "\\u" + String(String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 4, with: "0"))
+                result +=
+                    scalar == "\r"
+                    ? "\\r"
+                    : "\\u" + String(String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 4, with: "0"))
             } else {
                 result.unicodeScalars.append(scalar)
             }

@@ -80,11 +80,16 @@ package struct NetworkHosts: Sendable {
     /// Removes the hosts that a test process which no longer exists left behind (killed before it could remove them):
     /// its namespaces with whatever runs in them, and its bridge.
     static func removeAbandoned() {
-        let names = ((try? run(["netns", "list"])) ?? "").split(separator: "\n").compactMap { $0.split(separator: " ").first.map(String.init) }
+        let names = ((try? run(["netns", "list"])) ?? "").split(separator: "\n").compactMap {
+            $0.split(separator: " ").first.map(String.init)
+        }
         for name in names where name.hasPrefix("orch-") {
             let tag = name.dropFirst("orch-".count).prefix { $0 != "-" }
-            guard let pid = tag.split(separator: "x").first.flatMap({ Int32($0, radix: 16) }), kill(pid, 0) == -1, errno == ESRCH else { continue }
-            for process in ((try? run(["netns", "pids", name])) ?? "").split(separator: "\n").compactMap({ Int32($0) }) { kill(process, SIGKILL) }
+            guard let pid = tag.split(separator: "x").first.flatMap({ Int32($0, radix: 16) }), kill(pid, 0) == -1,
+                errno == ESRCH
+            else { continue }
+            for process in ((try? run(["netns", "pids", name])) ?? "").split(separator: "\n").compactMap({ Int32($0) })
+            { kill(process, SIGKILL) }
             _ = try? run(["netns", "del", name])
             _ = try? run(["link", "del", "ob\(tag)"])
         }
@@ -99,11 +104,15 @@ package struct NetworkHosts: Sendable {
 
     /// Starts `executable` on host `n`, under that host's name, in its own process group.
     package func launch(
-        _ n: Int, _ executable: String, _ arguments: [String], directory: String, environment: [String: String], name: String
+        _ n: Int, _ executable: String, _ arguments: [String], directory: String, environment: [String: String],
+        name: String
     ) throws -> SupervisedProcess {
         var command = SupervisedCommand(
             executable: Self.ip,
-            arguments: ["netns", "exec", namespace(n), "unshare", "--uts", "sh", "-c", "hostname \"$0\" && exec \"$@\"", self.name(n), executable]
+            arguments: [
+                "netns", "exec", namespace(n), "unshare", "--uts", "sh", "-c", "hostname \"$0\" && exec \"$@\"",
+                self.name(n), executable,
+            ]
                 + arguments,
             environment: environment, workingDirectory: directory, stdoutPath: "\(directory)/\(name).stdout",
             stderrPath: "\(directory)/\(name).stderr")
@@ -137,7 +146,10 @@ package struct NetworkHosts: Sendable {
         _ = try? Self.run(["link", "del", bridge])
     }
 
-    static let ip = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"].first { FileManager.default.isExecutableFile(atPath: $0) } ?? "ip"
+    static let ip =
+        ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"].first {
+            FileManager.default.isExecutableFile(atPath: $0)
+        } ?? "ip"
 
     /// `ip ARGUMENTS…`'s output, or an error with what it said.
     @discardableResult
@@ -156,7 +168,8 @@ package struct NetworkHosts: Sendable {
         process.waitUntilExit()
         guard process.terminationStatus == 0 else {
             throw NetworkHostsError(
-                description: "ip \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(problem) — the tests that need hosts "
+                description:
+                    "ip \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(problem) — the tests that need hosts "
                     + "make network namespaces and need root (CAP_NET_ADMIN)")
         }
         return text

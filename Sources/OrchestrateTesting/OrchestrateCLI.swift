@@ -23,7 +23,9 @@ package struct OrchestrateCLI: Sendable {
     /// Next to the test bundle in the build products folder; `ORCHESTRATE_TEST_EXECUTABLE` names another (an earlier
     /// build, to see a new test fail on it).
     package static var executable: String {
-        if let other = ProcessInfo.processInfo.environment["ORCHESTRATE_TEST_EXECUTABLE"], !other.isEmpty { return other }
+        if let other = ProcessInfo.processInfo.environment["ORCHESTRATE_TEST_EXECUTABLE"], !other.isEmpty {
+            return other
+        }
         var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for _ in 0..<4 {
             let candidate = directory.appendingPathComponent("orchestrate").path

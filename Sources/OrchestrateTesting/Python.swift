@@ -18,7 +18,8 @@ package enum Python {
         guard process.terminationStatus == 0 else {
             throw PythonError(
                 description:
-                    "python3 \(arguments.prefix(2).joined(separator: " "))… exited with \(process.terminationStatus) (\(hint)): \(errors.read())")
+                    "python3 \(arguments.prefix(2).joined(separator: " "))… exited with \(process.terminationStatus) (\(hint)): \(errors.read())"
+            )
         }
         return text
     }
@@ -28,8 +29,8 @@ package enum Python {
         try run(["-c", script] + arguments, hint: hint).split(separator: "\n").map(String.init)
     }
 
-    /// ``run(_:hint:)`` waited for off Swift's cooperative pool, whose few threads (one per core) a program that runs for
-    /// a minute would otherwise hold: every other test would wait with it.
+    /// ``run(_:hint:)`` waited for off Swift's cooperative pool, whose few threads (one per core) a program that runs
+    /// for a minute would otherwise hold: every other test would wait with it.
     package static func run(_ arguments: [String], hint: String) async throws -> String {
         try await blockingOffPool { try run(arguments, hint: hint) }
     }
@@ -57,7 +58,9 @@ package enum Python {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3"] + arguments
-        if !environment.isEmpty { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardInput = FileHandle.nullDevice
         return process
     }

@@ -1,15 +1,16 @@
 import PostgresNIO
 import Store
 
-/// How far the rollups that settling runs and arriving exchanges keep (migration 15) are from counting everything again:
-/// the rows of `scenario_days` that a full recount does not give, and back; and the (day, endpoint) pairs of
+/// How far the rollups that settling runs and arriving exchanges keep (migration 15) are from counting everything
+/// again: the rows of `scenario_days` that a full recount does not give, and back; and the (day, endpoint) pairs of
 /// `endpoint_days` whose requests, errors or misses differ from the exchanges'. `(0, 0)` when they agree. Nothing is
 /// changed: the recount happens in a transaction that is rolled back.
 package func rollupDifferences(in database: Database) async throws -> (scenarioDays: Int, endpointDays: Int) {
     let scenarioDays = try await database.client.withConnection { connection in
         _ = try await connection.query("BEGIN", logger: database.logger)
         do {
-            _ = try await connection.query("CREATE TEMP TABLE kept ON COMMIT DROP AS TABLE scenario_days", logger: database.logger)
+            _ = try await connection.query(
+                "CREATE TEMP TABLE kept ON COMMIT DROP AS TABLE scenario_days", logger: database.logger)
             _ = try await connection.query("DELETE FROM scenario_days", logger: database.logger)
             _ = try await connection.query("SELECT orchestrate_roll_up_days(NULL, NULL, NULL)", logger: database.logger)
             let rows = try await connection.query(

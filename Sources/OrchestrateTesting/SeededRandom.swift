@@ -4,7 +4,8 @@ package struct SeededRandom: RandomNumberGenerator {
 
     package init(seed: UInt64) { state = seed }
 
-    /// Seeded by a name: FNV-1a of its bytes, stable across runs and machines (Swift's own hashing is seeded per process).
+    /// Seeded by a name: FNV-1a of its bytes, stable across runs and machines (Swift's own hashing is seeded per
+    /// process).
     package init(name: String) {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in name.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }

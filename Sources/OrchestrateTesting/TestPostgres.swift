@@ -28,8 +28,10 @@ package actor TestPostgres {
         let cluster = try await cluster()
         counter += 1
         let name = "t\(getpid())_\(counter)_\(UInt32.random(in: 0...UInt32.max))"
-        _ = try await Database.with(cluster.adminEndpoint, logger: Self.logger, maximumConnections: 1, migrate: false) { database in
-            try await database.client.query("CREATE DATABASE \(unescaped: name) OWNER \(unescaped: EmbeddedCluster.username)")
+        _ = try await Database.with(cluster.adminEndpoint, logger: Self.logger, maximumConnections: 1, migrate: false) {
+            database in
+            try await database.client.query(
+                "CREATE DATABASE \(unescaped: name) OWNER \(unescaped: EmbeddedCluster.username)")
         }
         var endpoint = cluster.endpoint
         endpoint.database = name
@@ -64,7 +66,9 @@ package actor TestPostgres {
         server.arguments += ["-c", "max_connections=600"]
         let process = try SupervisedProcess.launch(server)
         // Ready when it answers on the socket.
-        try await Database.with(cluster.adminEndpoint, logger: logger, maximumConnections: 1, connectTimeout: .seconds(60), migrate: false) { _ in }
+        try await Database.with(
+            cluster.adminEndpoint, logger: logger, maximumConnections: 1, connectTimeout: .seconds(60), migrate: false
+        ) { _ in }
         try await cluster.provision(logger: logger)
         return (cluster, process)
     }
@@ -99,16 +103,19 @@ package func withTestDatabase<R: Sendable>(_ body: @Sendable (Database) async th
 package func makeRunningAttempt(in database: Database, scenario: String = "scenario") async throws -> Int64 {
     try await RunStore(database: database).createRunning(
         RunPlan(
-            host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .record, workers: 1, retries: 0,
+            host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .record, workers: 1,
+            retries: 0,
             scenarios: [Scenario(id: scenario, name: scenario, command: "true", timeoutMilliseconds: 1000)]
         ))
 }
 
 /// The rows of one query (its text made of constants only) on the database at `url`, as a test reads what a
 /// run left there.
-package func queryRows<each T: PostgresDecodable & Sendable>(_ url: String, _ sql: String, as: (repeat each T).Type) async throws -> [(repeat each T)]
-{
-    try await Database.with(try DatabaseEndpoint(url: url), logger: Logger(label: "test"), maximumConnections: 1) { database in
+package func queryRows<each T: PostgresDecodable & Sendable>(
+    _ url: String, _ sql: String, as: (repeat each T).Type
+) async throws -> [(repeat each T)] {
+    try await Database.with(try DatabaseEndpoint(url: url), logger: Logger(label: "test"), maximumConnections: 1) {
+        database in
         var rows: [(repeat each T)] = []
         let query = try await database.client.query(PostgresQuery(unsafeSQL: sql), logger: Logger(label: "test"))
         for try await row in query.decode((repeat each T).self) { rows.append(row) }

@@ -86,7 +86,9 @@ package final class TestUpstream: Sendable {
                         return hits
                     } ?? 0
                 let (path, query) =
-                    head.uri.firstIndex(of: "?").map { (String(head.uri[..<$0]), String(head.uri[head.uri.index(after: $0)...])) } ?? (head.uri, "")
+                    head.uri.firstIndex(of: "?").map {
+                        (String(head.uri[..<$0]), String(head.uri[head.uri.index(after: $0)...]))
+                    } ?? (head.uri, "")
                 let own = "http://127.0.0.1:\(context.channel.localAddress?.port ?? 0)"
                 var data: Data
                 var headers = HTTPHeaders()
@@ -100,17 +102,21 @@ package final class TestUpstream: Sendable {
                     headers.add(name: "location", value: "\(own)/v1/items/2")
                     headers.add(name: "link", value: "<\(own)/v1/items?page=3>; rel=\"next\"")
                 } else if path.hasSuffix("/headers") {
-                    let echoed = Dictionary(head.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
-                    data = try! JSONSerialization.data(withJSONObject: ["headers": echoed], options: [.sortedKeys, .withoutEscapingSlashes])
+                    let echoed = Dictionary(
+                        head.headers.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+                    data = try! JSONSerialization.data(
+                        withJSONObject: ["headers": echoed], options: [.sortedKeys, .withoutEscapingSlashes])
                 } else if path.hasSuffix("/login") {
                     data = Data(#"{"token":"tok-\#(hit)-SECRET","user":"ann"}"#.utf8)
                 } else {
                     let reply: [String: Any] = [
-                        "upstream": name, "method": head.method.rawValue, "path": path, "query": query, "body": body, "hit": hit,
+                        "upstream": name, "method": head.method.rawValue, "path": path, "query": query, "body": body,
+                        "hit": hit,
                         "authorized": head.headers.first(name: "authorization") == "Bearer s3cret",
                         "acceptEncoding": head.headers.first(name: "accept-encoding") ?? "",
                     ]
-                    data = try! JSONSerialization.data(withJSONObject: reply, options: [.sortedKeys, .withoutEscapingSlashes])
+                    data = try! JSONSerialization.data(
+                        withJSONObject: reply, options: [.sortedKeys, .withoutEscapingSlashes])
                 }
                 if query.contains("gzip=1") {
                     var buffer = ByteBuffer(bytes: data)
@@ -126,11 +132,17 @@ package final class TestUpstream: Sendable {
                 headers.add(name: "x-upstream", value: name)
                 headers.add(name: "set-cookie", value: "session=secret-\(hit)")
                 let status: HTTPResponseStatus = path.hasSuffix("/missing") ? .notFound : .ok
-                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+                context.write(
+                    wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))),
+                    promise: nil)
                 // In two pieces, so that a chunked body really has chunks.
                 let half = data.count / 2
-                context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: data.prefix(half))))), promise: nil)
-                context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: data.dropFirst(half))))), promise: nil)
+                context.write(
+                    wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: data.prefix(half))))),
+                    promise: nil)
+                context.write(
+                    wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: data.dropFirst(half))))),
+                    promise: nil)
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             }
         }

@@ -39,7 +39,9 @@ package struct Console: Sendable {
     /// The process's own standard output and error, written by a thread of their own: a run never waits on its
     /// terminal. What a reader that stalled has not taken past a bound is dropped (and said to be);
     /// ``StandardStreams/flush(within:)`` waits for the rest before the process exits.
-    package static let detached = Console { stream, text in StandardStreams.detached.enqueue(text, to: stream.descriptor) }
+    package static let detached = Console { stream, text in
+        StandardStreams.detached.enqueue(text, to: stream.descriptor)
+    }
 
     /// A line of results (standard output).
     package func line(_ text: String) { write(.output, TerminalText.escaped(text) + "\n") }
@@ -71,7 +73,9 @@ package enum StandardStreams {
     private static func writeAll(_ bytes: [UInt8], to descriptor: Int32) -> Bool {
         var offset = 0
         while offset < bytes.count {
-            let count = bytes.withUnsafeBufferPointer { systemWrite(descriptor, $0.baseAddress! + offset, $0.count - offset) }
+            let count = bytes.withUnsafeBufferPointer {
+                systemWrite(descriptor, $0.baseAddress! + offset, $0.count - offset)
+            }
             if count > 0 {
                 offset += count
             } else if count < 0, errno == EINTR {
@@ -136,7 +140,12 @@ package enum StandardStreams {
                 }
                 var taken = chunks
                 if dropped > 0 {
-                    taken.append((STDERR_FILENO, Array("[orchestrate: \(dropped) bytes of output dropped: its reader did not keep up]\n".utf8)))
+                    taken.append(
+                        (
+                            STDERR_FILENO,
+                            Array(
+                                "[orchestrate: \(dropped) bytes of output dropped: its reader did not keep up]\n".utf8)
+                        ))
                 }
                 chunks = []
                 waiting = 0
@@ -148,7 +157,8 @@ package enum StandardStreams {
         }
 
         func flush(within timeout: Duration) {
-            let deadline = Date().addingTimeInterval(Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
+            let deadline = Date().addingTimeInterval(
+                Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18)
             condition.lock()
             defer { condition.unlock() }
             while busy || !chunks.isEmpty || dropped > 0 {

@@ -18,8 +18,12 @@ package struct ConsoleLogHandler: LogHandler {
     }
 
     package func log(event: LogEvent) {
-        let fields = metadata.merging(event.metadata ?? [:]) { $1 }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        let fields = metadata.merging(event.metadata ?? [:]) { $1 }.sorted { $0.key < $1.key }.map {
+            "\($0.key)=\($0.value)"
+        }
         let time = Date().formatted(.iso8601)
-        Console.detached.note("\(time) \(event.level) \(label) :\(fields.isEmpty ? "" : " " + fields.joined(separator: " ")) \(event.message)")
+        Console.detached.note(
+            "\(time) \(event.level) \(label) :\(fields.isEmpty ? "" : " " + fields.joined(separator: " ")) \(event.message)"
+        )
     }
 }

@@ -23,7 +23,8 @@ package struct DatabaseSelection: Sendable {
         flag: String?, configured: String?, projectDirectory: String,
         environment: [String: String] = ProcessInfo.processInfo.environment
     ) throws(StoreError) -> DatabaseSelection {
-        var selection = try select(flag: flag, configured: configured, projectDirectory: projectDirectory, environment: environment)
+        var selection = try select(
+            flag: flag, configured: configured, projectDirectory: projectDirectory, environment: environment)
         selection.projectFolder = projectDirectory
         return selection
     }

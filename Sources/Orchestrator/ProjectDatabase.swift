@@ -15,15 +15,18 @@ package enum ProjectDatabase {
     }
 
     package static func open<R: Sendable>(
-        _ selection: DatabaseSelection, logger: Logger, maximumConnections: Int = 20, _ body: @Sendable (Database) async throws -> R
+        _ selection: DatabaseSelection, logger: Logger, maximumConnections: Int = 20,
+        _ body: @Sendable (Database) async throws -> R
     ) async throws -> R {
         do {
             if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
-            return try await Database.with(selection.endpoint, logger: logger, maximumConnections: maximumConnections, body)
+            return try await Database.with(
+                selection.endpoint, logger: logger, maximumConnections: maximumConnections, body)
         } catch {
             // An infrastructure failure on a full disk (the embedded cluster's, or the spool's) names the disk.
             guard ExitStatus.code(for: error) == ExitStatus.infrastructure,
-                let note = DiskSpace.fullNote(forAny: (selection.cluster.map { [$0.dataDirectory] } ?? []) + [selection.projectFolder])
+                let note = DiskSpace.fullNote(
+                    forAny: (selection.cluster.map { [$0.dataDirectory] } ?? []) + [selection.projectFolder])
             else { throw error }
             throw DiskFullError(note: note, underlying: error)
         }

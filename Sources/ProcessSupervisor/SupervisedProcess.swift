@@ -142,7 +142,8 @@ package final class Supervisor: Sendable {
         }
         guard code == 0 else {
             // The request could not be written, or no report came back: the supervisor is gone.
-            throw SupervisorError(code: code == EPIPE ? .supervisorDied : .launchFailed, errno: code, executable: command.executable)
+            throw SupervisorError(
+                code: code == EPIPE ? .supervisorDied : .launchFailed, errno: code, executable: command.executable)
         }
         running.store(first.kind == Int32(ORCH_STARTED), ordering: .releasing)
         leader.store(first.kind == Int32(ORCH_STARTED) ? first.pid : 0, ordering: .releasing)
@@ -169,7 +170,8 @@ package final class Supervisor: Sendable {
         case Int32(ORCH_TERMINATED): reason = .terminated(status: report.value)
         default: reason = .spawnFailed(errno: report.value)
         }
-        return Termination(reason: reason, pid: report.pid, stdoutBytes: report.stdout_bytes, stderrBytes: report.stderr_bytes)
+        return Termination(
+            reason: reason, pid: report.pid, stdoutBytes: report.stdout_bytes, stderrBytes: report.stderr_bytes)
     }
 
     fileprivate func terminateCurrent() {

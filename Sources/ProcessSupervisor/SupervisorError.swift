@@ -4,7 +4,8 @@ import Glibc
 import Darwin
 #endif
 
-/// A command could not be handed to a supervisor: none could be started (no fork, no pipes), or the one there is has died.
+/// A command could not be handed to a supervisor: none could be started (no fork, no pipes), or the one there is has
+/// died.
 package struct SupervisorError: Error, CustomStringConvertible, Sendable {
     package struct Code: Sendable, Hashable, CustomStringConvertible {
         private let name: String

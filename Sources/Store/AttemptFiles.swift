@@ -45,8 +45,8 @@ package struct AttemptFiles: Sendable {
     }
 
     /// The files under `path` as the store statement takes them: parallel arrays of paths, sizes, gzip contents (an
-    /// empty buffer, stored as NULL, for a file past the byte cap: arrays carry no NULLs) and whether each is stored; and
-    /// how many files were past the cap on files.
+    /// empty buffer, stored as NULL, for a file past the byte cap: arrays carry no NULLs) and whether each is stored;
+    /// and how many files were past the cap on files.
     private static func read(
         _ path: String, maximumBytes: Int64
     ) throws -> (paths: [String], sizes: [Int64], contents: [ByteBuffer], stored: [Bool], leftOut: Int) {
@@ -58,7 +58,10 @@ package struct AttemptFiles: Sendable {
             paths.append(path)
             sizes.append(size)
             let (directory, name) = split(path)
-            if size <= budget, let data = try? folder.folder(path: directory).contents(of: name, maximumBytes: Int(size)), Int64(data.count) == size {
+            if size <= budget,
+                let data = try? folder.folder(path: directory).contents(of: name, maximumBytes: Int(size)),
+                Int64(data.count) == size
+            {
                 budget -= size
                 var buffer = ByteBuffer(bytes: data)
                 contents.append(try buffer.compress(with: .gzip()))
@@ -82,15 +85,16 @@ package struct AttemptFiles: Sendable {
             logger: database.logger)
         var kept: [Int64: KeptFiles] = [:]
         for try await (id, path, bytes, stored, leftOut) in rows.decode((Int64, String, Int64, Bool, Int32).self) {
-            kept[id, default: KeptFiles(leftOut: Int(leftOut))].files.append(KeptFile(path: path, bytes: bytes, stored: stored))
+            kept[id, default: KeptFiles(leftOut: Int(leftOut))].files.append(
+                KeptFile(path: path, bytes: bytes, stored: stored))
         }
         return kept
     }
 
     /// Writes attempt `attemptID`'s stored files under `subfolder` of `folder` (the user's, made when missing, taken as
-    /// it is); returns what it wrote. A stored path that would leave the folder (absolute, or with `..`) is refused, and
-    /// so is a link found inside the folder (at `subfolder`, at a file's name or at a folder on its way): nothing is
-    /// written through a link orchestrate did not make.
+    /// it is); returns what it wrote. A stored path that would leave the folder (absolute, or with `..`) is refused,
+    /// and so is a link found inside the folder (at `subfolder`, at a file's name or at a folder on its way): nothing
+    /// is written through a link orchestrate did not make.
     package func write(attemptID: Int64, to folder: String, subfolder: String) async throws -> [KeptFile] {
         let rows = try await database.client.query(
             "SELECT path, bytes, content FROM attempt_files WHERE attempt_id = \(attemptID) AND content IS NOT NULL ORDER BY path",
@@ -104,7 +108,9 @@ package struct AttemptFiles: Sendable {
         }
         var written: [KeptFile] = []
         for try await (path, bytes, content) in rows.decode((String, Int64, ByteBuffer).self) {
-            guard Self.isSafe(path) else { throw StoreError(.badConfiguration, "a kept file's stored name leaves its folder: \(path)") }
+            guard Self.isSafe(path) else {
+                throw StoreError(.badConfiguration, "a kept file's stored name leaves its folder: \(path)")
+            }
             var compressed = content
             let data = try compressed.decompress(with: .gzip(), maxSize: Int(clamping: bytes) + 1)
             let (directory, name) = Self.split(path)
@@ -130,10 +136,10 @@ package struct AttemptFiles: Sendable {
         return (String(path[..<slash]), String(path[path.index(after: slash)...]))
     }
 
-    /// The regular files under `folder` with their sizes, paths relative to it: `stderr.log` and `stdout.log` of its top
-    /// level first, then the rest in path order, at most ``KeptFiles/maximumFiles``; links, special files and folders
-    /// more than ``deepest`` levels down are skipped. `leftOut` counts the files past the cap (the walk stops after a
-    /// hundred times the cap entries).
+    /// The regular files under `folder` with their sizes, paths relative to it: `stderr.log` and `stdout.log` of its
+    /// top level first, then the rest in path order, at most ``KeptFiles/maximumFiles``; links, special files and
+    /// folders more than ``deepest`` levels down are skipped. `leftOut` counts the files past the cap (the walk stops
+    /// after a hundred times the cap entries).
     static func files(under folder: FolderHandle) -> (files: [(String, Int64)], leftOut: Int) {
         var found: [(String, Int64)] = []
         // Folders to walk, each opened from its parent's descriptor when its turn comes (never by a path from the top;
@@ -168,8 +174,10 @@ extension RunStore {
         try await AttemptFiles(database: database, maximumBytes: 0).list(attemptIDs)
     }
 
-    /// Writes what attempt `attemptID` kept under `subfolder` of `folder` (``AttemptFiles/write(attemptID:to:subfolder:)``).
+    /// Writes what attempt `attemptID` kept under `subfolder` of `folder`
+    /// (``AttemptFiles/write(attemptID:to:subfolder:)``).
     package func writeKeptFiles(of attemptID: Int64, to folder: String, subfolder: String) async throws -> [KeptFile] {
-        try await AttemptFiles(database: database, maximumBytes: 0).write(attemptID: attemptID, to: folder, subfolder: subfolder)
+        try await AttemptFiles(database: database, maximumBytes: 0).write(
+            attemptID: attemptID, to: folder, subfolder: subfolder)
     }
 }

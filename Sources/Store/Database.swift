@@ -46,7 +46,8 @@ package final class Database: Sendable {
         var logger = logger
         if logger.logLevel > .debug { logger.logLevel = .error }
         let client = PostgresClient(
-            configuration: configuration(endpoint, maximumConnections: maximumConnections), eventLoopGroup: eventLoops, backgroundLogger: logger
+            configuration: configuration(endpoint, maximumConnections: maximumConnections), eventLoopGroup: eventLoops,
+            backgroundLogger: logger
         )
         return try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
@@ -66,8 +67,8 @@ package final class Database: Sendable {
     }
 
     /// The database's own event loops, apart from NIO's shared ones that serve the mock servers' connections: sending a
-    /// batch of network log rows holds up no request. Two: a connection's handshake (SCRAM's thousands of rounds) on one
-    /// never holds up every other connection's queries — a process with many pools (the tests) has many handshakes.
+    /// batch of network log rows holds up no request. Two: a connection's handshake (SCRAM's thousands of rounds) on
+    /// one never holds up every other connection's queries — a process with many pools (the tests) has many handshakes.
     static let eventLoops = MultiThreadedEventLoopGroup(numberOfThreads: 2)
 
     /// Runs the network log's writer on the database's event loop instead of the cooperative pool, where
@@ -83,7 +84,8 @@ package final class Database: Sendable {
                 database: endpoint.database, tls: clientTLS(endpoint))
         case .unixSocket(let path):
             configuration = .init(
-                unixSocketPath: path, username: endpoint.username, password: endpoint.resolvedPassword(), database: endpoint.database)
+                unixSocketPath: path, username: endpoint.username, password: endpoint.resolvedPassword(),
+                database: endpoint.database)
         }
         configuration.options.maximumConnections = maximumConnections
         configuration.options.connectTimeout = .seconds(5)
@@ -92,15 +94,16 @@ package final class Database: Sendable {
         // statement is short: compiling one with JIT costs more than it can save.
         configuration.options.additionalStartupParameters = [
             ("plan_cache_mode", "force_generic_plan"), ("jit", "off"),
-            // A result, a claim or a logged exchange acknowledged is one a crash of the server does not lose, whatever the
-            // server's own default.
+            // A result, a claim or a logged exchange acknowledged is one a crash of the server does not lose, whatever
+            // the server's own default.
             ("synchronous_commit", "on"),
         ]
         return configuration
     }
 
-    /// TLS as the endpoint's `sslmode` asks: `prefer` and `require` do not check the certificate (as libpq), `verify-ca`
-    /// checks its signature against `sslrootcert` (else the system's CAs), `verify-full` also the host name.
+    /// TLS as the endpoint's `sslmode` asks: `prefer` and `require` do not check the certificate (as libpq),
+    /// `verify-ca` checks its signature against `sslrootcert` (else the system's CAs), `verify-full` also the host
+    /// name.
     static func clientTLS(_ endpoint: DatabaseEndpoint) -> PostgresClient.Configuration.TLS {
         switch tlsConfiguration(endpoint) {
         case nil: .disable
@@ -156,10 +159,12 @@ package final class Database: Sendable {
                 case (let configuration, true)?: .require(try .init(configuration: configuration))
                 }
             configuration = .init(
-                host: host, port: port, username: endpoint.username, password: endpoint.resolvedPassword(), database: endpoint.database, tls: tls)
+                host: host, port: port, username: endpoint.username, password: endpoint.resolvedPassword(),
+                database: endpoint.database, tls: tls)
         case .unixSocket(let path):
             configuration = .init(
-                unixSocketPath: path, username: endpoint.username, password: endpoint.resolvedPassword(), database: endpoint.database)
+                unixSocketPath: path, username: endpoint.username, password: endpoint.resolvedPassword(),
+                database: endpoint.database)
         }
         configuration.options.connectTimeout = .seconds(5)
         while true {

@@ -70,7 +70,8 @@ package struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
             parameters.append("host=\((path as NSString).deletingLastPathComponent)")
         }
         if let passwordFile { parameters.append("passfile=\(passwordFile)") }
-        return "postgresql://\(username)@\(hostPart)/\(database)" + (parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&"))
+        return "postgresql://\(username)@\(hostPart)/\(database)"
+            + (parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&"))
     }
 
     /// The password to connect with: the one given, else the password file's line for this user and database, else
@@ -78,30 +79,42 @@ package struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
     package func resolvedPassword(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         password ?? passwordFile.flatMap { PasswordFile.password(in: $0, username: username, database: database) }
             ?? environment["PGPASSWORD"]
-            ?? environment["PGPASSFILE"].flatMap { PasswordFile.password(in: $0, username: username, database: database) }
+            ?? environment["PGPASSFILE"].flatMap {
+                PasswordFile.password(in: $0, username: username, database: database)
+            }
     }
 
     /// Parses `postgres://user:pass@host:port/db?sslmode=require` and the unix-socket form
     /// `postgresql://user@/db?host=/run/postgresql`.
-    package init(url string: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError) {
+    package init(
+        url string: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(StoreError) {
         guard let components = URLComponents(string: string),
             let scheme = components.scheme, ["postgres", "postgresql"].contains(scheme)
         else {
-            throw StoreError(.badConfiguration, "database URL must look like postgres://user@host:5432/db (got a value that does not)")
+            throw StoreError(
+                .badConfiguration,
+                "database URL must look like postgres://user@host:5432/db (got a value that does not)")
         }
-        let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+        let query = Dictionary(
+            (components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
         let port = components.port ?? Int(query["port"] ?? "") ?? 5432
-        let user = components.user.flatMap { $0.removingPercentEncoding } ?? ProcessInfo.processInfo.environment["USER"] ?? "postgres"
+        let user =
+            components.user.flatMap { $0.removingPercentEncoding } ?? ProcessInfo.processInfo.environment["USER"]
+            ?? "postgres"
         var database = String(components.path.drop(while: { $0 == "/" }))
         if database.isEmpty { database = user }
         let host = components.host.flatMap { $0.isEmpty ? nil : $0 } ?? query["host"] ?? "/var/run/postgresql"
         // As libpq: what the URL leaves out, PGSSLMODE and PGSSLROOTCERT may say.
         let sslmode = query["sslmode"] ?? environment["PGSSLMODE"] ?? "prefer"
         guard let tls = TLSMode(sslmode: sslmode) else {
-            throw StoreError(.badConfiguration, "database URL: sslmode must be disable, prefer, require, verify-ca or verify-full (got \(sslmode))")
+            throw StoreError(
+                .badConfiguration,
+                "database URL: sslmode must be disable, prefer, require, verify-ca or verify-full (got \(sslmode))")
         }
         self.init(
-            address: host.hasPrefix("/") ? .unixSocket(path: "\(host)/.s.PGSQL.\(port)") : .tcp(host: Self.unbracketed(host), port: port),
+            address: host.hasPrefix("/")
+                ? .unixSocket(path: "\(host)/.s.PGSQL.\(port)") : .tcp(host: Self.unbracketed(host), port: port),
             username: user,
             password: components.password.flatMap { $0.removingPercentEncoding },
             database: database,

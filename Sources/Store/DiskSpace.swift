@@ -10,8 +10,8 @@ import Darwin
 /// error adds when one is full, so that the line names the disk rather than only the symptom (a database that stopped
 /// answering).
 package enum DiskSpace {
-    /// "the disk holding PATH is full (N free of M)" when less than 1% of it, or less than 16 MiB, is free; `nil` otherwise
-    /// (or when the path is on no disk that can be asked).
+    /// "the disk holding PATH is full (N free of M)" when less than 1% of it, or less than 16 MiB, is free; `nil`
+    /// otherwise (or when the path is on no disk that can be asked).
     package static func fullNote(for path: String) -> String? {
         var info = statvfs()
         guard statvfs(path, &info) == 0 else { return nil }

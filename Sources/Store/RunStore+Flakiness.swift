@@ -4,7 +4,7 @@ import PostgresNIO
 
 /// A scenario's flakiness over a window: `orchestrate flaky`, and automatic quarantine.
 package struct FlakinessLine: Sendable, Encodable {
-    package var scenarioId: String
+    package var scenarioID: String
     package var name: String
     /// ``FlakinessScore``: `(flips + 1) / (transitions + 10)`.
     package var score: Double
@@ -40,7 +40,7 @@ package struct PassTally: Sendable, Encodable, Equatable {
 
 /// A quarantined scenario: `orchestrate quarantine list`.
 package struct QuarantineEntry: Sendable, Encodable {
-    package var scenarioId: String
+    package var scenarioID: String
     package var reason: String
     package var automatic: Bool
     package var score: Double?
@@ -49,12 +49,13 @@ package struct QuarantineEntry: Sendable, Encodable {
 
 extension RunStore {
     /// The scenarios of `project` by flakiness score over the attempts finished since `since`, highest first: the one
-    /// implementation of ``FlakinessScore``. Whole days come from the rollup `scenario_days` (brought up to date as runs
-    /// settle), the window's first, partial day from the attempts themselves. `scenarioIDs` narrows it to those (`nil`:
-    /// all), `branch` to the runs of one branch. `scoresOnly` leaves out the verdict counts and the newest evidence (two
-    /// lookups per scenario; automatic quarantine needs only the scores).
+    /// implementation of ``FlakinessScore``. Whole days come from the rollup `scenario_days` (brought up to date as
+    /// runs settle), the window's first, partial day from the attempts themselves. `scenarioIDs` narrows it to those
+    /// (`nil`: all), `branch` to the runs of one branch. `scoresOnly` leaves out the verdict counts and the newest
+    /// evidence (two lookups per scenario; automatic quarantine needs only the scores).
     package func flakiness(
-        project: String, since: Date, scenarioIDs: [String]? = nil, branch: String? = nil, limit: Int, scoresOnly: Bool = false
+        project: String, since: Date, scenarioIDs: [String]? = nil, branch: String? = nil, limit: Int,
+        scoresOnly: Bool = false
     ) async throws -> [FlakinessLine] {
         let (priorFlips, priorTransitions) = (FlakinessScore.priorFlips, FlakinessScore.priorTransitions)
         let liveModes = Mode.allCases.filter { $0.lane == .live }.map(\.rawValue)
@@ -124,16 +125,20 @@ extension RunStore {
         var lines: [FlakinessLine] = []
         let decoder = JSONDecoder()
         for try await row in rows.decode(
-            (String, String, Double, Int, Int, Int, Int, String, String?, String?, String?, Bool, Int, Int, Int, Int).self)
+            (String, String, Double, Int, Int, Int, Int, String, String?, String?, String?, Bool, Int, Int, Int, Int)
+                .self)
         {
             var lanes: [String: PassTally] = [:]
             if row.12 > 0 { lanes[Mode.replay.rawValue] = PassTally(attempts: row.12, passed: row.13) }
             if row.14 > 0 { lanes[Mode.live.rawValue] = PassTally(attempts: row.14, passed: row.15) }
             lines.append(
                 FlakinessLine(
-                    scenarioId: row.0, name: row.1, score: row.2, attempts: row.3, passed: row.4, lanes: lanes, transitions: row.5, flips: row.6,
-                    verdicts: Self.verdictCounts(row.7, decoder: decoder), lastVerdict: row.8.flatMap(Verdict.init(rawValue:)), lastReason: row.9,
-                    lastEvidence: row.10.flatMap { try? decoder.decode(NetworkDifference.self, from: Data($0.utf8)) }, quarantined: row.11
+                    scenarioID: row.0, name: row.1, score: row.2, attempts: row.3, passed: row.4, lanes: lanes,
+                    transitions: row.5, flips: row.6,
+                    verdicts: Self.verdictCounts(row.7, decoder: decoder),
+                    lastVerdict: row.8.flatMap(Verdict.init(rawValue:)), lastReason: row.9,
+                    lastEvidence: row.10.flatMap { try? decoder.decode(NetworkDifference.self, from: Data($0.utf8)) },
+                    quarantined: row.11
                 ))
         }
         return lines
@@ -142,7 +147,8 @@ extension RunStore {
     /// `{"drift": 2, "stable": 5}` as stored, by verdict (a verdict this build does not know is left out).
     private static func verdictCounts(_ json: String, decoder: JSONDecoder) -> [Verdict: Int] {
         let counts = (try? decoder.decode([String: Int].self, from: Data(json.utf8))) ?? [:]
-        return Dictionary(uniqueKeysWithValues: counts.compactMap { key, count in Verdict(rawValue: key).map { ($0, count) } })
+        return Dictionary(
+            uniqueKeysWithValues: counts.compactMap { key, count in Verdict(rawValue: key).map { ($0, count) } })
     }
 
     /// Quarantines a scenario of `project` by hand (replacing an automatic entry). False when it has no scenario with
@@ -164,7 +170,8 @@ extension RunStore {
     /// Takes a scenario of `project` out of quarantine. False when it was not in it.
     package func release(_ scenarioID: String, project: String) async throws -> Bool {
         let rows = try await database.client.query(
-            "DELETE FROM quarantine WHERE project = \(project) AND scenario_id = \(scenarioID) RETURNING scenario_id", logger: database.logger
+            "DELETE FROM quarantine WHERE project = \(project) AND scenario_id = \(scenarioID) RETURNING scenario_id",
+            logger: database.logger
         )
         for try await _ in rows { return true }
         return false
@@ -181,14 +188,15 @@ extension RunStore {
         )
         var entries: [QuarantineEntry] = []
         for try await row in rows.decode((String, String, Bool, Double?, Date).self) {
-            entries.append(QuarantineEntry(scenarioId: row.0, reason: row.1, automatic: row.2, score: row.3, addedAt: row.4))
+            entries.append(
+                QuarantineEntry(scenarioID: row.0, reason: row.1, automatic: row.2, score: row.3, addedAt: row.4))
         }
         return entries
     }
 
     /// Applies automatic quarantine's changes in one transaction: `add` goes in (an entry made by hand stays as it is,
-    /// an automatic one gets the new score), `release` comes out if its entry is automatic. Returns what actually went in
-    /// (new entries) and came out.
+    /// an automatic one gets the new score), `release` comes out if its entry is automatic. Returns what actually went
+    /// in (new entries) and came out.
     package func applyAutomaticQuarantine(
         project: String, add: [(scenarioID: String, score: Double, reason: String)], release: [String]
     ) async throws -> (added: [String], released: [String]) {

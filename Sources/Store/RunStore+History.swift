@@ -64,7 +64,8 @@ extension RunStore {
         return ids
     }
 
-    /// A scenario's finished attempts in `project`, newest first, each with its steps and how many exchanges each step made.
+    /// A scenario's finished attempts in `project`, newest first, each with its steps and how many exchanges each step
+    /// made.
     package func history(scenarioID: String, project: String, limit: Int) async throws -> [AttemptHistory] {
         let rows = try await database.client.query(
             """
@@ -81,11 +82,14 @@ extension RunStore {
         )
         var ids: [Int64] = []
         var attempts: [AttemptHistory] = []
-        for try await row in rows.decode((Int64, UUID, Int, String, String?, Date?, Int64?, String?, Int?, String?, Int, Int).self) {
+        for try await row in rows.decode(
+            (Int64, UUID, Int, String, String?, Date?, Int64?, String?, Int?, String?, Int, Int).self)
+        {
             ids.append(row.0)
             attempts.append(
                 AttemptHistory(
-                    runID: row.1, attempt: row.2, mode: row.3, gitRevision: row.4, startedAt: row.5, durationMs: row.6, outcome: row.7,
+                    runID: row.1, attempt: row.2, mode: row.3, gitRevision: row.4, startedAt: row.5, durationMs: row.6,
+                    outcome: row.7,
                     exitCode: row.8, error: row.9, exchanges: row.10, unmatchedExchanges: row.11, steps: []
                 ))
         }
@@ -105,7 +109,8 @@ extension RunStore {
             guard let at = index[row.0] else { continue }
             attempts[at].steps.append(
                 StepHistory(
-                    position: row.1, keyword: row.2, name: row.3, status: row.4, startedAt: row.5, durationMs: row.6, error: row.7, exchanges: row.8
+                    position: row.1, keyword: row.2, name: row.3, status: row.4, startedAt: row.5, durationMs: row.6,
+                    error: row.7, exchanges: row.8
                 ))
         }
         return attempts

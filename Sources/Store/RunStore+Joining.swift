@@ -38,14 +38,20 @@ extension RunStore {
         try await joinable(where: "id = $1", id)
     }
 
-    private func joinable(where condition: String, _ value: some PostgresEncodable & Sendable) async throws -> JoinableRun? {
+    private func joinable(
+        where condition: String, _ value: some PostgresEncodable & Sendable
+    ) async throws -> JoinableRun? {
         var binds = PostgresBindings()
         try binds.append(value)
         let rows = try await database.client.query(
-            PostgresQuery(unsafeSQL: "SELECT id, state, created_at, exit_code, project FROM runs WHERE \(condition)", binds: binds),
+            PostgresQuery(
+                unsafeSQL: "SELECT id, state, created_at, exit_code, project FROM runs WHERE \(condition)", binds: binds
+            ),
             logger: database.logger)
         for try await (id, state, created, code, project) in rows.decode((UUID, String, Date, Int32?, String).self) {
-            return JoinableRun(id: id, state: RunState(rawValue: state) ?? .running, startedAt: created, exitCode: code, project: project)
+            return JoinableRun(
+                id: id, state: RunState(rawValue: state) ?? .running, startedAt: created, exitCode: code,
+                project: project)
         }
         return nil
     }
@@ -100,12 +106,15 @@ extension RunStore {
 
     /// Stores the exit code the judge gave the run: the code every node of it exits with.
     package func recordExitCode(_ runID: UUID, _ code: Int32) async throws {
-        try await database.client.query("UPDATE runs SET exit_code = \(code) WHERE id = \(runID)", logger: database.logger)
+        try await database.client.query(
+            "UPDATE runs SET exit_code = \(code) WHERE id = \(runID)", logger: database.logger)
     }
 
     /// The scenarios `node` ran in the newest run of the family of `runID` (the run and its node re-runs) that it
     /// worked — only those that failed there with `failedOnly` — and that run's id; `nil` when the node worked none.
-    package func share(of node: String, in runID: UUID, failedOnly: Bool) async throws -> (runID: UUID, scenarioIDs: [String])? {
+    package func share(
+        of node: String, in runID: UUID, failedOnly: Bool
+    ) async throws -> (runID: UUID, scenarioIDs: [String])? {
         let latest = try await database.client.query(
             """
             SELECT r.id FROM runs r
@@ -153,7 +162,8 @@ extension RunStore {
         for try await row in rows.decode((String, [String], Int64, Int64, Int64, Int64, Date?).self) {
             shares.append(
                 HostShare(
-                    host: row.0, nodes: row.1, slots: Int(row.2), running: Int(row.3), finished: Int(row.4), busyMilliseconds: row.5,
+                    host: row.0, nodes: row.1, slots: Int(row.2), running: Int(row.3), finished: Int(row.4),
+                    busyMilliseconds: row.5,
                     lastFinishedAt: row.6))
         }
         return shares

@@ -43,7 +43,8 @@ extension RunStore {
         for try await row in stepRows.decode((Int64, Int, String, String, String, Date, Date?, String?).self) {
             logs[row.0]?.steps.append(
                 Step(
-                    position: row.1, keyword: row.2, name: row.3, status: StepStatus(rawValue: row.4), startedAt: row.5, finishedAt: row.6,
+                    position: row.1, keyword: row.2, name: row.3, status: StepStatus(rawValue: row.4), startedAt: row.5,
+                    finishedAt: row.6,
                     error: row.7))
         }
         let exchangeRows = try await database.client.query(
@@ -56,11 +57,15 @@ extension RunStore {
         )
         let decoder = JSONDecoder()
         for try await row in exchangeRows.decode(
-            (Int64, Int, String, Bool, String, String, String, String, ByteBuffer, Int?, String, ByteBuffer, Date, Int64, String?, Int?).self
+            (
+                Int64, Int, String, Bool, String, String, String, String, ByteBuffer, Int?, String, ByteBuffer, Date,
+                Int64, String?, Int?
+            ).self
         ) {
             logs[row.0]?.exchanges.append(
                 Exchange(
-                    sequence: row.1, mode: Mode(rawValue: row.2) ?? .replay, matched: row.3, host: row.4, method: row.5, url: row.6,
+                    sequence: row.1, mode: Mode(rawValue: row.2) ?? .replay, matched: row.3, host: row.4, method: row.5,
+                    url: row.6,
                     requestHeaders: (try? decoder.decode([Exchange.Header].self, from: Data(row.7.utf8))) ?? [],
                     requestBody: Array(buffer: row.8), status: row.9,
                     responseHeaders: (try? decoder.decode([Exchange.Header].self, from: Data(row.10.utf8))) ?? [],
@@ -76,7 +81,9 @@ extension RunStore {
         let candidates = try await attemptRecords(runID, scenarioID: scenarioID).filter {
             (number == nil || $0.attempt == number) && (lane == nil || $0.lane == lane)
         }
-        return candidates.max { ($0.finishedAt ?? .distantPast, $0.attempt) < ($1.finishedAt ?? .distantPast, $1.attempt) }
+        return candidates.max {
+            ($0.finishedAt ?? .distantPast, $0.attempt) < ($1.finishedAt ?? .distantPast, $1.attempt)
+        }
     }
 
     /// The finished attempts of the run's scenarios in the last `runs` other runs on its git revision (`nil` matches

@@ -16,15 +16,18 @@ package struct NewTestProbes: Sendable, Equatable {
 extension RunStore {
     /// How many runs a new test gets in all, by how long its first run took (Datadog's budget for early flake
     /// detection): 10 under 5 s, 5 under 10 s, 3 under 30 s, 2 under 5 min, else none extra.
-    package static let newTestBudget: [(underMilliseconds: Int64, runs: Int)] = [(5_000, 10), (10_000, 5), (30_000, 3), (300_000, 2)]
+    package static let newTestBudget: [(underMilliseconds: Int64, runs: Int)] = [
+        (5_000, 10), (10_000, 5), (30_000, 3), (300_000, 2),
+    ]
 
-    /// Queues extra runs (probes) of the run's new tests that passed their first attempt, as many as
-    /// ``newTestBudget`` gives for its duration — unless more than `maximumShare` of the run's tests are new (a new
-    /// suite, a renamed module), when it queues nothing. A test is new when no earlier run of the project ran it with the
-    /// same command. Probes run like retries (alone, any slot), but neither settle their test nor are retried: a
-    /// single failing probe makes the test's outcomes in this run mixed, which the judge calls nondeterministic.
+    /// Queues extra runs (probes) of the run's new tests that passed their first attempt, as many as ``newTestBudget``
+    /// gives for its duration — unless more than `maximumShare` of the run's tests are new (a new suite, a renamed
+    /// module), when it queues nothing. A test is new when no earlier run of the project ran it with the same command.
+    /// Probes run like retries (alone, any slot), but neither settle their test nor are retried: a single failing probe
+    /// makes the test's outcomes in this run mixed, which the judge calls nondeterministic.
     package func queueNewTestProbes(_ runID: UUID, maximumShare: Double) async throws -> NewTestProbes {
-        let cases = Self.newTestBudget.map { "WHEN a.duration_ms < \($0.underMilliseconds) THEN \($0.runs)" }.joined(separator: " ")
+        let cases = Self.newTestBudget.map { "WHEN a.duration_ms < \($0.underMilliseconds) THEN \($0.runs)" }.joined(
+            separator: " ")
         let sql = """
             WITH this AS (SELECT id, project, created_at FROM runs WHERE id = $1),
             fresh AS (
@@ -52,7 +55,8 @@ extension RunStore {
         binds.append(maximumShare)
         let rows = try await database.client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: database.logger)
         for try await (fresh, tests, probes, skipped) in rows.decode((Int64, Int64, Int64, Bool).self) {
-            return NewTestProbes(newTests: Int(fresh), tests: Int(tests), probes: Int(probes), skipped: skipped && fresh > 0)
+            return NewTestProbes(
+                newTests: Int(fresh), tests: Int(tests), probes: Int(probes), skipped: skipped && fresh > 0)
         }
         return NewTestProbes(newTests: 0, tests: 0, probes: 0, skipped: false)
     }

@@ -89,15 +89,16 @@ package struct RunStore: Sendable {
         return created
     }
 
-    /// As ``create(_:)``, except that a plan with a join key under which a run exists already stores nothing and returns
-    /// `nil`: of the nodes that arrive at once, exactly one plans the run (the unique index on the key decides, in the
-    /// one statement).
+    /// As ``create(_:)``, except that a plan with a join key under which a run exists already stores nothing and
+    /// returns `nil`: of the nodes that arrive at once, exactly one plans the run (the unique index on the key decides,
+    /// in the one statement).
     package func createUnlessJoined(_ plan: RunPlan) async throws -> (startedAt: Date, expected: [String: Int64?])? {
-        // One statement, the scenarios as parallel arrays (PostgreSQL reads a binary array much faster than the same rows
-        // as JSON). A scenario's tags are a slice of one array of all tags (an empty slice, `[n + 1 : n]`, is `{}`);
-        // absent uri and line travel as '' and 0.
+        // One statement, the scenarios as parallel arrays (PostgreSQL reads a binary array much faster than the same
+        // rows as JSON). A scenario's tags are a slice of one array of all tags (an empty slice, `[n + 1 : n]`, is
+        // `{}`); absent uri and line travel as '' and 0.
         var ids: [String] = [], names: [String] = [], commands: [String] = [], uris: [String] = [], lines: [Int32] = []
-        var tagFroms: [Int32] = [], tagEnds: [Int32] = [], tags: [String] = [], timeouts: [Int64] = [], environments: [String] = []
+        var tagFroms: [Int32] = [], tagEnds: [Int32] = [], tags: [String] = [], timeouts: [Int64] = [],
+            environments: [String] = []
         // Results formats and batches travel as '' when absent; a suite's batch is one JSON text, encoded once.
         var results: [String] = [], batches: [String] = []
         var encodedBatches: [Batch: String] = [:]
@@ -116,7 +117,9 @@ package struct RunStore: Sendable {
             environments.append(Self.jsonObject(scenario.environment))
             results.append(scenario.results?.rawValue ?? "")
             if let batch = scenario.batch {
-                if encodedBatches[batch] == nil { encodedBatches[batch] = String(decoding: try encoder.encode(batch), as: UTF8.self) }
+                if encodedBatches[batch] == nil {
+                    encodedBatches[batch] = String(decoding: try encoder.encode(batch), as: UTF8.self)
+                }
                 batches.append(encodedBatches[batch]!)
             } else {
                 batches.append("")
@@ -194,7 +197,8 @@ package struct RunStore: Sendable {
         _ row: (String, String, String, [String], Int64, String, String?, Int?, String?, String?), decoder: JSONDecoder,
         batches: inout [String: Batch]
     ) -> Scenario {
-        let environment = row.5 == "{}" ? [:] : (try? decoder.decode([String: String].self, from: Data(row.5.utf8))) ?? [:]
+        let environment =
+            row.5 == "{}" ? [:] : (try? decoder.decode([String: String].self, from: Data(row.5.utf8))) ?? [:]
         var batch: Batch?
         if let text = row.9 {
             batch = batches[text] ?? (try? decoder.decode(Batch.self, from: Data(text.utf8)))
@@ -202,14 +206,17 @@ package struct RunStore: Sendable {
         }
         return Scenario(
             id: row.0, name: row.1, command: row.2, tags: row.3, timeoutMilliseconds: row.4,
-            environment: environment, uri: row.6, line: row.7, results: row.8.flatMap(ResultsFormat.init(rawValue:)), batch: batch)
+            environment: environment, uri: row.6, line: row.7, results: row.8.flatMap(ResultsFormat.init(rawValue:)),
+            batch: batch)
     }
 
     /// A JSON object of strings, written directly (one per planned scenario; most are `{}`).
     static func jsonObject(_ values: [String: String]) -> String {
         guard !values.isEmpty else { return "{}" }
         return "{"
-            + values.sorted { $0.key < $1.key }.map { "\"\(JSONValue.escaped($0.key))\":\"\(JSONValue.escaped($0.value))\"" }
+            + values.sorted { $0.key < $1.key }.map {
+                "\"\(JSONValue.escaped($0.key))\":\"\(JSONValue.escaped($0.value))\""
+            }
             .joined(separator: ",") + "}"
     }
 
@@ -239,11 +246,13 @@ package struct RunStore: Sendable {
                 """,
                 logger: database.logger
             )
-            try await connection.query("UPDATE runs SET state = 'finished', finished_at = now() WHERE id = \(runID)", logger: database.logger)
+            try await connection.query(
+                "UPDATE runs SET state = 'finished', finished_at = now() WHERE id = \(runID)", logger: database.logger)
         }
     }
 
-    /// Expected durations (median of recent passing attempts) for the given scenarios of `project`; absent when never seen.
+    /// Expected durations (median of recent passing attempts) for the given scenarios of `project`; absent when never
+    /// seen.
     package func expectedDurations(_ scenarioIDs: [String], project: String) async throws -> [String: Int64] {
         var result: [String: Int64] = [:]
         let query = PostgresQuery(
@@ -254,15 +263,17 @@ package struct RunStore: Sendable {
                 binds.append(project)
                 return binds
             }())
-        for try await (id, expected) in try await database.client.query(query, logger: database.logger).decode((String, Int64).self) {
+        for try await (id, expected) in try await database.client.query(query, logger: database.logger).decode(
+            (String, Int64).self)
+        {
             result[id] = expected
         }
         return result
     }
 
-    /// The planner's estimate for the scenarios `ids` selects: the median of each one's last 20
-    /// passing attempts (rows `scenario_id, ms`); scenarios never seen passing have no row and run first.
-    /// Each scenario reads only its 20 newest passes (from the index `attempts_scenario_history` alone), however long the history.
+    /// The planner's estimate for the scenarios `ids` selects: the median of each one's last 20 passing attempts (rows
+    /// `scenario_id, ms`); scenarios never seen passing have no row and run first. Each scenario reads only its 20
+    /// newest passes (from the index `attempts_scenario_history` alone), however long the history.
     static func expectedSQL(_ ids: String, project: String) -> String {
         """
         SELECT ids.id AS scenario_id, recent.ms
@@ -271,8 +282,8 @@ package struct RunStore: Sendable {
         """
     }
 
-    /// The median of the last 20 passing durations of the scenario `id` names in `project` (SQL expressions), as a scalar
-    /// subquery (`NULL` when none).
+    /// The median of the last 20 passing durations of the scenario `id` names in `project` (SQL expressions), as a
+    /// scalar subquery (`NULL` when none).
     static func medianSQL(_ id: String, project: String) -> String {
         """
         (SELECT (percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms))::bigint
@@ -339,14 +350,19 @@ package struct RunStore: Sendable {
         )
         var result: [RunSummary] = []
         for try await row in rows.decode(
-            (UUID, String, Date, Date?, String, String?, String, String, Int, Int, Int, Int, Int, Int, Int, String?, [String], Int64, String, String?)
-                .self)
+            (
+                UUID, String, Date, Date?, String, String?, String, String, Int, Int, Int, Int, Int, Int, Int, String?,
+                [String], Int64, String, String?
+            )
+            .self)
         {
             result.append(
                 RunSummary(
-                    id: row.0, state: RunState(rawValue: row.1) ?? .running, createdAt: row.2, finishedAt: row.3, host: row.4, gitRevision: row.5,
+                    id: row.0, state: RunState(rawValue: row.1) ?? .running, createdAt: row.2, finishedAt: row.3,
+                    host: row.4, gitRevision: row.5,
                     workingDirectory: row.6, mode: row.7, workers: row.8, retries: row.9, scenarios: row.10,
-                    passed: row.11, flaky: row.12, failed: row.13, pending: row.14, hosts: row.16, slots: Int(row.17), joinKey: row.15,
+                    passed: row.11, flaky: row.12, failed: row.13, pending: row.14, hosts: row.16, slots: Int(row.17),
+                    joinKey: row.15,
                     project: row.18, branch: row.19
                 ))
         }
@@ -366,13 +382,18 @@ package struct RunStore: Sendable {
         )
         var records: [AttemptRecord] = []
         for try await row in rows.decode(
-            (String, Int, String, String?, Int?, Int?, String?, Date?, Date?, Int64?, String, String, String?, Int64, String?).self)
+            (
+                String, Int, String, String?, Int?, Int?, String?, Date?, Date?, Int64?, String, String, String?, Int64,
+                String?
+            ).self)
         {
             records.append(
                 AttemptRecord(
-                    id: row.13, runID: runID, scenarioID: row.0, attempt: row.1, lane: row.14.flatMap(Mode.init(rawValue:)),
+                    id: row.13, runID: runID, scenarioID: row.0, attempt: row.1,
+                    lane: row.14.flatMap(Mode.init(rawValue:)),
                     state: AttemptState(rawValue: row.2) ?? .queued,
-                    outcome: row.3.flatMap(Outcome.init(rawValue:)), exitCode: row.4, signal: row.5, worker: row.6, startedAt: row.7,
+                    outcome: row.3.flatMap(Outcome.init(rawValue:)), exitCode: row.4, signal: row.5, worker: row.6,
+                    startedAt: row.7,
                     finishedAt: row.8, durationMilliseconds: row.9, stdout: row.10, stderr: row.11, error: row.12
                 ))
         }
@@ -398,15 +419,20 @@ package struct RunStore: Sendable {
         let decoder = JSONDecoder()
         var batches: [String: Batch] = [:]
         for try await row in scenarioRows.decode(
-            (String, String, String, [String], Int64, String, String?, Int?, String?, String?, String?, String?, String?, String, Bool, Int64?).self)
+            (
+                String, String, String, [String], Int64, String, String?, Int?, String?, String?, String?, String?,
+                String?, String, Bool, Int64?
+            ).self)
         {
             let scenario = Self.plannedScenario(
-                (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9), decoder: decoder, batches: &batches)
+                (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9), decoder: decoder,
+                batches: &batches)
             rows.append(
                 RunReport.ScenarioEntry(
                     scenario: scenario, result: row.10.flatMap(ScenarioResult.init(rawValue:)) ?? .pending,
                     attempts: [], verdict: row.11.flatMap(Verdict.init(rawValue:)), verdictReason: row.12,
-                    evidence: row.13 == "[]" ? [] : (try? decoder.decode([NetworkDifference].self, from: Data(row.13.utf8))) ?? [],
+                    evidence: row.13 == "[]"
+                        ? [] : (try? decoder.decode([NetworkDifference].self, from: Data(row.13.utf8))) ?? [],
                     quarantined: row.14
                 ))
             rows[rows.count - 1].expectedMilliseconds = row.15
@@ -422,7 +448,8 @@ package struct RunStore: Sendable {
         }
         return RunReport(
             runID: runID, state: summary.state, startedAt: summary.createdAt, finishedAt: summary.finishedAt,
-            host: summary.host, gitRevision: summary.gitRevision, mode: Mode(rawValue: summary.mode) ?? .replay, scenarios: entries
+            host: summary.host, gitRevision: summary.gitRevision, mode: Mode(rawValue: summary.mode) ?? .replay,
+            scenarios: entries
         )
     }
 

@@ -57,14 +57,18 @@ package enum FeatureDiscovery {
         for pattern in patterns {
             let matched = self.files(matching: pattern, in: directory)
             if matched.isEmpty {
-                throw ConfigError(file: config, line: line, "suite.gherkin: \"\(pattern)\" matches no feature file under \(directory)")
+                throw ConfigError(
+                    file: config, line: line, "suite.gherkin: \"\(pattern)\" matches no feature file under \(directory)"
+                )
             }
             files += matched.filter { seen.insert($0).inserted }
         }
         var found: [Found] = []
         for file in files {
             let path = URL(fileURLWithPath: directory).appendingPathComponent(file).path
-            guard let data = FileManager.default.contents(atPath: path), let source = String(data: data, encoding: .utf8) else {
+            guard let data = FileManager.default.contents(atPath: path),
+                let source = String(data: data, encoding: .utf8)
+            else {
                 throw ConfigError(file: file, "cannot read this feature file as UTF-8")
             }
             let pickles: [Pickle]
@@ -73,12 +77,16 @@ package enum FeatureDiscovery {
             } catch {
                 // One error per file is what a config error carries; `orchestrate gherkin pickles` lists them all.
                 let first = error.errors[0]
-                let more = error.errors.count > 1 ? " (and \(error.errors.count - 1) more: orchestrate gherkin pickles \(file))" : ""
-                throw ConfigError(file: file, line: first.location.line, column: first.location.column ?? 0, first.message + more)
+                let more =
+                    error.errors.count > 1
+                    ? " (and \(error.errors.count - 1) more: orchestrate gherkin pickles \(file))" : ""
+                throw ConfigError(
+                    file: file, line: first.location.line, column: first.location.column ?? 0, first.message + more)
             }
             for pickle in pickles.map(Found.init) {
                 for text in [pickle.stableID, pickle.name] {
-                    try TestListing.check(text, file: file, line: pickle.line, from: "this scenario's name (with its file's path) makes")
+                    try TestListing.check(
+                        text, file: file, line: pickle.line, from: "this scenario's name (with its file's path) makes")
                 }
                 found.append(pickle)
             }
@@ -107,24 +115,32 @@ package enum FeatureDiscovery {
             guard let part = remaining.first else {
                 var isDirectory: ObjCBool = false
                 let path = URL(fileURLWithPath: directory).appendingPathComponent(relative).path
-                if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue { results.append(relative) }
+                if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                    results.append(relative)
+                }
                 return
             }
-            let folder = relative.isEmpty ? directory : URL(fileURLWithPath: directory).appendingPathComponent(relative).path
+            let folder =
+                relative.isEmpty ? directory : URL(fileURLWithPath: directory).appendingPathComponent(relative).path
             let entries = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
             func join(_ name: String) -> String { relative.isEmpty ? name : relative + "/" + name }
             if part == "**" {
                 walk(relative, remaining.dropFirst())
                 for entry in entries where !entry.hasPrefix(".") {
                     var isDirectory: ObjCBool = false
-                    if FileManager.default.fileExists(atPath: folder + "/" + entry, isDirectory: &isDirectory), isDirectory.boolValue {
+                    if FileManager.default.fileExists(atPath: folder + "/" + entry, isDirectory: &isDirectory),
+                        isDirectory.boolValue
+                    {
                         walk(join(entry), remaining)
                     }
                 }
             } else if !part.contains("*") && !part.contains("?") {
-                if FileManager.default.fileExists(atPath: folder + "/" + part) { walk(join(part), remaining.dropFirst()) }
+                if FileManager.default.fileExists(atPath: folder + "/" + part) {
+                    walk(join(part), remaining.dropFirst())
+                }
             } else {
-                for entry in entries where (!entry.hasPrefix(".") || part.hasPrefix(".")) && matches(Array(entry), Array(part)[...]) {
+                for entry in entries
+                where (!entry.hasPrefix(".") || part.hasPrefix(".")) && matches(Array(entry), Array(part)[...]) {
                     walk(join(entry), remaining.dropFirst())
                 }
             }

@@ -13,7 +13,9 @@ struct GherkinSuite: SuiteSource {
     func scenarios(_ context: SuiteContext, seen: inout Set<String>) async throws -> [Scenario] {
         let suite = context.definition
         var scenarios: [Scenario] = []
-        for pickle in try FeatureDiscovery.pickles(patterns: patterns, in: context.directory, config: context.configPath, line: line) {
+        for pickle in try FeatureDiscovery.pickles(
+            patterns: patterns, in: context.directory, config: context.configPath, line: line)
+        {
             let id = FeatureDiscovery.uniqueID(pickle.stableID, seen: &seen)
             let environment = suite.environment.merging([
                 OrchestrateEnvironment.Variable.gherkinURI.rawValue: pickle.uri,
@@ -23,7 +25,8 @@ struct GherkinSuite: SuiteSource {
             scenarios.append(
                 Scenario(
                     id: id, name: pickle.name,
-                    command: CommandTemplate.fill(suite.command ?? "", id: id, name: pickle.name, uri: pickle.uri, line: pickle.line),
+                    command: CommandTemplate.fill(
+                        suite.command ?? "", id: id, name: pickle.name, uri: pickle.uri, line: pickle.line),
                     tags: pickle.tags, timeoutMilliseconds: suite.timeout.wholeMilliseconds,
                     environment: environment, uri: pickle.uri, line: pickle.line, definitionLine: pickle.scenarioLine,
                     results: suite.results

@@ -1,7 +1,7 @@
 import OrchestrateModel
 
-/// `suite.list`: every test id a command prints (``TestListing``) is a scenario that `suite.command` runs; a command that
-/// takes `{ids}` (or another batch placeholder) runs listed tests in batches, one test alone being a batch of one.
+/// `suite.list`: every test id a command prints (``TestListing``) is a scenario that `suite.command` runs; a command
+/// that takes `{ids}` (or another batch placeholder) runs listed tests in batches, one test alone being a batch of one.
 struct ListCommandSuite: SuiteSource {
     var command: String
     /// Where `list` is in orchestrate.yml.
@@ -10,21 +10,27 @@ struct ListCommandSuite: SuiteSource {
     func scenarios(_ context: SuiteContext, seen: inout Set<String>) async throws -> [Scenario] {
         let suite = context.definition
         let ids = try await TestListing.ids(
-            command: command, directory: context.directory, environment: suite.environment, timeout: suite.timeout, file: context.configPath,
+            command: command, directory: context.directory, environment: suite.environment, timeout: suite.timeout,
+            file: context.configPath,
             line: line)
         let template = suite.command ?? ""
         let batch =
-            Batch.takesIDs(template) ? Batch(command: template, size: suite.batch.size, milliseconds: Int64(suite.batch.seconds) * 1000) : nil
+            Batch.takesIDs(template)
+            ? Batch(command: template, size: suite.batch.size, milliseconds: Int64(suite.batch.seconds) * 1000) : nil
         var scenarios: [Scenario] = []
         for id in ids {
             guard seen.insert(id).inserted else {
-                throw ConfigError(file: context.configPath, line: line, "suite.list printed \"\(id)\", which suite.scenarios already has")
+                throw ConfigError(
+                    file: context.configPath, line: line,
+                    "suite.list printed \"\(id)\", which suite.scenarios already has")
             }
             scenarios.append(
                 Scenario(
                     id: id, name: id,
-                    command: batch?.command(for: [id]) ?? CommandTemplate.fill(template, id: id, name: id, uri: context.configPath, line: line),
-                    timeoutMilliseconds: suite.timeout.wholeMilliseconds, environment: suite.environment, uri: context.configPath, line: line,
+                    command: batch?.command(for: [id])
+                        ?? CommandTemplate.fill(template, id: id, name: id, uri: context.configPath, line: line),
+                    timeoutMilliseconds: suite.timeout.wholeMilliseconds, environment: suite.environment,
+                    uri: context.configPath, line: line,
                     results: suite.results, batch: batch
                 ))
         }

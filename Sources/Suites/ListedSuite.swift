@@ -10,11 +10,14 @@ struct ListedSuite: SuiteSource {
         return suite.scenarios.map { entry in
             let name = entry.name ?? entry.id
             let command =
-                entry.command ?? CommandTemplate.fill(suite.command ?? "", id: entry.id, name: name, uri: context.configPath, line: entry.line)
+                entry.command
+                ?? CommandTemplate.fill(
+                    suite.command ?? "", id: entry.id, name: name, uri: context.configPath, line: entry.line)
             return Scenario(
                 id: entry.id, name: name, command: command, tags: entry.tags,
                 timeoutMilliseconds: (entry.timeout ?? suite.timeout).wholeMilliseconds,
-                environment: suite.environment.merging(entry.environment) { $1 }, uri: context.configPath, line: entry.line,
+                environment: suite.environment.merging(entry.environment) { $1 }, uri: context.configPath,
+                line: entry.line,
                 results: suite.results
             )
         }

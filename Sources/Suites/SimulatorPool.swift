@@ -20,7 +20,9 @@ actor SimulatorPool: AttemptHooks {
         self.runID = runID
     }
 
-    func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws -> [OrchestrateEnvironment.Variable: String] {
+    func attemptWillStart(
+        _ attempt: ClaimedAttempt, slot: Int, port: PortLease
+    ) async throws -> [OrchestrateEnvironment.Variable: String] {
         [.simulator: try await prepare(slot: slot)]
     }
 
@@ -32,14 +34,18 @@ actor SimulatorPool: AttemptHooks {
     func prepare(slot: Int) async throws -> String {
         if let udid = simulators[slot] {
             if xcode.erase {
-                _ = try await simctl("shutdown \(udid) 2>/dev/null || true; xcrun simctl erase \(udid) && xcrun simctl boot \(udid)")
+                _ = try await simctl(
+                    "shutdown \(udid) 2>/dev/null || true; xcrun simctl erase \(udid) && xcrun simctl boot \(udid)")
                 _ = try await simctl("bootstatus \(udid) -b")
             }
             return udid
         }
         let name = "orchestrate-\(runID.uuidString.prefix(8).lowercased())-\(slot)"
         let output = try await simctl("clone \(ShellWord.quote(xcode.device)) \(name)")
-        guard let udid = output.split(whereSeparator: \.isNewline).last.map({ $0.trimmingCharacters(in: .whitespaces) }), !udid.isEmpty else {
+        guard
+            let udid = output.split(whereSeparator: \.isNewline).last.map({ $0.trimmingCharacters(in: .whitespaces) }),
+            !udid.isEmpty
+        else {
             throw ConfigError(file: context.configPath, line: xcode.line, "xcrun simctl clone printed no simulator id")
         }
         simulators[slot] = udid
@@ -61,6 +67,9 @@ actor SimulatorPool: AttemptHooks {
     }
 
     private func simctl(_ arguments: String) async throws -> String {
-        try await context.output(of: "xcrun simctl \(arguments)", timeout: .seconds(600), line: xcode.line, what: "suite.xcodebuild's simulator").text
+        try await context.output(
+            of: "xcrun simctl \(arguments)", timeout: .seconds(600), line: xcode.line,
+            what: "suite.xcodebuild's simulator"
+        ).text
     }
 }

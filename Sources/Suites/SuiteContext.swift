@@ -10,7 +10,9 @@ package struct SuiteContext: Sendable {
     /// Said to the user while a source works for long (a build): a line on stderr from the command line.
     package var note: @Sendable (String) -> Void
 
-    package init(directory: String, configPath: String, definition: SuiteDefinition, note: @escaping @Sendable (String) -> Void) {
+    package init(
+        directory: String, configPath: String, definition: SuiteDefinition, note: @escaping @Sendable (String) -> Void
+    ) {
         self.directory = directory
         self.configPath = configPath
         self.definition = definition
@@ -24,13 +26,17 @@ package struct SuiteContext: Sendable {
 
     /// `path` made absolute against `directory`.
     package static func resolve(_ path: String, against directory: String) -> String {
-        path.hasPrefix("/") ? path : URL(fileURLWithPath: directory).appendingPathComponent(path).standardizedFileURL.path
+        path.hasPrefix("/")
+            ? path : URL(fileURLWithPath: directory).appendingPathComponent(path).standardizedFileURL.path
     }
 
     /// What `command` prints, run by `sh` in the config's folder with the suite's environment (``TestListing/output``).
-    func output(of command: String, timeout: Duration? = nil, line: Int, what: String) async throws -> (text: String, said: String) {
+    func output(
+        of command: String, timeout: Duration? = nil, line: Int, what: String
+    ) async throws -> (text: String, said: String) {
         try await TestListing.output(
-            of: command, directory: directory, environment: definition.environment, timeout: timeout ?? definition.timeout, file: configPath,
+            of: command, directory: directory, environment: definition.environment,
+            timeout: timeout ?? definition.timeout, file: configPath,
             line: line, what: what)
     }
 }

@@ -1,8 +1,8 @@
 import OrchestrateModel
 
 /// How orchestrate.yml's `suite:` describes the scenarios: a command template, listed scenarios, a listing command,
-/// feature files, a Swift package or an Xcode project (each read by its ``SuiteSource``), their time limit, environment,
-/// results format and batch bounds. Data only: the sources do the work.
+/// feature files, a Swift package or an Xcode project (each read by its ``SuiteSource``), their time limit,
+/// environment, results format and batch bounds. Data only: the sources do the work.
 package struct SuiteDefinition: Sendable {
     /// Command template for scenarios without their own: `{id} {name} {uri} {line}` are filled in.
     package var command: String?

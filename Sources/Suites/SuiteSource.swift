@@ -6,8 +6,8 @@ import struct Foundation.UUID
 /// One way orchestrate.yml describes scenarios (`suite.scenarios`, `suite.list`, `suite.swiftpm`, `suite.xcodebuild`,
 /// `suite.gherkin`): how its tests are built on a host, listed as scenarios — each with its command, and for a runner
 /// that takes many tests at once its batch command (``Batch``, filled in on whichever host runs the batch) and the
-/// results format its runner writes (``ResultsFormat``, read by the slot) — and what a slot needs besides its mock server
-/// around each attempt. A new kind of suite is one more conformer in this folder and a line in ``SuiteSources``.
+/// results format its runner writes (``ResultsFormat``, read by the slot) — and what a slot needs besides its mock
+/// server around each attempt. A new kind of suite is one more conformer in this folder and a line in ``SuiteSources``.
 package protocol SuiteSource: Sendable {
     /// Builds what the tests need on this host, once per process: before they are listed, and on every host of a run
     /// before its slots start.
@@ -35,7 +35,9 @@ package struct SuiteSources: Sendable {
         if let list = definition.list { sources.append(ListCommandSuite(command: list, line: definition.listLine)) }
         if let swiftpm = definition.swiftpm { sources.append(SwiftPMSuite(swiftpm)) }
         if let xcode = definition.xcodebuild { sources.append(XcodeSuite(xcode)) }
-        if !definition.gherkin.isEmpty { sources.append(GherkinSuite(patterns: definition.gherkin, line: definition.gherkinLine)) }
+        if !definition.gherkin.isEmpty {
+            sources.append(GherkinSuite(patterns: definition.gherkin, line: definition.gherkinLine))
+        }
         self.sources = sources
     }
 

@@ -15,30 +15,37 @@ enum TestListing {
         what: String = "suite.list"
     ) async throws -> [String] {
         let output = try await self.output(
-            of: command, directory: directory, environment: environment, timeout: timeout, file: file, line: line, what: what)
+            of: command, directory: directory, environment: environment, timeout: timeout, file: file, line: line,
+            what: what)
         var seen = Set<String>()
         var ids: [String] = []
         // Lines end at a line feed (CRLF is one character to Swift); a carriage return anywhere else is refused.
-        for (number, raw) in output.text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }).enumerated() {
+        for (number, raw) in output.text.split(
+            omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }
+        ).enumerated() {
             let id = raw.trimmingCharacters(in: .whitespaces)
             guard !id.isEmpty else { continue }
             try check(id, file: file, line: line, from: "\(what) (\(command)) printed, on its line \(number + 1),")
             guard seen.insert(id).inserted else {
-                throw ConfigError(file: file, line: line, "\(what) (\(command)) printed \"\(id)\" twice; test ids must be unique")
+                throw ConfigError(
+                    file: file, line: line, "\(what) (\(command)) printed \"\(id)\" twice; test ids must be unique")
             }
             ids.append(id)
         }
         guard !ids.isEmpty else {
             throw ConfigError(
-                file: file, line: line, "\(what) (\(command)) printed no test id\(output.said.isEmpty ? "" : " (it said: \(output.said))")")
+                file: file, line: line,
+                "\(what) (\(command)) printed no test id\(output.said.isEmpty ? "" : " (it said: \(output.said))")")
         }
         return ids
     }
 
     /// An id from outside orchestrate.yml (what a listing printed, a feature file's scenario) held to the rule of its
-    /// ids: one line of printable characters. One that breaks it is one error at `file:line` naming `origin`, with the id
-    /// escaped.
-    static func check(_ id: String, file: String, line: Int, column: Int? = nil, from origin: String) throws(ConfigError) {
+    /// ids: one line of printable characters. One that breaks it is one error at `file:line` naming `origin`, with the
+    /// id escaped.
+    static func check(
+        _ id: String, file: String, line: Int, column: Int? = nil, from origin: String
+    ) throws(ConfigError) {
         guard let control = TerminalText.firstControl(in: id) else { return }
         throw ConfigError(
             file: file, line: line, column: column,
@@ -46,17 +53,23 @@ enum TestListing {
         )
     }
 
-    /// What `command` prints (at most ``maximumBytes``), run by `sh` in `directory`, and the last lines of its errors; a
-    /// command that fails is one error at the config's `file:line`, naming `what` and quoting those lines.
+    /// What `command` prints (at most ``maximumBytes``), run by `sh` in `directory`, and the last lines of its errors;
+    /// a command that fails is one error at the config's `file:line`, naming `what` and quoting those lines.
     static func output(
-        of command: String, directory: String, environment: [String: String], timeout: Duration, file: String, line: Int, what: String
+        of command: String, directory: String, environment: [String: String], timeout: Duration, file: String,
+        line: Int, what: String
     ) async throws -> (text: String, said: String) {
-        func failure(_ message: String) -> ConfigError { ConfigError(file: file, line: line, "\(what) (\(command)) \(message)") }
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("orchestrate-list-\(UUID().uuidString.prefix(8))").path
+        func failure(_ message: String) -> ConfigError {
+            ConfigError(file: file, line: line, "\(what) (\(command)) \(message)")
+        }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "orchestrate-list-\(UUID().uuidString.prefix(8))"
+        ).path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         var run = SupervisedCommand(
-            executable: "/bin/sh", arguments: ["-c", command], environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
+            executable: "/bin/sh", arguments: ["-c", command],
+            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 },
             workingDirectory: directory, stdoutPath: "\(folder)/stdout", stderrPath: "\(folder)/stderr")
         run.captureHeadBytes = maximumBytes
         run.captureTailBytes = 0
@@ -76,7 +89,8 @@ enum TestListing {
         case .supervisorDied: throw failure("ended: its supervisor died")
         }
         guard termination.stdoutBytes <= maximumBytes else { throw failure("printed more than \(maximumBytes) bytes") }
-        let text = String(decoding: (try? Data(contentsOf: URL(fileURLWithPath: "\(folder)/stdout"))) ?? Data(), as: UTF8.self)
+        let text = String(
+            decoding: (try? Data(contentsOf: URL(fileURLWithPath: "\(folder)/stdout"))) ?? Data(), as: UTF8.self)
         return (text, said)
     }
 }

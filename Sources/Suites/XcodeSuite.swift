@@ -23,7 +23,10 @@ struct XcodeSuite: SuiteSource {
 
     /// `-project P` or `-workspace W`, `-scheme S`, and the test plan if any, as shell words.
     private var selection: String {
-        var words = [xcode.workspace.map { "-workspace \(ShellWord.quote($0))" } ?? "-project \(ShellWord.quote(xcode.project ?? ""))"]
+        var words = [
+            xcode.workspace.map { "-workspace \(ShellWord.quote($0))" }
+                ?? "-project \(ShellWord.quote(xcode.project ?? ""))"
+        ]
         words.append("-scheme \(ShellWord.quote(xcode.scheme))")
         if let plan = xcode.testPlan { words.append("-testPlan \(ShellWord.quote(plan))") }
         return words.joined(separator: " ")
@@ -34,8 +37,8 @@ struct XcodeSuite: SuiteSource {
         ShellWord.quote("platform=iOS Simulator,name=\(xcode.device)")
     }
 
-    /// Builds the tests unless this process did already (or `build: false`); a failed build is one error at the config's
-    /// `suite.xcodebuild` line with the compiler's first errors.
+    /// Builds the tests unless this process did already (or `build: false`); a failed build is one error at the
+    /// config's `suite.xcodebuild` line with the compiler's first errors.
     func prepare(_ context: SuiteContext) async throws {
         guard xcode.build else { return }
         try await TestBuild.once(
@@ -46,9 +49,13 @@ struct XcodeSuite: SuiteSource {
     /// The `.xctestrun` file the build wrote, relative to the config's folder.
     private func testRun(_ context: SuiteContext) throws -> String {
         let products = "\(Self.derivedData)/Build/Products"
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: context.resolve(products))) ?? []).filter { $0.hasSuffix(".xctestrun") }
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: context.resolve(products))) ?? []).filter {
+            $0.hasSuffix(".xctestrun")
+        }
         guard let name = names.sorted().first else {
-            throw ConfigError(file: context.configPath, line: xcode.line, "suite.xcodebuild: no .xctestrun file in \(products) after the build")
+            throw ConfigError(
+                file: context.configPath, line: xcode.line,
+                "suite.xcodebuild: no .xctestrun file in \(products) after the build")
         }
         return "\(products)/\(name)"
     }
@@ -60,26 +67,33 @@ struct XcodeSuite: SuiteSource {
         let testRun = try testRun(context)
         let listing = "\(Self.derivedData)/tests.json"
         _ = try await context.output(
-            of: "rm -f \(listing); xcodebuild test-without-building -xctestrun \(ShellWord.quote(testRun)) -destination \(destination) "
+            of:
+                "rm -f \(listing); xcodebuild test-without-building -xctestrun \(ShellWord.quote(testRun)) -destination \(destination) "
                 + "-enumerate-tests -test-enumeration-format json -test-enumeration-style flat -test-enumeration-output-path \(listing) 1>&2",
             line: xcode.line, what: "suite.xcodebuild's listing")
         var ids: [String]
         do {
-            ids = try XcodeResults.enumeratedTests(try Data(contentsOf: URL(fileURLWithPath: context.resolve(listing))), file: listing)
+            ids = try XcodeResults.enumeratedTests(
+                try Data(contentsOf: URL(fileURLWithPath: context.resolve(listing))), file: listing)
         } catch {
             throw ConfigError(file: context.configPath, line: xcode.line, "suite.xcodebuild's listing: \(error)")
         }
-        for id in ids { try TestListing.check(id, file: context.configPath, line: xcode.line, from: "suite.xcodebuild's listing holds") }
+        for id in ids {
+            try TestListing.check(
+                id, file: context.configPath, line: xcode.line, from: "suite.xcodebuild's listing holds")
+        }
         if let filter = xcode.filter { ids = ids.filter { (try? filter.firstMatch(in: $0)) != nil } }
         guard !ids.isEmpty else {
-            throw ConfigError(file: context.configPath, line: xcode.line, "suite.xcodebuild lists no test (or filter matches none)")
+            throw ConfigError(
+                file: context.configPath, line: xcode.line, "suite.xcodebuild lists no test (or filter matches none)")
         }
         for id in ids where !seen.insert(id).inserted {
             throw ConfigError(file: context.configPath, line: xcode.line, "a test \"\(id)\" is listed twice")
         }
         let bundle = "\"$ORCHESTRATE_ARTIFACTS_DIR/tests.xcresult\""
         let batch = Batch(
-            command: "xcodebuild test-without-building -xctestrun \(ShellWord.quote(testRun)) -destination \"id=$ORCHESTRATE_SIMULATOR_UDID\" "
+            command:
+                "xcodebuild test-without-building -xctestrun \(ShellWord.quote(testRun)) -destination \"id=$ORCHESTRATE_SIMULATOR_UDID\" "
                 + "-resultBundlePath \(bundle) {ids-only-testing}; status=$?; "
                 + "xcrun xcresulttool get test-results tests --path \(bundle) --format json > \"$ORCHESTRATE_ARTIFACTS_DIR/tests.xcresult.json\"; "
                 + "if [ $status -ne 0 ]; then xcrun xcresulttool export attachments --path \(bundle) "
@@ -87,8 +101,10 @@ struct XcodeSuite: SuiteSource {
             size: suite.batch.size, milliseconds: Int64(suite.batch.seconds) * 1000)
         return ids.map { id in
             Scenario(
-                id: id, name: id, command: batch.command(for: [id]), timeoutMilliseconds: suite.timeout.wholeMilliseconds,
-                environment: suite.environment, uri: context.configPath, line: xcode.line, results: .xcresult, batch: batch)
+                id: id, name: id, command: batch.command(for: [id]),
+                timeoutMilliseconds: suite.timeout.wholeMilliseconds,
+                environment: suite.environment, uri: context.configPath, line: xcode.line, results: .xcresult,
+                batch: batch)
         }
     }
 

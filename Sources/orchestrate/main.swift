@@ -11,15 +11,16 @@ struct Orchestrate: AsyncParsableCommand {
         commandName: "orchestrate",
         abstract: "Runs UI and end-to-end scenarios fast and tells genuine failures from flaky ones.",
         discussion: """
-            Scenarios are sharded over worker slots, longest expected first; every attempt runs as a real process
-            in its own process group with the env contract (ORCHESTRATE_MOCK_URL, ORCHESTRATE_RUN_ID, …), and every
+            Scenarios are sharded over worker slots, longest expected first; every attempt runs as a real process \
+            in its own process group with the env contract (ORCHESTRATE_MOCK_URL, ORCHESTRATE_RUN_ID, …), and every \
             attempt's outcome lands in PostgreSQL (by default a private cluster under .orchestrate/postgres).
 
-            Exit codes: 0 all passed (flaky passes are reported), 1 a scenario failed, 2 bad usage or config,
+            Exit codes: 0 all passed (flaky passes are reported), 1 a scenario failed, 2 bad usage or config, \
             3 infrastructure (database unreachable, no free port), 130 interrupted (resume with --resume RUN_ID).
             """,
         subcommands: [
-            Run.self, Agent.self, Report.self, Artifacts.self, Scenarios.self, Runs.self, History.self, Flaky.self, Logs.self, QuarantineCommand.self,
+            Run.self, Agent.self, Report.self, Artifacts.self, Scenarios.self, Runs.self, History.self, Flaky.self,
+            Logs.self, QuarantineCommand.self,
             Mock.self,
             GherkinGroup.self,
             DB.self,
@@ -40,7 +41,8 @@ struct Orchestrate: AsyncParsableCommand {
                 try command.run()
             }
             // Every command has finished its work (its files written, its database pool closed) when it returns: what
-            // is left is output on its way out. Tearing down the runtime's and libraries' state would only delay the exit.
+            // is left is output on its way out. Tearing down the runtime's and libraries' state would only delay the
+            // exit.
             StandardStreams.flush(within: .seconds(10))
             fflush(nil)
             _exit(0)
@@ -63,7 +65,10 @@ struct CommonOptions: ParsableArguments {
     var config = "orchestrate.yml"
 
     @Option(
-        name: .long, help: "postgres://user@host/db (default: ORCHESTRATE_DATABASE_URL, orchestrate.yml, PG* variables, else the embedded cluster).")
+        name: .long,
+        help:
+            "postgres://user@host/db (default: ORCHESTRATE_DATABASE_URL, orchestrate.yml, PG* variables, else the embedded cluster)."
+    )
     var database: String?
 
     @Flag(name: .long, help: "Log what orchestrate does (to stderr).")
@@ -108,7 +113,7 @@ struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the suite's scenarios over worker slots and record every attempt.",
         discussion: """
-            Ctrl-C or SIGTERM stops launching, ends the running scenarios' process groups and marks the run
+            Ctrl-C or SIGTERM stops launching, ends the running scenarios' process groups and marks the run \
             interrupted; `orchestrate run --resume RUN_ID` finishes what is left without re-running what passed.
             """
     )
@@ -126,7 +131,9 @@ struct Run: AsyncParsableCommand {
             """)
     var mode: Mode?
 
-    @Option(name: .long, parsing: .unconditional, help: "Re-runs of a failed attempt, 0 to 100 (default: orchestrate.yml's retries, else 0).")
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: "Re-runs of a failed attempt, 0 to 100 (default: orchestrate.yml's retries, else 0).")
     var retries: Int?
 
     @Option(
@@ -134,7 +141,9 @@ struct Run: AsyncParsableCommand {
         help: "Run only these scenarios: ids, or feature files with optional lines (Features/chat.feature:12:30).")
     var only: [String] = []
 
-    @Option(name: .long, help: "Run only scenarios whose tags match a Cucumber tag expression, e.g. \"@smoke and not (@wip or @slow)\".")
+    @Option(
+        name: .long,
+        help: "Run only scenarios whose tags match a Cucumber tag expression, e.g. \"@smoke and not (@wip or @slow)\".")
     var tags: String?
 
     @Option(name: .long, help: "Finish an interrupted run: only what has not passed runs again.")
@@ -144,7 +153,9 @@ struct Run: AsyncParsableCommand {
 
     @Flag(
         name: .long,
-        help: "With --join and --node, when the run is finished: re-run only what failed in this node's share (a CI job re-run).")
+        help:
+            "With --join and --node, when the run is finished: re-run only what failed in this node's share (a CI job re-run)."
+    )
     var failed = false
 
     @Flag(
@@ -165,12 +176,19 @@ struct Run: AsyncParsableCommand {
         if failed && (joining.join == nil || joining.node == nil) {
             throw ValidationError("--failed re-runs a node's failures: it needs --join KEY and --node NAME")
         }
-        if joining.join != nil && resume != nil { throw ValidationError("--join plans or joins a run; it cannot be combined with --resume") }
-        if let retries, !Limits.retries.contains(retries) {
-            throw ValidationError("--retries must be from \(Limits.retries.lowerBound) to \(Limits.retries.upperBound) (got \(retries))")
+        if joining.join != nil && resume != nil {
+            throw ValidationError("--join plans or joins a run; it cannot be combined with --resume")
         }
-        if let resume, UUID(uuidString: resume) == nil { throw ValidationError("--resume needs a run id like 6f1c2a9e-… (see orchestrate runs)") }
-        if !(0...1).contains(newTestsShare) { throw ValidationError("--new-tests-share must be from 0 to 1 (got \(newTestsShare))") }
+        if let retries, !Limits.retries.contains(retries) {
+            throw ValidationError(
+                "--retries must be from \(Limits.retries.lowerBound) to \(Limits.retries.upperBound) (got \(retries))")
+        }
+        if let resume, UUID(uuidString: resume) == nil {
+            throw ValidationError("--resume needs a run id like 6f1c2a9e-… (see orchestrate runs)")
+        }
+        if !(0...1).contains(newTestsShare) {
+            throw ValidationError("--new-tests-share must be from 0 to 1 (got \(newTestsShare))")
+        }
         if resume != nil && (!only.isEmpty || tags != nil) {
             throw ValidationError("--resume finishes a run as planned; it cannot be combined with --only or --tags")
         }
@@ -193,7 +211,8 @@ struct Run: AsyncParsableCommand {
         let logger = common.logger
         StopGuard.arm()
         try await exiting {
-            try await RunOrchestration.run(options, output: ConsoleRunOutput(progress: work.progress, console: .detached), logger: logger)
+            try await RunOrchestration.run(
+                options, output: ConsoleRunOutput(progress: work.progress, console: .detached), logger: logger)
         }
     }
 }
@@ -201,7 +220,9 @@ struct Run: AsyncParsableCommand {
 /// How a process works a run on this host: `run` and `agent` alike.
 struct WorkOptions: ParsableArguments {
     // `.unconditional`: `--workers -1` is a value (and an error saying so), not a missing one.
-    @Option(name: .long, parsing: .unconditional, help: "Worker slots on this host (default: orchestrate.yml's workers, else the core count).")
+    @Option(
+        name: .long, parsing: .unconditional,
+        help: "Worker slots on this host (default: orchestrate.yml's workers, else the core count).")
     var workers: Int?
 
     @Option(name: .long, help: "Also write the JUnit XML here (in a joined run: the scenarios this process settled).")
@@ -210,7 +231,9 @@ struct WorkOptions: ParsableArguments {
     @Option(name: .long, help: "Reports folder (default: orchestrate.yml's reports, else .orchestrate/reports).")
     var reports: String?
 
-    @Flag(name: .long, help: "Flaky passes, nondeterministic verdicts and quarantined failures fail the run too (exit 1).")
+    @Flag(
+        name: .long, help: "Flaky passes, nondeterministic verdicts and quarantined failures fail the run too (exit 1)."
+    )
     var strict = false
 
     @Option(name: .long, help: "Progress display: auto (live on a terminal, lines otherwise) | live | lines | none.")
@@ -232,12 +255,15 @@ struct WorkOptions: ParsableArguments {
             """)
     var metricsAddress = "127.0.0.1"
 
-    @Option(name: .long, help: ArgumentHelp("Lease length, e.g. 30s: a worker silent this long is presumed dead.", visibility: .hidden))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("Lease length, e.g. 30s: a worker silent this long is presumed dead.", visibility: .hidden))
     var lease: String?
 
     func validate() throws {
         if let workers, !Limits.workers.contains(workers) {
-            throw ValidationError("--workers must be from \(Limits.workers.lowerBound) to \(Limits.workers.upperBound) (got \(workers))")
+            throw ValidationError(
+                "--workers must be from \(Limits.workers.lowerBound) to \(Limits.workers.upperBound) (got \(workers))")
         }
         if let metricsPort, !(0...65535).contains(metricsPort) {
             throw ValidationError("--metrics-port must be from 0 to 65535 (got \(metricsPort))")
@@ -278,7 +304,9 @@ struct JoinOptions: ParsableArguments {
     func validate() throws {
         for (flag, value) in [("--join", join), ("--node", node)] {
             guard let value else { continue }
-            if value.isEmpty || value.count > 200 || value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            if value.isEmpty || value.count > 200
+                || value.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+            {
                 throw ValidationError("\(flag) must be 1 to 200 characters without control characters")
             }
         }
@@ -317,7 +345,9 @@ struct Agent: AsyncParsableCommand {
         if [run != nil, joining.join != nil, forever].filter({ $0 }).count != 1 {
             throw ValidationError("an agent needs exactly one of --run RUN_ID, --join KEY and --forever")
         }
-        if let run, UUID(uuidString: run) == nil { throw ValidationError("--run needs a run id like 6f1c2a9e-… (see orchestrate runs)") }
+        if let run, UUID(uuidString: run) == nil {
+            throw ValidationError("--run needs a run id like 6f1c2a9e-… (see orchestrate runs)")
+        }
         if DurationText.parse(wait) == nil { throw ValidationError("--wait must be a duration like 10m") }
     }
 
@@ -335,7 +365,8 @@ struct Agent: AsyncParsableCommand {
         let logger = common.logger
         StopGuard.arm()
         try await exiting {
-            try await RunOrchestration.run(options, output: ConsoleRunOutput(progress: work.progress, console: .detached), logger: logger)
+            try await RunOrchestration.run(
+                options, output: ConsoleRunOutput(progress: work.progress, console: .detached), logger: logger)
         }
     }
 }
@@ -343,7 +374,9 @@ struct Agent: AsyncParsableCommand {
 struct Report: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write a run's JUnit XML and HTML report from the database, on any host, and print its summary.",
-        discussion: "Every attempt of a run that many hosts worked is in the database: any of them, or any other machine, can write them."
+        usage: "orchestrate report [<run>] [--join <key>] [--junit <path>] [<options>]",
+        discussion:
+            "Every attempt of a run that many hosts worked is in the database: any of them, or any other machine, can write them."
     )
 
     @OptionGroup var common: CommonOptions
@@ -361,15 +394,20 @@ struct Report: AsyncParsableCommand {
     var html: String?
 
     func validate() throws {
-        if (run == nil) == (join == nil) { throw ValidationError("name the run: RUN (see orchestrate runs) or --join KEY") }
-        if let run, UUID(uuidString: run) == nil { throw ValidationError("RUN must be a run id like 6f1c2a9e-… (see orchestrate runs)") }
+        if (run == nil) == (join == nil) {
+            throw ValidationError("name the run: RUN (see orchestrate runs) or --join KEY")
+        }
+        if let run, UUID(uuidString: run) == nil {
+            throw ValidationError("RUN must be a run id like 6f1c2a9e-… (see orchestrate runs)")
+        }
     }
 
     func run() async throws {
         let logger = common.logger
         try await printing {
             try await ReportCommand.write(
-                run: run.map { .id(UUID(uuidString: $0)!) } ?? .joinKey(join ?? ""), junit: junit, html: html, configPath: common.config,
+                run: run.map { .id(UUID(uuidString: $0)!) } ?? .joinKey(join ?? ""), junit: junit, html: html,
+                configPath: common.config,
                 database: common.database, logger: logger)
         }
     }
@@ -378,6 +416,7 @@ struct Report: AsyncParsableCommand {
 struct Artifacts: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Write what a scenario's attempts kept (artifacts, logs of failures) from the database, on any host.",
+        usage: "orchestrate artifacts <run> <scenario> --out <folder> [<options>]",
         discussion: """
             Each attempt's files go to a folder of their own under --out (attempt-1/, attempt-2/, …). What an attempt keeps \
             is stored up to artifacts.max-bytes in orchestrate.yml (10 MiB by default); files past it are listed by name.
@@ -399,7 +438,9 @@ struct Artifacts: AsyncParsableCommand {
     var attempt: Int?
 
     func validate() throws {
-        if UUID(uuidString: run) == nil { throw ValidationError("RUN must be a run id like 6f1c2a9e-… (see orchestrate runs)") }
+        if UUID(uuidString: run) == nil {
+            throw ValidationError("RUN must be a run id like 6f1c2a9e-… (see orchestrate runs)")
+        }
         if let attempt, attempt < 1 { throw ValidationError("--attempt must be 1 or more") }
     }
 
@@ -407,22 +448,27 @@ struct Artifacts: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await ReportCommand.artifacts(
-                runID: UUID(uuidString: run)!, scenario: scenario, attempt: attempt, out: out, configPath: common.config, database: common.database,
+                runID: UUID(uuidString: run)!, scenario: scenario, attempt: attempt, out: out,
+                configPath: common.config, database: common.database,
                 logger: logger)
         }
     }
 }
 
 struct Scenarios: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List what would run, with expected durations from history.")
+    static let configuration = CommandConfiguration(
+        abstract: "List what would run, with expected durations from history.",
+        usage: "orchestrate scenarios [--only <id> ...] [--tags <expression>] [<options>]")
 
     @OptionGroup var common: CommonOptions
 
     @Option(
-        name: .long, parsing: .upToNextOption, help: "Only these scenarios: ids, or feature files with optional lines (Features/chat.feature:12).")
+        name: .long, parsing: .upToNextOption,
+        help: "Only these scenarios: ids, or feature files with optional lines (Features/chat.feature:12).")
     var only: [String] = []
 
-    @Option(name: .long, help: "Only scenarios whose tags match a Cucumber tag expression, e.g. \"@smoke and not @wip\".")
+    @Option(
+        name: .long, help: "Only scenarios whose tags match a Cucumber tag expression, e.g. \"@smoke and not @wip\".")
     var tags: String?
 
     @Option(name: .long, help: "table | json")
@@ -432,7 +478,8 @@ struct Scenarios: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await ListingCommands.scenarios(
-                configPath: common.config, only: only, tags: tags, database: common.database, format: format, logger: logger
+                configPath: common.config, only: only, tags: tags, database: common.database, format: format,
+                logger: logger
             )
         }
     }
@@ -452,7 +499,9 @@ struct ListingOptions: ParsableArguments {
 }
 
 struct Runs: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List recent runs and their counts.")
+    static let configuration = CommandConfiguration(
+        abstract: "List recent runs and their counts.",
+        usage: "orchestrate runs [--limit <count>] [--format <format>] [<options>]")
 
     @OptionGroup var common: CommonOptions
 
@@ -462,7 +511,8 @@ struct Runs: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await ListingCommands.runs(
-                configPath: common.config, limit: listing.limit, database: common.database, format: listing.format, logger: logger
+                configPath: common.config, limit: listing.limit, database: common.database, format: listing.format,
+                logger: logger
             )
         }
     }
@@ -471,6 +521,7 @@ struct Runs: AsyncParsableCommand {
 struct History: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "One scenario's attempts over time, and the steps of the newest with the exchanges each made.",
+        usage: "orchestrate history <scenario> [--limit <count>] [<options>]",
         discussion: "SCENARIO is a scenario id, or a part of exactly one id that has history (\"bot offers\")."
     )
 
@@ -485,7 +536,8 @@ struct History: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await ListingCommands.history(
-                configPath: common.config, scenario: scenario, limit: listing.limit, database: common.database, format: listing.format, logger: logger
+                configPath: common.config, scenario: scenario, limit: listing.limit, database: common.database,
+                format: listing.format, logger: logger
             )
         }
     }
@@ -494,11 +546,12 @@ struct History: AsyncParsableCommand {
 struct Flaky: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Scenarios by flakiness score, with their verdicts and the newest evidence.",
+        usage: "orchestrate flaky [--since <duration>] [--branch <branch>] [<options>]",
         discussion: """
-            score = (flips + 1) / (transitions + 10): the share of consecutive attempts (same branch, git revision and
-            kind of backend: replay/mock or live/record) whose outcomes differ, with a prior worth ten observations that
-            starts every scenario at 0.1. One that alternates every run approaches 1; one that never changes approaches 0.
-            The scenarios are this project's (project: in orchestrate.yml, else the config's folder name). The attempts
+            score = (flips + 1) / (transitions + 10): the share of consecutive attempts (same branch, git revision and \
+            kind of backend: replay/mock or live/record) whose outcomes differ, with a prior worth ten observations that \
+            starts every scenario at 0.1. One that alternates every run approaches 1; one that never changes approaches 0. \
+            The scenarios are this project's (project: in orchestrate.yml, else the config's folder name). The attempts \
             are those of runs that have settled: a run under way counts once it is judged.
             """
     )
@@ -520,7 +573,8 @@ struct Flaky: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await FlakinessCommands.flaky(
-                configPath: common.config, since: window, branch: branch, limit: listing.limit, database: common.database, format: listing.format,
+                configPath: common.config, since: window, branch: branch, limit: listing.limit,
+                database: common.database, format: listing.format,
                 logger: logger
             )
         }
@@ -530,7 +584,9 @@ struct Flaky: AsyncParsableCommand {
 struct Logs: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The network log of an attempt: its steps with the exchanges under each, or HAR 1.2 (--har).",
-        discussion: "RUN is a run id or its start; SCENARIO an id or a part of exactly one. Default: the run's last attempt of it."
+        usage: "orchestrate logs <run-id> <scenario> [--attempt <n>] [--har] [<options>]",
+        discussion:
+            "RUN is a run id or its start; SCENARIO an id or a part of exactly one. Default: the run's last attempt of it."
     )
 
     @OptionGroup var common: CommonOptions
@@ -554,7 +610,8 @@ struct Logs: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await FlakinessCommands.logs(
-                configPath: common.config, run: runID, scenario: scenario, attempt: attempt, lane: lane, har: har, database: common.database,
+                configPath: common.config, run: runID, scenario: scenario, attempt: attempt, lane: lane, har: har,
+                database: common.database,
                 logger: logger
             )
         }
@@ -565,9 +622,10 @@ struct QuarantineCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "quarantine",
         abstract: "Quarantined scenarios: their failures are reported but do not fail a run (unless run --strict).",
+        usage: "orchestrate quarantine <action> [<scenario>] [<options>]",
         discussion: """
-            add SCENARIO [--reason TEXT] | remove SCENARIO | list. Besides these, orchestrate.yml's quarantine.threshold
-            (default 0.3, or off) quarantines a scenario automatically once its flakiness score reaches it, and releases it
+            add SCENARIO [--reason TEXT] | remove SCENARIO | list. Besides these, orchestrate.yml's quarantine.threshold \
+            (default 0.3, or off) quarantines a scenario automatically once its flakiness score reaches it, and releases it \
             when the score falls below again.
             """
     )
@@ -590,7 +648,8 @@ struct QuarantineCommand: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await FlakinessCommands.quarantine(
-                configPath: common.config, action: action, scenario: scenario, reason: reason, database: common.database, format: format,
+                configPath: common.config, action: action, scenario: scenario, reason: reason,
+                database: common.database, format: format,
                 logger: logger
             )
         }
@@ -601,6 +660,7 @@ struct DB: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "db",
         abstract: "Manage the database: status | stop | url | migrate | expose.",
+        usage: "orchestrate db <action> [--listen <address>] [<options>]",
         discussion: """
             The embedded cluster starts on demand and stays running for later queries; `db stop` stops it. It listens on a \
             private unix socket only, until `db expose --listen ADDRESS` opens it to other hosts (CI nodes, agents): TLS \
@@ -625,7 +685,8 @@ struct DB: AsyncParsableCommand {
     func run() async throws {
         let logger = common.logger
         try await printing {
-            try await DatabaseCommands.perform(action, configPath: common.config, database: common.database, listen: listen, logger: logger)
+            try await DatabaseCommands.perform(
+                action, configPath: common.config, database: common.database, listen: listen, logger: logger)
         }
     }
 }
@@ -639,19 +700,23 @@ struct Mock: AsyncParsableCommand {
     struct Serve: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Serve one mock server on 127.0.0.1 until Ctrl-C.",
+            usage: "orchestrate mock serve [--port <port>] [--mode <mode>] [<options>]",
             discussion: """
-                The app addresses http://127.0.0.1:PORT/<host>/<path>: the first path component is the host it meant,
-                forwarded only when it is in mock.hosts of orchestrate.yml (anything else gets 403). In record mode
+                The app addresses http://127.0.0.1:PORT/<host>/<path>: the first path component is the host it meant, \
+                forwarded only when it is in mock.hosts of orchestrate.yml (anything else gets 403). In record mode \
                 the exchanges are written to --cassette (HAR 1.2) when the server stops; replay answers from it.
                 """
         )
 
         @OptionGroup var common: CommonOptions
 
-        @Option(name: .long, parsing: .unconditional, help: "The port on 127.0.0.1 (0: any free port, printed at start).")
+        @Option(
+            name: .long, parsing: .unconditional, help: "The port on 127.0.0.1 (0: any free port, printed at start).")
         var port = 0
 
-        @Option(name: .long, help: "replay, record, live, mock or hybrid (default: mock.mode of orchestrate.yml, else replay).")
+        @Option(
+            name: .long,
+            help: "replay, record, live, mock or hybrid (default: mock.mode of orchestrate.yml, else replay).")
         var mode: Mode?
 
         @Option(name: .long, help: "The HAR cassette to replay from or record into.")
@@ -659,18 +724,24 @@ struct Mock: AsyncParsableCommand {
 
         @Flag(
             name: .long, inversion: .prefixedNo,
-            help: "Write every exchange and step to the database (as a run of one scenario, mock-serve); --no-log serves without a database.")
+            help:
+                "Write every exchange and step to the database (as a run of one scenario, mock-serve); --no-log serves without a database."
+        )
         var log = true
 
         func validate() throws {
-            guard (0...65535).contains(port) else { throw ValidationError("--port must be between 0 and 65535 (got \(port))") }
+            guard (0...65535).contains(port) else {
+                throw ValidationError("--port must be between 0 and 65535 (got \(port))")
+            }
         }
 
         func run() async throws {
             let logger = common.logger
             try await exiting {
                 try await MockCommands.serve(
-                    .init(configPath: common.config, port: port, mode: mode, cassette: cassette, database: common.database, log: log),
+                    .init(
+                        configPath: common.config, port: port, mode: mode, cassette: cassette,
+                        database: common.database, log: log),
                     logger: logger
                 )
             }
@@ -689,9 +760,9 @@ struct GherkinGroup: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print the pickles of feature files as Cucumber Messages NDJSON.",
             discussion: """
-                One `{"pickle": …}` envelope per line for every scenario and every example row: backgrounds prepended,
-                outline placeholders filled, tags inherited, as Cucumber compiles them. A file that does not parse
-                gives `{"parseError": …}` envelopes instead (several per file, each with line and column), the same
+                One `{"pickle": …}` envelope per line for every scenario and every example row: backgrounds prepended, \
+                outline placeholders filled, tags inherited, as Cucumber compiles them. A file that does not parse \
+                gives `{"parseError": …}` envelopes instead (several per file, each with line and column), the same \
                 errors as `file:line:column: message` lines on stderr, and exit status 2.
                 """
         )

@@ -5,13 +5,17 @@ import Testing
 
 @Suite struct NetworkDiffTests {
     func exchange(
-        _ sequence: Int, _ method: String, _ url: String, status: Int? = 200, body: String = "", headers: [String: String] = [:],
+        _ sequence: Int, _ method: String, _ url: String, status: Int? = 200, body: String = "",
+        headers: [String: String] = [:],
         milliseconds: Int64 = 5, step: Int? = nil
     ) -> Exchange {
         Exchange(
-            sequence: sequence, mode: .live, matched: false, host: URL(string: url)?.host ?? "", method: method, url: url, requestHeaders: [],
-            requestBody: [], status: status, responseHeaders: headers.map { Exchange.Header(name: $0.key, value: $0.value) },
-            responseBody: Array(body.utf8), startedAt: Date(), durationMicroseconds: milliseconds * 1000, stepPosition: step
+            sequence: sequence, mode: .live, matched: false, host: URL(string: url)?.host ?? "", method: method,
+            url: url, requestHeaders: [],
+            requestBody: [], status: status,
+            responseHeaders: headers.map { Exchange.Header(name: $0.key, value: $0.value) },
+            responseBody: Array(body.utf8), startedAt: Date(), durationMicroseconds: milliseconds * 1000,
+            stepPosition: step
         )
     }
 
@@ -19,11 +23,15 @@ import Testing
 
     @Test("JSON bodies differ field by field, by JSON path")
     func jsonChanges() throws {
-        let before = try json(#"{"reply":"Shall I book you in?","options":[{"label":"OK"},{"label":"Not now"}],"n":1,"gone":true,"odd key":[1]}"#)
+        let before = try json(
+            #"{"reply":"Shall I book you in?","options":[{"label":"OK"},{"label":"Not now"}],"n":1,"gone":true,"odd key":[1]}"#
+        )
         let after = try json(
             #"{"reply":"Shall I book you in?","options":[{"label":"SURE"},{"label":"Not now"},{"label":"Later"}],"n":1.0,"new":null,"odd key":[1,2]}"#
         )
-        let changes = JSONDiff.changes(before, after).map { "\($0.path): \(JSONDiff.render($0.before)) → \(JSONDiff.render($0.after))" }
+        let changes = JSONDiff.changes(before, after).map {
+            "\($0.path): \(JSONDiff.render($0.before)) → \(JSONDiff.render($0.after))"
+        }
         #expect(
             changes == [
                 "$.gone: true → absent",
@@ -42,13 +50,15 @@ import Testing
             exchange(1, "GET", "https://api.clinic.test/v1/news?b=2&a=1", status: 500, step: 1),
             exchange(2, "GET", "https://api.clinic.test/v1/news?a=1&b=2", step: 1),
             exchange(
-                3, "POST", "https://api.clinic.test/v1/chat/messages", body: chat, headers: ["Content-Type": "application/json", "Date": "Mon"],
+                3, "POST", "https://api.clinic.test/v1/chat/messages", body: chat,
+                headers: ["Content-Type": "application/json", "Date": "Mon"],
                 milliseconds: 40, step: 2),
         ]
         let live = [
             exchange(1, "GET", "https://api.clinic.test/v1/news?a=1&b=2", step: 1),
             exchange(
-                2, "POST", "https://api.clinic.test/v1/chat/messages", body: #"{"options":[{"label":"SURE"}],"id":"b2"}"#,
+                2, "POST", "https://api.clinic.test/v1/chat/messages",
+                body: #"{"options":[{"label":"SURE"}],"id":"b2"}"#,
                 headers: ["content-type": "text/json", "date": "Tue"], milliseconds: 900, step: 2),
             exchange(3, "GET", "https://api.clinic.test/v1/slots", status: 503, step: 3),
         ]
@@ -70,11 +80,13 @@ import Testing
             recorded: [recorded[2]],
             live: [
                 exchange(
-                    1, "POST", "https://api.clinic.test/v1/chat/messages", body: #"{"options":[{"label":"OK"}],"id":"c3"}"#,
+                    1, "POST", "https://api.clinic.test/v1/chat/messages",
+                    body: #"{"options":[{"label":"OK"}],"id":"c3"}"#,
                     headers: ["Content-Type": "application/json"], milliseconds: 40, step: 2)
             ])
         #expect(passing.map(\.key) == ["body POST api.clinic.test/v1/chat/messages $.id"])
-        let evidence = NetworkDiff().differences(recorded: recorded, live: live, noise: NetworkDifference.noise([passing]))
+        let evidence = NetworkDiff().differences(
+            recorded: recorded, live: live, noise: NetworkDifference.noise([passing]))
         #expect(evidence.count == found.count - 1)
         #expect(!evidence.contains { $0.path == "$.id" })
         #expect(NetworkDiff().differences(recorded: recorded, live: recorded).isEmpty)
@@ -94,7 +106,10 @@ import Testing
         (Outcomes(thisRun: [true], history: [true, true]), Outcomes(thisRun: [false], history: [false]), .drift),
         // Passed until the backend changed, fails since: one change, not nondeterminism.
         (Outcomes(thisRun: [true], history: [true]), Outcomes(thisRun: [false], history: [true, true]), .drift),
-        (Outcomes(thisRun: [true], history: [true]), Outcomes(thisRun: [false], history: [true, false, true]), .nondeterministic),
+        (
+            Outcomes(thisRun: [true], history: [true]), Outcomes(thisRun: [false], history: [true, false, true]),
+            .nondeterministic
+        ),
         (Outcomes(thisRun: [true]), nil, .stable),
         (nil, Outcomes(thisRun: [false]), .failing),
     ]

@@ -13,13 +13,16 @@ struct CoordinatorTests {
         let id = UUID()
         try await RunStore(database: database).create(
             RunPlan(
-                id: id, host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .replay, workers: 2,
+                id: id, host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .replay,
+                workers: 2,
                 retries: retries, scenarios: scenarios
             ))
         return id
     }
 
-    func configuration(_ runID: UUID, _ directory: TemporaryDirectory, lease: Duration = .seconds(30)) -> CoordinatorConfiguration {
+    func configuration(
+        _ runID: UUID, _ directory: TemporaryDirectory, lease: Duration = .seconds(30)
+    ) -> CoordinatorConfiguration {
         var configuration = CoordinatorConfiguration(
             runID: runID, workers: 2, host: "this-host", workingDirectory: directory.path,
             attemptsDirectory: directory.file("attempts"), mode: .replay, baseEnvironment: ["PATH": "/usr/bin:/bin"],
@@ -39,7 +42,8 @@ struct CoordinatorTests {
         try await TemporaryDirectory.with { directory in
             try await withTestDatabase { database in
                 let runID = try await plan(
-                    database, [scenario("a", "echo a >> runs"), scenario("b", "echo b >> runs"), scenario("c", "echo c >> runs")])
+                    database,
+                    [scenario("a", "echo a >> runs"), scenario("b", "echo b >> runs"), scenario("c", "echo c >> runs")])
                 // A worker on another host claims one attempt (a short lease) and is never heard of again.
                 let lost = try #require(
                     try await AttemptQueue(database: database, lease: .milliseconds(300))
@@ -53,7 +57,8 @@ struct CoordinatorTests {
                 let runs = directory.read("runs").split(separator: "\n").map(String.init).sorted()
                 #expect(runs == ["a", "b", "c"])
                 // The dead worker's late result is refused: the attempt belongs to its replacement now.
-                let late = try await queue.complete(lost, result: AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 1))
+                let late = try await queue.complete(
+                    lost, result: AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 1))
                 #expect(!late.accepted)
                 let report = try await RunStore(database: database).report(runID)
                 #expect(report.scenarios.allSatisfy { $0.result == .passed && $0.attempts.count == 1 })
@@ -65,9 +70,11 @@ struct CoordinatorTests {
     func retryOnAnotherSlot() async throws {
         try await TemporaryDirectory.with { directory in
             try await withTestDatabase { database in
-                let runID = try await plan(database, [scenario("flaky", #"test "$ORCHESTRATE_ATTEMPT" = 2"#)], retries: 1)
+                let runID = try await plan(
+                    database, [scenario("flaky", #"test "$ORCHESTRATE_ATTEMPT" = 2"#)], retries: 1)
                 let queue = AttemptQueue(database: database)
-                let coordinator = Coordinator(configuration: configuration(runID, directory), queue: queue, logger: Logger(label: "test"))
+                let coordinator = Coordinator(
+                    configuration: configuration(runID, directory), queue: queue, logger: Logger(label: "test"))
                 #expect(try await coordinator.run() == .drained)
                 let entry = try #require(try await RunStore(database: database).report(runID).scenarios.first)
                 #expect(entry.result == .flaky)
@@ -81,12 +88,15 @@ struct CoordinatorTests {
     func idleSlotsWake() async throws {
         try await TemporaryDirectory.with { directory in
             try await withTestDatabase { database in
-                // The retry comes back while the other slot waits for work; it takes it, then both see the run drained —
-                // long before a minute's poll interval would have let them look again.
-                let runID = try await plan(database, [scenario("flaky", #"sleep 0.3; test "$ORCHESTRATE_ATTEMPT" = 2"#)], retries: 1)
+                // The retry comes back while the other slot waits for work; it takes it, then both see the run drained
+                // — long before a minute's poll interval would have let them look again.
+                let runID = try await plan(
+                    database, [scenario("flaky", #"sleep 0.3; test "$ORCHESTRATE_ATTEMPT" = 2"#)], retries: 1)
                 var configuration = configuration(runID, directory)
                 configuration.pollInterval = .seconds(60)
-                let coordinator = Coordinator(configuration: configuration, queue: AttemptQueue(database: database), logger: Logger(label: "test"))
+                let coordinator = Coordinator(
+                    configuration: configuration, queue: AttemptQueue(database: database), logger: Logger(label: "test")
+                )
                 let start = ContinuousClock.now
                 #expect(try await coordinator.run() == .drained)
                 #expect(ContinuousClock.now - start < .seconds(20))
@@ -103,7 +113,8 @@ struct CoordinatorTests {
             try await withTestDatabase { database in
                 let runID = try await plan(database, [scenario("long", "sleep 30")])
                 let queue = AttemptQueue(database: database)
-                let coordinator = Coordinator(configuration: configuration(runID, directory), queue: queue, logger: Logger(label: "test"))
+                let coordinator = Coordinator(
+                    configuration: configuration(runID, directory), queue: queue, logger: Logger(label: "test"))
                 async let outcome = coordinator.run()
                 #expect(await eventually { (try? await queue.counts(runID: runID).running) == 1 })
                 coordinator.requestStop()
@@ -117,12 +128,14 @@ struct CoordinatorTests {
     func claimAhead() async throws {
         try await TemporaryDirectory.with { directory in
             try await withTestDatabase { database in
-                // Never-seen scenarios go in id order: the quick ones first, so claiming ahead is on when the long ones come.
+                // Never-seen scenarios go in id order: the quick ones first, so claiming ahead is on when the long ones
+                // come.
                 let quick = (0..<12).map { scenario(String(format: "a%02d", $0), "true") }
                 let long = (0..<10).map { scenario(String(format: "b%02d", $0), "sleep 30") }
                 let runID = try await plan(database, quick + long)
                 let queue = AttemptQueue(database: database)
-                let coordinator = Coordinator(configuration: configuration(runID, directory), queue: queue, logger: Logger(label: "test"))
+                let coordinator = Coordinator(
+                    configuration: configuration(runID, directory), queue: queue, logger: Logger(label: "test"))
                 async let outcome = coordinator.run()
                 // The quick ones passed; two slots run two long ones, and more were claimed ahead, under leases.
                 let store = RunStore(database: database)

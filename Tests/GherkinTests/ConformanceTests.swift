@@ -4,9 +4,9 @@ import OrchestrateModel
 import OrchestrateTesting
 import Testing
 
-/// The official Cucumber parser (PyPI `gherkin-official`, this version; `make test` installs it) and the feature files it
-/// judges: the corpus of `Corpus/good` (every construct of the grammar, no parse error) and `Corpus/bad` (parse errors
-/// of every kind), and mutants of them generated here.
+/// The official Cucumber parser (PyPI `gherkin-official`, this version; `make test` installs it) and the feature files
+/// it judges: the corpus of `Corpus/good` (every construct of the grammar, no parse error) and `Corpus/bad` (parse
+/// errors of every kind), and mutants of them generated here.
 enum Oracle {
     static let version = "42.0.1"
     static let here = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
@@ -24,14 +24,17 @@ enum Oracle {
 
     static func path(_ name: String) -> String { here.appendingPathComponent("Corpus/\(name)").path }
 
-    /// What the official parser makes of each file (pickles, or parse errors), normalized, by path. One run for all of them.
+    /// What the official parser makes of each file (pickles, or parse errors), normalized, by path. One run for all of
+    /// them.
     static func envelopes(of paths: [String]) throws -> [String: [NSDictionary]] {
         var result: [String: [NSDictionary]] = [:]
         let output = try Python.run([script, version] + paths, hint: hint)
         for line in output.split(separator: "\n") {
             let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
             let path = try #require(object["path"] as? String)
-            result[path] = try #require(object["envelopes"] as? [Any]).map { stripped(locatedByMessage($0)) as! NSDictionary }
+            result[path] = try #require(object["envelopes"] as? [Any]).map {
+                stripped(locatedByMessage($0)) as! NSDictionary
+            }
         }
         return result
     }
@@ -53,7 +56,9 @@ enum Oracle {
             var source = error["source"] as? [String: Any], let message = error["message"] as? String,
             message.hasPrefix("("), let end = message.firstIndex(of: ")")
         else { return envelope }
-        let numbers = message[message.index(after: message.startIndex)..<end].split(separator: ":").compactMap { Int($0) }
+        let numbers = message[message.index(after: message.startIndex)..<end].split(separator: ":").compactMap {
+            Int($0)
+        }
         guard numbers.count == 2 else { return envelope }
         source["location"] = numbers[1] == 0 ? ["line": numbers[0]] : ["line": numbers[0], "column": numbers[1]]
         error["source"] = source
@@ -66,7 +71,8 @@ enum Oracle {
     private static func stripped(_ value: Any) -> Any {
         if let dictionary = value as? [String: Any] {
             var result: [String: Any] = [:]
-            for (key, value) in dictionary where !["id", "astNodeIds", "astNodeId", "uri"].contains(key) && !(value is NSNull) {
+            for (key, value) in dictionary
+            where !["id", "astNodeIds", "astNodeId", "uri"].contains(key) && !(value is NSNull) {
                 result[key] = stripped(value)
             }
             return result
@@ -76,15 +82,20 @@ enum Oracle {
     }
 
     /// Compares orchestrate's envelopes for `source` with the oracle's, recording one issue per difference.
-    static func compare(_ source: String, expected: [NSDictionary]?, name: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    static func compare(
+        _ source: String, expected: [NSDictionary]?, name: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let expected = try #require(expected, "the oracle said nothing of \(name)", sourceLocation: sourceLocation)
         let ours = try ours(source)
         #expect(
-            ours.count == expected.count, "\(name): \(ours.count) envelopes, the official parser \(expected.count)", sourceLocation: sourceLocation)
+            ours.count == expected.count, "\(name): \(ours.count) envelopes, the official parser \(expected.count)",
+            sourceLocation: sourceLocation)
         for (index, (mine, theirs)) in zip(ours, expected).enumerated() where mine != theirs {
-            let numbered = source.components(separatedBy: "\n").enumerated().map { "  \($0 + 1)| \($1)" }.joined(separator: "\n")
+            let numbered = source.components(separatedBy: "\n").enumerated().map { "  \($0 + 1)| \($1)" }.joined(
+                separator: "\n")
             Issue.record(
-                "\(name), envelope \(index + 1):\n  ours:   \(mine)\n  oracle: \(theirs)\nthe file:\n\(numbered)", sourceLocation: sourceLocation)
+                "\(name), envelope \(index + 1):\n  ours:   \(mine)\n  oracle: \(theirs)\nthe file:\n\(numbered)",
+                sourceLocation: sourceLocation)
             return
         }
     }
@@ -103,10 +114,14 @@ struct Mutator {
     }
 
     static let insertions: [String] = [
-        "Feature: inserted", "Rule: inserted", "Background:", "Scenario: inserted", "Scenario Outline: with <x>", "Examples:",
-        "Example: inserted", "Given an inserted step", "And <x>", "But not this", "* a star", "When", "Then <x> and <y>",
-        "@t", "@a @b", "@bad tag", "@x #comment", "@", "| a |", "| a | b |", "| <x> |", "|", "| a \\|", "| open", "|  |  |",
-        "\"\"\"", "```", "\"\"\"json", "```text", "\\\"\\\"\\\"", "# comment", "# language: fr", "#language:xx", "#", "",
+        "Feature: inserted", "Rule: inserted", "Background:", "Scenario: inserted", "Scenario Outline: with <x>",
+        "Examples:",
+        "Example: inserted", "Given an inserted step", "And <x>", "But not this", "* a star", "When",
+        "Then <x> and <y>",
+        "@t", "@a @b", "@bad tag", "@x #comment", "@", "| a |", "| a | b |", "| <x> |", "|", "| a \\|", "| open",
+        "|  |  |",
+        "\"\"\"", "```", "\"\"\"json", "```text", "\\\"\\\"\\\"", "# comment", "# language: fr", "#language:xx", "#",
+        "",
         "Soit un pas", "Funktionalität: deutsch", "   ", "\t",
     ]
     static let indents = ["", " ", "  ", "    ", "      ", "\t", " \t ", "          "]
@@ -124,7 +139,9 @@ struct Mutator {
             case 1: lines.insert(lines[at], at: at)
             case 2: if at + 1 < lines.count { lines.swapAt(at, at + 1) }
             case 3: lines[at] = Self.indents[pick(Self.indents.count)] + lines[at].drop { $0 == " " || $0 == "\t" }
-            case 4, 5: lines.insert(Self.indents[pick(Self.indents.count)] + Self.insertions[pick(Self.insertions.count)], at: at)
+            case 4, 5:
+                lines.insert(
+                    Self.indents[pick(Self.indents.count)] + Self.insertions[pick(Self.insertions.count)], at: at)
             default:
                 // Cut short, possibly in the middle of a line (and of a CRLF).
                 let text = lines.joined(separator: "\n")
@@ -152,8 +169,8 @@ struct ConformanceTests {
         var oracle: [String: [NSDictionary]]
     }
 
-    /// Made once, on a thread of its own (the oracle is a Python program the tests wait for): every test awaits the same
-    /// task, none holds one of the cooperative pool's few threads meanwhile.
+    /// Made once, on a thread of its own (the oracle is a Python program the tests wait for): every test awaits the
+    /// same task, none holds one of the cooperative pool's few threads meanwhile.
     static let judging = Task { try await blockingOffPool { try judge() } }
 
     static func judge() throws -> Judged {
@@ -181,17 +198,22 @@ struct ConformanceTests {
 
     @Test("the corpus is there, and the official parser agrees what is good and what is bad")
     func corpus() async throws {
-        #expect(Oracle.good.count >= 20 && Oracle.bad.count >= 12, "good: \(Oracle.good.count), bad: \(Oracle.bad.count)")
+        #expect(
+            Oracle.good.count >= 20 && Oracle.bad.count >= 12, "good: \(Oracle.good.count), bad: \(Oracle.bad.count)")
         let judged = try await Self.judging.value
         for name in Oracle.good {
-            #expect(judged.oracle[name]?.contains(where: Oracle.isParseError) == false, "\(name) is not good to the official parser")
+            #expect(
+                judged.oracle[name]?.contains(where: Oracle.isParseError) == false,
+                "\(name) is not good to the official parser")
         }
         for name in Oracle.bad {
             #expect(judged.oracle[name]?.contains(where: Oracle.isParseError) == true, "\(name) parses without errors")
         }
     }
 
-    @Test("every corpus file compiles to the official parser's pickles, or its parse errors", arguments: Oracle.good + Oracle.bad)
+    @Test(
+        "every corpus file compiles to the official parser's pickles, or its parse errors",
+        arguments: Oracle.good + Oracle.bad)
     func file(name: String) async throws {
         let judged = try await Self.judging.value
         try Oracle.compare(judged.sources[name] ?? "", expected: judged.oracle[name], name: name)
@@ -216,7 +238,8 @@ struct ConformanceTests {
             let entry = try #require(reference[code], "\(code) is not a Cucumber language")
             #expect(entry["name"] as? String == dialect.name && entry["native"] as? String == dialect.native)
             let pairs: [(String, [String])] = [
-                ("feature", dialect.feature), ("rule", dialect.rule), ("background", dialect.background), ("scenario", dialect.scenario),
+                ("feature", dialect.feature), ("rule", dialect.rule), ("background", dialect.background),
+                ("scenario", dialect.scenario),
                 ("scenarioOutline", dialect.scenarioOutline), ("examples", dialect.examples), ("given", dialect.given),
                 ("when", dialect.when), ("then", dialect.then), ("and", dialect.and), ("but", dialect.but),
             ]

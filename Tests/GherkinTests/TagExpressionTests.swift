@@ -10,8 +10,14 @@ struct TagExpressionTests {
             ("a or b", "( a or b )"),
             ("not a", "not ( a )"),
             ("( a and b ) or ( c and d )", "( ( a and b ) or ( c and d ) )"),
-            ("not a or b and not c or not d or e and f", "( ( ( not ( a ) or ( b and not ( c ) ) ) or not ( d ) ) or ( e and f ) )"),
-            ("not a\\(\\) or b and not c or not d or e and f", "( ( ( not ( a\\(\\) ) or ( b and not ( c ) ) ) or not ( d ) ) or ( e and f ) )"),
+            (
+                "not a or b and not c or not d or e and f",
+                "( ( ( not ( a ) or ( b and not ( c ) ) ) or not ( d ) ) or ( e and f ) )"
+            ),
+            (
+                "not a\\(\\) or b and not c or not d or e and f",
+                "( ( ( not ( a\\(\\) ) or ( b and not ( c ) ) ) or not ( d ) ) or ( e and f ) )"
+            ),
             ("a and b and c", "( ( a and b ) and c )"),
             ("not not a", "not ( not ( a ) )"),
             ("@with\\ space and @x", "( @with\\ space and @x )"),
@@ -53,6 +59,8 @@ struct TagExpressionTests {
         ])
     func errors(expression: String, reason: String) {
         let error = #expect(throws: TagExpression.SyntaxError.self) { try TagExpression(expression) }
-        #expect(error?.description == "Tag expression \"\(expression)\" could not be parsed because of syntax error: \(reason)")
+        #expect(
+            error?.description
+                == "Tag expression \"\(expression)\" could not be parsed because of syntax error: \(reason)")
     }
 }

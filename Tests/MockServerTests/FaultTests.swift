@@ -18,7 +18,8 @@ struct FaultTests {
             configure: { configuration in
                 configuration.stubs = try Fault.allCases.map { fault in
                     try stub(
-                        #"{"request": {"path": "/\#(fault.rawValue)"}, "response": {"fault": "\#(fault.rawValue)", "body": "0123456789abcdefghij"}}"#)
+                        #"{"request": {"path": "/\#(fault.rawValue)"}, "response": {"fault": "\#(fault.rawValue)", "body": "0123456789abcdefghij"}}"#
+                    )
                 }
             }
         ) { server, client in
@@ -31,7 +32,8 @@ struct FaultTests {
     @Test("reset: the connection is reset without an answer")
     func reset() async throws {
         try await withFaults { server, client in
-            let raw = try await RawSocket.read(port: server.port!, send: "GET /api.test/reset HTTP/1.1\r\nHost: x\r\n\r\n")
+            let raw = try await RawSocket.read(
+                port: server.port!, send: "GET /api.test/reset HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(raw.bytes.isEmpty && raw.error == ECONNRESET)
             await #expect(throws: (any Error).self) { try await client.send(.GET, "/api.test/reset") }
         }
@@ -40,9 +42,12 @@ struct FaultTests {
     @Test("close-before-body: headers promise a body, then the connection closes")
     func closeBeforeBody() async throws {
         try await withFaults { server, client in
-            let raw = try await RawSocket.read(port: server.port!, send: "GET /api.test/close-before-body HTTP/1.1\r\nHost: x\r\n\r\n")
+            let raw = try await RawSocket.read(
+                port: server.port!, send: "GET /api.test/close-before-body HTTP/1.1\r\nHost: x\r\n\r\n")
             let text = String(decoding: raw.bytes, as: UTF8.self)
-            #expect(text.hasPrefix("HTTP/1.1 200") && text.lowercased().contains("content-length: 20") && text.hasSuffix("\r\n\r\n"))
+            #expect(
+                text.hasPrefix("HTTP/1.1 200") && text.lowercased().contains("content-length: 20")
+                    && text.hasSuffix("\r\n\r\n"))
             await #expect(throws: (any Error).self) { try await client.send(.GET, "/api.test/close-before-body") }
         }
     }
@@ -60,7 +65,8 @@ struct FaultTests {
     @Test("malformed: bytes that are not HTTP, then the connection closes; the server serves on")
     func malformed() async throws {
         try await withFaults { server, client in
-            let raw = try await RawSocket.read(port: server.port!, send: "GET /api.test/malformed HTTP/1.1\r\nHost: x\r\n\r\n")
+            let raw = try await RawSocket.read(
+                port: server.port!, send: "GET /api.test/malformed HTTP/1.1\r\nHost: x\r\n\r\n")
             #expect(String(decoding: raw.bytes, as: UTF8.self).hasPrefix("HTTP/1.1 ???"))
             await #expect(throws: (any Error).self) { try await client.send(.GET, "/api.test/malformed") }
             let health = try await client.send(.GET, "/__orchestrate/health")

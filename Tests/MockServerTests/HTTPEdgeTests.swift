@@ -19,7 +19,9 @@ struct RawConnection {
         address.sin_port = in_port_t(UInt16(port).bigEndian)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         try #require(connected == 0, "cannot connect to port \(port)")
     }
@@ -65,10 +67,15 @@ struct HTTPEdgeTests {
             configure: { configuration in
                 configuration.readTimeout = readTimeout
                 configuration.stubs = [
-                    try Stub(.object(["request": .object(["path": .string("/fast")]), "response": .object(["body": .string("fast")])])),
                     try Stub(
                         .object([
-                            "request": .object(["path": .string("/slow")]), "response": .object(["body": .string("slow"), "delay": .string("2s")]),
+                            "request": .object(["path": .string("/fast")]),
+                            "response": .object(["body": .string("fast")]),
+                        ])),
+                    try Stub(
+                        .object([
+                            "request": .object(["path": .string("/slow")]),
+                            "response": .object(["body": .string("slow"), "delay": .string("2s")]),
                         ])),
                 ]
             }
@@ -84,9 +91,11 @@ struct HTTPEdgeTests {
         try await Self.withServer { port in
             let connection = try RawConnection(port: port)
             defer { connection.close() }
-            connection.send("GET /api.test/fast HTTP/1.1\r\nHost: x\r\n\r\nGET /api.test/fast HTTP/1.1\r\nHost: x\r\n\r\n")
+            connection.send(
+                "GET /api.test/fast HTTP/1.1\r\nHost: x\r\n\r\nGET /api.test/fast HTTP/1.1\r\nHost: x\r\n\r\n")
             connection.halfClose()
-            let answer = try #require(await connection.readToEnd(wait: .seconds(10)), "no answer, or the connection stayed open")
+            let answer = try #require(
+                await connection.readToEnd(wait: .seconds(10)), "no answer, or the connection stayed open")
             #expect(answer.text.components(separatedBy: "HTTP/1.1 200 OK").count == 3, "\(answer.text)")
         }
     }
@@ -98,17 +107,22 @@ struct HTTPEdgeTests {
             defer { connection.close() }
             connection.send("GET /api.test/fast\r\n")
             let answer = try #require(await connection.readToEnd(wait: .seconds(10)), "no answer")
-            #expect(answer.text.hasPrefix("HTTP/1.1 400 Bad Request") && answer.text.contains("HTTP/0.9"), "\(answer.text)")
+            #expect(
+                answer.text.hasPrefix("HTTP/1.1 400 Bad Request") && answer.text.contains("HTTP/0.9"), "\(answer.text)")
         }
     }
 
-    @Test("a body that stops coming gets 408 after the read timeout; an idle connection is closed; a slow answer is waited for")
+    @Test(
+        "a body that stops coming gets 408 after the read timeout; an idle connection is closed; a slow answer is waited for"
+    )
     func readTimeout() async throws {
         try await Self.withServer(readTimeout: .seconds(1)) { port in
             // Announces 200 MB and sends 1 KB.
             let stalled = try RawConnection(port: port)
             defer { stalled.close() }
-            stalled.send("POST /api.test/fast HTTP/1.1\r\nHost: x\r\nContent-Length: 200000000\r\n\r\n" + String(repeating: "x", count: 1024))
+            stalled.send(
+                "POST /api.test/fast HTTP/1.1\r\nHost: x\r\nContent-Length: 200000000\r\n\r\n"
+                    + String(repeating: "x", count: 1024))
             let cut = try #require(await stalled.readToEnd(wait: .seconds(10)), "held open")
             #expect(cut.text.hasPrefix("HTTP/1.1 408") && cut.took < .seconds(5), "\(cut)")
             // Connected, never sends.

@@ -26,7 +26,8 @@ struct Seen: Equatable {
 
 /// A started mock server and a client for it; both shut down at the end, also on failure.
 func withMockServer<T>(
-    hosts: [String: String], configure: (inout MockConfiguration) throws -> Void = { _ in }, _ body: (MockServer, MockClient) async throws -> T
+    hosts: [String: String], configure: (inout MockConfiguration) throws -> Void = { _ in },
+    _ body: (MockServer, MockClient) async throws -> T
 ) async throws -> T {
     var configuration = MockConfiguration()
     configuration.hosts = hosts
@@ -64,7 +65,9 @@ final class MockClient: @unchecked Sendable {
     let http = HTTPClient(eventLoopGroupProvider: .singleton)
     var base = ""
 
-    func send(_ method: HTTPMethod = .GET, _ path: String, body: String? = nil, headers: [(String, String)] = []) async throws -> Seen {
+    func send(
+        _ method: HTTPMethod = .GET, _ path: String, body: String? = nil, headers: [(String, String)] = []
+    ) async throws -> Seen {
         let (status, seen, bytes) = try await sendBytes(method, path, body: body, headers: headers)
         return Seen(status: status, headers: seen, body: String(decoding: bytes, as: UTF8.self))
     }
@@ -159,7 +162,8 @@ struct MockServerTests {
     func multiHost() async throws {
         try await TestUpstream.with(name: "one") { one in
             try await TestUpstream.with(name: "two") { two in
-                try await withMockServer(hosts: ["api.one.test": one.url, "api.two.test": two.url + "/base"]) { server, client in
+                try await withMockServer(hosts: ["api.one.test": one.url, "api.two.test": two.url + "/base"]) {
+                    server, client in
                     try server.begin(MockSession(mode: .live))
                     let first = try await client.send(.GET, "/api.one.test/ping?x=1")
                     let second = try await client.send(.GET, "/api.two.test/ping")
@@ -188,7 +192,9 @@ struct MockServerTests {
                     try server.end()
                     try server.begin(MockSession(mode: .replay, cassettePath: cassette))
                     var hits: [Int] = []
-                    for _ in 1...4 { hits.append(try await client.send(.GET, "/api.test/status").json()["hit"] as? Int ?? 0) }
+                    for _ in 1...4 {
+                        hits.append(try await client.send(.GET, "/api.test/status").json()["hit"] as? Int ?? 0)
+                    }
                     #expect(hits == [1, 2, 3, 3])
                     try server.end()
                 }
@@ -229,7 +235,8 @@ struct MockServerTests {
             let corrupt = directory.file("corrupt.har")
             try "{\"log\": {\"entries\": [".write(toFile: corrupt, atomically: true, encoding: .utf8)
             let newer = directory.file("newer.har")
-            try #"{"log":{"version":"1.2","creator":{"name":"x","version":"9"},"entries":[],"_orchestrate":{"formatVersion":99,"randoms":{}}}}"#
+            try
+                #"{"log":{"version":"1.2","creator":{"name":"x","version":"9"},"entries":[],"_orchestrate":{"formatVersion":99,"randoms":{}}}}"#
                 .write(toFile: newer, atomically: true, encoding: .utf8)
             let server = MockServer(configuration: MockConfiguration(), logger: Logger(label: "mock-test"))
             #expect { try server.begin(MockSession(mode: .replay, cassettePath: corrupt)) } throws: {
@@ -261,7 +268,8 @@ struct MockServerTests {
         try await TestUpstream.with { upstream in
             try await withMockServer(hosts: ["api.test": upstream.url]) { server, client in
                 try server.begin(MockSession(mode: .live))
-                _ = try await client.send(.GET, "/api.test/me", headers: [("Authorization", "Bearer s3cret"), ("Cookie", "sid=1")])
+                _ = try await client.send(
+                    .GET, "/api.test/me", headers: [("Authorization", "Bearer s3cret"), ("Cookie", "sid=1")])
                 let exchange = try #require(await server.nextExchanges(1).first)
                 #expect(exchange.requestHeaders.first { $0.name == "Authorization" }?.value == "[REDACTED]")
                 #expect(exchange.requestHeaders.first { $0.name == "Cookie" }?.value == "[REDACTED]")
@@ -282,10 +290,13 @@ struct MockServerTests {
             #expect(bad.hasPrefix("HTTP/1.1 400"))
             let pipelined = try await RawSocket.exchange(
                 port: port,
-                send: "GET /__orchestrate/health HTTP/1.1\r\nHost: x\r\n\r\nGET /nowhere/a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                send:
+                    "GET /__orchestrate/health HTTP/1.1\r\nHost: x\r\n\r\nGET /nowhere/a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
             )
             // Status lines, in the order the responses came (a body is directly followed by the next response).
-            let statuses = pipelined.components(separatedBy: "HTTP/1.1 ").dropFirst().map { $0.components(separatedBy: "\r\n")[0] }
+            let statuses = pipelined.components(separatedBy: "HTTP/1.1 ").dropFirst().map {
+                $0.components(separatedBy: "\r\n")[0]
+            }
             #expect(statuses == ["200 OK", "403 Forbidden"])
             #expect(try await client.send(.GET, "/__orchestrate/health").status == 200)
             try server.end()
@@ -317,7 +328,9 @@ enum RawSocket {
         address.sin_port = UInt16(port).bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         try #require(connected == 0)
         var timeout = timeval(tv_sec: 5, tv_usec: 0)

@@ -48,16 +48,24 @@ struct RedactionTests {
                 let secrets = ["pw-SECRET", "s3cret", "key-SECRET", "-SECRET\""]
                 try await withTestDatabase { database in
                     let attemptID = try await makeRunningAttempt(in: database, scenario: "login")
-                    let writer = NetworkLogWriter(store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"), logger: logger)
+                    let writer = NetworkLogWriter(
+                        store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"),
+                        logger: logger)
                     let drain = Task {
                         for await event in server.events {
-                            if let id = event.attemptID, case .exchange(let exchange) = event { writer.append(exchange, attemptID: id) }
+                            if let id = event.attemptID, case .exchange(let exchange) = event {
+                                writer.append(exchange, attemptID: id)
+                            }
                         }
                     }
-                    let headers = [("content-type", "application/json"), ("authorization", "Bearer s3cret"), ("x-api-key", "key-SECRET")]
+                    let headers = [
+                        ("content-type", "application/json"), ("authorization", "Bearer s3cret"),
+                        ("x-api-key", "key-SECRET"),
+                    ]
                     try server.begin(MockSession(mode: .record, cassettePath: cassette, attemptID: attemptID))
                     let login = try await client.send(
-                        .POST, "/api.test/v1/login", body: #"{"user": "ann", "password": "pw-SECRET"}"#, headers: headers)
+                        .POST, "/api.test/v1/login", body: #"{"user": "ann", "password": "pw-SECRET"}"#,
+                        headers: headers)
                     #expect(login.body.contains("-SECRET"))  // the app gets the real token
                     let (_, _, zipped) = try await client.sendBytes(
                         .POST, "/api.test/v1/login?gzip=1", body: #"{"password": "pw-SECRET"}"#, headers: headers)
@@ -67,10 +75,12 @@ struct RedactionTests {
                     // Replay compares redacted bodies; a near miss shows the redacted form.
                     try server.begin(MockSession(mode: .replay, cassettePath: cassette, attemptID: attemptID))
                     let replayed = try await client.send(
-                        .POST, "/api.test/v1/login", body: #"{"user": "ann", "password": "other-pw-SECRET"}"#, headers: headers)
+                        .POST, "/api.test/v1/login", body: #"{"user": "ann", "password": "other-pw-SECRET"}"#,
+                        headers: headers)
                     #expect(replayed.status == 200)
                     let miss = try await client.send(
-                        .POST, "/api.test/v1/login", body: #"{"user": "bob", "password": "pw-SECRET"}"#, headers: headers)
+                        .POST, "/api.test/v1/login", body: #"{"user": "bob", "password": "pw-SECRET"}"#,
+                        headers: headers)
                     #expect(miss.status == 404 && miss.body.contains("[REDACTED]") && !miss.body.contains("pw-SECRET"))
                     try server.end()
                     await server.shutdown()
@@ -80,7 +90,8 @@ struct RedactionTests {
                     let text = try String(contentsOfFile: cassette, encoding: .utf8)
                     #expect(text.contains("[REDACTED]"))
                     let har = try JSONDecoder().decode(HAR.self, from: Data(text.utf8))
-                    var gzipped = ByteBuffer(bytes: Data(base64Encoded: try #require(har.log.entries[1].response.content.text)) ?? Data())
+                    var gzipped = ByteBuffer(
+                        bytes: Data(base64Encoded: try #require(har.log.entries[1].response.content.text)) ?? Data())
                     let inflated = String(buffer: try gzipped.decompress(with: .gzip()))
                     #expect(inflated.contains("[REDACTED]"))
                     let rows = try await database.client.query(
@@ -106,15 +117,21 @@ struct RedactionTests {
         }
     }
 
-    @Test("a secret is searched as it is, JSON-escaped and percent-encoded, longest first; short values are not searched")
+    @Test(
+        "a secret is searched as it is, JSON-escaped and percent-encoded, longest first; short values are not searched")
     func forms() {
         let secrets = Secrets(["a/b \"c\" d", "Bearer tok-123456", "tok-123456", "short"])
-        #expect(secrets.scrubbed(#"{"v":"a\/b \"c\" d","q":"x=a%2Fb%20%22c%22%20d"}"#) == #"{"v":"[REDACTED]","q":"x=[REDACTED]"}"#)
+        #expect(
+            secrets.scrubbed(#"{"v":"a\/b \"c\" d","q":"x=a%2Fb%20%22c%22%20d"}"#)
+                == #"{"v":"[REDACTED]","q":"x=[REDACTED]"}"#)
         #expect(secrets.scrubbed(#"{"v":"a/b \"c\" d"}"#) == #"{"v":"[REDACTED]"}"#, "a writer that leaves / alone")
-        #expect(secrets.scrubbed("Authorization: Bearer tok-123456; again tok-123456.") == "Authorization: [REDACTED]; again [REDACTED].")
+        #expect(
+            secrets.scrubbed("Authorization: Bearer tok-123456; again tok-123456.")
+                == "Authorization: [REDACTED]; again [REDACTED].")
         #expect(secrets.scrubbed(Array("a short text".utf8)) == nil, "five bytes are not searched")
         #expect(Secrets(["REDACT"]).scrubbed("REDACT REDACTED") == "[REDACTED] [REDACTED]ED")
-        #expect(Secrets.looksSecret("github_token") && Secrets.looksSecret("DB_PASSWORD") && Secrets.looksSecret("API_KEY"))
+        #expect(
+            Secrets.looksSecret("github_token") && Secrets.looksSecret("DB_PASSWORD") && Secrets.looksSecret("API_KEY"))
         #expect(!Secrets.looksSecret("APP_ENV"))
     }
 
@@ -134,23 +151,33 @@ struct RedactionTests {
                 client.base = "http://127.0.0.1:\(server.port!)"
                 let exchanges = Mutex<[Exchange]>([])
                 let drain = Task {
-                    for await case .exchange(let exchange) in server.events { exchanges.withLock { $0.append(exchange) } }
+                    for await case .exchange(let exchange) in server.events {
+                        exchanges.withLock { $0.append(exchange) }
+                    }
                 }
                 let cassette = directory.file("echo.har")
                 let json = [("content-type", "application/json")]
                 let query = "key=env%20SECRET%2Fvalue%2B1"
                 try server.begin(MockSession(mode: .record, cassettePath: cassette))
-                let echoed = try await client.send(.GET, "/api.test/headers", headers: [("authorization", "Bearer hdr-SECRET-7")])
+                let echoed = try await client.send(
+                    .GET, "/api.test/headers", headers: [("authorization", "Bearer hdr-SECRET-7")])
                 #expect(echoed.body.contains("Bearer hdr-SECRET-7"), "the app gets the real answer")
-                _ = try await client.send(.POST, "/api.test/v1/echo", body: #"{"password": "pw-SECRET/1"}"#, headers: json)
+                _ = try await client.send(
+                    .POST, "/api.test/v1/echo", body: #"{"password": "pw-SECRET/1"}"#, headers: json)
                 _ = try await client.send(.GET, "/api.test/v1/items?\(query)")
-                // The upstream's first answer set the cookie session=secret-1: a later request that carries it elsewhere.
+                // The upstream's first answer set the cookie session=secret-1: a later request that carries it
+                // elsewhere.
                 _ = try await client.send(.GET, "/api.test/v1/items?s=secret-1")
                 try server.end()
 
                 try server.begin(MockSession(mode: .replay, cassettePath: cassette))
-                #expect(try await client.send(.GET, "/api.test/v1/items?\(query)").status == 200, "the env secret's request replays")
-                #expect(try await client.send(.POST, "/api.test/v1/echo", body: #"{"password": "pw-SECRET/1"}"#, headers: json).status == 200)
+                #expect(
+                    try await client.send(.GET, "/api.test/v1/items?\(query)").status == 200,
+                    "the env secret's request replays")
+                #expect(
+                    try await client.send(
+                        .POST, "/api.test/v1/echo", body: #"{"password": "pw-SECRET/1"}"#, headers: json
+                    ).status == 200)
                 try server.end()
                 await server.shutdown()
                 await drain.value
@@ -159,8 +186,12 @@ struct RedactionTests {
                 let stored = exchanges.withLock { $0 }
                 #expect(stored.count == 6)
                 let text = stored.map { exchange in
-                    ([exchange.url, exchange.note ?? ""] + (exchange.requestHeaders + exchange.responseHeaders).map(\.value)
-                        + [String(decoding: exchange.requestBody, as: UTF8.self), String(decoding: exchange.responseBody, as: UTF8.self)])
+                    ([exchange.url, exchange.note ?? ""]
+                        + (exchange.requestHeaders + exchange.responseHeaders).map(\.value)
+                        + [
+                            String(decoding: exchange.requestBody, as: UTF8.self),
+                            String(decoding: exchange.responseBody, as: UTF8.self),
+                        ])
                         .joined(separator: "\n")
                 }
                 #expect(text[0].contains(#""authorization":"[REDACTED]""#), "\(text[0])")
@@ -169,7 +200,9 @@ struct RedactionTests {
                 #expect(text[3].contains("s=[REDACTED]"), "\(text[3])")
                 let recorded = try String(contentsOfFile: cassette, encoding: .utf8)
                 for secret in ["hdr-SECRET-7", "pw-SECRET", "env SECRET", "env%20SECRET", "secret-1"] {
-                    for (index, exchange) in text.enumerated() { #expect(!exchange.contains(secret), "exchange \(index + 1) holds \(secret)") }
+                    for (index, exchange) in text.enumerated() {
+                        #expect(!exchange.contains(secret), "exchange \(index + 1) holds \(secret)")
+                    }
                     #expect(!recorded.contains(secret), "the cassette holds \(secret)")
                 }
             }

@@ -38,18 +38,22 @@ struct RewritingTests {
         }
     }
 
-    @Test("gzip bodies are decoded for rewriting and sent gzip again with a matching Content-Length; br is not asked for")
+    @Test(
+        "gzip bodies are decoded for rewriting and sent gzip again with a matching Content-Length; br is not asked for")
     func gzip() async throws {
         try await TestUpstream.with { upstream in
             try await withMockServer(hosts: ["api.test": upstream.url]) { server, client in
                 try server.begin(MockSession(mode: .live))
                 let (status, headers, bytes) = try await client.sendBytes(
                     .GET, "/api.test/v1/links?gzip=1", headers: [("accept-encoding", "br, gzip")])
-                #expect(status == 200 && headers["content-encoding"] == "gzip" && headers["content-length"] == "\(bytes.count)")
+                #expect(
+                    status == 200 && headers["content-encoding"] == "gzip"
+                        && headers["content-length"] == "\(bytes.count)")
                 var buffer = ByteBuffer(bytes: bytes)
                 let text = String(buffer: try buffer.decompress(with: .gzip()))
                 #expect(text.contains("\"self\":\"\(client.base)/api.test/v1/items/1\""))
-                let echo = try await client.send(.GET, "/api.test/v1/echo", headers: [("accept-encoding", "br, gzip;q=0.8")])
+                let echo = try await client.send(
+                    .GET, "/api.test/v1/echo", headers: [("accept-encoding", "br, gzip;q=0.8")])
                 #expect(try echo.json()["acceptEncoding"] as? String == "gzip;q=0.8")
                 try server.end()
             }
@@ -69,19 +73,28 @@ struct RewritingTests {
                     }
                 ) { server, client in
                     try server.begin(MockSession(mode: .record, cassettePath: cassette))
-                    let english = try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "en")])
-                    let french = try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "fr")])
-                    let order = try await client.send(.POST, "/api.test/v1/order", body: #"{"requestId": "r1", "items": [{"sku": 1, "at": "t1"}]}"#)
+                    let english = try await client.send(
+                        .GET, "/api.test/v1/greeting", headers: [("accept-language", "en")])
+                    let french = try await client.send(
+                        .GET, "/api.test/v1/greeting", headers: [("accept-language", "fr")])
+                    let order = try await client.send(
+                        .POST, "/api.test/v1/order", body: #"{"requestId": "r1", "items": [{"sku": 1, "at": "t1"}]}"#)
                     try server.end()
                     try server.begin(MockSession(mode: .replay, cassettePath: cassette))
-                    #expect(try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "fr")]).body == french.body)
-                    #expect(try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "en")]).body == english.body)
-                    let miss = try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "de")])
+                    #expect(
+                        try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "fr")]).body
+                            == french.body)
+                    #expect(
+                        try await client.send(.GET, "/api.test/v1/greeting", headers: [("accept-language", "en")]).body
+                            == english.body)
+                    let miss = try await client.send(
+                        .GET, "/api.test/v1/greeting", headers: [("accept-language", "de")])
                     #expect(miss.status == 404 && miss.body.contains("header accept-language: de vs"))
                     let replayed = try await client.send(
                         .POST, "/api.test/v1/order", body: #"{"items": [{"at": "t2", "sku": 1}], "requestId": "r2"}"#)
                     #expect(replayed.body == order.body)
-                    let other = try await client.send(.POST, "/api.test/v1/order", body: #"{"requestId": "r1", "items": [{"sku": 2, "at": "t1"}]}"#)
+                    let other = try await client.send(
+                        .POST, "/api.test/v1/order", body: #"{"requestId": "r1", "items": [{"sku": 2, "at": "t1"}]}"#)
                     #expect(other.status == 404)
                     try server.end()
                 }
@@ -89,7 +102,8 @@ struct RewritingTests {
         }
     }
 
-    @Test("steps from the control API: exchanges name the step open when they arrived; steps are reported when they end")
+    @Test(
+        "steps from the control API: exchanges name the step open when they arrived; steps are reported when they end")
     func steps() async throws {
         try await withMockServer(
             hosts: [:],
@@ -99,13 +113,17 @@ struct RewritingTests {
         ) { server, client in
             try server.begin(MockSession(mode: .mock, attemptID: 9))
             _ = try await client.send(.GET, "/api.test/x")
-            #expect(try await client.send(.POST, "/__orchestrate/steps", body: #"{"keyword": "Given ", "name": "I open the app"}"#).status == 201)
+            #expect(
+                try await client.send(
+                    .POST, "/__orchestrate/steps", body: #"{"keyword": "Given ", "name": "I open the app"}"#
+                ).status == 201)
             _ = try await client.send(.GET, "/api.test/x")
             _ = try await client.send(.POST, "/__orchestrate/steps", body: #"{"status": "passed"}"#)
             // A whole step, reported after the fact, leaves no step open.
             _ = try await client.send(
                 .POST, "/__orchestrate/steps",
-                body: #"{"name": "a check", "startedAt": "2026-01-01T00:00:00Z", "finishedAt": "2026-01-01T00:00:01Z"}"#)
+                body: #"{"name": "a check", "startedAt": "2026-01-01T00:00:00Z", "finishedAt": "2026-01-01T00:00:01Z"}"#
+            )
             _ = try await client.send(.POST, "/__orchestrate/steps", body: #"{"keyword": "When ", "name": "I book"}"#)
             _ = try await client.send(.GET, "/api.test/x")
             try server.end()
@@ -133,12 +151,16 @@ struct RewritingTests {
             let cassette = directory.file("r.har")
             try await withMockServer(hosts: [:]) { server, client in
                 try server.begin(MockSession(mode: .record, cassettePath: cassette))
-                let kept = try await client.send(.POST, "/__orchestrate/randoms", body: #"{"key": "email", "value": "a1@mail.test"}"#)
+                let kept = try await client.send(
+                    .POST, "/__orchestrate/randoms", body: #"{"key": "email", "value": "a1@mail.test"}"#)
                 #expect(try kept.json()["value"] as? String == "a1@mail.test")
                 try server.end()
                 try server.begin(MockSession(mode: .replay, cassettePath: cassette))
-                let replayed = try await client.send(.POST, "/__orchestrate/randoms", body: #"{"key": "email", "value": "zz@mail.test"}"#)
-                #expect(try replayed.json()["value"] as? String == "a1@mail.test" && replayed.json()["replayed"] as? Bool == true)
+                let replayed = try await client.send(
+                    .POST, "/__orchestrate/randoms", body: #"{"key": "email", "value": "zz@mail.test"}"#)
+                #expect(
+                    try replayed.json()["value"] as? String == "a1@mail.test"
+                        && replayed.json()["replayed"] as? Bool == true)
                 try server.end()
             }
         }

@@ -59,7 +59,9 @@ struct StubTests {
             hosts: [:],
             configure: { configuration in
                 configuration.stubs = [
-                    try stub(#"{"request": {"path": "/pay"}, "responses": [{"status": 500}, {"status": 503}, {"status": 200, "body": "paid"}]}"#),
+                    try stub(
+                        #"{"request": {"path": "/pay"}, "responses": [{"status": 500}, {"status": 503}, {"status": 200, "body": "paid"}]}"#
+                    ),
                     try stub(#"{"request": {"path": "/slow"}, "response": {"body": "late", "delay": "400ms"}}"#),
                 ]
             }
@@ -79,7 +81,9 @@ struct StubTests {
         }
     }
 
-    @Test("pipelined requests are answered in the order they came, also when the first one is slow, and after a dribbled body")
+    @Test(
+        "pipelined requests are answered in the order they came, also when the first one is slow, and after a dribbled body"
+    )
     func pipelinedInOrder() async throws {
         try await withMockServer(
             hosts: [:],
@@ -87,18 +91,23 @@ struct StubTests {
                 configuration.stubs = [
                     try stub(#"{"request": {"path": "/slow"}, "response": {"body": "late", "delay": "300ms"}}"#),
                     try stub(#"{"request": {"path": "/fast"}, "response": {"body": "quick"}}"#),
-                    try stub(#"{"request": {"path": "/drip"}, "response": {"body": "0123456789", "fault": "dribble"}}"#),
+                    try stub(
+                        #"{"request": {"path": "/drip"}, "response": {"body": "0123456789", "fault": "dribble"}}"#),
                 ]
             }
         ) { server, _ in
             try server.begin(MockSession(mode: .mock))
-            let request = { (path: String, last: Bool) in "GET /api.test/\(path) HTTP/1.1\r\nHost: x\r\n\(last ? "Connection: close\r\n" : "")\r\n" }
+            let request = { (path: String, last: Bool) in
+                "GET /api.test/\(path) HTTP/1.1\r\nHost: x\r\n\(last ? "Connection: close\r\n" : "")\r\n"
+            }
             let text = try await RawSocket.exchange(
                 port: server.port!,
                 send: request("slow", false) + request("fast", false) + request("drip", false) + request("fast", true)
             )
             // Each body ends its response: the next status line follows it directly.
-            let bodies = text.components(separatedBy: "HTTP/1.1 200 OK").dropFirst().map { $0.components(separatedBy: "\r\n\r\n").last ?? "" }
+            let bodies = text.components(separatedBy: "HTTP/1.1 200 OK").dropFirst().map {
+                $0.components(separatedBy: "\r\n\r\n").last ?? ""
+            }
             #expect(bodies == ["late", "quick", "0123456789", "quick"])
             try server.end()
         }
@@ -119,17 +128,21 @@ struct StubTests {
             try server.begin(MockSession(mode: .mock))
             let created = try await client.send(.POST, "/api.clinic.test/v1/appointments", body: #"{"day": "tue"}"#)
             #expect(try created.status == 201 && created.json()["id"] as? Int == 2)
-            let patched = try await client.send(.PATCH, "/api.clinic.test/v1/appointments/2", body: #"{"time": "10:00"}"#)
+            let patched = try await client.send(
+                .PATCH, "/api.clinic.test/v1/appointments/2", body: #"{"time": "10:00"}"#)
             #expect(try patched.json()["day"] as? String == "tue" && patched.json()["time"] as? String == "10:00")
             #expect(try await client.send(.DELETE, "/api.clinic.test/v1/appointments/1").status == 204)
             #expect(try await client.send(.GET, "/api.clinic.test/v1/appointments/1").status == 404)
             let list = try await client.send(.GET, "/api.clinic.test/v1/appointments")
             #expect(list.body == #"[{"day":"tue","id":2,"time":"10:00"}]"#)
             // "Configure the backend to be in a state" from the test.
-            let put = try await client.send(.PUT, "/__orchestrate/collections/appointments", body: #"[{"id": "a", "day": "fri"}]"#)
+            let put = try await client.send(
+                .PUT, "/__orchestrate/collections/appointments", body: #"[{"id": "a", "day": "fri"}]"#)
             #expect(put.status == 200)
             #expect(try await client.send(.GET, "/api.clinic.test/v1/appointments/a").status == 200)
-            #expect(try await client.send(.GET, "/__orchestrate/collections/appointments").body == #"[{"day":"fri","id":"a"}]"#)
+            #expect(
+                try await client.send(.GET, "/__orchestrate/collections/appointments").body
+                    == #"[{"day":"fri","id":"a"}]"#)
             try server.end()
         }
     }
@@ -149,9 +162,11 @@ struct StubTests {
                         body: #"[{"name": "down", "request": {"path": "/v1/profile"}, "response": {"status": 503}}]"#)
                     #expect(added.status == 201)
                     #expect(try await client.send(.GET, "/api.test/v1/profile").status == 503)
-                    let bad = try await client.send(.POST, "/__orchestrate/stubs", body: #"{"request": {"path": "x"}, "response": {"stauts": 1}}"#)
+                    let bad = try await client.send(
+                        .POST, "/__orchestrate/stubs", body: #"{"request": {"path": "x"}, "response": {"stauts": 1}}"#)
                     #expect(bad.status == 400 && bad.body.contains("request.path"))
-                    let badKey = try await client.send(.POST, "/__orchestrate/stubs", body: #"{"response": {"stauts": 1}}"#)
+                    let badKey = try await client.send(
+                        .POST, "/__orchestrate/stubs", body: #"{"response": {"stauts": 1}}"#)
                     #expect(badKey.status == 400 && badKey.body.contains("response.stauts: unknown key"))
                     #expect(try await client.send(.DELETE, "/__orchestrate/stubs?name=down").body == #"{"removed":1}"#)
                     #expect(try await client.send(.GET, "/api.test/v1/profile").status == 200)  // the recording again
@@ -169,12 +184,15 @@ struct StubTests {
                 try await withMockServer(
                     hosts: ["api.test": upstream.url],
                     configure: { configuration in
-                        configuration.stubs = [try stub(#"{"request": {"path": "/v1/flags"}, "response": {"json": {"beta": true}}}"#)]
+                        configuration.stubs = [
+                            try stub(#"{"request": {"path": "/v1/flags"}, "response": {"json": {"beta": true}}}"#)
+                        ]
                     }
                 ) { server, client in
                     try server.begin(MockSession(mode: .hybrid, cassettePath: directory.file("none.har")))
                     #expect(try await client.send(.GET, "/api.test/v1/flags").body == #"{"beta":true}"#)
-                    #expect(try await client.send(.GET, "/api.test/v1/live").json()["upstream"] as? String == "upstream")
+                    #expect(
+                        try await client.send(.GET, "/api.test/v1/live").json()["upstream"] as? String == "upstream")
                     try server.end()
                     try server.begin(MockSession(mode: .record, cassettePath: cassette))
                     let recorded = try await client.send(.GET, "/api.test/v1/items")

@@ -13,17 +13,23 @@ import Testing
     func rewritesURLs() throws {
         let environment = OrchestrateEnvironment(contract)
         func mock(_ url: String) -> String { environment.url(for: URL(string: url)!).absoluteString }
-        #expect(mock("https://api.clinic.test/v1/slots?from=2026-03-02&n=3") == "http://127.0.0.1:41234/api.clinic.test/v1/slots?from=2026-03-02&n=3")
-        #expect(mock("https://API.Clinic.test:8443/a%20b#top") == "http://127.0.0.1:41234/api.clinic.test:8443/a%20b#top")
+        #expect(
+            mock("https://api.clinic.test/v1/slots?from=2026-03-02&n=3")
+                == "http://127.0.0.1:41234/api.clinic.test/v1/slots?from=2026-03-02&n=3")
+        #expect(
+            mock("https://API.Clinic.test:8443/a%20b#top") == "http://127.0.0.1:41234/api.clinic.test:8443/a%20b#top")
         #expect(mock("http://chat.test") == "http://127.0.0.1:41234/chat.test/")
         #expect(mock("file:///tmp/x") == "file:///tmp/x")
         // Outside a run the app talks to the real backend.
         let outside = OrchestrateEnvironment(["PATH": "/usr/bin"])
-        #expect(outside.url(for: URL(string: "https://api.clinic.test/v1")!).absoluteString == "https://api.clinic.test/v1")
+        #expect(
+            outside.url(for: URL(string: "https://api.clinic.test/v1")!).absoluteString == "https://api.clinic.test/v1")
         #expect(!outside.isOrchestrated)
     }
 
-    @Test("the contract is read from ORCHESTRATE_ and TEST_RUNNER_ORCHESTRATE_ variables; the launch environment carries it")
+    @Test(
+        "the contract is read from ORCHESTRATE_ and TEST_RUNNER_ORCHESTRATE_ variables; the launch environment carries it"
+    )
     func readsTheContract() throws {
         let environment = OrchestrateEnvironment(contract)
         #expect(environment.isOrchestrated)
@@ -37,7 +43,8 @@ import Testing
         #expect(environment.launchEnvironment["ORCHESTRATE_SCENARIO_ID"] == "login")
 
         // What xcodebuild hands a UI test runner; the app gets the plain names back through launchEnvironment.
-        let forwarded = OrchestrateEnvironment(Dictionary(uniqueKeysWithValues: contract.map { ("TEST_RUNNER_\($0.key)", $0.value) }))
+        let forwarded = OrchestrateEnvironment(
+            Dictionary(uniqueKeysWithValues: contract.map { ("TEST_RUNNER_\($0.key)", $0.value) }))
         #expect(forwarded == environment)
         #expect(OrchestrateEnvironment(forwarded.launchEnvironment) == environment)
         let both = OrchestrateEnvironment(["TEST_RUNNER_ORCHESTRATE_MODE": "record", "ORCHESTRATE_MODE": "live"])

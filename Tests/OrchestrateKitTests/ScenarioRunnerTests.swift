@@ -42,7 +42,9 @@ final class NotesApp: Sendable {
     static func steps(failOnCount: Bool = false) -> Steps<NotesApp> {
         var steps = Steps<NotesApp>()
         steps.given("a new user signs up") { app, _ in
-            let email = try await app.control.recordedRandom("email") { "user-\(UUID().uuidString.prefix(8))@example.test" }
+            let email = try await app.control.recordedRandom("email") {
+                "user-\(UUID().uuidString.prefix(8))@example.test"
+            }
             app.seen.withLock { $0.append(email) }
             _ = try await app.get("/v1/users?email=\(email)")
         }
@@ -69,7 +71,9 @@ final class NotesApp: Sendable {
             for await event in server.events { events.append(event) }
             return events
         }
-        let environment = OrchestrateEnvironment(["ORCHESTRATE_MOCK_URL": "http://127.0.0.1:\(server.port!)", "ORCHESTRATE_PICKLE": Self.pickle])
+        let environment = OrchestrateEnvironment([
+            "ORCHESTRATE_MOCK_URL": "http://127.0.0.1:\(server.port!)", "ORCHESTRATE_PICKLE": Self.pickle,
+        ])
         let cassette = folder.path + "/notes.har"
         let lines = Mutex<[String]>([])
         var runner = ScenarioRunner(steps: Self.steps(), control: OrchestrateControl(environment: environment))
@@ -107,7 +111,9 @@ final class NotesApp: Sendable {
                 "Then the list shows \"2 notes\": passed", "Then nothing else happens: undefined",
             ])
         #expect(steps.allSatisfy { $0.finishedAt != nil && $0.finishedAt! >= $0.startedAt })
-        let exchanges = events.compactMap { event -> Exchange? in if case .exchange(let exchange) = event { exchange } else { nil } }
+        let exchanges = events.compactMap { event -> Exchange? in
+            if case .exchange(let exchange) = event { exchange } else { nil }
+        }
         #expect(exchanges.count == 6)
         #expect(exchanges.map(\.stepPosition) == [1, 2, 2, 1, 2, 2])
         #expect(exchanges.suffix(3).allSatisfy { $0.mode == .replay && $0.matched })
@@ -116,12 +122,14 @@ final class NotesApp: Sendable {
     @Test("after a failing step the rest are skipped and reported; the exit status is 1")
     func failureSkipsTheRest() async throws {
         let lines = Mutex<[String]>([])
-        var runner = ScenarioRunner(steps: Self.steps(failOnCount: true), control: OrchestrateControl(environment: OrchestrateEnvironment([:])))
+        var runner = ScenarioRunner(
+            steps: Self.steps(failOnCount: true), control: OrchestrateControl(environment: OrchestrateEnvironment([:])))
         runner.output = { line in lines.withLock { $0.append(line) } }
         // The app's requests go to an upstream that answers every path (no control API: steps are only printed).
         let upstream = try await TestUpstream.start(name: "notes")
         let pickle = try Pickle(json: Self.pickle)
-        let app = NotesApp(environment: OrchestrateEnvironment(["ORCHESTRATE_MOCK_URL": upstream.url]), control: runner.control)
+        let app = NotesApp(
+            environment: OrchestrateEnvironment(["ORCHESTRATE_MOCK_URL": upstream.url]), control: runner.control)
         let result = await runner.run(pickle, world: app)
         await upstream.stop()
         #expect(result.steps.map(\.status) == [.passed, .passed, .failed, .skipped])
@@ -132,10 +140,14 @@ final class NotesApp: Sendable {
     @Test("no pickle, unreadable pickles and step definitions that do not compile exit with 2")
     func badInput() async throws {
         let lines = Mutex<[String]>([])
-        var runner = ScenarioRunner(steps: Self.steps(), control: OrchestrateControl(environment: OrchestrateEnvironment([:])))
+        var runner = ScenarioRunner(
+            steps: Self.steps(), control: OrchestrateControl(environment: OrchestrateEnvironment([:])))
         runner.output = { line in lines.withLock { $0.append(line) } }
         #expect(await runner.main(arguments: []) { NotesApp(environment: OrchestrateEnvironment([:])) } == 2)
-        #expect(await runner.main(arguments: ["/nonexistent/pickles.ndjson"]) { NotesApp(environment: OrchestrateEnvironment([:])) } == 2)
+        #expect(
+            await runner.main(arguments: ["/nonexistent/pickles.ndjson"]) {
+                NotesApp(environment: OrchestrateEnvironment([:]))
+            } == 2)
         var broken = Self.steps()
         broken.given("a {colour} car") { _, _ in }
         runner = ScenarioRunner(steps: broken, control: runner.control)
@@ -155,12 +167,14 @@ extension ScenarioRunnerTests {
         steps.given(regex: "a new (user|patient) signs up") { _, _ in }
         var runner = ScenarioRunner(steps: steps, control: OrchestrateControl(environment: OrchestrateEnvironment([:])))
         runner.output = { _ in }
-        let result = await runner.run(try Pickle(json: Self.pickle), world: NotesApp(environment: OrchestrateEnvironment([:])))
+        let result = await runner.run(
+            try Pickle(json: Self.pickle), world: NotesApp(environment: OrchestrateEnvironment([:])))
         #expect(result.steps.map(\.status) == [.ambiguous, .skipped, .skipped, .skipped])
         let message = try #require(result.failure?.error)
         #expect(
             message.contains(
-                #""a new user signs up" matches 2 step definitions: "a new user signs up" (OrchestrateKitTests/ScenarioRunnerTests.swift:"#))
+                #""a new user signs up" matches 2 step definitions: "a new user signs up" (OrchestrateKitTests/ScenarioRunnerTests.swift:"#
+            ))
         #expect(message.contains(#""a new (user|patient) signs up" (OrchestrateKitTests/ScenarioRunnerTests.swift:"#))
     }
 }

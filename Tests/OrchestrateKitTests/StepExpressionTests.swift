@@ -76,6 +76,8 @@ import Testing
         #expect(throws: OrchestrateKitError.self) { try StepExpression(regex: "unclosed (") }
         // A value that does not fit its type is a failure that names it, not a silent mismatch.
         let huge = try StepExpression(expression: "I have {int} cats", types: types)
-        #expect { try huge.match("I have 99999999999999999999999 cats") } throws: { "\($0)".contains("is not a valid {int}") }
+        #expect { try huge.match("I have 99999999999999999999999 cats") } throws: {
+            "\($0)".contains("is not a valid {int}")
+        }
     }
 }

@@ -16,7 +16,9 @@ struct AttemptLifecycleTests {
         #expect(orch_attempt_leader_exited(&attempt, Self.exited3, 0, 1_200) == ORCH_ACTION_NONE)
         #expect(attempt.phase == ORCH_ATTEMPT_DRAINING && attempt.deadline_ms == 1_200 + Int64(ORCH_DRAIN_MS))
         #expect(orch_attempt_output_closed(&attempt) == ORCH_ACTION_FINISH)
-        #expect(attempt.phase == ORCH_ATTEMPT_DONE && attempt.report_kind == Int32(ORCH_EXITED) && attempt.leader_status == Self.exited3)
+        #expect(
+            attempt.phase == ORCH_ATTEMPT_DONE && attempt.report_kind == Int32(ORCH_EXITED)
+                && attempt.leader_status == Self.exited3)
     }
 
     @Test("a timeout sends SIGTERM, SIGKILL after the grace, and the report says timed out")
@@ -40,7 +42,9 @@ struct AttemptLifecycleTests {
         var attempt = orch_attempt_start(0, 0, 5_000, 0)
         #expect(attempt.deadline_ms == -1 && orch_attempt_tick(&attempt, 1_000_000) == ORCH_ACTION_NONE)
         #expect(orch_attempt_terminate(&attempt, 1_000_000) == ORCH_ACTION_TERMINATE_GROUP)
-        #expect(orch_attempt_leader_exited(&attempt, 15, 0, 1_000_100) == ORCH_ACTION_FINISH, "nothing captured: done at once")
+        #expect(
+            orch_attempt_leader_exited(&attempt, 15, 0, 1_000_100) == ORCH_ACTION_FINISH,
+            "nothing captured: done at once")
         #expect(attempt.report_kind == Int32(ORCH_TERMINATED) && attempt.phase == ORCH_ATTEMPT_DONE)
     }
 
@@ -48,7 +52,8 @@ struct AttemptLifecycleTests {
     func leftovers() {
         var attempt = orch_attempt_start(0, 60_000, 5_000, 1)
         #expect(orch_attempt_leader_exited(&attempt, Self.exited0, 1, 2_000) == ORCH_ACTION_TERMINATE_GROUP)
-        #expect(attempt.phase == ORCH_ATTEMPT_ENDING_GROUP && attempt.deadline_ms == 2_000 + Int64(ORCH_ENDING_GROUP_MS))
+        #expect(
+            attempt.phase == ORCH_ATTEMPT_ENDING_GROUP && attempt.deadline_ms == 2_000 + Int64(ORCH_ENDING_GROUP_MS))
         #expect(orch_attempt_tick(&attempt, 2_999) == ORCH_ACTION_NONE)
         #expect(orch_attempt_tick(&attempt, 3_000) == ORCH_ACTION_KILL_GROUP)
         #expect(attempt.phase == ORCH_ATTEMPT_DRAINING)
@@ -58,7 +63,9 @@ struct AttemptLifecycleTests {
         var short = orch_attempt_start(0, 60_000, 300, 1)
         _ = orch_attempt_leader_exited(&short, Self.exited0, 1, 100)
         #expect(short.deadline_ms == 400, "a grace shorter than a second")
-        #expect(orch_attempt_output_closed(&short) == ORCH_ACTION_FINISH, "output closed: over, what is left is killed on the way out")
+        #expect(
+            orch_attempt_output_closed(&short) == ORCH_ACTION_FINISH,
+            "output closed: over, what is left is killed on the way out")
     }
 
     @Test("a stopping leader that leaves its group behind keeps the earlier deadline")

@@ -72,7 +72,8 @@ struct SupervisedProcessTests {
             sh -c 'sleep 300' & echo $! >> \(directory)/pids
             wait
             """
-        let termination = try await SupervisedProcess.run(shell(script, timeout: .milliseconds(500), grace: .milliseconds(500)))
+        let termination = try await SupervisedProcess.run(
+            shell(script, timeout: .milliseconds(500), grace: .milliseconds(500)))
         guard case .timedOut = termination.reason else {
             Issue.record("expected a timeout, got \(termination.reason)")
             return
@@ -146,7 +147,9 @@ struct SupervisedProcessTests {
 
 @Suite("A supervisor that dies")
 struct SupervisorDeathTests {
-    @Test("a supervisor killed outright is noticed at once, takes its command's whole group with it, and takes no new command")
+    @Test(
+        "a supervisor killed outright is noticed at once, takes its command's whole group with it, and takes no new command"
+    )
     func killedSupervisor() async throws {
         try await TemporaryDirectory.with { directory in
             let supervisor = try Supervisor()
@@ -159,13 +162,21 @@ struct SupervisorDeathTests {
             let process = try supervisor.launch(command)
             let leader = try #require(process.pid)
             let supervisorPID = try #require(
-                await eventuallyValue { Int32(directory.read("supervisor").trimmingCharacters(in: .whitespacesAndNewlines)) })
-            let child = try #require(await eventuallyValue { Int32(directory.read("child").trimmingCharacters(in: .whitespacesAndNewlines)) })
+                await eventuallyValue {
+                    Int32(directory.read("supervisor").trimmingCharacters(in: .whitespacesAndNewlines))
+                })
+            let child = try #require(
+                await eventuallyValue { Int32(directory.read("child").trimmingCharacters(in: .whitespacesAndNewlines)) }
+            )
             kill(supervisorPID, SIGKILL)
             let termination = await process.wait()
             #expect(termination.reason == .supervisorDied)
-            #expect(await eventually { !processExists(leader) && !processExists(child) }, "the command outlived its supervisor")
-            #expect(throws: SupervisorError.self) { try supervisor.launch(SupervisedCommand.shell("true", environment: [:])) }
+            #expect(
+                await eventually { !processExists(leader) && !processExists(child) },
+                "the command outlived its supervisor")
+            #expect(throws: SupervisorError.self) {
+                try supervisor.launch(SupervisedCommand.shell("true", environment: [:]))
+            }
         }
     }
 }

@@ -7,30 +7,40 @@ import Testing
 /// Fixtures/pytest-suite), and the published shapes of jest-junit, Gradle, xcpretty and SwiftPM's `--xunit-output`.
 @Suite("Results from any runner: JUnit XML")
 struct JUnitResultsTests {
-    static let pytestSuite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/pytest-suite").path
+    static let pytestSuite = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Fixtures/pytest-suite"
+    ).path
 
     static func results(_ xml: String, file: String = "report.xml") throws -> [String: RunnerTestResult] {
         Dictionary(uniqueKeysWithValues: try JUnitResults.parse(Data(xml.utf8), file: file).map { ($0.id, $0) })
     }
 
-    @Test("pytest's own report (xunit2): passes, a failure with its file:line, an error in a fixture, a skip, an xfail, classes, parameters")
+    @Test(
+        "pytest's own report (xunit2): passes, a failure with its file:line, an error in a fixture, a skip, an xfail, classes, parameters"
+    )
     func pytest() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("orch-pytest-\(UUID().uuidString.prefix(8))").path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "orch-pytest-\(UUID().uuidString.prefix(8))"
+        ).path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let status = try await Python.status(
             [
-                "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", Self.pytestSuite, "-o", "junit_family=xunit2",
+                "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", Self.pytestSuite, "-o",
+                "junit_family=xunit2",
                 "--junitxml=\(folder)/report.xml", Self.pytestSuite,
             ], environment: ["PYTHONDONTWRITEBYTECODE": "1"])
         // 1: some tests failed (the suite's point); anything else is pytest missing or broken (make test installs it).
         try #require(status == 1, "python3 -m pytest exited with \(status)")
 
-        let results = try JUnitResults.parse(try Data(contentsOf: URL(fileURLWithPath: "\(folder)/report.xml")), file: "report.xml")
+        let results = try JUnitResults.parse(
+            try Data(contentsOf: URL(fileURLWithPath: "\(folder)/report.xml")), file: "report.xml")
         #expect(
             results.map(\.id) == [
-                "test_shop/test_passes", "test_shop/test_fails", "test_shop/test_errors_in_setup", "test_shop/test_skipped",
-                "test_shop/test_expected_failure", "test_shop.TestCheckout/test_in_class", "test_shop/test_parametrized[1]",
+                "test_shop/test_passes", "test_shop/test_fails", "test_shop/test_errors_in_setup",
+                "test_shop/test_skipped",
+                "test_shop/test_expected_failure", "test_shop.TestCheckout/test_in_class",
+                "test_shop/test_parametrized[1]",
                 "test_shop/test_parametrized[2]",
             ])
         let byID = Dictionary(uniqueKeysWithValues: results.map { ($0.id, $0) })
@@ -40,10 +50,16 @@ struct JUnitResultsTests {
         #expect(failed.message == "AssertionError: the cart total is wrong\nassert 2 == 3")
         #expect(failed.location?.hasSuffix("pytest-suite/test_shop.py:12") == true, "\(failed.location ?? "none")")
         let broken = try #require(byID["test_shop/test_errors_in_setup"])
-        #expect(broken.status == .failed && broken.isError && broken.message?.contains("the fixture cannot reach the database") == true)
+        #expect(
+            broken.status == .failed && broken.isError
+                && broken.message?.contains("the fixture cannot reach the database") == true)
         #expect(broken.location?.hasSuffix("test_shop.py:17") == true)
-        #expect(byID["test_shop/test_skipped"]?.status == .skipped && byID["test_shop/test_skipped"]?.message == "needs a printer")
-        #expect(byID["test_shop/test_expected_failure"]?.status == .skipped && byID["test_shop/test_expected_failure"]?.message == "known bug 42")
+        #expect(
+            byID["test_shop/test_skipped"]?.status == .skipped
+                && byID["test_shop/test_skipped"]?.message == "needs a printer")
+        #expect(
+            byID["test_shop/test_expected_failure"]?.status == .skipped
+                && byID["test_shop/test_expected_failure"]?.message == "known bug 42")
         #expect(results.filter { $0.status == .passed }.count == 4)
     }
 
@@ -93,8 +109,12 @@ struct JUnitResultsTests {
             """)
         #expect(results.count == 3 && results["com.shop.CartTest/addsItem()"]?.status == .passed)
         let failed = try #require(results["com.shop.CartTest/totals()"])
-        #expect(failed.message == "org.opentest4j.AssertionFailedError: expected: <3> but was: <2>" && failed.location == "CartTest.kt:21")
-        #expect(results["com.shop.CartTest/printsReceipt()"]?.status == .skipped && results["com.shop.CartTest/printsReceipt()"]?.message == nil)
+        #expect(
+            failed.message == "org.opentest4j.AssertionFailedError: expected: <3> but was: <2>"
+                && failed.location == "CartTest.kt:21")
+        #expect(
+            results["com.shop.CartTest/printsReceipt()"]?.status == .skipped
+                && results["com.shop.CartTest/printsReceipt()"]?.message == nil)
     }
 
     @Test("xcpretty and xcbeautify: no time on failures, the location as the failure's text; locale decimal commas")
@@ -116,7 +136,8 @@ struct JUnitResultsTests {
         let failed = try #require(results["ShopTests.CartTests/testTotals"])
         #expect(failed.seconds == nil && failed.status == .failed)
         #expect(
-            failed.message == #"XCTAssertEqual failed: ("2") is not equal to ("3")"# && failed.location == "/Users/ci/Shop/Tests/CartTests.swift:18")
+            failed.message == #"XCTAssertEqual failed: ("2") is not equal to ("3")"#
+                && failed.location == "/Users/ci/Shop/Tests/CartTests.swift:18")
     }
 
     @Test("SwiftPM's --xunit-output: Module.Class and the test's name as `swift test list` names it")
@@ -142,7 +163,10 @@ struct JUnitResultsTests {
         "what is not a JUnit report is one error naming the file and line",
         arguments: [
             ("<testsuites><testsuite><testcase name='a'>", "report.xml:1: not a JUnit XML report"),
-            ("<html><body>502 Bad Gateway</body></html>", "report.xml:1: not a JUnit XML report: the root element is <html>"),
+            (
+                "<html><body>502 Bad Gateway</body></html>",
+                "report.xml:1: not a JUnit XML report: the root element is <html>"
+            ),
             ("", "report.xml:1: not a JUnit XML report"),
             ("\n\n<testsuites>\n<testcase name='a' time='1'>\n</testsuites>", "report.xml:5: not a JUnit XML report"),
         ])
@@ -157,7 +181,9 @@ struct JUnitResultsTests {
     @Test("hostile reports: nested entities do not expand without bound, a file past the limit is refused unread")
     func hostile() throws {
         var laughs = "<?xml version=\"1.0\"?>\n<!DOCTYPE lolz [\n<!ENTITY lol0 \"lol\">\n"
-        for level in 1...12 { laughs += "<!ENTITY lol\(level) \"" + String(repeating: "&lol\(level - 1);", count: 10) + "\">\n" }
+        for level in 1...12 {
+            laughs += "<!ENTITY lol\(level) \"" + String(repeating: "&lol\(level - 1);", count: 10) + "\">\n"
+        }
         laughs += "]>\n<testsuites><testcase name=\"a\"><failure message=\"&lol12;\"/></testcase></testsuites>"
         let clock = ContinuousClock()
         let start = clock.now
@@ -181,17 +207,21 @@ struct JUnitResultsTests {
         // Entities behind a prolog longer than what is looked through, or in UTF-16, are refused all the same.
         let hidden = "<!--\(String(repeating: "-", count: 1 << 20))-->\n<!DOCTYPE t [<!ENTITY e \"x\">]>\n<testsuites/>"
         #expect(throws: RunnerResultsError.self) { try JUnitResults.parse(Data(hidden.utf8), file: "hidden.xml") }
-        let utf16 = "<?xml version=\"1.0\" encoding=\"UTF-16\"?><!DOCTYPE t [<!ENTITY e \"x\">]><testsuites/>".data(using: .utf16)!
+        let utf16 = "<?xml version=\"1.0\" encoding=\"UTF-16\"?><!DOCTYPE t [<!ENTITY e \"x\">]><testsuites/>".data(
+            using: .utf16)!
         #expect(throws: RunnerResultsError.self) { try JUnitResults.parse(utf16, file: "utf16.xml") }
         // A DOCTYPE without entities of its own is read.
-        let plain = #"<?xml version="1.0"?><!DOCTYPE testsuites SYSTEM "junit.dtd"><testsuites><testcase name="a"/></testsuites>"#
+        let plain =
+            #"<?xml version="1.0"?><!DOCTYPE testsuites SYSTEM "junit.dtd"><testsuites><testcase name="a"/></testsuites>"#
         #expect(try JUnitResults.parse(Data(plain.utf8), file: "plain.xml").map(\.name) == ["a"])
     }
 
     @Test("a valid report past 10 MB (a hundred thousand tests) is read whole")
     func large() throws {
-        let cases = (0..<120_000).map { #"<testcase classname="suite" name="t\#($0)" time="0.001"/>"# }.joined(separator: "\n")
-        let results = try JUnitResults.parse(Data("<testsuites><testsuite name=\"s\">\n\(cases)\n</testsuite></testsuites>".utf8), file: "big.xml")
+        let cases = (0..<120_000).map { #"<testcase classname="suite" name="t\#($0)" time="0.001"/>"# }.joined(
+            separator: "\n")
+        let results = try JUnitResults.parse(
+            Data("<testsuites><testsuite name=\"s\">\n\(cases)\n</testsuite></testsuites>".utf8), file: "big.xml")
         #expect(results.count == 120_000 && results.last?.name == "t119999")
     }
 }

@@ -8,7 +8,9 @@ import Testing
 struct TestReportsTests {
     /// `files` written into a fresh folder, read as `format`.
     static func read(_ format: ResultsFormat, _ files: [String: String]) throws -> [RunnerTestResult] {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("orch-reports-\(UUID().uuidString.prefix(8))").path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "orch-reports-\(UUID().uuidString.prefix(8))"
+        ).path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         for (name, text) in files { try Data(text.utf8).write(to: URL(fileURLWithPath: "\(folder)/\(name)")) }
@@ -16,10 +18,13 @@ struct TestReportsTests {
     }
 
     static let scenarios: [(id: String, location: String?)] = [
-        ("cart-feature;adds-an-item", "features/cart.feature:3"), ("cart-feature;checks-out", "features/cart.feature:8"),
+        ("cart-feature;adds-an-item", "features/cart.feature:3"),
+        ("cart-feature;checks-out", "features/cart.feature:8"),
     ]
 
-    @Test("cucumber-js JSON (nanoseconds) and behave JSON (seconds, file:line locations): a scenario per test, matched by file:line")
+    @Test(
+        "cucumber-js JSON (nanoseconds) and behave JSON (seconds, file:line locations): a scenario per test, matched by file:line"
+    )
     func cucumberJSON() throws {
         let cucumberJS = """
             [{"uri": "features/cart.feature", "name": "Cart", "elements": [
@@ -47,7 +52,9 @@ struct TestReportsTests {
         let behaveResults = TestReports.match(Self.scenarios, try Self.read(.cucumberJSON, ["behave.json": behave]))
         #expect(behaveResults["cart-feature;adds-an-item"]?.seconds == 0.25)
         #expect(behaveResults["cart-feature;checks-out"]?.status == .failed, "an undefined step fails its scenario")
-        #expect(throws: RunnerResultsError.self) { try Self.read(.cucumberJSON, ["broken.json": "{\"not\": \"features\"}"]) }
+        #expect(throws: RunnerResultsError.self) {
+            try Self.read(.cucumberJSON, ["broken.json": "{\"not\": \"features\"}"])
+        }
     }
 
     @Test("Cucumber Messages: a test case the runner retried counts once, as its last run ended")
@@ -79,31 +86,37 @@ struct TestReportsTests {
             #"{"testCaseFinished": {"testCaseStartedId": "r3", "willBeRetried": false, "timestamp": {"seconds": 2, "nanos": 0}}}"#,
         ]
         let row = TestReports.match(
-            [("cart-feature;pays;row", "features/cart.feature:12")], try Self.read(.cucumberMessages, ["row.ndjson": outline.joined(separator: "\n")])
+            [("cart-feature;pays;row", "features/cart.feature:12")],
+            try Self.read(.cucumberMessages, ["row.ndjson": outline.joined(separator: "\n")])
         )
         #expect(row["cart-feature;pays;row"] != nil, "matched by the row's line")
         #expect(row["cart-feature;pays;row"]?.status == .failed, "a step of unknown status is no pass")
     }
 
-    @Test("results go to the test they name: exactly, by a trailing part of its path, with or without (); two claimants get none")
+    @Test(
+        "results go to the test they name: exactly, by a trailing part of its path, with or without (); two claimants get none"
+    )
     func matching() {
         func result(_ classname: String, _ name: String) -> RunnerTestResult {
             JUnitResults.result(classname: classname, name: name, status: .passed)
         }
         let tests: [(id: String, location: String?)] = [
-            ("tests/test_shop.py::TestCart::test_add", nil), ("ShopTests.CartTests/testAdd", nil), ("AppUITests/LoginTests/testLogin", nil),
+            ("tests/test_shop.py::TestCart::test_add", nil), ("ShopTests.CartTests/testAdd", nil),
+            ("AppUITests/LoginTests/testLogin", nil),
             ("a/test_x.py::test_same", nil), ("b/test_x.py::test_same", nil),
         ]
         let matched = TestReports.match(
             tests,
             [
-                result("tests.test_shop.TestCart", "test_add"), result("CartTests", "testAdd"), result("AppUITests/LoginTests", "testLogin()"),
+                result("tests.test_shop.TestCart", "test_add"), result("CartTests", "testAdd"),
+                result("AppUITests/LoginTests", "testLogin()"),
                 result("test_x", "test_same"),
             ])
         #expect(matched["tests/test_shop.py::TestCart::test_add"] != nil, "pytest's module and class")
         #expect(matched["ShopTests.CartTests/testAdd"] != nil, "XCTest's output names no module")
         #expect(matched["AppUITests/LoginTests/testLogin"] != nil, "Xcode's results add ()")
-        #expect(matched["a/test_x.py::test_same"] == nil && matched["b/test_x.py::test_same"] == nil, "ambiguous: neither")
+        #expect(
+            matched["a/test_x.py::test_same"] == nil && matched["b/test_x.py::test_same"] == nil, "ambiguous: neither")
         // One test, one result named some other way: it is nobody's (a test has a result only when one names it).
         #expect(TestReports.match([("only", nil)], [result("Whatever", "it_is")])["only"] == nil)
     }
@@ -115,9 +128,12 @@ struct TestReportsTests {
         #expect(XcodeResults.durationText("1m 1,25s") == 61.25)
         #expect(XcodeResults.durationText("15ms") == 0.015)
         #expect(XcodeResults.durationText("soon") == nil)
-        let listing = #"{"values": [{"enabledTests": [{"identifier": "A/B/c"}], "disabledTests": [{"identifier": "A/B/d"}]}], "errors": []}"#
+        let listing =
+            #"{"values": [{"enabledTests": [{"identifier": "A/B/c"}], "disabledTests": [{"identifier": "A/B/d"}]}], "errors": []}"#
         #expect(try XcodeResults.enumeratedTests(Data(listing.utf8), file: "tests.json") == ["A/B/c"])
         let failing = #"{"values": [], "errors": [{"message": "Scheme App is not configured for testing"}]}"#
-        #expect(throws: RunnerResultsError.self) { try XcodeResults.enumeratedTests(Data(failing.utf8), file: "tests.json") }
+        #expect(throws: RunnerResultsError.self) {
+            try XcodeResults.enumeratedTests(Data(failing.utf8), file: "tests.json")
+        }
     }
 }

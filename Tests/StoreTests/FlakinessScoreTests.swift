@@ -24,7 +24,8 @@ struct FlakinessScoreTests {
     /// on `branch`; the runs settle one after another unless `settle` is false. Returns the runs.
     @discardableResult
     static func record(
-        _ attempts: [Attempt], of scenario: String, in database: Database, end: TimeInterval = 60, times: [Date]? = nil, branch: String? = nil,
+        _ attempts: [Attempt], of scenario: String, in database: Database, end: TimeInterval = 60, times: [Date]? = nil,
+        branch: String? = nil,
         settle: Bool = true
     ) async throws -> [UUID] {
         let runs = RunStore(database: database)
@@ -32,8 +33,10 @@ struct FlakinessScoreTests {
         var made: [UUID] = []
         for (index, attempt) in attempts.enumerated() {
             let plan = RunPlan(
-                host: "test", gitRevision: attempt.revision, workingDirectory: "/tmp", configPath: nil, mode: attempt.mode,
-                workers: 1, retries: 0, scenarios: [Scenario(id: scenario, name: scenario, command: "true", timeoutMilliseconds: 1000)]
+                host: "test", gitRevision: attempt.revision, workingDirectory: "/tmp", configPath: nil,
+                mode: attempt.mode,
+                workers: 1, retries: 0,
+                scenarios: [Scenario(id: scenario, name: scenario, command: "true", timeoutMilliseconds: 1000)]
             )
             try await runs.create(plan)
             let finished = times?[index] ?? start.addingTimeInterval(Double(index) * 60)
@@ -51,9 +54,13 @@ struct FlakinessScoreTests {
         return made
     }
 
-    static func score(of scenario: String, in database: Database, since: TimeInterval = 86_400) async throws -> FlakinessLine? {
-        try await RunStore(database: database).flakiness(project: RunStore.defaultProject, since: Date().addingTimeInterval(-since), limit: 100)
-            .first { $0.scenarioId == scenario }
+    static func score(
+        of scenario: String, in database: Database, since: TimeInterval = 86_400
+    ) async throws -> FlakinessLine? {
+        try await RunStore(database: database).flakiness(
+            project: RunStore.defaultProject, since: Date().addingTimeInterval(-since), limit: 100
+        )
+        .first { $0.scenarioID == scenario }
     }
 
     /// Outcomes in order, with the transitions and flips they make and the score that follows.
@@ -75,7 +82,9 @@ struct FlakinessScoreTests {
 
     @Test("the score is (flips + 1) / (transitions + 10) over consecutive attempts", arguments: cases)
     func formula(_ example: Case) async throws {
-        let (outcomes, transitions, flips, expected) = (example.outcomes, example.transitions, example.flips, example.score)
+        let (outcomes, transitions, flips, expected) = (
+            example.outcomes, example.transitions, example.flips, example.score
+        )
         try await withTestDatabase { database in
             try await Self.record(Self.attempts(outcomes), of: "s", in: database)
             let line = try #require(try await Self.score(of: "s", in: database))
@@ -88,25 +97,36 @@ struct FlakinessScoreTests {
     @Test("only attempts on the same revision and the same kind of backend are paired")
     func pairs() async throws {
         try await withTestDatabase { database in
-            // A revision that broke it and the next that fixed it: P F on r1, F P on r2 are one flip each, not P F F P's two
-            // flips in three pairs.
-            try await Self.record(Self.attempts("PF", revision: "r1") + Self.attempts("FP", revision: "r2"), of: "revisions", in: database)
+            // A revision that broke it and the next that fixed it: P F on r1, F P on r2 are one flip each, not P F F
+            // P's two flips in three pairs.
+            try await Self.record(
+                Self.attempts("PF", revision: "r1") + Self.attempts("FP", revision: "r2"), of: "revisions", in: database
+            )
             // Replay always passes and live always fails, taking turns: no flip in either kind of backend.
             let alternating = (0..<6).flatMap { _ in
-                [Attempt(revision: "r1", mode: .replay, passed: true), Attempt(revision: "r1", mode: .live, passed: false)]
+                [
+                    Attempt(revision: "r1", mode: .replay, passed: true),
+                    Attempt(revision: "r1", mode: .live, passed: false),
+                ]
             }
             try await Self.record(alternating, of: "backends", in: database)
             // Record is live's kind of backend, mock and hybrid are replay's.
             try await Self.record(
                 [
-                    Attempt(revision: "r1", mode: .record, passed: true), Attempt(revision: "r1", mode: .mock, passed: false),
-                    Attempt(revision: "r1", mode: .live, passed: true), Attempt(revision: "r1", mode: .hybrid, passed: false),
+                    Attempt(revision: "r1", mode: .record, passed: true),
+                    Attempt(revision: "r1", mode: .mock, passed: false),
+                    Attempt(revision: "r1", mode: .live, passed: true),
+                    Attempt(revision: "r1", mode: .hybrid, passed: false),
                 ], of: "kinds", in: database)
             let revisions = try #require(try await Self.score(of: "revisions", in: database))
-            #expect(revisions.transitions == 2 && revisions.flips == 2 && abs(revisions.score - 3.0 / 12) < 1e-12, "\(revisions)")
+            #expect(
+                revisions.transitions == 2 && revisions.flips == 2 && abs(revisions.score - 3.0 / 12) < 1e-12,
+                "\(revisions)")
             let backends = try #require(try await Self.score(of: "backends", in: database))
             #expect(backends.transitions == 10 && backends.flips == 0, "\(backends)")
-            #expect(backends.lanes["replay"] == PassTally(attempts: 6, passed: 6) && backends.lanes["live"] == PassTally(attempts: 6, passed: 0))
+            #expect(
+                backends.lanes["replay"] == PassTally(attempts: 6, passed: 6)
+                    && backends.lanes["live"] == PassTally(attempts: 6, passed: 0))
             let kinds = try #require(try await Self.score(of: "kinds", in: database))
             #expect(kinds.transitions == 2 && kinds.flips == 0, "\(kinds)")
         }
@@ -121,7 +141,7 @@ struct FlakinessScoreTests {
             try await Self.record(Self.attempts("PFPF"), of: "recent-flips", in: database)
             let lines = try await RunStore(database: database).flakiness(
                 project: RunStore.defaultProject, since: Date().addingTimeInterval(-86_400), limit: 10)
-            #expect(lines.map(\.scenarioId) == ["recent-flips", "old-flips"])
+            #expect(lines.map(\.scenarioID) == ["recent-flips", "old-flips"])
             #expect(lines.last?.attempts == 3 && lines.last?.flips == 0)
             let all = try #require(try await Self.score(of: "old-flips", in: database, since: 30 * 86_400))
             #expect(all.attempts == 9 && all.flips == 6, "P F P F P F, then P P P: \(all)")
@@ -136,7 +156,9 @@ struct FlakinessScoreTests {
         return today.addingTimeInterval(Double(-days) * 86_400 + minutes * 60)
     }
 
-    @Test("pairs span midnight, a window may start within a day, and the rollup kept as runs settle equals a full recount")
+    @Test(
+        "pairs span midnight, a window may start within a day, and the rollup kept as runs settle equals a full recount"
+    )
     func acrossDays() async throws {
         try await withTestDatabase { database in
             // P F on one day, F P on the next: three pairs, one of them across midnight (F → F, no flip), two flips.
@@ -152,13 +174,14 @@ struct FlakinessScoreTests {
             // A window from between the first two attempts: F | F P, two pairs, one flip; the first day is partial.
             let lines = try await RunStore(database: database).flakiness(
                 project: RunStore.defaultProject, since: Self.utcMidnight(daysAgo: 3, plus: -1.5), limit: 10)
-            let partial = try #require(lines.first { $0.scenarioId == "midnight" })
+            let partial = try #require(lines.first { $0.scenarioID == "midnight" })
             #expect(partial.attempts == 3 && partial.transitions == 2 && partial.flips == 1, "\(partial)")
-            #expect(!lines.contains { $0.scenarioId == "flip-at-midnight" })
+            #expect(!lines.contains { $0.scenarioID == "flip-at-midnight" })
 
             // Runs that settle out of order (the later attempt's first) leave the rollup as a full recount would.
             let late = (0..<4).map { Self.utcMidnight(daysAgo: 1, plus: Double($0)) }
-            let runs = try await Self.record(Self.attempts("PFPF"), of: "out-of-order", in: database, times: late, settle: false)
+            let runs = try await Self.record(
+                Self.attempts("PFPF"), of: "out-of-order", in: database, times: late, settle: false)
             for run in runs.reversed() { try await RunStore(database: database).setState(run, .finished) }
             let outOfOrder = try #require(try await Self.score(of: "out-of-order", in: database, since: 10 * 86_400))
             #expect(outOfOrder.transitions == 3 && outOfOrder.flips == 3, "\(outOfOrder)")
@@ -167,13 +190,15 @@ struct FlakinessScoreTests {
         }
     }
 
-    @Test("attempts of a run that has not settled are not counted yet; branches pair apart, and --branch narrows to one")
+    @Test(
+        "attempts of a run that has not settled are not counted yet; branches pair apart, and --branch narrows to one")
     func settlingAndBranches() async throws {
         try await withTestDatabase { database in
             let times = (0..<4).map { Self.utcMidnight(daysAgo: 2, plus: Double($0)) }
             try await Self.record(Self.attempts("PPPP"), of: "steady", in: database, times: times)
             let unsettled = try await Self.record(
-                Self.attempts("F"), of: "steady", in: database, times: [Self.utcMidnight(daysAgo: 2, plus: 10)], settle: false)
+                Self.attempts("F"), of: "steady", in: database, times: [Self.utcMidnight(daysAgo: 2, plus: 10)],
+                settle: false)
             #expect(try await Self.score(of: "steady", in: database, since: 10 * 86_400)?.attempts == 4)
             try await RunStore(database: database).setState(unsettled[0], .finished)
             let settled = try #require(try await Self.score(of: "steady", in: database, since: 10 * 86_400))
@@ -189,8 +214,10 @@ struct FlakinessScoreTests {
             let both = try #require(try await Self.score(of: "branches", in: database, since: 10 * 86_400))
             #expect(both.attempts == 6 && both.transitions == 4 && both.flips == 0, "\(both)")
             let feature = try await RunStore(database: database).flakiness(
-                project: RunStore.defaultProject, since: Date().addingTimeInterval(-10 * 86_400), branch: "feature", limit: 10)
-            #expect(feature.map(\.scenarioId) == ["branches"] && feature.first?.passed == 0 && feature.first?.attempts == 3)
+                project: RunStore.defaultProject, since: Date().addingTimeInterval(-10 * 86_400), branch: "feature",
+                limit: 10)
+            #expect(
+                feature.map(\.scenarioID) == ["branches"] && feature.first?.passed == 0 && feature.first?.attempts == 3)
         }
     }
 }

@@ -13,7 +13,9 @@ struct MigrationTests {
         try await withThrowingTaskGroup(of: Int.self) { group in
             for _ in 0..<6 {
                 group.addTask {
-                    try await Database.with(endpoint, logger: .init(label: "test"), maximumConnections: 1) { try await $0.schemaVersion() }
+                    try await Database.with(endpoint, logger: .init(label: "test"), maximumConnections: 1) {
+                        try await $0.schemaVersion()
+                    }
                 }
             }
             for try await version in group { #expect(version == 17) }
@@ -39,10 +41,12 @@ struct MigrationTests {
         let socket = try DatabaseEndpoint(url: "postgresql://bob@/orchestrate?host=/run/postgresql")
         #expect(socket.address == .unixSocket(path: "/run/postgresql/.s.PGSQL.5432"))
         #expect(throws: StoreError.self) { try DatabaseEndpoint(url: "mysql://x@y/z") }
-        let verified = try DatabaseEndpoint(url: "postgres://ci@[fd00::5]:5432/runs?sslmode=verify-full&sslrootcert=/etc/ca.pem")
+        let verified = try DatabaseEndpoint(
+            url: "postgres://ci@[fd00::5]:5432/runs?sslmode=verify-full&sslrootcert=/etc/ca.pem")
         #expect(verified.address == .tcp(host: "fd00::5", port: 5432))
         #expect(verified.tls == .verifyFull && verified.rootCertificate == "/etc/ca.pem")
-        #expect(verified.description == "postgresql://ci@[fd00::5]:5432/runs?sslmode=verify-full&sslrootcert=/etc/ca.pem")
+        #expect(
+            verified.description == "postgresql://ci@[fd00::5]:5432/runs?sslmode=verify-full&sslrootcert=/etc/ca.pem")
         #expect(try DatabaseEndpoint(url: "postgres://ci@h/db").tls == .prefer)
         #expect(throws: StoreError.self) { try DatabaseEndpoint(url: "postgres://ci@h/db?sslmode=verify-everything") }
         // Without a password in the URL or a password file, PGPASSWORD is used, and still never printed.
@@ -53,7 +57,8 @@ struct MigrationTests {
     @Test("rows from before projects belong to their run's folder; a scenario two projects ran becomes one per project")
     func projectsMigration() async throws {
         let endpoint = try await TestPostgres.shared.makeDatabase()
-        try await Database.with(endpoint, logger: .init(label: "test"), maximumConnections: 1, migrate: false) { database in
+        try await Database.with(endpoint, logger: .init(label: "test"), maximumConnections: 1, migrate: false) {
+            database in
             try await database.migrate(through: 12)
             let shop = UUID(), blog = UUID()
             for statement: PostgresQuery in [
@@ -78,16 +83,25 @@ struct MigrationTests {
             try await database.migrate(through: 13)
             func rows(_ sql: String) async throws -> [String] {
                 var found: [String] = []
-                for try await row in try await database.client.query(PostgresQuery(unsafeSQL: sql), logger: database.logger).decode(String.self) {
+                for try await row in try await database.client.query(
+                    PostgresQuery(unsafeSQL: sql), logger: database.logger
+                ).decode(String.self) {
                     found.append(row)
                 }
                 return found
             }
             #expect(try await rows("SELECT project FROM runs ORDER BY project") == ["blog", "shop"])
-            #expect(try await rows("SELECT project || '/' || id FROM scenarios ORDER BY 1") == ["blog/login", "shop/cart", "shop/login"])
-            #expect(try await rows("SELECT project || '/' || scenario_id FROM quarantine ORDER BY 1") == ["blog/login", "shop/login"])
             #expect(
-                try await rows("SELECT a.project || '/' || a.scenario_id || ' ' || a.outcome FROM attempts a ORDER BY 1")
+                try await rows("SELECT project || '/' || id FROM scenarios ORDER BY 1") == [
+                    "blog/login", "shop/cart", "shop/login",
+                ])
+            #expect(
+                try await rows("SELECT project || '/' || scenario_id FROM quarantine ORDER BY 1") == [
+                    "blog/login", "shop/login",
+                ])
+            #expect(
+                try await rows(
+                    "SELECT a.project || '/' || a.scenario_id || ' ' || a.outcome FROM attempts a ORDER BY 1")
                     == ["blog/login failed", "shop/cart passed", "shop/login passed"])
             let store = RunStore(database: database)
             #expect(try await store.expectedDurations(["login"], project: "shop") == ["login": 300])

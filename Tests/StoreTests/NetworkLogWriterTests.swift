@@ -10,8 +10,10 @@ import Testing
 struct NetworkLogWriterTests {
     static func exchange(_ sequence: Int, step: Int? = nil) -> Exchange {
         Exchange(
-            sequence: sequence, mode: .replay, matched: true, host: "api.test", method: "GET", url: "https://api.test/v1/\(sequence)",
-            requestHeaders: [.init(name: "accept", value: "a\tb"), .init(name: "x-odd", value: #"q"\ü\#u{1}"#)], requestBody: [0, 1, 2, 0x5c],
+            sequence: sequence, mode: .replay, matched: true, host: "api.test", method: "GET",
+            url: "https://api.test/v1/\(sequence)",
+            requestHeaders: [.init(name: "accept", value: "a\tb"), .init(name: "x-odd", value: #"q"\ü\#u{1}"#)],
+            requestBody: [0, 1, 2, 0x5c],
             status: 200, responseHeaders: [], responseBody: Array("line\none \"q\" \\ ü".utf8), startedAt: Self.moment,
             durationMicroseconds: 12, stepPosition: step
         )
@@ -20,12 +22,14 @@ struct NetworkLogWriterTests {
     static let moment = Date(timeIntervalSince1970: 1_795_000_000.123456)
 
     static func count(_ table: String, in database: Database) async throws -> Int {
-        let rows = try await database.client.query("SELECT count(*)::int FROM \(unescaped: table)", logger: Logger(label: "test"))
+        let rows = try await database.client.query(
+            "SELECT count(*)::int FROM \(unescaped: table)", logger: Logger(label: "test"))
         for try await count in rows.decode(Int.self) { return count }
         return -1
     }
 
-    /// A writer with its spool in a temporary folder, over a fresh database with one running attempt (whose id it gets).
+    /// A writer with its spool in a temporary folder, over a fresh database with one running attempt (whose id it
+    /// gets).
     func withWriter(
         memoryLimit: Int = 64 << 20, batchRows: Int = 256, chunkRows: Int = 64,
         _ body: @Sendable (NetworkLogWriter, Database, Int64, TemporaryDirectory) async throws -> Void
@@ -41,7 +45,9 @@ struct NetworkLogWriterTests {
         }
     }
 
-    @Test("a database that is slow (a table lock) slows no append; rows beyond the memory bound are spooled; nothing is lost")
+    @Test(
+        "a database that is slow (a table lock) slows no append; rows beyond the memory bound are spooled; nothing is lost"
+    )
     func slowDatabase() async throws {
         try await withWriter(memoryLimit: 4_000) { writer, database, attemptID, directory in
             writer.start(interval: .milliseconds(20))
@@ -52,14 +58,19 @@ struct NetworkLogWriterTests {
                 let clock = ContinuousClock.now
                 for sequence in 1...1_000 { writer.append(Self.exchange(sequence), attemptID: attemptID) }
                 writer.append(
-                    Step(position: 1, keyword: "Given ", name: "a step", status: "passed", startedAt: Date(), finishedAt: Date()),
+                    Step(
+                        position: 1, keyword: "Given ", name: "a step", status: "passed", startedAt: Date(),
+                        finishedAt: Date()),
                     attemptID: attemptID)
-                // Appending never waits for the database (held by the lock until the test ends): it returns, slow machine or not.
+                // Appending never waits for the database (held by the lock until the test ends): it returns, slow
+                // machine or not.
                 #expect(ContinuousClock.now - clock < .seconds(30))
                 #expect(writer.spooled >= 900)
                 // The loop may already be sending the spool (moved aside while the COPY waits for the lock).
                 let spool = directory.file("spool/exchanges-v5-\(getpid()).copy")
-                #expect(FileManager.default.fileExists(atPath: spool) || FileManager.default.fileExists(atPath: spool + ".sending"))
+                #expect(
+                    FileManager.default.fileExists(atPath: spool)
+                        || FileManager.default.fileExists(atPath: spool + ".sending"))
                 // The writer waits for the lock before the table is let go.
                 #expect(
                     try await eventually {
@@ -86,7 +97,9 @@ struct NetworkLogWriterTests {
                 """,
                 logger: Logger(label: "test")
             )
-            for try await (request, response, odd, accept, epoch) in rows.decode((ByteBuffer, String, String, String, Double).self) {
+            for try await (request, response, odd, accept, epoch) in rows.decode(
+                (ByteBuffer, String, String, String, Double).self)
+            {
                 #expect(Array(buffer: request) == [0, 1, 2, 0x5c] && response == "line\none \"q\" \\ ü")
                 #expect(odd == #"q"\ü\#u{1}"# && accept == "a\tb")
                 #expect(abs(epoch - Self.moment.timeIntervalSince1970) < 0.000_002)
@@ -114,7 +127,8 @@ struct NetworkLogWriterTests {
             for sequence in 1...9 { writer.append(Self.exchange(sequence), attemptID: attemptID) }
             #expect(await holds(for: .milliseconds(500)) { writer.written == 0 }, "nine rows wait for the pause")
             writer.append(Self.exchange(10), attemptID: attemptID)
-            #expect(await eventually(timeout: .seconds(30)) { writer.written == 10 }, "the tenth fills the batch: all go")
+            #expect(
+                await eventually(timeout: .seconds(30)) { writer.written == 10 }, "the tenth fills the batch: all go")
             #expect(try await Self.count("exchanges", in: database) == 10)
             #expect(await writer.close() == 0)
         }
@@ -131,13 +145,16 @@ struct NetworkLogWriterTests {
             #expect(await writer.close() == 0)
             #expect(try await Self.count("exchanges", in: database) == 1_000)
             // Each transaction stamps its rows with its id: a transaction per chunk would make 100.
-            let rows = try await database.client.query("SELECT count(DISTINCT xmin::text)::int FROM exchanges", logger: Logger(label: "test"))
+            let rows = try await database.client.query(
+                "SELECT count(DISTINCT xmin::text)::int FROM exchanges", logger: Logger(label: "test"))
             // On a loaded machine a chunk may come late and end its COPY; still, chunks share transactions.
             for try await transactions in rows.decode(Int.self) { #expect(transactions < 100) }
         }
     }
 
-    @Test("writes that fail are spooled and sent once the database takes them again; a later writer takes over a spool left behind")
+    @Test(
+        "writes that fail are spooled and sent once the database takes them again; a later writer takes over a spool left behind"
+    )
     func unavailableDatabase() async throws {
         try await withWriter { writer, database, attemptID, directory in
             let logger = Logger(label: "test")
@@ -162,9 +179,11 @@ struct NetworkLogWriterTests {
             try await database.client.query("ALTER TABLE exchanges RENAME TO exchanges_away", logger: logger)
             writer.append(Self.exchange(61), attemptID: attemptID)
             #expect(await writer.flush() == false)
-            try FileManager.default.moveItem(atPath: directory.file("spool/exchanges-v5-\(getpid()).copy"), toPath: orphan)
+            try FileManager.default.moveItem(
+                atPath: directory.file("spool/exchanges-v5-\(getpid()).copy"), toPath: orphan)
             try await database.client.query("ALTER TABLE exchanges_away RENAME TO exchanges", logger: logger)
-            let successor = NetworkLogWriter(store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"), logger: logger)
+            let successor = NetworkLogWriter(
+                store: ExchangeStore(database: database), spoolDirectory: directory.file("spool"), logger: logger)
             successor.start(interval: .milliseconds(20))
             #expect(await successor.close() == 0)
             #expect(try await Self.count("exchanges", in: database) == 61)

@@ -11,11 +11,16 @@ struct RunStoreTests {
         try await withTestDatabase { database in
             let scenarios = [
                 Scenario(
-                    id: "login", name: "Log in", command: "make login", tags: ["smoke", "auth"], timeoutMilliseconds: 5_000,
+                    id: "login", name: "Log in", command: "make login", tags: ["smoke", "auth"],
+                    timeoutMilliseconds: 5_000,
                     environment: ["USER": "ann", "QUOTE": "say \"hi\"\n"], uri: "features/login.feature", line: 12),
                 Scenario(id: "no-tags", name: "No tags", command: "true", timeoutMilliseconds: 1_000),
-                Scenario(id: "one-tag", name: "One tag, unicode ✓", command: "echo ✓", tags: ["wip"], timeoutMilliseconds: 2_000),
-                Scenario(id: "empty-again", name: "Empty again", command: "true", tags: [], timeoutMilliseconds: 3_000, line: 7),
+                Scenario(
+                    id: "one-tag", name: "One tag, unicode ✓", command: "echo ✓", tags: ["wip"],
+                    timeoutMilliseconds: 2_000),
+                Scenario(
+                    id: "empty-again", name: "Empty again", command: "true", tags: [], timeoutMilliseconds: 3_000,
+                    line: 7),
                 Scenario(id: "last", name: "Last", command: "true", tags: ["a", "b", "c"], timeoutMilliseconds: 4_000),
             ]
             let runs = RunStore(database: database)

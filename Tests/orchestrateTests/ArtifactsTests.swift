@@ -5,7 +5,9 @@ import Testing
 /// What attempts keep is stored in the database, so that any host can read it back.
 @Suite("Kept files in the database", .timeLimit(.minutes(2)))
 struct ArtifactsTests {
-    @Test("an attempt's artifacts and logs are stored up to the cap, scrubbed of secrets, and written back on another host")
+    @Test(
+        "an attempt's artifacts and logs are stored up to the cap, scrubbed of secrets, and written back on another host"
+    )
     func storedAndWrittenBack() async throws {
         try await TemporaryDirectory.with { directory in
             try directory.write(
@@ -25,7 +27,8 @@ struct ArtifactsTests {
                         cp "$ORCHESTRATE_ARTIFACTS_DIR/screens/one.png" original.png &&
                         echo "login with $API_TOKEN failed" >&2 && exit 1
                 """)
-            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             let run = try await cli.run(["run", "--progress", "none"], name: "run")
             #expect(run.exitCode == 1, "\(run.stdout)\(run.stderr)")
             let runID = try #require(run.stdout.split(separator: " ").dropFirst().first.map(String.init))
@@ -35,8 +38,12 @@ struct ArtifactsTests {
             #expect(written.exitCode == 0, "\(written.stderr)")
             let one = try Data(contentsOf: URL(fileURLWithPath: directory.file("out/attempt-1/screens/one.png")))
             #expect(one == (try Data(contentsOf: URL(fileURLWithPath: directory.file("original.png")))))
-            #expect(!FileManager.default.fileExists(atPath: directory.file("out/attempt-1/screens/two.png")), "past the cap")
-            #expect(written.stdout.contains("not stored (over the attempt's artifacts.max-bytes): attempt-1/screens/two.png  2000 bytes"))
+            #expect(
+                !FileManager.default.fileExists(atPath: directory.file("out/attempt-1/screens/two.png")), "past the cap"
+            )
+            #expect(
+                written.stdout.contains(
+                    "not stored (over the attempt's artifacts.max-bytes): attempt-1/screens/two.png  2000 bytes"))
             let log = directory.read("out/attempt-1/stderr.log")
             #expect(log.contains("login with") && !log.contains("s3cr3t-token-value"), "\(log)")
             let report = try await cli.run(["report", runID, "--html", "report.html"], name: "report")

@@ -35,11 +35,14 @@ struct BatchTests {
               batch: { size: \(size) }
               env: { PYTHONDONTWRITEBYTECODE: "1" }
             """)
-        return OrchestrateCLI(directory: directory.file("shop"), database: try await TestPostgres.shared.makeDatabaseURL())
+        return OrchestrateCLI(
+            directory: directory.file("shop"), database: try await TestPostgres.shared.makeDatabaseURL())
     }
 
     /// Each finished attempt of the newest run: test, attempt number, process id, worker slot, outcome.
-    static func attempts(_ cli: OrchestrateCLI) async throws -> [(test: String, attempt: Int32, pid: Int32, worker: String, outcome: String)] {
+    static func attempts(
+        _ cli: OrchestrateCLI
+    ) async throws -> [(test: String, attempt: Int32, pid: Int32, worker: String, outcome: String)] {
         try await queryRows(
             cli.environment["ORCHESTRATE_DATABASE_URL"]!,
             """
@@ -49,7 +52,9 @@ struct BatchTests {
         ).map { (test: $0.0, attempt: $0.1, pid: $0.2, worker: $0.3, outcome: $0.4) }
     }
 
-    @Test("8 pytest tests run in batches of up to 4: fewer processes than tests, a result per test, the failures retried alone")
+    @Test(
+        "8 pytest tests run in batches of up to 4: fewer processes than tests, a result per test, the failures retried alone"
+    )
     func batches() async throws {
         try await TemporaryDirectory.with { directory in
             let cli = try await Self.project(in: directory, workers: 2, size: 4, retries: 1)
@@ -60,8 +65,11 @@ struct BatchTests {
             let first = attempts.filter { $0.attempt == 1 }
             #expect(first.count == 8)
             #expect(Set(first.map(\.pid)).count < 8, "tests shared processes: \(first)")
-            #expect(Dictionary(grouping: first, by: \.pid).values.allSatisfy { $0.count <= 4 }, "no batch holds more than 4: \(first)")
-            // A failed test runs again alone (its own process), kept off the slot it failed on while another can take it.
+            #expect(
+                Dictionary(grouping: first, by: \.pid).values.allSatisfy { $0.count <= 4 },
+                "no batch holds more than 4: \(first)")
+            // A failed test runs again alone (its own process), kept off the slot it failed on while another can take
+            // it.
             let avoided = try await queryRows(
                 cli.environment["ORCHESTRATE_DATABASE_URL"]!,
                 """
@@ -77,16 +85,20 @@ struct BatchTests {
             let runID = try #require(run.stdout.split(separator: " ").dropFirst().first.map(String.init))
             let logs = try await cli.run(["logs", runID, "tests/test_shop.py::test_fails"])
             #expect(logs.stdout.contains("failed    tests/test_shop.py::test_fails"), "\(logs.stdout)")
-            #expect(logs.stdout.contains("tests/test_shop.py:") && logs.stdout.contains("two and two"), "\(logs.stdout)")
+            #expect(
+                logs.stdout.contains("tests/test_shop.py:") && logs.stdout.contains("two and two"), "\(logs.stdout)")
             let passing = try await cli.run(["logs", runID, "tests/test_shop.py::test_pass_3"])
             #expect(passing.stdout.contains("passed    tests/test_shop.py::test_pass_3"), "\(passing.stdout)")
             // The JUnit report names each test as pytest does.
-            let junit = try String(contentsOfFile: directory.file("shop/.orchestrate/reports/\(runID)/junit.xml"), encoding: .utf8)
+            let junit = try String(
+                contentsOfFile: directory.file("shop/.orchestrate/reports/\(runID)/junit.xml"), encoding: .utf8)
             #expect(junit.contains(#"name="test_fails" classname="tests.test_shop""#), "\(junit)")
         }
     }
 
-    @Test("a batch whose process dies: the tests it did not report run again alone, not failed; the one that kills it fails")
+    @Test(
+        "a batch whose process dies: the tests it did not report run again alone, not failed; the one that kills it fails"
+    )
     func crash() async throws {
         try await TemporaryDirectory.with { directory in
             let crasher = """
@@ -103,10 +115,13 @@ struct BatchTests {
             #expect(Set(attempts.map(\.pid)).count == 9, "after the crash each test ran alone: \(attempts)")
             // pytest under `sh -c` ends with the shell's 137 for the SIGKILL.
             #expect(attempts.first { $0.test.hasSuffix("test_kills_its_process") }?.outcome == "failed")
-            let killed = try await cli.run(["logs", try #require(run.stdout.split(separator: " ").dropFirst().first.map(String.init)), "test_kills"])
+            let killed = try await cli.run([
+                "logs", try #require(run.stdout.split(separator: " ").dropFirst().first.map(String.init)), "test_kills",
+            ])
             #expect(killed.stdout.contains("exited with status 137"), "\(killed.stdout)")
             let abandoned = try await queryRows(
-                cli.environment["ORCHESTRATE_DATABASE_URL"]!, "SELECT count(*) FROM attempts WHERE state = 'abandoned'", as: Int64.self)
+                cli.environment["ORCHESTRATE_DATABASE_URL"]!, "SELECT count(*) FROM attempts WHERE state = 'abandoned'",
+                as: Int64.self)
             #expect(abandoned.first == 9, "the crashed batch's 9 tests went back to the queue")
         }
     }
@@ -119,10 +134,15 @@ struct BatchTests {
             try directory.write("shop/orchestrate.yml", text.replacingOccurrences(of: "  results: junit\n", with: ""))
             let missing = try await cli.run(["scenarios"])
             #expect(missing.exitCode == 2)
-            #expect(missing.stderr.contains("orchestrate.yml:4") && missing.stderr.contains("set suite.results"), "\(missing.stderr)")
-            try directory.write("shop/orchestrate.yml", text.replacingOccurrences(of: "results: junit", with: "results: xunit"))
+            #expect(
+                missing.stderr.contains("orchestrate.yml:4") && missing.stderr.contains("set suite.results"),
+                "\(missing.stderr)")
+            try directory.write(
+                "shop/orchestrate.yml", text.replacingOccurrences(of: "results: junit", with: "results: xunit"))
             let wrong = try await cli.run(["scenarios"])
-            #expect(wrong.exitCode == 2 && wrong.stderr.contains("suite.results must be one of junit, cucumber-json, cucumber-messages"))
+            #expect(
+                wrong.exitCode == 2
+                    && wrong.stderr.contains("suite.results must be one of junit, cucumber-json, cucumber-messages"))
         }
     }
 }

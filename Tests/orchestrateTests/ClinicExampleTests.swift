@@ -6,7 +6,8 @@ import Testing
 @Suite("The clinic example")
 struct ClinicExampleTests {
     /// The repository's root, from this file's place in Tests/orchestrateTests.
-    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+    static let repository = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
     /// Where the build put orchestrate, clinic-backend and clinic-scenarios.
     static let binaries = URL(fileURLWithPath: OrchestrateCLI.executable).deletingLastPathComponent().path
 
@@ -29,14 +30,18 @@ struct ClinicExampleTests {
 
         func started() async throws {
             let up = await eventually {
-                guard let line = self.lines.first(where: { $0.hasPrefix("clinic-backend listening on ") }) else { return false }
+                guard let line = self.lines.first(where: { $0.hasPrefix("clinic-backend listening on ") }) else {
+                    return false
+                }
                 self.port = Int(line.split(separator: " ").last!)!
                 return true
             }
             try #require(up, "clinic-backend did not start: \(lines)")
         }
 
-        var lines: [String] { ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init) }
+        var lines: [String] {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+        }
         /// Requests it answered.
         var requests: [String] { lines.filter { !$0.hasPrefix("clinic-backend") } }
 
@@ -46,10 +51,12 @@ struct ClinicExampleTests {
         }
     }
 
-    /// The example's features (copied once) and its configuration pointed at this build and at the backend on `backendPort`.
+    /// The example's features (copied once) and its configuration pointed at this build and at the backend on
+    /// `backendPort`.
     static func project(in directory: TemporaryDirectory, backendPort: Int) throws {
         if !FileManager.default.fileExists(atPath: directory.file("Features")) {
-            try FileManager.default.copyItem(atPath: "\(Self.repository)/Examples/clinic/Features", toPath: directory.file("Features"))
+            try FileManager.default.copyItem(
+                atPath: "\(Self.repository)/Examples/clinic/Features", toPath: directory.file("Features"))
         }
         // The example's own configuration, pointed at this build and this backend.
         let config = try String(contentsOfFile: "\(Self.repository)/Examples/clinic/orchestrate.yml", encoding: .utf8)
@@ -58,21 +65,27 @@ struct ClinicExampleTests {
         try directory.write("orchestrate.yml", config)
     }
 
-    @Test("recorded once, the replay makes zero requests to the backend and every step has its timing and exchanges in PostgreSQL")
+    @Test(
+        "recorded once, the replay makes zero requests to the backend and every step has its timing and exchanges in PostgreSQL"
+    )
     func recordThenReplay() async throws {
         try await TemporaryDirectory.with { directory in
             let backend = try Backend(log: directory.file("backend.log"))
             defer { backend.stop() }
             try await backend.started()
             try Self.project(in: directory, backendPort: backend.port)
-            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
 
             let record = try await cli.run(["run", "--mode", "record", "--workers", "8", "--progress", "none"])
             #expect(record.exitCode == 0, "\(record.stdout)\(record.stderr)")
             let recorded = backend.requests
-            #expect(recorded.contains("GET /v1/news 500"), "the news service failed once and the app retried: \(recorded)")
+            #expect(
+                recorded.contains("GET /v1/news 500"), "the news service failed once and the app retried: \(recorded)")
             #expect(recorded.contains("POST /v1/users 409"))
-            #expect(FileManager.default.fileExists(atPath: directory.file("Recordings/Features/chat/The_bot_offers_to_book_an_appointment.har")))
+            #expect(
+                FileManager.default.fileExists(
+                    atPath: directory.file("Recordings/Features/chat/The_bot_offers_to_book_an_appointment.har")))
 
             // The backend keeps running: a replay that reached it would show in its log.
             let replay = try await cli.run(["run", "--workers", "8", "--progress", "none"])
@@ -105,7 +118,9 @@ struct ClinicExampleTests {
             #expect(exchanges.filter { $0.2 == 500 }.count == recorded.filter { $0.hasSuffix(" 500") }.count)
 
             let history = try await cli.run(["history", "bot offers", "--format", "json"])
-            let attempts = try #require(try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as? [[String: Any]], "\(history.stderr)")
+            let attempts = try #require(
+                try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as? [[String: Any]],
+                "\(history.stderr)")
             #expect(attempts.map { $0["mode"] as? String } == ["replay", "record"])
             #expect((attempts.first?["steps"] as? [[String: Any]])?.count == 4)
         }
@@ -123,17 +138,21 @@ struct ClinicExampleTests {
                 mock:
                   hosts: { api.test: "http://127.0.0.1:9" }
                 """)
-            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             var outputs: [String] = []
             var lastEnd: Date?
             for mode in ["record", "replay", "live"] {
                 // Each run starts in a later second than the one before ended, so that their clocks differ.
-                if let lastEnd { #expect(await eventually { Int(Date().timeIntervalSince1970) > Int(lastEnd.timeIntervalSince1970) }) }
+                if let lastEnd {
+                    #expect(await eventually { Int(Date().timeIntervalSince1970) > Int(lastEnd.timeIntervalSince1970) })
+                }
                 let run = try await cli.run(["run", "--mode", mode, "--progress", "none"])
                 lastEnd = Date()
                 #expect(run.exitCode == 0, "\(run.stdout)\(run.stderr)")
                 let history = try await cli.run(["history", "clock", "--limit", "1", "--format", "json"])
-                let attempts = try #require(try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as? [[String: Any]])
+                let attempts = try #require(
+                    try JSONSerialization.jsonObject(with: Data(history.stdout.utf8)) as? [[String: Any]])
                 outputs.append(try #require(attempts.first?["started_at"] as? String))
             }
             // The attempts' own output is what the scenario saw.
@@ -143,7 +162,8 @@ struct ClinicExampleTests {
             #expect(seen.count == 3)
             #expect(seen[1] == seen[0], "replay sees the recording's clock and seed")
             #expect(
-                seen[2] != seen[0] && seen[2].hasSuffix(String(seen[0].split(separator: " ").last!)), "live has its own clock, the same seed: \(seen)"
+                seen[2] != seen[0] && seen[2].hasSuffix(String(seen[0].split(separator: " ").last!)),
+                "live has its own clock, the same seed: \(seen)"
             )
         }
     }

@@ -6,7 +6,9 @@ import Testing
 
 /// What orchestrate prints: never the end of a run (a closed pipe, a full disk), and never raw control characters from
 /// outside. docs/reliability.md names these tests.
-@Suite("The console: a closed or full one never ends a run; what came from outside is printed escaped", .timeLimit(.minutes(3)))
+@Suite(
+    "The console: a closed or full one never ends a run; what came from outside is printed escaped",
+    .timeLimit(.minutes(3)))
 struct ConsoleTests {
     @Test(
         "`run 2>&1 | head -1` and `run >/dev/full 2>&1`: the run finishes, settles and records its exit code",
@@ -23,7 +25,8 @@ struct ConsoleTests {
                   scenarios:
                 \(scenarios)
                 """)
-            let cli = OrchestrateCLI(directory: directory.file("suite"), database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.file("suite"), database: try await TestPostgres.shared.makeDatabaseURL())
             // The status of orchestrate itself, whatever becomes of the pipe it writes to.
             let script =
                 "{ \(ShellWord.quote(OrchestrateCLI.executable)) run --progress lines --verbose \(redirect.hasPrefix("2>&1") ? "2>&1" : redirect); "
@@ -37,7 +40,8 @@ struct ConsoleTests {
             // A scenario failed: 1, not a signal (132 was SIGILL, from a write that trapped).
             #expect(directory.read("suite/status").trimmingCharacters(in: .whitespacesAndNewlines) == "1")
             let runs = try await queryRows(
-                try #require(cli.environment["ORCHESTRATE_DATABASE_URL"]), "SELECT state, coalesce(exit_code, -1) FROM runs", as: (String, Int32).self
+                try #require(cli.environment["ORCHESTRATE_DATABASE_URL"]),
+                "SELECT state, coalesce(exit_code, -1) FROM runs", as: (String, Int32).self
             )
             #expect(runs.count == 1 && runs[0].0 == "finished" && runs[0].1 == 1, "\(runs)")
         }

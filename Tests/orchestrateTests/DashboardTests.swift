@@ -15,13 +15,16 @@ struct DashboardTests {
 
     /// Every dashboard, as JSON, by file name.
     static func dashboards() throws -> [(String, [String: Any])] {
-        try FileManager.default.contentsOfDirectory(atPath: "\(folder)/dashboards").filter { $0.hasSuffix(".json") }.sorted().map { name in
-            let data = try Data(contentsOf: URL(fileURLWithPath: "\(folder)/dashboards/\(name)"))
-            return (name, try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any]))
-        }
+        try FileManager.default.contentsOfDirectory(atPath: "\(folder)/dashboards").filter { $0.hasSuffix(".json") }
+            .sorted().map { name in
+                let data = try Data(contentsOf: URL(fileURLWithPath: "\(folder)/dashboards/\(name)"))
+                return (name, try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any]))
+            }
     }
 
-    @Test("each dashboard has the structure Grafana needs: uid, the data source by uid, project and branch variables, panels on the grid")
+    @Test(
+        "each dashboard has the structure Grafana needs: uid, the data source by uid, project and branch variables, panels on the grid"
+    )
     func structure() throws {
         let dashboards = try Self.dashboards()
         #expect(dashboards.map(\.0) == ["flakiness.json", "network.json", "suite-health.json", "time.json"])
@@ -30,25 +33,35 @@ struct DashboardTests {
             let uid = try #require(dashboard["uid"] as? String, "\(name)")
             #expect(uids.insert(uid).inserted && uid.count <= 40, "\(name): uid \(uid)")
             #expect(dashboard["title"] is String && dashboard["schemaVersion"] is Int, "\(name)")
-            let variables = try #require((dashboard["templating"] as? [String: Any])?["list"] as? [[String: Any]], "\(name)")
+            let variables = try #require(
+                (dashboard["templating"] as? [String: Any])?["list"] as? [[String: Any]], "\(name)")
             #expect(variables.compactMap { $0["name"] as? String } == ["project", "branch"], "\(name)")
             let panels = try #require(dashboard["panels"] as? [[String: Any]], "\(name)")
             #expect(Set(panels.compactMap { $0["id"] as? Int }).count == panels.count, "\(name): panel ids are unique")
             for panel in panels {
                 let grid = try #require(panel["gridPos"] as? [String: Int], "\(name): \(panel["title"] ?? "")")
-                #expect(grid["w"].map { 1...24 ~= $0 } == true && grid["h"] != nil && grid["x"] != nil && grid["y"] != nil)
-                #expect((panel["datasource"] as? [String: String])?["uid"] == "orchestrate", "\(name): \(panel["title"] ?? "")")
+                #expect(
+                    grid["w"].map { 1...24 ~= $0 } == true && grid["h"] != nil && grid["x"] != nil && grid["y"] != nil)
+                #expect(
+                    (panel["datasource"] as? [String: String])?["uid"] == "orchestrate",
+                    "\(name): \(panel["title"] ?? "")")
                 let targets = try #require(panel["targets"] as? [[String: Any]])
-                #expect(!targets.isEmpty && targets.allSatisfy { ["time_series", "table"].contains($0["format"] as? String) && $0["refId"] != nil })
+                #expect(
+                    !targets.isEmpty
+                        && targets.allSatisfy {
+                            ["time_series", "table"].contains($0["format"] as? String) && $0["refId"] != nil
+                        })
             }
         }
-        let datasource = try String(contentsOfFile: "\(Self.folder)/provisioning/datasources/orchestrate.yaml", encoding: .utf8)
+        let datasource = try String(
+            contentsOfFile: "\(Self.folder)/provisioning/datasources/orchestrate.yaml", encoding: .utf8)
         #expect(datasource.contains("uid: orchestrate") && datasource.contains("type: grafana-postgresql-datasource"))
     }
 
-    /// Loads each dashboard into grafana-foundation-sdk's `Dashboard` model (PyPI: the types Grafana's schema generates)
-    /// with its panel plugins registered, writes it back, and prints every key that did not survive (one the model does
-    /// not know: a misspelt field, or options the panel type does not have) and every panel type without a plugin.
+    /// Loads each dashboard into grafana-foundation-sdk's `Dashboard` model (PyPI: the types Grafana's schema
+    /// generates) with its panel plugins registered, writes it back, and prints every key that did not survive (one the
+    /// model does not know: a misspelt field, or options the panel type does not have) and every panel type without a
+    /// plugin.
     static let foundationCheck = """
         import json, sys
         from grafana_foundation_sdk.models.dashboard import Dashboard
@@ -125,38 +138,53 @@ struct DashboardTests {
             let compare = try await cli.run(["run", "--mode", "compare", "--progress", "none"])
             #expect(compare.stdout.contains("1 drift") && compare.stdout.contains("$.hit"), "\(compare.stdout)")
 
-            let differences = try await Database.with(try DatabaseEndpoint(url: url), logger: Logger(label: "test"), maximumConnections: 1) {
+            let differences = try await Database.with(
+                try DatabaseEndpoint(url: url), logger: Logger(label: "test"), maximumConnections: 1
+            ) {
                 try await rollupDifferences(in: $0)
             }
-            #expect(differences.scenarioDays == 0 && differences.endpointDays == 0, "the rollups agree with a full recount: \(differences)")
+            #expect(
+                differences.scenarioDays == 0 && differences.endpointDays == 0,
+                "the rollups agree with a full recount: \(differences)")
 
             let now = Date()
             let range = (from: now.addingTimeInterval(-90 * 86_400), to: now.addingTimeInterval(60))
-            let ran = try await Database.with(try DatabaseEndpoint(url: url), logger: Logger(label: "test"), maximumConnections: 1) { database in
+            let ran = try await Database.with(
+                try DatabaseEndpoint(url: url), logger: Logger(label: "test"), maximumConnections: 1
+            ) { database in
                 var ran = 0
                 for (name, dashboard) in try Self.dashboards() {
                     let variables = (dashboard["templating"] as? [String: Any])?["list"] as? [[String: Any]] ?? []
                     for variable in variables {
-                        let sql = GrafanaSQL.expand(variable["query"] as? String ?? "", project: "shop", branch: "%", range: range)
+                        let sql = GrafanaSQL.expand(
+                            variable["query"] as? String ?? "", project: "shop", branch: "%", range: range)
                         let (columns, rows) = try await Self.run(sql, on: database)
-                        #expect(columns.count == 1 && !rows.isEmpty, "\(name): variable \(variable["name"] ?? ""): \(sql)")
+                        #expect(
+                            columns.count == 1 && !rows.isEmpty, "\(name): variable \(variable["name"] ?? ""): \(sql)")
                         ran += 1
                     }
                     for panel in dashboard["panels"] as? [[String: Any]] ?? [] {
                         for target in panel["targets"] as? [[String: Any]] ?? [] {
                             for branch in ["%", "main"] {
-                                let sql = GrafanaSQL.expand(target["rawSql"] as? String ?? "", project: "shop", branch: branch, range: range)
+                                let sql = GrafanaSQL.expand(
+                                    target["rawSql"] as? String ?? "", project: "shop", branch: branch, range: range)
                                 let (columns, rows) = try await Self.run(sql, on: database)
                                 let title = "\(name): \(panel["title"] ?? "")"
                                 #expect(!columns.isEmpty, "\(title)")
                                 if target["format"] as? String == "time_series" {
                                     #expect(columns.first?.name == "time", "\(title): the first column is time")
                                     #expect(
-                                        [.timestamptz, .timestamp, .float8, .numeric, .int8].contains(columns.first?.type),
+                                        [.timestamptz, .timestamp, .float8, .numeric, .int8].contains(
+                                            columns.first?.type),
                                         "\(title): time is a timestamp or epoch seconds")
-                                    #expect(columns.dropFirst().allSatisfy { [.float8, .numeric, .int8, .int4].contains($0.type) }, "\(title)")
+                                    #expect(
+                                        columns.dropFirst().allSatisfy {
+                                            [.float8, .numeric, .int8, .int4].contains($0.type)
+                                        }, "\(title)")
                                     #expect(!rows.isEmpty, "\(title): the seeded history has points")
-                                    #expect(rows.map { $0.first ?? "" } == rows.map { $0.first ?? "" }.sorted(), "\(title): ordered by time")
+                                    #expect(
+                                        rows.map { $0.first ?? "" } == rows.map { $0.first ?? "" }.sorted(),
+                                        "\(title): ordered by time")
                                 } else {
                                     #expect(!rows.isEmpty, "\(title): the seeded history has rows")
                                 }
@@ -173,7 +201,9 @@ struct DashboardTests {
     }
 
     /// Runs `sql` in a read-only transaction: its columns (name, type) and its rows as text, in order.
-    static func run(_ sql: String, on database: Database) async throws -> ([(name: String, type: PostgresDataType)], [[String]]) {
+    static func run(
+        _ sql: String, on database: Database
+    ) async throws -> ([(name: String, type: PostgresDataType)], [[String]]) {
         try await database.client.withConnection { connection in
             _ = try await connection.query("START TRANSACTION READ ONLY", logger: database.logger)
             defer { Task { _ = try? await connection.query("ROLLBACK", logger: database.logger) } }
@@ -187,7 +217,9 @@ struct DashboardTests {
                         if cell.dataType == .timestamptz, let date = try? cell.decode(Date.self) {
                             return String(format: "%020.3f", date.timeIntervalSince1970)
                         }
-                        if cell.dataType == .float8, let number = try? cell.decode(Double.self) { return String(format: "%020.3f", number) }
+                        if cell.dataType == .float8, let number = try? cell.decode(Double.self) {
+                            return String(format: "%020.3f", number)
+                        }
                         return cell.bytes.map { String(buffer: $0) } ?? ""
                     })
             }

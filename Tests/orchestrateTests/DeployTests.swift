@@ -23,7 +23,8 @@ struct DeployTests {
                 documents = [d for d in yaml.safe_load_all(open(path)) if d]
             print(json.dumps(\(expression)))
             """
-        let text = try await Python.run(["-c", script, "\(deploy)/\(file)"], hint: "PyYAML comes with kubernetes-validate (make test installs it)")
+        let text = try await Python.run(
+            ["-c", script, "\(deploy)/\(file)"], hint: "PyYAML comes with kubernetes-validate (make test installs it)")
         return try JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed])
     }
 
@@ -40,11 +41,14 @@ struct DeployTests {
 
     @Test("every Kubernetes manifest validates against Kubernetes' schemas, strictly")
     func kubernetesSchemas() async throws {
-        let files = try FileManager.default.contentsOfDirectory(atPath: "\(Self.deploy)/kubernetes").filter { $0.hasSuffix(".yaml") }.sorted()
+        let files = try FileManager.default.contentsOfDirectory(atPath: "\(Self.deploy)/kubernetes").filter {
+            $0.hasSuffix(".yaml")
+        }.sorted()
         #expect(files == ["job.yaml", "postgres.yaml", "secret.yaml"])
         for file in files {
             let output = try await Python.run(
-                ["-m", "kubernetes_validate", "--strict", "\(Self.deploy)/kubernetes/\(file)"], hint: "kubernetes-validate (make test installs it)")
+                ["-m", "kubernetes_validate", "--strict", "\(Self.deploy)/kubernetes/\(file)"],
+                hint: "kubernetes-validate (make test installs it)")
             #expect(output.contains("passed") && !output.contains("ERROR"), "\(file): \(output)")
         }
     }
@@ -56,12 +60,16 @@ struct DeployTests {
         #expect(spec["completionMode"] as? String == "Indexed")
         #expect(spec["backoffLimitPerIndex"] as? Int == 2)
         let rules = try #require((spec["podFailurePolicy"] as? [String: Any])?["rules"] as? [[String: Any]])
-        #expect(rules.contains { $0["action"] as? String == "Ignore" && "\($0["onPodConditions"] ?? "")".contains("DisruptionTarget") })
+        #expect(
+            rules.contains {
+                $0["action"] as? String == "Ignore" && "\($0["onPodConditions"] ?? "")".contains("DisruptionTarget")
+            })
         let pod = try #require((spec["template"] as? [String: Any])?["spec"] as? [String: Any])
         #expect(pod["restartPolicy"] as? String == "Never")
         let container = try #require((pod["containers"] as? [[String: Any]])?.first)
         #expect((container["resources"] as? [String: Any])?["requests"] != nil)
-        #expect("\(container["env"] ?? "")".contains("secretKeyRef"), "the database URL and password come from the Secret")
+        #expect(
+            "\(container["env"] ?? "")".contains("secretKeyRef"), "the database URL and password come from the Secret")
     }
 
     /// Fills `$(NAME)` as Kubernetes does from the container's env and the Job's index.
@@ -72,7 +80,9 @@ struct DeployTests {
     @Test("the Job's pods, as written: every pod joins one run, each exits with the run's code")
     func jobCommand() async throws {
         let container = try #require(
-            try await Self.read("documents[0]['spec']['template']['spec']['containers'][0]", from: "kubernetes/job.yaml") as? [String: Any])
+            try await Self.read(
+                "documents[0]['spec']['template']['spec']['containers'][0]", from: "kubernetes/job.yaml")
+                as? [String: Any])
         let command = try #require(container["command"] as? [String]) + (try #require(container["args"] as? [String]))
         #expect(command.first == "orchestrate")
         var variables: [String: String] = [:]
@@ -81,7 +91,8 @@ struct DeployTests {
         }
         try await TemporaryDirectory.with { directory in
             try directory.write("orchestrate.yml", Self.suite)
-            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             let pods = try (0..<2).map { index in
                 var pod = variables
                 pod["JOB_COMPLETION_INDEX"] = "\(index)"
@@ -98,9 +109,13 @@ struct DeployTests {
         }
     }
 
-    @Test("the GitHub Actions matrix, as written: the nodes join one run, a re-run attempt takes its failures, the report job writes the whole run")
+    @Test(
+        "the GitHub Actions matrix, as written: the nodes join one run, a re-run attempt takes its failures, the report job writes the whole run"
+    )
     func githubActions() async throws {
-        let jobs = try #require(try await Self.read("documents[0]['jobs']", from: "github-actions/orchestrate.yml") as? [String: [String: Any]])
+        let jobs = try #require(
+            try await Self.read("documents[0]['jobs']", from: "github-actions/orchestrate.yml")
+                as? [String: [String: Any]])
         func step(_ job: String, running text: String) throws -> String {
             let steps = try #require(jobs[job]?["steps"] as? [[String: Any]])
             return try #require(steps.compactMap { $0["run"] as? String }.first { $0.contains(text) })
@@ -109,7 +124,8 @@ struct DeployTests {
         let report = try step("report", running: "orchestrate report")
         try await TemporaryDirectory.with { directory in
             try directory.write("orchestrate.yml", Self.suite)
-            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             let bin = (OrchestrateCLI.executable as NSString).deletingLastPathComponent
             var environment = cli.environment
             environment["PATH"] = "\(bin):\(environment["PATH"] ?? "/usr/bin:/bin")"
@@ -120,7 +136,8 @@ struct DeployTests {
                     .replacingOccurrences(of: "${{ github.run_attempt }}", with: "\(attempt)")
                 #expect(!script.contains("${{"), "an expression the test does not fill: \(script)")
                 var command = SupervisedCommand(
-                    executable: "/bin/bash", arguments: ["-c", script], environment: environment, workingDirectory: directory.path,
+                    executable: "/bin/bash", arguments: ["-c", script], environment: environment,
+                    workingDirectory: directory.path,
                     stdoutPath: directory.file("\(name).stdout"), stderrPath: directory.file("\(name).stderr"))
                 command.timeout = .seconds(120)
                 return try SupervisedProcess.launch(command)
@@ -134,7 +151,8 @@ struct DeployTests {
             #expect(merged.sorted() == ["a", "b", "c", "d"], "the nodes' JUnit files, merged")
             let rerun = cli.output(await (try shell(node, node: 1, attempt: 2, name: "rerun")).wait(), name: "rerun")
             #expect(rerun.exitCode == 0 && rerun.stderr.contains("no failures"), "\(rerun.stderr)")
-            let whole = cli.output(await (try shell(report, node: 0, attempt: 1, name: "report")).wait(), name: "report")
+            let whole = cli.output(
+                await (try shell(report, node: 0, attempt: 1, name: "report")).wait(), name: "report")
             #expect(whole.exitCode == 0, "\(whole.stderr)")
             #expect(ManyHostsTests.testcaseNames(directory.read("junit.xml")).sorted() == ["a", "b", "c", "d"])
             #expect(directory.read("report.html").contains("<html"))
@@ -144,26 +162,39 @@ struct DeployTests {
     @Test("the launchd agent, as written: it serves the runs of its project until it is stopped")
     func launchdAgent() async throws {
         let arguments = try #require(
-            try await Self.read("documents[0]['ProgramArguments']", from: "macos/com.example.orchestrate-agent.plist") as? [String])
+            try await Self.read("documents[0]['ProgramArguments']", from: "macos/com.example.orchestrate-agent.plist")
+                as? [String])
         #expect(arguments.first?.hasSuffix("/orchestrate") == true)
         try await TemporaryDirectory.with { directory in
-            // Scenarios that take a moment, so that the agent (looking for work every second) finds the run still going.
-            try directory.write("orchestrate.yml", Self.suite.replacingOccurrences(of: "echo {id} >> ran", with: "sleep 0.5; echo {id} >> ran"))
-            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            // Scenarios that take a moment, so that the agent (looking for work every second) finds the run still
+            // going.
+            try directory.write(
+                "orchestrate.yml",
+                Self.suite.replacingOccurrences(of: "echo {id} >> ran", with: "sleep 0.5; echo {id} >> ran"))
+            let cli = OrchestrateCLI(
+                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             // This machine's paths for the Mac's: the config, and a free metrics port.
             var local = Array(arguments.dropFirst())
             if let config = local.firstIndex(of: "--config") { local[config + 1] = directory.file("orchestrate.yml") }
             local = local.map { $0 == "9464" ? "0" : $0 }
             let agent = try cli.launch(local, name: "agent")
-            #expect(await eventually(timeout: .seconds(30)) { directory.read("agent.stderr").contains("serves the runs of project") })
-            let planner = try await cli.run(["run", "--join", "fleet-\(UUID().uuidString.prefix(6))", "--workers", "1"], name: "planner")
+            #expect(
+                await eventually(timeout: .seconds(30)) {
+                    directory.read("agent.stderr").contains("serves the runs of project")
+                })
+            let planner = try await cli.run(
+                ["run", "--join", "fleet-\(UUID().uuidString.prefix(6))", "--workers", "1"], name: "planner")
             #expect(planner.exitCode == 0, "\(planner.stderr)")
-            #expect(await eventually(timeout: .seconds(30)) { directory.read("agent.stdout").contains("4 scenarios, 4 passed") })
+            #expect(
+                await eventually(timeout: .seconds(30)) {
+                    directory.read("agent.stdout").contains("4 scenarios, 4 passed")
+                })
             #expect(directory.read("agent.stderr").contains("joined run"), "\(directory.read("agent.stderr"))")
             #expect(directory.read("ran").split(separator: "\n").count == 4)
             agent.terminate()
             let stopped = await agent.wait()
-            // SIGTERM between runs ends it at once, as launchd and Kubernetes stop it (not after the grace period, by SIGKILL).
+            // SIGTERM between runs ends it at once, as launchd and Kubernetes stop it (not after the grace period, by
+            // SIGKILL).
             #expect(stopped.reason == .terminated(status: 130), "\(stopped.reason): \(directory.read("agent.stderr"))")
         }
     }

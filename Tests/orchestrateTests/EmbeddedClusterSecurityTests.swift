@@ -10,7 +10,9 @@ import Glibc
 
 /// The embedded database is private to its owner: other local users neither reach it nor plant anything at its paths.
 /// Root only: the tests act as the user `nobody`, and give planted folders to it.
-@Suite("The embedded cluster is private", .enabled(if: geteuid() == 0, "needs root to act as another user"), .timeLimit(.minutes(3)))
+@Suite(
+    "The embedded cluster is private", .enabled(if: geteuid() == 0, "needs root to act as another user"),
+    .timeLimit(.minutes(3)))
 struct EmbeddedClusterSecurityTests {
     /// The CLI with the embedded cluster of its folder (no database URL).
     static func cli(_ directory: String) -> OrchestrateCLI {
@@ -28,10 +30,13 @@ struct EmbeddedClusterSecurityTests {
     }
 
     /// psql as `user` (or as root): its exit status and what it printed.
-    static func psql(_ arguments: [String], as user: (uid: UInt32, gid: UInt32)?, in directory: String) async throws -> (Termination.Reason, String) {
+    static func psql(
+        _ arguments: [String], as user: (uid: UInt32, gid: UInt32)?, in directory: String
+    ) async throws -> (Termination.Reason, String) {
         let psql = try PostgresBinaries.locate().path("psql")
         var command = SupervisedCommand(
-            executable: psql, arguments: ["-X", "-At"] + arguments, environment: ["PATH": "/usr/bin:/bin", "HOME": "/tmp"],
+            executable: psql, arguments: ["-X", "-At"] + arguments,
+            environment: ["PATH": "/usr/bin:/bin", "HOME": "/tmp"],
             workingDirectory: "/tmp", stdoutPath: "\(directory)/psql.out", stderrPath: "\(directory)/psql.out"
         )
         command.user = user
@@ -65,7 +70,10 @@ struct EmbeddedClusterSecurityTests {
             let proof = "/tmp/orch-proof-\(UUID().uuidString.prefix(8))"
             for role in [EmbeddedCluster.adminUsername, EmbeddedCluster.username] {
                 let (reason, output) = try await Self.psql(
-                    ["postgresql://\(role)@/postgres?host=\(cluster.socketDirectory)", "-c", "COPY (SELECT 1) TO PROGRAM 'id > \(proof)'"],
+                    [
+                        "postgresql://\(role)@/postgres?host=\(cluster.socketDirectory)", "-c",
+                        "COPY (SELECT 1) TO PROGRAM 'id > \(proof)'",
+                    ],
                     as: nobody, in: directory.path
                 )
                 #expect(reason != .exited(0), "nobody connected as \(role): \(output)")
@@ -73,16 +81,21 @@ struct EmbeddedClusterSecurityTests {
             }
             #expect(!FileManager.default.fileExists(atPath: proof), "a program ran as the server's user")
             // The password files and the folders are the owner's alone.
-            for path in [cluster.passwordFile, cluster.adminPasswordFile, cluster.socketDirectory, cluster.dataDirectory] {
+            for path in [
+                cluster.passwordFile, cluster.adminPasswordFile, cluster.socketDirectory, cluster.dataDirectory,
+            ] {
                 var info = stat()
-                #expect(stat(path, &info) == 0 && info.st_mode & 0o077 == 0, "\(path) is open to others: \(String(info.st_mode & 0o777, radix: 8))")
+                #expect(
+                    stat(path, &info) == 0 && info.st_mode & 0o077 == 0,
+                    "\(path) is open to others: \(String(info.st_mode & 0o777, radix: 8))")
             }
             // With its own password the role orchestrate connects as owns the tables, and runs no program.
             let url = cluster.endpoint.description
             let (whoReason, who) = try await Self.psql(
                 [url, "-c", "SELECT rolsuper FROM pg_roles WHERE rolname = current_user"], as: nil, in: directory.path)
             #expect(whoReason == .exited(0) && who.trimmingCharacters(in: .whitespacesAndNewlines) == "f", "\(who)")
-            let (copyReason, copy) = try await Self.psql([url, "-c", "COPY (SELECT 1) TO PROGRAM 'id > \(proof)'"], as: nil, in: directory.path)
+            let (copyReason, copy) = try await Self.psql(
+                [url, "-c", "COPY (SELECT 1) TO PROGRAM 'id > \(proof)'"], as: nil, in: directory.path)
             #expect(copyReason != .exited(0) && copy.contains("must be superuser"), "\(copy)")
             #expect(!FileManager.default.fileExists(atPath: proof))
         }
@@ -104,8 +117,12 @@ struct EmbeddedClusterSecurityTests {
                 #expect(run.exitCode == 3, "\(run.stdout)\(run.stderr)")
                 #expect(run.stderr.contains("\(planted) is not orchestrate's to use: \(reason)"), "\(run.stderr)")
                 var info = stat()
-                #expect(stat(victim, &info) == 0 && info.st_uid == nobody.uid && info.st_mode & 0o777 == 0o755, "the victim was changed")
-                #expect(try FileManager.default.contentsOfDirectory(atPath: victim).isEmpty, "something was made in the victim")
+                #expect(
+                    stat(victim, &info) == 0 && info.st_uid == nobody.uid && info.st_mode & 0o777 == 0o755,
+                    "the victim was changed")
+                #expect(
+                    try FileManager.default.contentsOfDirectory(atPath: victim).isEmpty,
+                    "something was made in the victim")
             }
 
             // The socket's folder in /tmp: a link, a folder of another user, a folder anybody may write in.

@@ -33,7 +33,9 @@ struct EvidenceTests {
         sys.exit(code)
         """#
 
-    static func configure(_ directory: TemporaryDirectory, format: ResultsFormat, template: String, mode: String, exit: Int) throws {
+    static func configure(
+        _ directory: TemporaryDirectory, format: ResultsFormat, template: String, mode: String, exit: Int
+    ) throws {
         try directory.write("suite/report.py", script)
         try directory.write(
             "suite/orchestrate.yml",
@@ -52,7 +54,8 @@ struct EvidenceTests {
         arguments: ResultsFormat.configurable)
     func noEvidence(format: ResultsFormat) async throws {
         try await TemporaryDirectory.with { directory in
-            let cli = OrchestrateCLI(directory: directory.file("suite"), database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.file("suite"), database: try await TestPostgres.shared.makeDatabaseURL())
             for template in ["{id}", "{ids}"] {
                 for (mode, exit, said) in [
                     ("elsewhere", 0, "its runner reported no result for suite.t1"),
@@ -61,7 +64,8 @@ struct EvidenceTests {
                     try Self.configure(directory, format: format, template: template, mode: mode, exit: exit)
                     let run = try await cli.run(["run", "--progress", "none"])
                     #expect(run.exitCode == 1, "\(template) \(mode): \(run.stdout)\(run.stderr)")
-                    #expect(run.stdout.contains("3 scenarios, 0 passed, 3 failed"), "\(template) \(mode): \(run.stdout)")
+                    #expect(
+                        run.stdout.contains("3 scenarios, 0 passed, 3 failed"), "\(template) \(mode): \(run.stdout)")
                     let runID = try #require(run.stdout.split(separator: " ").dropFirst().first.map(String.init))
                     let logs = try await cli.run(["logs", runID, "suite.t1"])
                     #expect(logs.stdout.contains(said), "\(template) \(mode): \(logs.stdout)")
@@ -70,17 +74,21 @@ struct EvidenceTests {
             // The same runner with evidence: every test passes, in a batch.
             try Self.configure(directory, format: format, template: "{ids}", mode: "passed", exit: 0)
             let run = try await cli.run(["run", "--progress", "none"])
-            #expect(run.exitCode == 0 && run.stdout.contains("3 scenarios, 3 passed, 0 failed"), "\(run.stdout)\(run.stderr)")
+            #expect(
+                run.exitCode == 0 && run.stdout.contains("3 scenarios, 3 passed, 0 failed"),
+                "\(run.stdout)\(run.stderr)")
         }
     }
 
-    @Test("a report left for the next attempt — in a folder put in place of the artifacts folder, behind a link, a hard link — passes nothing")
+    @Test(
+        "a report left for the next attempt — in a folder put in place of the artifacts folder, behind a link, a hard link — passes nothing"
+    )
     func leftBehind() async throws {
         try await TemporaryDirectory.with { directory in
             let names = ["t1", "t2", "t3"].map { #"<testcase classname="suite" name="\#($0)"/>"# }.joined()
             try directory.write("outside.xml", "<testsuites><testsuite name='s'>\(names)</testsuite></testsuites>")
-            // One slot: t1 runs first (all are new, in listed order), writes its report, and puts a new artifacts folder
-            // in place of the slot's with a report that says t2 and t3 passed too. t2 and t3 run nothing.
+            // One slot: t1 runs first (all are new, in listed order), writes its report, and puts a new artifacts
+            // folder in place of the slot's with a report that says t2 and t3 passed too. t2 and t3 run nothing.
             try directory.write(
                 "suite/plant.sh",
                 """
@@ -103,7 +111,8 @@ struct EvidenceTests {
                       results: junit
                       env: { LINKS: "\(links)" }
                     """)
-                let cli = OrchestrateCLI(directory: directory.file("suite"), database: try await TestPostgres.shared.makeDatabaseURL())
+                let cli = OrchestrateCLI(
+                    directory: directory.file("suite"), database: try await TestPostgres.shared.makeDatabaseURL())
                 let run = try await cli.run(["run", "--progress", "none"])
                 #expect(run.exitCode == 1, "\(run.stdout)\(run.stderr)")
                 #expect(run.stdout.contains("3 scenarios, 1 passed, 2 failed"), "\(run.stdout)")
@@ -113,11 +122,17 @@ struct EvidenceTests {
                 if links.isEmpty {
                     #expect(second.stdout.contains("its runner reported no result for suite.t2"), "\(second.stdout)")
                 } else {
-                    #expect(second.stdout.contains("junit.xml is a link, not a file of its own; not read"), "\(second.stdout)")
-                    #expect(third.stdout.contains("junit.xml is a hard link of a file elsewhere; not read"), "\(third.stdout)")
+                    #expect(
+                        second.stdout.contains("junit.xml is a link, not a file of its own; not read"),
+                        "\(second.stdout)")
+                    #expect(
+                        third.stdout.contains("junit.xml is a hard link of a file elsewhere; not read"),
+                        "\(third.stdout)")
                 }
             }
-            #expect(FileManager.default.fileExists(atPath: directory.file("outside.xml")), "what the links pointed at is untouched")
+            #expect(
+                FileManager.default.fileExists(atPath: directory.file("outside.xml")),
+                "what the links pointed at is untouched")
         }
     }
 }

@@ -11,16 +11,21 @@ import Glibc
 /// and SIGINT ends it. docs/reliability.md names these tests.
 @Suite(
     "A full disk", .timeLimit(.minutes(5)),
-    .enabled(if: geteuid() == 0 || ProcessInfo.processInfo.environment["CI"] == "true", "a disk of its own (tmpfs) needs root, which CI has"))
+    .enabled(
+        if: geteuid() == 0 || ProcessInfo.processInfo.environment["CI"] == "true",
+        "a disk of its own (tmpfs) needs root, which CI has"))
 struct FullDiskTests {
-    /// A project on a 64 MiB disk of its own (the embedded cluster in it) whose 20 scenarios each post two distinct 1.5 MB
-    /// bodies, which the network log keeps: the disk fills mid-run. Each scenario notes its starts and ends outside the
-    /// disk.
-    static func withFullingDisk(_ body: (TemporaryDirectory, String, OrchestrateCLI) async throws -> Void) async throws {
+    /// A project on a 64 MiB disk of its own (the embedded cluster in it) whose 20 scenarios each post two distinct 1.5
+    /// MB bodies, which the network log keeps: the disk fills mid-run. Each scenario notes its starts and ends outside
+    /// the disk.
+    static func withFullingDisk(_ body: (TemporaryDirectory, String, OrchestrateCLI) async throws -> Void) async throws
+    {
         try await TemporaryDirectory.with { directory in
             let disk = directory.file("disk")
             try FileManager.default.createDirectory(atPath: disk, withIntermediateDirectories: true)
-            #expect(mount("tmpfs", disk, "tmpfs", 0, "size=64m,mode=0755") == 0, "mount: \(String(cString: strerror(errno)))")
+            #expect(
+                mount("tmpfs", disk, "tmpfs", 0, "size=64m,mode=0755") == 0,
+                "mount: \(String(cString: strerror(errno)))")
             defer { umount2(disk, 2) }  // MNT_DETACH
             let scenarios = (1...20).map { "    - { id: s\($0) }" }.joined(separator: "\n")
             try directory.write(
@@ -50,7 +55,9 @@ struct FullDiskTests {
         }
     }
 
-    @Test("the run ends with exit 3 and one line naming the disk; what it finished is kept; after space is freed --resume runs nothing twice")
+    @Test(
+        "the run ends with exit 3 and one line naming the disk; what it finished is kept; after space is freed --resume runs nothing twice"
+    )
     func fills() async throws {
         try await Self.withFullingDisk { directory, disk, cli in
             let started = ContinuousClock.now
@@ -62,7 +69,8 @@ struct FullDiskTests {
             let error = String(errors.first ?? "")
             #expect(error.contains("the disk holding \(disk)/suite/.orchestrate/postgres is full"), "\(error)")
             #expect(took < .seconds(120), "ended after \(took)")
-            let runID = try #require(error.components(separatedBy: "orchestrate run --resume ").last?.trimmingCharacters(in: .whitespaces))
+            let runID = try #require(
+                error.components(separatedBy: "orchestrate run --resume ").last?.trimmingCharacters(in: .whitespaces))
             #expect(UUID(uuidString: runID) != nil, "\(error)")
 
             // Room again: the run is taken up where it stopped.
@@ -70,11 +78,13 @@ struct FullDiskTests {
             let resumed = try await cli.run(["run", "--resume", runID, "--progress", "none"], name: "resume")
             #expect(resumed.exitCode == 0, "\(resumed.stdout)\(resumed.stderr)")
             #expect(resumed.stdout.contains("20 scenarios, 20 passed, 0 failed"), "\(resumed.stdout)")
-            // A scenario that ended was recorded then, or kept and recorded now: none ended twice (one cut off by the stop
-            // starts again), unless the line said a result could not be kept.
+            // A scenario that ended was recorded then, or kept and recorded now: none ended twice (one cut off by the
+            // stop starts again), unless the line said a result could not be kept.
             let twice = (1...20).filter { directory.read("ends-s\($0)").count > 2 }
             if !error.contains("could not be kept") {
-                #expect(twice.isEmpty, "ran to their end twice: \(twice)\n\(run.stdout)\(run.stderr)\n\(resumed.stdout)\(resumed.stderr)")
+                #expect(
+                    twice.isEmpty,
+                    "ran to their end twice: \(twice)\n\(run.stdout)\(run.stderr)\n\(resumed.stdout)\(resumed.stderr)")
             }
             if error.contains("kept for it") { #expect(resumed.stderr.contains("recorded "), "\(resumed.stderr)") }
         }
@@ -92,7 +102,9 @@ struct FullDiskTests {
             #expect(
                 await eventually(timeout: .seconds(120)) {
                     ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("No space left on device")
-                }, "\(directory.read("disk/suite/run.stderr"))\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+                },
+                "\(directory.read("disk/suite/run.stderr"))\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")"
+            )
             let signalled = ContinuousClock.now
             if let pid = run.pid { kill(pid, SIGINT) }
             let ended = await eventually(timeout: .seconds(100)) { !processExists(run.pid ?? 0) }
@@ -100,8 +112,8 @@ struct FullDiskTests {
             let result = cli.output(await run.wait(), name: "run")
             #expect(ended, "SIGINT did not end it")
             let took = ContinuousClock.now - signalled
-            // The stop is cut short (the slots' grace and giving their attempts back, 25 s at most), the network log gets
-            // 10 s, marking the run 5 s: less than the 60 s the queue would be waited for without the signal.
+            // The stop is cut short (the slots' grace and giving their attempts back, 25 s at most), the network log
+            // gets 10 s, marking the run 5 s: less than the 60 s the queue would be waited for without the signal.
             #expect(took < .seconds(55), "ended \(took) after SIGINT")
             #expect(result.exitCode == 130, "\(result.stderr)")
             #expect(result.stderr.contains("is left unfinished: orchestrate run --resume"), "\(result.stderr)")

@@ -35,11 +35,15 @@ struct GherkinCommandTests {
               When I return it
         """
 
-    @Test("gherkin pickles prints Cucumber's pickle envelopes, and for a broken file parseError envelopes, file:line:column on stderr and exit 2")
+    @Test(
+        "gherkin pickles prints Cucumber's pickle envelopes, and for a broken file parseError envelopes, file:line:column on stderr and exit 2"
+    )
     func pickles() async throws {
         try await TemporaryDirectory.with { directory in
             try directory.write("checkout.feature", Self.checkout)
-            try directory.write("broken.feature", "Feature: broken\n  Scenario: s\n    Given a\n      | a |\n      | b | c |\nnot gherkin here\n")
+            try directory.write(
+                "broken.feature",
+                "Feature: broken\n  Scenario: s\n    Given a\n      | a |\n      | b | c |\nnot gherkin here\n")
             let cli = OrchestrateCLI(directory: directory.path, database: "postgresql://unused@/none")
             let good = try await cli.run(["gherkin", "pickles", "checkout.feature"])
             #expect(good.exitCode == 0, "\(good.stderr)")
@@ -61,16 +65,19 @@ struct GherkinCommandTests {
                     "(6:1): expected: #EOF, #TableRow, #DocStringSeparator, #StepLine, #TagLine, #ExamplesLine, #ScenarioLine, #RuleLine, #Comment, #Empty, got 'not gherkin here'",
                     "(5:7): inconsistent cell count within the table",
                 ])
-            #expect(bad.stderr.contains("broken.feature:5:7: inconsistent cell count within the table"), "\(bad.stderr)")
+            #expect(
+                bad.stderr.contains("broken.feature:5:7: inconsistent cell count within the table"), "\(bad.stderr)")
             #expect(bad.stderr.contains("missing.feature: no such file"), "\(bad.stderr)")
         }
     }
 
-    @Test("suite.gherkin makes every pickle a scenario with a stable id; file:line selects; history survives reordering")
+    @Test(
+        "suite.gherkin makes every pickle a scenario with a stable id; file:line selects; history survives reordering")
     func discovery() async throws {
         try await TemporaryDirectory.with { directory in
             try directory.write("Features/shop/checkout.feature", Self.checkout)
-            try directory.write("Features/search.feature", "Feature: Search\n  @smoke\n  Scenario: by name\n    When I search\n")
+            try directory.write(
+                "Features/search.feature", "Feature: Search\n  @smoke\n  Scenario: by name\n    When I search\n")
             try directory.write(
                 "orchestrate.yml",
                 """
@@ -79,7 +86,8 @@ struct GherkinCommandTests {
                   command: "printf '%s|%s|%s|%s|%s\\n' {uri} {line} {name} \\"$ORCHESTRATE_GHERKIN_URI\\" \\"$ORCHESTRATE_GHERKIN_LINE\\" >> ran.txt"
                   gherkin: ["Features/**/*.feature"]
                 """)
-            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             let listed = try await cli.run(["scenarios", "--format", "json"])
             #expect(listed.exitCode == 0, "\(listed.stderr)")
             let ids = try #require(try json(listed.stdout) as? [[String: Any]]).compactMap { $0["id"] as? String }
@@ -94,19 +102,24 @@ struct GherkinCommandTests {
             // An outline's line selects its rows; a row's line that row; a plain file path all its scenarios.
             let outline = try await cli.run(["run", "--only", "Features/shop/checkout.feature:7", "--progress", "none"])
             #expect(outline.exitCode == 0, "\(outline.stderr)")
-            var ran = try String(contentsOfFile: directory.file("ran.txt"), encoding: .utf8).split(separator: "\n").sorted()
+            var ran = try String(contentsOfFile: directory.file("ran.txt"), encoding: .utf8).split(separator: "\n")
+                .sorted()
             #expect(
                 ran == [
                     "Features/shop/checkout.feature|14|paying with visa|Features/shop/checkout.feature|14",
                     "Features/shop/checkout.feature|15|paying with amex|Features/shop/checkout.feature|15",
                 ])
             try FileManager.default.removeItem(atPath: directory.file("ran.txt"))
-            let row = try await cli.run(["run", "--only", "Features/shop/checkout.feature:15", "Features/search.feature", "--progress", "none"])
+            let row = try await cli.run([
+                "run", "--only", "Features/shop/checkout.feature:15", "Features/search.feature", "--progress", "none",
+            ])
             #expect(row.exitCode == 0, "\(row.stderr)")
             ran = try String(contentsOfFile: directory.file("ran.txt"), encoding: .utf8).split(separator: "\n").sorted()
             #expect(ran.map { $0.split(separator: "|")[2] } == ["by name", "paying with amex"])
             let nothing = try await cli.run(["run", "--only", "Features/shop/checkout.feature:2"])
-            #expect(nothing.exitCode == 2 && nothing.stderr.contains("no such scenario id or feature FILE[:LINE]"), "\(nothing.stderr)")
+            #expect(
+                nothing.exitCode == 2 && nothing.stderr.contains("no such scenario id or feature FILE[:LINE]"),
+                "\(nothing.stderr)")
 
             // Rows and scenarios reordered: the ids, and so the history (expected durations), stay.
             try directory.write(
@@ -123,28 +136,39 @@ struct GherkinCommandTests {
         }
     }
 
-    @Test("a feature file that does not parse, or a pattern that matches nothing, is one error naming file:line and exit 2")
+    @Test(
+        "a feature file that does not parse, or a pattern that matches nothing, is one error naming file:line and exit 2"
+    )
     func badSuites() async throws {
         try await TemporaryDirectory.with { directory in
-            try directory.write("Features/a.feature", "Feature: a\n  Scenario: s\n    Given x\n  @bad tag\n  Scenario: t\n")
+            try directory.write(
+                "Features/a.feature", "Feature: a\n  Scenario: s\n    Given x\n  @bad tag\n  Scenario: t\n")
             try directory.write("orchestrate.yml", "suite:\n  command: 'true'\n  gherkin: [\"Features/*.feature\"]\n")
-            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             let broken = try await cli.run(["run"])
             #expect(broken.exitCode == 2)
-            #expect(broken.stderr.contains("Features/a.feature:4:3: A tag may not contain whitespace"), "\(broken.stderr)")
+            #expect(
+                broken.stderr.contains("Features/a.feature:4:3: A tag may not contain whitespace"), "\(broken.stderr)")
 
             try directory.write("orchestrate.yml", "suite:\n  command: 'true'\n  gherkin: [\"Specs/**/*.feature\"]\n")
             let empty = try await cli.run(["scenarios"])
             #expect(empty.exitCode == 2)
-            #expect(empty.stderr.contains("orchestrate.yml:3") && empty.stderr.contains("matches no feature file"), "\(empty.stderr)")
+            #expect(
+                empty.stderr.contains("orchestrate.yml:3") && empty.stderr.contains("matches no feature file"),
+                "\(empty.stderr)")
 
             try directory.write("orchestrate.yml", "suite:\n  gherkin: [\"Features/*.feature\"]\n")
             let template = try await cli.run(["scenarios"])
-            #expect(template.exitCode == 2 && template.stderr.contains("suite.gherkin needs suite.command"), "\(template.stderr)")
+            #expect(
+                template.exitCode == 2 && template.stderr.contains("suite.gherkin needs suite.command"),
+                "\(template.stderr)")
         }
     }
 
-    @Test("steps a scenario writes as Cucumber Messages NDJSON or Cucumber JSON land in PostgreSQL with their timings, exchanges under them")
+    @Test(
+        "steps a scenario writes as Cucumber Messages NDJSON or Cucumber JSON land in PostgreSQL with their timings, exchanges under them"
+    )
     func stepReports() async throws {
         try await TemporaryDirectory.with { directory in
             try directory.write(
@@ -211,7 +235,8 @@ struct GherkinCommandTests {
                     - request: { host: api.test, path: /slots }
                       response: { status: 200, json: { slots: [mon] } }
                 """)
-            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             let run = try await cli.run(["run", "--progress", "none"])
             #expect(run.exitCode == 0, "\(run.stdout)\(run.stderr)")
 
@@ -228,9 +253,12 @@ struct GherkinCommandTests {
             #expect(steps[1].error == "expected 2, got 3")
 
             // A pickle's cassette goes under its feature's path (Recordings/<feature>/<scenario>.har).
-            let record = try await cli.run(["run", "--mode", "record", "--only", "Features/reports.feature:7", "--progress", "none"])
+            let record = try await cli.run([
+                "run", "--mode", "record", "--only", "Features/reports.feature:7", "--progress", "none",
+            ])
             #expect(record.exitCode == 0, "\(record.stdout)\(record.stderr)")
-            #expect(FileManager.default.fileExists(atPath: directory.file("Recordings/Features/reports/cucumber_json.har")))
+            #expect(
+                FileManager.default.fileExists(atPath: directory.file("Recordings/Features/reports/cucumber_json.har")))
         }
     }
 
@@ -286,7 +314,8 @@ struct GherkinCommandTests {
                   gherkin: ["features/*.feature"]
                   env: { PYTHONDONTWRITEBYTECODE: "1" }
                 """)
-            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             let run = try await cli.run(["run", "--retries", "0", "--progress", "none"])
             #expect(run.exitCode == 1, "the wrong total fails: \(run.stdout)\(run.stderr)")
             let steps = try await Self.storedSteps(try #require(cli.environment["ORCHESTRATE_DATABASE_URL"]))
@@ -301,7 +330,9 @@ struct GherkinCommandTests {
                     "Adding an item|Then the cart holds 2 items|passed",
                 ], "\(steps)")
             // behave's seconds are seconds: the 50 ms step is neither 50 ns nor 50 s.
-            for step in steps where step.text.hasPrefix("When") { #expect(step.seconds >= 0.045 && step.seconds < 5, "\(step)") }
+            for step in steps where step.text.hasPrefix("When") {
+                #expect(step.seconds >= 0.045 && step.seconds < 5, "\(step)")
+            }
             #expect(steps[2].error == "features/cart.feature:10: ASSERT FAILED: the cart holds 2, not 3", "\(steps[2])")
 
             // suite.results: the report decides, not the exit status — a runner that exits 0 whatever happened still
@@ -309,13 +340,16 @@ struct GherkinCommandTests {
             let config = try String(contentsOfFile: directory.file("orchestrate.yml"), encoding: .utf8)
             try directory.write(
                 "orchestrate.yml",
-                config.replacingOccurrences(of: "{uri}:{line}\"", with: "{uri}:{line}; exit 0\"\n  results: cucumber-json"))
+                config.replacingOccurrences(
+                    of: "{uri}:{line}\"", with: "{uri}:{line}; exit 0\"\n  results: cucumber-json"))
             var judged = cli
             judged.environment["ORCHESTRATE_DATABASE_URL"] = try await TestPostgres.shared.makeDatabaseURL()
             let byReport = try await judged.run(["run", "--retries", "0", "--progress", "none"])
             #expect(byReport.exitCode == 1, "\(byReport.stdout)\(byReport.stderr)")
             #expect(byReport.stdout.contains("2 scenarios, 1 passed, 1 failed"), "\(byReport.stdout)")
-            #expect(byReport.stdout.contains("failed: the cart holds 2, not 3") || byReport.stdout.contains("ASSERT FAILED"), "\(byReport.stdout)")
+            #expect(
+                byReport.stdout.contains("failed: the cart holds 2, not 3")
+                    || byReport.stdout.contains("ASSERT FAILED"), "\(byReport.stdout)")
             #expect(try await Self.storedSteps(try #require(judged.environment["ORCHESTRATE_DATABASE_URL"])).count == 7)
         }
     }
@@ -342,6 +376,9 @@ struct GherkinCommandTests {
             FROM steps s JOIN attempts a ON a.id = s.attempt_id JOIN scenarios sc ON sc.id = a.scenario_id
             ORDER BY sc.name, s.position
             """, as: (String, String, Int32, String, Double, String?, Int32).self
-        ).map { StoredStep(scenario: $0.0, text: $0.1, position: $0.2, status: $0.3, seconds: $0.4, error: $0.5, exchanges: $0.6) }
+        ).map {
+            StoredStep(
+                scenario: $0.0, text: $0.1, position: $0.2, status: $0.3, seconds: $0.4, error: $0.5, exchanges: $0.6)
+        }
     }
 }

@@ -24,12 +24,16 @@ struct HTMLReportTests {
                 mock:
                   hosts: { evil.test: "\(upstream.url)" }
                 """)
-            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             let run = try await cli.run(["run", "--mode", "live", "--progress", "none"])
             #expect(run.exitCode == 1, "\(run.stdout)\(run.stderr)")
-            let report = try #require(run.stdout.split(separator: "\n").first { $0.hasPrefix("report: ") }.map { String($0.dropFirst(8)) })
+            let report = try #require(
+                run.stdout.split(separator: "\n").first { $0.hasPrefix("report: ") }.map { String($0.dropFirst(8)) })
             let html = try String(contentsOfFile: report, encoding: .utf8)
-            #expect(html.contains(#"<meta http-equiv="Content-Security-Policy" content="default-src &apos;none&apos;"#), "\(html.prefix(600))")
+            #expect(
+                html.contains(#"<meta http-equiv="Content-Security-Policy" content="default-src &apos;none&apos;"#),
+                "\(html.prefix(600))")
             #expect(!html.contains("<script") && !html.contains("<img") && !html.contains("<b>evil"))
             #expect(html.contains("&lt;script&gt;document.title=&apos;pwned&apos;&lt;/script&gt;"))
 
@@ -37,7 +41,8 @@ struct HTMLReportTests {
             #expect(dom.contains("<title>orchestrate run "), "no script changed the title: \(dom.prefix(400))")
             #expect(!dom.contains("pwned</title>") && !dom.contains("pwned by img</title>"))
             #expect(!dom.contains("<script") && !dom.contains("<img"), "no element came from the payload")
-            #expect(dom.contains("&lt;script&gt;document.title='pwned'&lt;/script&gt;"), "the payload is text on the page")
+            #expect(
+                dom.contains("&lt;script&gt;document.title='pwned'&lt;/script&gt;"), "the payload is text on the page")
             #expect(dom.contains("&lt;b&gt;evil&lt;/b&gt; scenario"))
             #expect(dom.contains("POST http://127.0.0.1:\(upstream.port)/v1/echo"), "the exchange is under the attempt")
         }
@@ -66,14 +71,19 @@ extension HTMLReportTests {
             let cli = OrchestrateCLI(directory: directory.path, database: database)
             let run = try await cli.run(["run", "--progress", "none"])
             #expect(run.exitCode == 0, "\(run.stdout)\(run.stderr)")
-            let report = try #require(run.stdout.split(separator: "\n").first { $0.hasPrefix("report: ") }.map { String($0.dropFirst(8)) })
-            let attempts = try await queryRows(database, "SELECT count(*) FROM attempts WHERE state = 'finished'", as: Int.self)
+            let report = try #require(
+                run.stdout.split(separator: "\n").first { $0.hasPrefix("report: ") }.map { String($0.dropFirst(8)) })
+            let attempts = try await queryRows(
+                database, "SELECT count(*) FROM attempts WHERE state = 'finished'", as: Int.self)
             #expect(attempts == [6], "five scenarios, one retry")
             let dom = try await Chromium.dumpDOM(report, profile: directory.file("chromium"))
-            #expect(dom.components(separatedBy: "<rect class=\"bar ").count - 1 == 6, "a bar per attempt: \(dom.prefix(2000))")
+            #expect(
+                dom.components(separatedBy: "<rect class=\"bar ").count - 1 == 6,
+                "a bar per attempt: \(dom.prefix(2000))")
             #expect(dom.components(separatedBy: "<line class=\"retry\"").count - 1 == 1)
             #expect(dom.components(separatedBy: "<text class=\"lane\"").count - 1 == 3, "a lane per slot")
-            let png = try await Chromium.screenshot(report, to: directory.file("timeline.png"), profile: directory.file("chromium"))
+            let png = try await Chromium.screenshot(
+                report, to: directory.file("timeline.png"), profile: directory.file("chromium"))
             #expect(png.count > 10_000 && png.starts(with: [0x89, 0x50, 0x4E, 0x47]), "a PNG of the page")
         }
     }
@@ -84,7 +94,10 @@ enum Chromium {
     /// A PNG of the page's first 1280 × 900 pixels, written to `output` and returned.
     static func screenshot(_ path: String, to output: String, profile: String) async throws -> Data {
         _ = try await run(
-            ["--screenshot=\(output)", "--window-size=1280,900", "--hide-scrollbars", URL(fileURLWithPath: path).absoluteString], profile: profile)
+            [
+                "--screenshot=\(output)", "--window-size=1280,900", "--hide-scrollbars",
+                URL(fileURLWithPath: path).absoluteString,
+            ], profile: profile)
         return try Data(contentsOf: URL(fileURLWithPath: output))
     }
 
@@ -101,12 +114,14 @@ enum Chromium {
     private static func blockingRun(_ arguments: [String], profile: String) throws -> String {
         let candidates = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"]
         let browser = try #require(
-            candidates.first { FileManager.default.isExecutableFile(atPath: $0) }, "no Chromium: make test installs it (apt-get install chromium)")
+            candidates.first { FileManager.default.isExecutableFile(atPath: $0) },
+            "no Chromium: make test installs it (apt-get install chromium)")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/timeout")
         process.arguments =
             [
-                "--kill-after=5", "60", browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
+                "--kill-after=5", "60", browser, "--headless", "--no-sandbox", "--disable-gpu",
+                "--disable-dev-shm-usage", "--no-first-run",
                 "--user-data-dir=\(profile)", "--virtual-time-budget=2000",
             ] + arguments
         let output = Pipe()

@@ -6,10 +6,10 @@ import Testing
 /// another slot's mock server. docs/reliability.md names this test.
 @Suite("Hostile reports: bounded, and read where no other slot waits on them", .timeLimit(.minutes(4)))
 struct HostileReportTests {
-    /// `hostile.py ID`, by the name after `suite.` (without its number): `bomb` writes a JUnit report of 160,000 references to a 100 KB entity (0.5 MB that expands
-    /// to 16 GB); `heavy` a valid report of 300,000 tests (35 MB) whose last names this test as failed; `probe` asks its
-    /// mock server's health endpoint over and over until `done` exists, and fails when an answer took 5 s or more;
-    /// `after` makes `done`.
+    /// `hostile.py ID`, by the name after `suite.` (without its number): `bomb` writes a JUnit report of 160,000
+    /// references to a 100 KB entity (0.5 MB that expands to 16 GB); `heavy` a valid report of 300,000 tests (35 MB)
+    /// whose last names this test as failed; `probe` asks its mock server's health endpoint over and over until `done`
+    /// exists, and fails when an answer took 5 s or more; `after` makes `done`.
     static let script = #"""
         import os, re, sys, time, urllib.request
         name = sys.argv[1].split(".", 1)[1]
@@ -58,14 +58,19 @@ struct HostileReportTests {
                   command: "python3 hostile.py {id}"
                   results: junit
                 """)
-            let cli = OrchestrateCLI(directory: directory.file("suite"), database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.file("suite"), database: try await TestPostgres.shared.makeDatabaseURL())
             let run = try await cli.run(["run", "--progress", "none"])
             #expect(run.exitCode == 1, "\(run.stdout)\(run.stderr)")
-            #expect(run.stdout.contains("\(width + 2) scenarios, 2 passed, \(width) failed"), "the probe passed: \(run.stdout)")
+            #expect(
+                run.stdout.contains("\(width + 2) scenarios, 2 passed, \(width) failed"),
+                "the probe passed: \(run.stdout)")
             let runID = try #require(run.stdout.split(separator: " ").dropFirst().first.map(String.init))
             let hostile = try await cli.run(["logs", runID, "suite.\(mode)1"])
             #expect(
-                hostile.stdout.contains(mode == "bomb" ? "it declares entities of its own (a DOCTYPE with an internal subset)" : "read to its end"),
+                hostile.stdout.contains(
+                    mode == "bomb"
+                        ? "it declares entities of its own (a DOCTYPE with an internal subset)" : "read to its end"),
                 "\(hostile.stdout)")
         }
     }

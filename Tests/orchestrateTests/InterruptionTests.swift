@@ -39,18 +39,22 @@ struct InterruptionTests {
         let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
         let ready = try await eventually(timeout: .seconds(30)) {
             guard FileManager.default.fileExists(atPath: directory.file("slow.blocked")) else { return false }
-            let finished = try await queryRows(database, "SELECT count(*) FROM attempts WHERE state = 'finished'", as: Int64.self)
+            let finished = try await queryRows(
+                database, "SELECT count(*) FROM attempts WHERE state = 'finished'", as: Int64.self)
             return finished.first == 4
         }
         #expect(ready)
         return try #require(Int32(directory.read("slow.blocked").trimmingCharacters(in: .whitespacesAndNewlines)))
     }
 
-    @Test("after a SIGKILL of the coordinator its scenarios die, and --resume completes the run with no duplicate results")
+    @Test(
+        "after a SIGKILL of the coordinator its scenarios die, and --resume completes the run with no duplicate results"
+    )
     func killAndResume() async throws {
         try await TemporaryDirectory.with { directory in
             try writeSuite(directory)
-            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             let coordinator = try cli.launch(["run"], name: "first")
             let slowPID = try await waitForBlockedSlowScenario(directory, cli)
             // The whole process group, as a cancelled CI job does.
@@ -78,7 +82,8 @@ struct InterruptionTests {
     func interruptAndResume() async throws {
         try await TemporaryDirectory.with { directory in
             try writeSuite(directory)
-            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             let coordinator = try cli.launch(["run"], name: "first")
             let slowPID = try await waitForBlockedSlowScenario(directory, cli)
             kill(try #require(coordinator.pid), SIGINT)
@@ -101,7 +106,9 @@ struct InterruptionTests {
         }
     }
 
-    @Test("a second SIGINT ends a stop that waits (a scenario that ignores SIGTERM) at once: 130, and the line that says how to resume")
+    @Test(
+        "a second SIGINT ends a stop that waits (a scenario that ignores SIGTERM) at once: 130, and the line that says how to resume"
+    )
     func secondSignal() async throws {
         try await TemporaryDirectory.with { directory in
             try directory.write(
@@ -111,13 +118,20 @@ struct InterruptionTests {
                   scenarios:
                     - { id: stubborn, command: "trap 'echo term > got' TERM; echo $$ > started; for i in $(seq 600); do sleep 0.1; done" }
                 """)
-            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             let run = try cli.launch(["run", "--progress", "lines"], name: "run")
-            #expect(await eventually(timeout: .seconds(30)) { FileManager.default.fileExists(atPath: directory.file("started")) })
+            #expect(
+                await eventually(timeout: .seconds(30)) {
+                    FileManager.default.fileExists(atPath: directory.file("started"))
+                })
             let pid = try #require(run.pid)
             kill(pid, SIGINT)
             // The first stops the run gracefully: the scenario gets SIGTERM, which it ignores, and 5 s of grace.
-            #expect(await eventually(timeout: .seconds(10)) { FileManager.default.fileExists(atPath: directory.file("got")) })
+            #expect(
+                await eventually(timeout: .seconds(10)) {
+                    FileManager.default.fileExists(atPath: directory.file("got"))
+                })
             let second = ContinuousClock.now
             kill(pid, SIGINT)
             let result = cli.output(await run.wait(), name: "run")

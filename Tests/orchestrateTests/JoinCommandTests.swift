@@ -34,7 +34,9 @@ struct JoinCommandTests {
             """, as: (UUID, String).self)
     }
 
-    @Test("a node re-run runs exactly that node's share, or its failures; a late node and an agent get the run's exit code")
+    @Test(
+        "a node re-run runs exactly that node's share, or its failures; a late node and an agent get the run's exit code"
+    )
     func nodeReruns() async throws {
         try await TemporaryDirectory.with { directory in
             try directory.write("orchestrate.yml", Self.config)
@@ -70,7 +72,9 @@ struct JoinCommandTests {
             try directory.write("ran", "")
             let again = try await cli.run(["run", "--join", key, "--node", "n1"], name: "again")
             #expect(again.stderr.contains("re-running node n1's share"), "\(again.stderr)")
-            #expect(directory.read("ran").split(separator: "\n").map(String.init).sorted() == share["n1"], "\(directory.read("ran"))")
+            #expect(
+                directory.read("ran").split(separator: "\n").map(String.init).sorted() == share["n1"],
+                "\(directory.read("ran"))")
             #expect(again.exitCode == (share["n1"]!.contains("c") ? 1 : 0))
 
             // Re-running only the failures of the node that had c: only c; fixed, it passes.
@@ -90,7 +94,8 @@ struct JoinCommandTests {
             #expect(agent.exitCode == 1 && agent.stderr.contains("is finished already"), "\(agent.stderr)")
 
             // The whole run's reports, from the database.
-            let report = try await cli.run(["report", runID.uuidString, "--junit", "all.xml", "--html", "all.html"], name: "report")
+            let report = try await cli.run(
+                ["report", runID.uuidString, "--junit", "all.xml", "--html", "all.html"], name: "report")
             #expect(report.exitCode == 0, "\(report.stderr)")
             #expect(ManyHostsTests.testcaseNames(directory.read("all.xml")).sorted() == ["a", "b", "c", "d", "e", "f"])
             #expect(directory.read("all.html").contains("<html"))
@@ -103,12 +108,15 @@ struct JoinCommandTests {
     func agentWaits() async throws {
         try await TemporaryDirectory.with { directory in
             try directory.write("orchestrate.yml", Self.config)
-            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             let key = "late-\(UUID().uuidString.prefix(8))"
             let agent = try cli.launch(["agent", "--join", key, "--workers", "2"], name: "agent")
             // The agent starts, opens and migrates its database first: on a loaded machine that takes a while.
             #expect(
-                await eventually(timeout: .seconds(90)) { directory.read("agent.stderr").contains("waiting for a node to plan the run") },
+                await eventually(timeout: .seconds(90)) {
+                    directory.read("agent.stderr").contains("waiting for a node to plan the run")
+                },
                 "\(directory.read("agent.stderr"))")
             let planner = try await cli.run(["run", "--join", key, "--workers", "1"], name: "planner")
             let waited = cli.output(await agent.wait(), name: "agent")
@@ -116,7 +124,8 @@ struct JoinCommandTests {
             #expect(waited.stdout.contains("6 scenarios, 6 passed"), "\(waited.stdout)")
             #expect(directory.read("ran").split(separator: "\n").count == 6)
             let nobody = try await cli.run(["agent", "--join", "never-\(key)", "--wait", "1s"], name: "nobody")
-            #expect(nobody.exitCode == 3 && nobody.stderr.contains("no run was planned under never-"), "\(nobody.stderr)")
+            #expect(
+                nobody.exitCode == 3 && nobody.stderr.contains("no run was planned under never-"), "\(nobody.stderr)")
         }
     }
 
@@ -131,27 +140,36 @@ struct JoinCommandTests {
             let planned = try await cli.run(["run", "--join", key, "--only", "c", "--workers", "1"], name: "plan")
             #expect(planned.exitCode == 0, "\(planned.stderr)")
             try directory.write("ran", "")
-            let runID = try #require(try await queryRows(url, "SELECT id FROM runs WHERE join_key = '\(key)'", as: UUID.self).first)
+            let runID = try #require(
+                try await queryRows(url, "SELECT id FROM runs WHERE join_key = '\(key)'", as: UUID.self).first)
             try await Database.with(try DatabaseEndpoint(url: url), logger: .init(label: "test")) { database in
                 try await database.client.query(
-                    "UPDATE runs SET state = 'running', exit_code = NULL, judged_by = NULL WHERE id = \(runID)", logger: database.logger)
-                try await database.client.query("UPDATE attempts SET state = 'abandoned' WHERE run_id = \(runID)", logger: database.logger)
+                    "UPDATE runs SET state = 'running', exit_code = NULL, judged_by = NULL WHERE id = \(runID)",
+                    logger: database.logger)
+                try await database.client.query(
+                    "UPDATE attempts SET state = 'abandoned' WHERE run_id = \(runID)", logger: database.logger)
                 try await database.client.query(
                     "INSERT INTO attempts (run_id, project, scenario_id, attempt) SELECT id, project, 'c', 1 FROM runs WHERE id = \(runID)",
                     logger: database.logger)
-                try await database.client.query("UPDATE run_scenarios SET result = NULL WHERE run_id = \(runID)", logger: database.logger)
+                try await database.client.query(
+                    "UPDATE run_scenarios SET result = NULL WHERE run_id = \(runID)", logger: database.logger)
                 var queue = AttemptQueue(database: database, lease: .milliseconds(1))
                 queue.retryAvoidance = .zero
                 for host in ["mac-1", "mac-2", "mac-3"] {
-                    _ = try #require(try await queue.claim(runID: runID, worker: WorkerIdentity(host: host, pid: 1, slot: 1), port: 1))
+                    _ = try #require(
+                        try await queue.claim(
+                            runID: runID, worker: WorkerIdentity(host: host, pid: 1, slot: 1), port: 1))
                     #expect(try await eventually { try await queue.reapExpired(runID: runID) == 1 })
                 }
             }
             let agent = try await cli.run(["agent", "--run", runID.uuidString], name: "agent")
             #expect(agent.exitCode == 1, "\(agent.stdout)\(agent.stderr)")
-            #expect(agent.stdout.contains("its host vanished 3 times while it ran (mac-1, mac-2, mac-3)"), "\(agent.stdout)")
+            #expect(
+                agent.stdout.contains("its host vanished 3 times while it ran (mac-1, mac-2, mac-3)"), "\(agent.stdout)"
+            )
             let rows = try await queryRows(
-                url, "SELECT state, coalesce(outcome, '') FROM attempts WHERE run_id = '\(runID)' ORDER BY id", as: (String, String).self)
+                url, "SELECT state, coalesce(outcome, '') FROM attempts WHERE run_id = '\(runID)' ORDER BY id",
+                as: (String, String).self)
             #expect(rows.last.map { [$0.0, $0.1] } == ["finished", "infrastructure-error"], "\(rows)")
             #expect(directory.read("ran").isEmpty, "the scenario ran again")
         }

@@ -23,13 +23,16 @@ struct ManyHostsTests {
         func checkout(_ n: Int) -> String { directory.file("h\(n)") }
 
         /// `orchestrate ARGUMENTS…` on host `n`, in its checkout.
-        func launch(_ n: Int, _ arguments: [String], name: String, environment extra: [String: String] = [:]) throws -> SupervisedProcess {
+        func launch(
+            _ n: Int, _ arguments: [String], name: String, environment extra: [String: String] = [:]
+        ) throws -> SupervisedProcess {
             var environment = ProcessInfo.processInfo.environment
             environment["CI"] = "true"
             environment["ORCHESTRATE_DATABASE_URL"] = url
             environment["PGPASSWORD"] = password
             environment.merge(extra) { $1 }
-            return try hosts.launch(n, OrchestrateCLI.executable, arguments, directory: checkout(n), environment: environment, name: name)
+            return try hosts.launch(
+                n, OrchestrateCLI.executable, arguments, directory: checkout(n), environment: environment, name: name)
         }
 
         func output(_ n: Int, _ name: String) -> String {
@@ -42,7 +45,9 @@ struct ManyHostsTests {
             directory.read("log").split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
         }
 
-        func rows<each T: PostgresDecodable & Sendable>(_ sql: String, as types: (repeat each T).Type) async throws -> [(repeat each T)] {
+        func rows<each T: PostgresDecodable & Sendable>(
+            _ sql: String, as types: (repeat each T).Type
+        ) async throws -> [(repeat each T)] {
             try await queryRows(adminURL, sql, as: types)
         }
     }
@@ -69,12 +74,20 @@ struct ManyHostsTests {
                     let root = directory.file("db/.orchestrate")
                     let passfile = "\(root)/postgres.pgpass"
                     let password = try #require(
-                        directory.read("db/.orchestrate/postgres.pgpass").split(separator: "\n").first { !$0.hasPrefix("#") }?
-                            .split(separator: ":").last.map(String.init))
-                    #expect(!exposed.stdout.contains(password) && !exposed.stderr.contains(password), "the password was printed")
-                    let url = "postgresql://orchestrate_app@\(hosts.gateway):5432/postgres?sslmode=verify-full&sslrootcert=\(root)/postgres-ca.crt"
+                        directory.read("db/.orchestrate/postgres.pgpass").split(separator: "\n").first {
+                            !$0.hasPrefix("#")
+                        }?
+                        .split(separator: ":").last.map(String.init))
+                    #expect(
+                        !exposed.stdout.contains(password) && !exposed.stderr.contains(password),
+                        "the password was printed")
+                    let url =
+                        "postgresql://orchestrate_app@\(hosts.gateway):5432/postgres?sslmode=verify-full&sslrootcert=\(root)/postgres-ca.crt"
                     #expect(exposed.stdout.contains(url), "\(exposed.stdout)")
-                    try await body(Fleet(directory: directory, hosts: hosts, url: url, adminURL: url + "&passfile=\(passfile)", password: password))
+                    try await body(
+                        Fleet(
+                            directory: directory, hosts: hosts, url: url, adminURL: url + "&passfile=\(passfile)",
+                            password: password))
                     _ = try await database.run(["db", "stop"], name: "stop")
                 } catch {
                     _ = try? await database.run(["db", "stop"], name: "stop")
@@ -96,7 +109,9 @@ struct ManyHostsTests {
         """
     }
 
-    @Test("three hosts join one run: each scenario runs once, ports are per host, longest first across hosts, one JUnit each")
+    @Test(
+        "three hosts join one run: each scenario runs once, ports are per host, longest first across hosts, one JUnit each"
+    )
     func threeHostsJoin() async throws {
         let ids = (0..<18).map { "s\(100 + $0 * 7 % 18 * 50)x\($0)" }
         try await Self.withFleet(hosts: 3, config: Self.suite(ids, workers: 2)) { fleet in
@@ -108,17 +123,24 @@ struct ManyHostsTests {
 
             let key = "pipeline-\(UUID().uuidString.prefix(8))"
             let nodes = [
-                try fleet.launch(1, ["run", "--join", key, "--junit", "junit.xml", "--progress", "lines"], name: "node"),
-                try fleet.launch(2, ["run", "--join", key, "--junit", "junit.xml", "--progress", "lines"], name: "node"),
-                try fleet.launch(3, ["agent", "--join", key, "--junit", "junit.xml", "--progress", "lines"], name: "node"),
+                try fleet.launch(
+                    1, ["run", "--join", key, "--junit", "junit.xml", "--progress", "lines"], name: "node"),
+                try fleet.launch(
+                    2, ["run", "--join", key, "--junit", "junit.xml", "--progress", "lines"], name: "node"),
+                try fleet.launch(
+                    3, ["agent", "--join", key, "--junit", "junit.xml", "--progress", "lines"], name: "node"),
             ]
             for (index, node) in nodes.enumerated() {
                 let termination = await node.wait()
                 #expect(termination.reason == .exited(0), "host \(index + 1): \(fleet.output(index + 1, "node"))")
-                #expect(fleet.output(index + 1, "node").contains("18 scenarios, 18 passed, 0 failed"), "\(fleet.output(index + 1, "node"))")
+                #expect(
+                    fleet.output(index + 1, "node").contains("18 scenarios, 18 passed, 0 failed"),
+                    "\(fleet.output(index + 1, "node"))")
                 // The summary's line per host, and the progress lines' view of the hosts while it ran.
                 let output = fleet.output(index + 1, "node")
-                #expect(output.contains("hosts:\n  host1  2 slot(s)") && output.contains("\n  host3  2 slot(s)"), "\(output)")
+                #expect(
+                    output.contains("hosts:\n  host1  2 slot(s)") && output.contains("\n  host3  2 slot(s)"),
+                    "\(output)")
                 #expect(output.contains("\nhosts: host"), "\(output)")
             }
             // Each scenario ran exactly once, on some host; every host took part.
@@ -127,7 +149,9 @@ struct ManyHostsTests {
             #expect(Set(log.map { $0[0] }) == ["host1", "host2", "host3"], "\(log)")
             // Within a host each slot has its port and no two slots share one.
             for host in ["host1", "host2", "host3"] {
-                let slots = Dictionary(grouping: log.filter { $0[0] == host }, by: { $0[1] }).mapValues { Set($0.map { $0[2] }) }
+                let slots = Dictionary(grouping: log.filter { $0[0] == host }, by: { $0[1] }).mapValues {
+                    Set($0.map { $0[2] })
+                }
                 #expect(slots.values.allSatisfy { $0.count == 1 }, "\(host): \(slots)")
                 #expect(Set(slots.values.flatMap { $0 }).count == slots.count, "\(host): \(slots)")
             }
@@ -144,20 +168,25 @@ struct ManyHostsTests {
             // within the same moment.
             for (i, later) in attempts.enumerated() {
                 for earlier in attempts[..<i] where later.3 > earlier.3 + 20 {
-                    #expect(later.4 - earlier.4 <= 50, "\(later.0) (\(later.3) ms expected) was claimed after \(earlier.0) (\(earlier.3) ms)")
+                    #expect(
+                        later.4 - earlier.4 <= 50,
+                        "\(later.0) (\(later.3) ms expected) was claimed after \(earlier.0) (\(earlier.3) ms)")
                 }
             }
             // The nodes' JUnit files, merged as a CI merges them, hold every scenario exactly once.
             let junitIDs = (1...3).flatMap { n in
-                Self.testcaseNames((try? String(contentsOfFile: "\(fleet.checkout(n))/junit.xml", encoding: .utf8)) ?? "")
+                Self.testcaseNames(
+                    (try? String(contentsOfFile: "\(fleet.checkout(n))/junit.xml", encoding: .utf8)) ?? "")
             }
             #expect(junitIDs.sorted() == ids.sorted(), "\(junitIDs)")
             // One judge; the run and its hosts are listed.
-            let judged = try await fleet.rows("SELECT count(*) FROM runs WHERE join_key = '\(key)' AND exit_code = 0", as: Int.self)
+            let judged = try await fleet.rows(
+                "SELECT count(*) FROM runs WHERE join_key = '\(key)' AND exit_code = 0", as: Int.self)
             #expect(judged.first == 1)
             let listing = try await seed.run(["runs", "--limit", "1"], name: "runs")
             #expect(listing.stdout.contains("host1,host2,host3"), "\(listing.stdout)")
-            // The other sslmodes reach it too; without TLS, or with a CA that did not sign its certificate, nothing does.
+            // The other sslmodes reach it too; without TLS, or with a CA that did not sign its certificate, nothing
+            // does.
             var impatient = seed
             impatient.environment["ORCHESTRATE_CONNECT_TIMEOUT"] = "1"
             for (mode, expected) in [("require", Int32(0)), ("verify-ca", 0), ("disable", 3)] {
@@ -169,7 +198,8 @@ struct ManyHostsTests {
             let made = try await MetricsTests.run(
                 "openssl",
                 [
-                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=stranger",
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+                    "-subj", "/CN=stranger",
                     "-keyout", fleet.directory.file("other-ca.key"), "-out", fleet.directory.file("other-ca.crt"),
                 ])
             #expect(made.status == 0, "\(made.output)")
@@ -195,7 +225,9 @@ struct ManyHostsTests {
         }
     }
 
-    @Test("a host killed mid-run: its attempts come back when their leases expire and run elsewhere, once, no retry spent")
+    @Test(
+        "a host killed mid-run: its attempts come back when their leases expire and run elsewhere, once, no retry spent"
+    )
     func hostKilled() async throws {
         let ids = (1...12).map { "s1500x\($0)" }
         try await Self.withFleet(hosts: 3, config: Self.suite(ids, workers: 2)) { fleet in
@@ -205,15 +237,20 @@ struct ManyHostsTests {
             #expect(await eventually(timeout: .seconds(30)) { fleet.log.contains { $0[0] == "host1" } })
             let victim = try fleet.launch(3, arguments, name: "node")
             let second = try fleet.launch(2, arguments, name: "node")
-            #expect(await eventually(timeout: .seconds(30)) { fleet.log.contains { $0[0] == "host3" } }, "host3 never ran anything")
+            #expect(
+                await eventually(timeout: .seconds(30)) { fleet.log.contains { $0[0] == "host3" } },
+                "host3 never ran anything")
             fleet.hosts.killAll(3)
             _ = await victim.wait()
             // A supervisor's command started as the host died ends with it (its supervisor watches its parent).
-            #expect(await eventually(timeout: .seconds(10)) { fleet.hosts.pids(3).isEmpty }, "a process of the killed host lives on")
+            #expect(
+                await eventually(timeout: .seconds(10)) { fleet.hosts.pids(3).isEmpty },
+                "a process of the killed host lives on")
             for (n, node) in [(1, first), (2, second)] {
                 let termination = await node.wait()
                 #expect(termination.reason == .exited(0), "host \(n): \(fleet.output(n, "node"))")
-                #expect(fleet.output(n, "node").contains("12 scenarios, 12 passed, 0 failed"), "\(fleet.output(n, "node"))")
+                #expect(
+                    fleet.output(n, "node").contains("12 scenarios, 12 passed, 0 failed"), "\(fleet.output(n, "node"))")
             }
             let attempts = try await fleet.rows(
                 """
@@ -230,15 +267,20 @@ struct ManyHostsTests {
         }
     }
 
-    @Test("a host cut off from the database: its attempt runs elsewhere, its late completion is fenced out and recorded")
+    @Test(
+        "a host cut off from the database: its attempt runs elsewhere, its late completion is fenced out and recorded")
     func hostPartitioned() async throws {
         let ids = ["s6000long"] + (1...8).map { "s300x\($0)" }
         try await Self.withFleet(hosts: 3, config: Self.suite(ids, workers: 2)) { fleet in
             let key = "partition-\(UUID().uuidString.prefix(8))"
             let arguments = ["run", "--join", key, "--lease", "2s", "--progress", "lines"]
             // host3 plans the run alone on one slot and takes the long scenario (first in the plan, never seen).
-            let cut = try fleet.launch(3, arguments + ["--workers", "1"], name: "node", environment: ["ORCHESTRATE_CONNECT_TIMEOUT": "120"])
-            #expect(await eventually(timeout: .seconds(30)) { fleet.log.contains { $0[0] == "host3" && $0[3] == "s6000long" } })
+            let cut = try fleet.launch(
+                3, arguments + ["--workers", "1"], name: "node", environment: ["ORCHESTRATE_CONNECT_TIMEOUT": "120"])
+            #expect(
+                await eventually(timeout: .seconds(30)) {
+                    fleet.log.contains { $0[0] == "host3" && $0[3] == "s6000long" }
+                })
             try fleet.hosts.setLink(3, up: false)
             let others = [try fleet.launch(1, arguments, name: "node"), try fleet.launch(2, arguments, name: "node")]
             // Its lease expires; another host takes the attempt over.
@@ -250,7 +292,9 @@ struct ManyHostsTests {
             for (n, node) in [(1, others[0]), (2, others[1]), (3, cut)] {
                 let termination = await node.wait()
                 #expect(termination.reason == .exited(0), "host \(n): \(fleet.output(n, "node"))")
-                #expect(fleet.output(n, "node").contains("9 scenarios, 9 passed, 0 failed"), "host \(n): \(fleet.output(n, "node"))")
+                #expect(
+                    fleet.output(n, "node").contains("9 scenarios, 9 passed, 0 failed"),
+                    "host \(n): \(fleet.output(n, "node"))")
             }
             #expect(fleet.output(3, "node").contains("lease was taken back"), "\(fleet.output(3, "node"))")
             let attempts = try await fleet.rows(
@@ -260,7 +304,9 @@ struct ManyHostsTests {
                 """, as: (String, String, String, String, String).self)
             let long = attempts.filter { $0.0 == "s6000long" }
             #expect(long.map(\.1) == ["abandoned", "finished"], "\(attempts)")
-            #expect(long.first?.2 == "host3" && long.first?.3.hasPrefix("host3/") == true, "the late completion is not on record: \(long)")
+            #expect(
+                long.first?.2 == "host3" && long.first?.3.hasPrefix("host3/") == true,
+                "the late completion is not on record: \(long)")
             #expect(long.last?.2 != "host3" && long.last?.4 == "passed", "\(long)")
             #expect(attempts.filter { $0.1 == "finished" }.map(\.0).sorted() == ids.sorted(), "\(attempts)")
         }

@@ -17,7 +17,8 @@ struct NewFlakesTests {
                 # Fails on its third run only.
                 - { id: sometimes, command: "n=$(cat count 2>/dev/null || echo 0); n=$((n + 1)); echo $n > count; test $n -ne 3" }
             """)
-        return OrchestrateCLI(directory: directory.file("shop"), database: try await TestPostgres.shared.makeDatabaseURL())
+        return OrchestrateCLI(
+            directory: directory.file("shop"), database: try await TestPostgres.shared.makeDatabaseURL())
     }
 
     /// Finished attempts per test in the newest run.
@@ -36,9 +37,14 @@ struct NewFlakesTests {
         try await TemporaryDirectory.with { directory in
             let cli = try await Self.project(in: directory)
             // All of the suite is new: above a share of 40% nothing runs again.
-            let capped = try await cli.run(["run", "--progress", "none", "--detect-new-flakes", "--new-tests-share", "0.4"])
+            let capped = try await cli.run([
+                "run", "--progress", "none", "--detect-new-flakes", "--new-tests-share", "0.4",
+            ])
             #expect(capped.exitCode == 0, "\(capped.stdout)\(capped.stderr)")
-            #expect(capped.stderr.contains("new tests: 2 of 2, more than 40% of the suite (--new-tests-share): not run again"), "\(capped.stderr)")
+            #expect(
+                capped.stderr.contains(
+                    "new tests: 2 of 2, more than 40% of the suite (--new-tests-share): not run again"),
+                "\(capped.stderr)")
             #expect(try await Self.attempts(cli) == ["stable": 1, "sometimes": 1])
 
             try directory.write("shop/count", "0")
@@ -56,9 +62,14 @@ struct NewFlakesTests {
             try directory.write("shop/count", "0")
             var cli2 = fresh
             cli2.environment["ORCHESTRATE_DATABASE_URL"] = try await TestPostgres.shared.makeDatabaseURL()
-            let detected = try await cli2.run(["run", "--progress", "none", "--detect-new-flakes", "--new-tests-share", "1"])
-            #expect(detected.exitCode == 0, "a nondeterministic test fails the run only with --strict: \(detected.stdout)\(detected.stderr)")
-            #expect(detected.stderr.contains("new tests: 2 of 2; 18 extra runs of those that passed"), "\(detected.stderr)")
+            let detected = try await cli2.run([
+                "run", "--progress", "none", "--detect-new-flakes", "--new-tests-share", "1",
+            ])
+            #expect(
+                detected.exitCode == 0,
+                "a nondeterministic test fails the run only with --strict: \(detected.stdout)\(detected.stderr)")
+            #expect(
+                detected.stderr.contains("new tests: 2 of 2; 18 extra runs of those that passed"), "\(detected.stderr)")
             #expect(detected.stdout.contains("sometimes  nondeterministic"), "\(detected.stdout)")
             #expect(try await Self.attempts(cli2) == ["stable": 10, "sometimes": 10])
             let strict = try await cli2.run(["run", "--progress", "none", "--detect-new-flakes", "--strict"])

@@ -9,13 +9,18 @@ import Glibc
 
 /// What one scenario leaves in its slot is never the next one's failure. docs/reliability.md names these
 /// tests.
-@Suite("A poisoned slot: what a scenario leaves is removed, or the slot is retired; never blamed on the next", .timeLimit(.minutes(3)))
+@Suite(
+    "A poisoned slot: what a scenario leaves is removed, or the slot is retired; never blamed on the next",
+    .timeLimit(.minutes(3)))
 struct PoisonedSlotTests {
-    @Test("a tree deeper than PATH_MAX in HOME, with folders nobody may enter, is removed: the scenarios after it pass, none flaky")
+    @Test(
+        "a tree deeper than PATH_MAX in HOME, with folders nobody may enter, is removed: the scenarios after it pass, none flaky"
+    )
     func deepTree() async throws {
         try await TemporaryDirectory.with { directory in
-            // 250 folders of 20 characters: 5,250 bytes of path below HOME, past PATH_MAX (4,096); every other one mode 0;
-            // a link to / and a FIFO at the bottom; names that are not UTF-8. (Python: the shell's cd gives up past PATH_MAX.)
+            // 250 folders of 20 characters: 5,250 bytes of path below HOME, past PATH_MAX (4,096); every other one mode
+            // 0; a link to / and a FIFO at the bottom; names that are not UTF-8. (Python: the shell's cd gives up past
+            // PATH_MAX.)
             try directory.write(
                 "suite/deep.py",
                 """
@@ -45,13 +50,16 @@ struct PoisonedSlotTests {
                     - { id: b }
                     - { id: c }
                 """)
-            let cli = OrchestrateCLI(directory: directory.file("suite"), database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.file("suite"), database: try await TestPostgres.shared.makeDatabaseURL())
             let run = try await cli.run(["run", "--progress", "lines"])
             #expect(run.exitCode == 0, "\(run.stdout)\(run.stderr)")
             #expect(run.stdout.contains("4 scenarios, 4 passed, 0 failed"), "\(run.stdout)")
-            #expect(!run.stdout.contains("flaky") && !run.stderr.contains("infrastructure"), "\(run.stdout)\(run.stderr)")
+            #expect(
+                !run.stdout.contains("flaky") && !run.stderr.contains("infrastructure"), "\(run.stdout)\(run.stderr)")
             let outcomes = try await queryRows(
-                try #require(cli.environment["ORCHESTRATE_DATABASE_URL"]), "SELECT DISTINCT outcome FROM attempts WHERE state = 'finished'",
+                try #require(cli.environment["ORCHESTRATE_DATABASE_URL"]),
+                "SELECT DISTINCT outcome FROM attempts WHERE state = 'finished'",
                 as: String.self)
             #expect(outcomes == ["passed"], "\(outcomes)")
         }
@@ -59,7 +67,9 @@ struct PoisonedSlotTests {
 
     @Test(
         "a slot whose HOME holds what cannot be removed (a mount) is retired: its attempt runs elsewhere, no retry spent, nothing blamed",
-        .enabled(if: geteuid() == 0 || ProcessInfo.processInfo.environment["CI"] == "true", "mounting needs root, which CI has"))
+        .enabled(
+            if: geteuid() == 0 || ProcessInfo.processInfo.environment["CI"] == "true",
+            "mounting needs root, which CI has"))
     func unremovable() async throws {
         try await TemporaryDirectory.with { directory in
             let detach: Int32 = 2  // MNT_DETACH
@@ -83,15 +93,19 @@ struct PoisonedSlotTests {
                     - { id: mounts, command: 'mkdir "$HOME/stuck" && mount -t tmpfs orchestrate-test "$HOME/stuck"' }
                 \(innocents)
                 """)
-            let cli = OrchestrateCLI(directory: directory.file("suite"), database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.file("suite"), database: try await TestPostgres.shared.makeDatabaseURL())
             let run = try await cli.run(["run", "--progress", "lines"])
             #expect(run.exitCode == 0, "\(run.stdout)\(run.stderr)")
             #expect(run.stdout.contains("9 scenarios, 9 passed, 0 failed"), "\(run.stdout)")
             #expect(run.stderr.contains("stopped: its folders cannot be emptied for the next attempt"), "\(run.stderr)")
             let rows = try await queryRows(
-                try #require(cli.environment["ORCHESTRATE_DATABASE_URL"]), "SELECT outcome, attempt FROM attempts WHERE state = 'finished'",
+                try #require(cli.environment["ORCHESTRATE_DATABASE_URL"]),
+                "SELECT outcome, attempt FROM attempts WHERE state = 'finished'",
                 as: (String, Int32).self)
-            #expect(rows.count == 9 && rows.allSatisfy { $0.0 == "passed" && $0.1 == 1 }, "no retry spent, nothing failed: \(rows)")
+            #expect(
+                rows.count == 9 && rows.allSatisfy { $0.0 == "passed" && $0.1 == 1 },
+                "no retry spent, nothing failed: \(rows)")
         }
     }
 }

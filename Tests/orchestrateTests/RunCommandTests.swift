@@ -48,7 +48,8 @@ struct RunCommandTests {
             #expect(junit.contains(#"type="timed-out""#))
             #expect(junit.contains(#"type="crashed""#))
             #expect(junit.contains(#"<property name="flaky" value="true"/>"#))
-            let runs = try #require(try json(try await cli.run(["runs", "--format", "json"]).stdout) as? [[String: Any]])
+            let runs = try #require(
+                try json(try await cli.run(["runs", "--format", "json"]).stdout) as? [[String: Any]])
             #expect(runs.count == 1)
             #expect(runs[0]["failed"] as? Int == 3)
             #expect(runs[0]["flaky"] as? Int == 1)
@@ -85,7 +86,11 @@ struct RunCommandTests {
                 let folder = ".orchestrate/runs/\(runID)/\(scenario).attempt-1"
                 let lines = directory.read("\(folder)/env.txt").split(separator: "\n").map(String.init)
                 var env: [String: String] = [:]
-                for line in lines { if let eq = line.firstIndex(of: "=") { env[String(line[..<eq])] = String(line[line.index(after: eq)...]) } }
+                for line in lines {
+                    if let eq = line.firstIndex(of: "=") {
+                        env[String(line[..<eq])] = String(line[line.index(after: eq)...])
+                    }
+                }
                 #expect(env["APP_ENV"] == appEnv)
                 #expect(env["ORCHESTRATE_RUN_ID"] == runID)
                 #expect(env["ORCHESTRATE_SCENARIO_ID"] == scenario)
@@ -98,23 +103,32 @@ struct RunCommandTests {
                 #expect(env["TEST_RUNNER_ORCHESTRATE_MOCK_URL"] == env["ORCHESTRATE_MOCK_URL"])
                 #expect(env["ORCHESTRATE_SEED"].flatMap(UInt32.init) != nil)
                 #expect(env["ORCHESTRATE_NOW"]?.hasSuffix("Z") == true)
-                // Every variable of the contract but a pickle's and a simulator's own is set, also with the TEST_RUNNER_
-                // prefix, and test code reads back what the worker set.
+                // Every variable of the contract but a pickle's and a simulator's own is set, also with the
+                // TEST_RUNNER_ prefix, and test code reads back what the worker set.
                 let notHere: Set<OrchestrateEnvironment.Variable> = [.gherkinURI, .gherkinLine, .pickle, .simulator]
                 for variable in OrchestrateEnvironment.Variable.allCases where !notHere.contains(variable) {
-                    #expect(env[variable.rawValue] != nil && env[variable.testRunnerName] == env[variable.rawValue], "\(variable.rawValue)")
+                    #expect(
+                        env[variable.rawValue] != nil && env[variable.testRunnerName] == env[variable.rawValue],
+                        "\(variable.rawValue)")
                 }
                 let seen = OrchestrateEnvironment(env)
                 #expect(seen.runID == runID && seen.scenarioID == scenario && seen.attempt == 1 && seen.mode == .replay)
                 #expect(seen.mockURL?.absoluteString == "http://127.0.0.1:\(port)" && seen.frozenNow != nil)
-                // HOME, TMPDIR and the artifacts folder are the slot's, emptied before every attempt: nothing carries over.
+                // HOME, TMPDIR and the artifacts folder are the slot's, emptied before every attempt: nothing carries
+                // over.
                 let worker = try #require(env["ORCHESTRATE_WORKER"])
-                #expect(env["ORCHESTRATE_ARTIFACTS_DIR"]?.hasSuffix("/.orchestrate/runs/\(runID)/.slots/\(worker)/artifacts") == true)
+                #expect(
+                    env["ORCHESTRATE_ARTIFACTS_DIR"]?.hasSuffix(
+                        "/.orchestrate/runs/\(runID)/.slots/\(worker)/artifacts") == true)
                 #expect(env["HOME"]?.hasSuffix("/.orchestrate/runs/\(runID)/.slots/\(worker)/home") == true)
                 #expect(env["TMPDIR"]?.hasSuffix("/.orchestrate/runs/\(runID)/.slots/\(worker)/tmp") == true)
-                let leftovers = directory.read("\(folder)/leftovers.txt").split(separator: "\n").filter { !$0.isEmpty && !$0.hasSuffix(":") }
+                let leftovers = directory.read("\(folder)/leftovers.txt").split(separator: "\n").filter {
+                    !$0.isEmpty && !$0.hasSuffix(":")
+                }
                 #expect(leftovers.isEmpty, "files of an earlier attempt: \(leftovers)")
-                #expect(directory.read("\(folder)/pwd.txt").trimmingCharacters(in: .whitespacesAndNewlines) == directory.path)
+                #expect(
+                    directory.read("\(folder)/pwd.txt").trimmingCharacters(in: .whitespacesAndNewlines)
+                        == directory.path)
             }
         }
     }
@@ -148,11 +162,13 @@ struct RunCommandTests {
             #expect(directory.read("\(folder("broken"))/stderr.log") == "to stderr\n")
             #expect(run.stdout.contains("logs in \(directory.file(folder("broken")))"), "\(run.stdout)")
             // A failure without output still gets its (empty) folder, where the summary points.
-            #expect(try FileManager.default.contentsOfDirectory(atPath: directory.file(folder("silent-failure"))).isEmpty)
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: directory.file(folder("silent-failure"))).isEmpty)
             // Every attempt's output is also in PostgreSQL.
             let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
             let output = try await queryRows(
-                database, "SELECT scenario_id, stdout, stderr FROM attempts WHERE scenario_id = 'chatty'", as: (String, String, String).self)
+                database, "SELECT scenario_id, stdout, stderr FROM attempts WHERE scenario_id = 'chatty'",
+                as: (String, String, String).self)
             #expect(output.first.map { [$0.1, $0.2] } == ["hello\n", "warning\n"], "\(output)")
         }
     }
@@ -185,7 +201,9 @@ struct RunCommandTests {
         }
     }
 
-    @Test("--tags selects scenarios by a tag expression in scenarios and run; a bad expression exits 2 and starts nothing")
+    @Test(
+        "--tags selects scenarios by a tag expression in scenarios and run; a bad expression exits 2 and starts nothing"
+    )
     func tagSelection() async throws {
         try await TemporaryDirectory.with { directory in
             try directory.write(
@@ -200,17 +218,24 @@ struct RunCommandTests {
                     - { id: profile, command: "touch ran-profile" }
                 """)
             let cli = try await cli(directory)
-            let listed = try await cli.run(["scenarios", "--tags", "@smoke and not (@wip or @slow)", "--format", "json"])
+            let listed = try await cli.run([
+                "scenarios", "--tags", "@smoke and not (@wip or @slow)", "--format", "json",
+            ])
             #expect(listed.exitCode == 0, "\(listed.stderr)")
             let ids = try #require(try json(listed.stdout) as? [[String: Any]]).compactMap { $0["id"] as? String }
             #expect(ids == ["login"])
             let notSmoke = try await cli.run(["scenarios", "--tags", "not @smoke", "--format", "json"])
-            #expect(Set(try #require(try json(notSmoke.stdout) as? [[String: Any]]).compactMap { $0["id"] as? String }) == ["search", "profile"])
+            #expect(
+                Set(try #require(try json(notSmoke.stdout) as? [[String: Any]]).compactMap { $0["id"] as? String }) == [
+                    "search", "profile",
+                ])
 
             let bad = try await cli.run(["run", "--tags", "@smoke and or @wip"])
             #expect(bad.exitCode == 2)
             #expect(
-                bad.stderr.contains(#"Tag expression "@smoke and or @wip" could not be parsed because of syntax error: Expected operand."#),
+                bad.stderr.contains(
+                    #"Tag expression "@smoke and or @wip" could not be parsed because of syntax error: Expected operand."#
+                ),
                 "\(bad.stderr)")
             let none = try await cli.run(["run", "--tags", "@nightly"])
             #expect(none.exitCode == 2 && none.stderr.contains("no scenario"), "\(none.stderr)")
@@ -229,7 +254,8 @@ struct RunCommandTests {
     func unreachableDatabase() async throws {
         try await TemporaryDirectory.with { directory in
             try directory.write("orchestrate.yml", "suite:\n  scenarios:\n    - { id: a, command: 'true' }\n")
-            var cli = OrchestrateCLI(directory: directory.path, database: "postgresql://nobody@/none?host=\(directory.path)")
+            var cli = OrchestrateCLI(
+                directory: directory.path, database: "postgresql://nobody@/none?host=\(directory.path)")
             cli.environment["ORCHESTRATE_CONNECT_TIMEOUT"] = "1"
             let run = try await cli.run(["run"])
             #expect(run.exitCode == 3)
@@ -282,7 +308,9 @@ struct RunCommandTests {
 
 @Suite("orchestrate run with the mock server", .timeLimit(.minutes(3)))
 struct MockRunTests {
-    @Test("record through each slot's mock server, then replay with the backend gone; exchanges land in PostgreSQL under their steps")
+    @Test(
+        "record through each slot's mock server, then replay with the backend gone; exchanges land in PostgreSQL under their steps"
+    )
     func recordThenReplay() async throws {
         try await TemporaryDirectory.with { directory in
             let upstream = try await TestUpstream.start()
@@ -313,7 +341,8 @@ struct MockRunTests {
                 mock:
                   hosts: { api.test: "\(upstream.url)" }
                 """)
-            let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
             let record = try await cli.run(["run", "--mode", "record"])
             #expect(record.exitCode == 0, "\(record.stdout)\(record.stderr)")
             #expect(upstream.hits.withLock { $0 } == 3)
@@ -328,7 +357,8 @@ struct MockRunTests {
 
             let database = try #require(cli.environment["ORCHESTRATE_DATABASE_URL"])
             let rows = try await queryRows(
-                database, "SELECT mode, matched, status FROM exchanges ORDER BY mode, attempt_id, sequence", as: (String, Bool, Int32).self)
+                database, "SELECT mode, matched, status FROM exchanges ORDER BY mode, attempt_id, sequence",
+                as: (String, Bool, Int32).self)
             #expect(rows.count == 6)
             #expect(rows.allSatisfy { $0.1 && $0.2 == 200 })
             #expect(rows.map(\.0).sorted() == ["record", "record", "record", "replay", "replay", "replay"])

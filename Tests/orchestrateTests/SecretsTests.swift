@@ -52,23 +52,30 @@ struct SecretsTests {
                 cli.environment["CI_DEPLOY_KEY"] = "deploykey-SECRET-9"
                 let run = try await cli.run(["run", "--progress", "lines", "--junit", "junit.xml"])
                 #expect(run.exitCode == 1, "\(run.stdout)\(run.stderr)")
-                #expect(FileManager.default.fileExists(atPath: directory.file("env-ok")), "the scenario got the real values")
+                #expect(
+                    FileManager.default.fileExists(atPath: directory.file("env-ok")), "the scenario got the real values"
+                )
                 #expect(upstream.hits.withLock { $0 } == 4, "every request reached the upstream with its secrets")
 
-                // Everything orchestrate wrote in the project: cassette, reports (JUnit, HTML, HAR), kept output, spool.
+                // Everything orchestrate wrote in the project: cassette, reports (JUnit, HTML, HAR), kept output,
+                // spool.
                 var files: [String: String] = [:]
                 let enumerator = try #require(FileManager.default.enumerator(atPath: directory.path))
                 while let name = enumerator.nextObject() as? String {
-                    guard !["orchestrate.yml", "scenario.sh"].contains(name), let data = FileManager.default.contents(atPath: directory.file(name))
+                    guard !["orchestrate.yml", "scenario.sh"].contains(name),
+                        let data = FileManager.default.contents(atPath: directory.file(name))
                     else { continue }
                     files[name] = String(decoding: data, as: UTF8.self)
                 }
                 let stored = try await Self.everyRow(database)
                 let stdoutLog = files.first { $0.key.hasSuffix("stdout.log") }?.value ?? ""
-                #expect(stdoutLog.contains("plain=visible-value token=[REDACTED] pin=[REDACTED] deploy=[REDACTED]"), "\(stdoutLog)")
+                #expect(
+                    stdoutLog.contains("plain=visible-value token=[REDACTED] pin=[REDACTED] deploy=[REDACTED]"),
+                    "\(stdoutLog)")
                 #expect(
                     files.contains { $0.key.hasSuffix(".har") && $0.value.contains(#"{\"password\":\"[REDACTED]\","#) },
-                    "the cassette holds the unparseable body with its password replaced: \(files.filter { $0.key.hasSuffix(".har") })")
+                    "the cassette holds the unparseable body with its password replaced: \(files.filter { $0.key.hasSuffix(".har") })"
+                )
                 #expect(stored.contains("refused [REDACTED]"), "the step's error is stored, scrubbed")
                 for secret in Self.secrets {
                     let hex = secret.utf8.map { String(format: "%02x", $0) }.joined()
@@ -82,11 +89,13 @@ struct SecretsTests {
 
     /// Every row of every table of the database, as text (bytea as hex).
     static func everyRow(_ url: String) async throws -> String {
-        let tables = try await queryRows(url, "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema()", as: String.self)
+        let tables = try await queryRows(
+            url, "SELECT tablename::text FROM pg_tables WHERE schemaname = current_schema()", as: String.self)
         #expect(tables.count > 5)
         var text = ""
         for table in tables {
-            let rows = try await queryRows(url, #"SELECT coalesce(string_agg(t::text, E'\n'), '') FROM "\#(table)" t"#, as: String.self)
+            let rows = try await queryRows(
+                url, #"SELECT coalesce(string_agg(t::text, E'\n'), '') FROM "\#(table)" t"#, as: String.self)
             text += rows.joined(separator: "\n")
         }
         return text

@@ -7,7 +7,9 @@ import Testing
 /// batches by the package's test binary.
 @Suite("suite.swiftpm: a Swift package's tests as they are", .timeLimit(.minutes(5)))
 struct SwiftPMSuiteTests {
-    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/swiftpm-suite").path
+    static let fixture = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Fixtures/swiftpm-suite"
+    ).path
 
     /// The fixture package without a build of it (`cd Examples/swiftpm && orchestrate run` leaves one there).
     static func copyFixture(to path: String) throws {
@@ -30,7 +32,8 @@ struct SwiftPMSuiteTests {
                   batch: { size: 3 }
                 mock: { mode: live }
                 """)
-            let cli = OrchestrateCLI(directory: directory.file("shop"), database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.file("shop"), database: try await TestPostgres.shared.makeDatabaseURL())
             let listed = try await cli.run(["scenarios"])
             #expect(listed.exitCode == 0, "\(listed.stderr)")
             // The ids SwiftPM itself lists.
@@ -51,12 +54,14 @@ struct SwiftPMSuiteTests {
             let runID = try #require(run.stdout.split(separator: " ").dropFirst().first.map(String.init))
             // XCTest's failure and Swift Testing's, each with its file:line.
             let xctest = try await cli.run(["logs", runID, "ShopTests.CartTests/testTotal"])
-            #expect(xctest.stdout.contains("Tests/ShopTests/CartTests.swift:16: XCTAssertEqual failed"), "\(xctest.stdout)")
+            #expect(
+                xctest.stdout.contains("Tests/ShopTests/CartTests.swift:16: XCTAssertEqual failed"), "\(xctest.stdout)")
             let swiftTesting = try await cli.run(["logs", runID, "ShopTests.PriceTests/total()"])
             #expect(swiftTesting.stdout.contains("Tests/ShopTests/PriceTests.swift:20:"), "\(swiftTesting.stdout)")
             #expect(swiftTesting.stdout.contains("seven is not eight"), "\(swiftTesting.stdout)")
             #expect(run.stdout.contains("ShopTests.CartTests/testFlaky"), "the flaky test is named: \(run.stdout)")
-            // The crashing test failed by its crash; the tests of its batch that it took down ran again alone and passed.
+            // The crashing test failed by its crash; the tests of its batch that it took down ran again alone and
+            // passed.
             let crash = try await cli.run(["logs", runID, "ShopTests.CartTests/testCrash"])
             #expect(crash.stdout.contains("crashed"), "\(crash.stdout)")
             // Tests shared processes.
@@ -65,13 +70,14 @@ struct SwiftPMSuiteTests {
                 "SELECT count(DISTINCT pid) FROM attempts WHERE state = 'finished' AND attempt = 1", as: Int64.self)
             #expect((pids.first ?? 10) < 10, "batches: \(pids)")
             // SwiftPM's names in the JUnit report.
-            let junit = try String(contentsOfFile: directory.file("shop/.orchestrate/reports/\(runID)/junit.xml"), encoding: .utf8)
+            let junit = try String(
+                contentsOfFile: directory.file("shop/.orchestrate/reports/\(runID)/junit.xml"), encoding: .utf8)
             #expect(junit.contains(#"name="testTotal" classname="ShopTests.CartTests""#), "\(junit)")
             #expect(junit.contains(#"name="total()" classname="ShopTests.PriceTests""#), "\(junit)")
             #expect(junit.contains(#"name="free()" classname="ShopTests""#), "\(junit)")
 
-            // A test whose report says it passed while its process exits 1 (nothing reported failed): its batch's passes
-            // run again alone, and alone the same evidence fails it, saying why. The tests are built already.
+            // A test whose report says it passed while its process exits 1 (nothing reported failed): its batch's
+            // passes run again alone, and alone the same evidence fails it, saying why. The tests are built already.
             try directory.write(
                 "shop/orchestrate.yml",
                 """
@@ -87,7 +93,9 @@ struct SwiftPMSuiteTests {
             #expect(exits.stdout.contains("3 scenarios, 2 passed, 1 failed"), "\(exits.stdout)")
             let exitsID = try #require(exits.stdout.split(separator: " ").dropFirst().first.map(String.init))
             let exiter = try await cli.run(["logs", exitsID, "ShopTests.passesThenExits()"])
-            #expect(exiter.stdout.contains("its report says it passed, but its process did not end well"), "\(exiter.stdout)")
+            #expect(
+                exiter.stdout.contains("its report says it passed, but its process did not end well"),
+                "\(exiter.stdout)")
         }
     }
 
@@ -97,7 +105,8 @@ struct SwiftPMSuiteTests {
             try Self.copyFixture(to: directory.file("shop"))
             try directory.write("shop/Sources/Shop/Broken.swift", "let broken: Int = \"not a number\"\n")
             try directory.write("shop/orchestrate.yml", "suite:\n  swiftpm:\n    filter: CartTests\n")
-            let cli = OrchestrateCLI(directory: directory.file("shop"), database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = OrchestrateCLI(
+                directory: directory.file("shop"), database: try await TestPostgres.shared.makeDatabaseURL())
             let run = try await cli.run(["run", "--progress", "none"])
             #expect(run.exitCode == 2, "\(run.stdout)\(run.stderr)")
             #expect(run.stderr.contains("orchestrate.yml:3: suite.swiftpm's build"), "\(run.stderr)")

@@ -18,23 +18,32 @@ enum BenchCommands {
 
     /// Sends `count` exchanges with a 1 KB JSON response through the network-log writer (encoding, batches,
     /// COPY) into the database and returns the seconds from the first append until all are written.
-    static func ingest(count: Int, database url: String?, logger: Logger) async throws -> (attemptID: Int64, seconds: Double) {
+    static func ingest(
+        count: Int, database url: String?, logger: Logger
+    ) async throws -> (attemptID: Int64, seconds: Double) {
         try await ProjectDatabase.open(flag: url, config: here, logger: logger) { database in
             let attemptID = try await RunStore(database: database).createRunning(
                 RunPlan(
-                    host: HostFacts.hostName, gitRevision: nil, workingDirectory: FileManager.default.currentDirectoryPath, configPath: nil,
+                    host: HostFacts.hostName, gitRevision: nil,
+                    workingDirectory: FileManager.default.currentDirectoryPath, configPath: nil,
                     mode: .replay, workers: 1, retries: 0,
                     scenarios: [Scenario(id: "bench-ingest", name: "bench ingest", command: "", timeoutMilliseconds: 0)]
                 ))
             let body = Array(
-                ("{\"items\":[" + (0..<20).map { "{\"id\":\($0),\"name\":\"item \($0) of the bench\"}" }.joined(separator: ",") + "]}").utf8)
+                ("{\"items\":["
+                    + (0..<20).map { "{\"id\":\($0),\"name\":\"item \($0) of the bench\"}" }.joined(separator: ",")
+                    + "]}").utf8)
             let template = Exchange(
-                sequence: 0, mode: .replay, matched: true, host: "api.bench.test", method: "GET", url: "https://api.bench.test/v1/items",
-                requestHeaders: [.init(name: "accept", value: "application/json"), .init(name: "user-agent", value: "bench")],
+                sequence: 0, mode: .replay, matched: true, host: "api.bench.test", method: "GET",
+                url: "https://api.bench.test/v1/items",
+                requestHeaders: [
+                    .init(name: "accept", value: "application/json"), .init(name: "user-agent", value: "bench"),
+                ],
                 requestBody: [], status: 200, responseHeaders: [.init(name: "content-type", value: "application/json")],
                 responseBody: body, startedAt: Date(), durationMicroseconds: 150
             )
-            let writer = NetworkLogWriter.forProject(FileManager.default.currentDirectoryPath, database: database, logger: logger)
+            let writer = NetworkLogWriter.forProject(
+                FileManager.default.currentDirectoryPath, database: database, logger: logger)
             let clock = ContinuousClock.now
             writer.start(interval: .milliseconds(20))
             for sequence in 1...count {
@@ -50,10 +59,13 @@ enum BenchCommands {
     }
 
     /// Fills the (empty, migrated) database with ``HistoryGenerator``'s synthetic history; returns the seconds it took.
-    static func history(scenarios: Int, runs: Int, days: Int, database url: String?, logger: Logger) async throws -> Double {
+    static func history(
+        scenarios: Int, runs: Int, days: Int, database url: String?, logger: Logger
+    ) async throws -> Double {
         try await ProjectDatabase.open(flag: url, config: here, logger: logger) { database in
             let clock = ContinuousClock.now
-            try await HistoryGenerator.generate(database: database, project: here.project, scenarios: scenarios, runs: runs, days: days)
+            try await HistoryGenerator.generate(
+                database: database, project: here.project, scenarios: scenarios, runs: runs, days: days)
             let elapsed = ContinuousClock.now - clock
             return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         }
@@ -64,10 +76,13 @@ enum BenchCommands {
     static func plan(scenarios: Int, database url: String?, logger: Logger) async throws -> String {
         try await ProjectDatabase.open(flag: url, config: here, logger: logger) { database in
             let plan = RunPlan(
-                host: HostFacts.hostName, gitRevision: nil, workingDirectory: FileManager.default.currentDirectoryPath, configPath: nil,
+                host: HostFacts.hostName, gitRevision: nil, workingDirectory: FileManager.default.currentDirectoryPath,
+                configPath: nil,
                 mode: .replay, workers: 32, retries: 0,
                 scenarios: (0..<scenarios).map {
-                    Scenario(id: String(format: "noop-%05d", $0), name: "noop \($0)", command: "true", timeoutMilliseconds: 0)
+                    Scenario(
+                        id: String(format: "noop-%05d", $0), name: "noop \($0)", command: "true", timeoutMilliseconds: 0
+                    )
                 }
             )
             try await RunStore(database: database).create(plan)
@@ -78,23 +93,28 @@ enum BenchCommands {
     /// Works the run with `slots` slots through ``RoundBatcher`` and ``AttemptQueue`` as a coordinator does, every
     /// attempt passing at once; returns how many it completed, and when its first claim was asked for and its last
     /// result acknowledged (seconds since 1970).
-    static func claim(runID: UUID, slots: Int, database url: String?, logger: Logger) async throws -> (Int, Double, Double) {
+    static func claim(
+        runID: UUID, slots: Int, database url: String?, logger: Logger
+    ) async throws -> (Int, Double, Double) {
         try await ProjectDatabase.open(flag: url, config: here, logger: logger, maximumConnections: 4) { database in
             let queue = AttemptQueue(database: database)
             let process = WorkerIdentity(host: HostFacts.hostName, pid: getpid(), slot: 0)
             let completed = Atomic<Int>(0)
             let batcher = RoundBatcher(
-                runID: runID, workers: slots, process: process, queue: PatientQueue(queue, logger: logger), logger: logger, slotLeases: { [] },
+                runID: runID, workers: slots, process: process, queue: PatientQueue(queue, logger: logger),
+                logger: logger, slotLeases: { [] },
                 onEvent: { event in if case .attemptFinished = event { completed.add(1, ordering: .relaxed) } })
             let start = Date().timeIntervalSince1970
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for slot in 1...slots {
                     group.addTask {
-                        let claimant = Claimant(worker: WorkerIdentity(host: process.host, pid: process.pid, slot: slot), port: 0)
+                        let claimant = Claimant(
+                            worker: WorkerIdentity(host: process.host, pid: process.pid, slot: slot), port: 0)
                         while true {
                             let answer = try await batcher.next(for: claimant)
                             if let claimed = answer.claimed {
-                                batcher.finish(claimed, result: AttemptResult(outcome: .passed, durationMilliseconds: 0))
+                                batcher.finish(
+                                    claimed, result: AttemptResult(outcome: .passed, durationMilliseconds: 0))
                                 continue
                             }
                             var counts = answer.counts
@@ -113,9 +133,13 @@ enum BenchCommands {
 
     /// Each panel query of the dashboards under `folder` over the last `days` days, on this folder's project and every
     /// branch: the best of 3 runs in milliseconds and the panel's name, slowest first.
-    static func panels(dashboards folder: String, days: Int, database url: String?, logger: Logger) async throws -> [(Int, String)] {
+    static func panels(
+        dashboards folder: String, days: Int, database url: String?, logger: Logger
+    ) async throws -> [(Int, String)] {
         var queries: [(String, String)] = []
-        for name in try FileManager.default.contentsOfDirectory(atPath: folder).filter({ $0.hasSuffix(".json") }).sorted() {
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder).filter({ $0.hasSuffix(".json") })
+            .sorted()
+        {
             let data = try Data(contentsOf: URL(fileURLWithPath: "\(folder)/\(name)"))
             let dashboard = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
             for panel in dashboard["panels"] as? [[String: Any]] ?? [] {
@@ -126,16 +150,21 @@ enum BenchCommands {
         }
         let range = (from: Date().addingTimeInterval(-Double(days) * 86_400), to: Date())
         let panels = queries
-        return try await ProjectDatabase.open(flag: url, config: here, logger: logger, maximumConnections: 1) { database in
+        return try await ProjectDatabase.open(flag: url, config: here, logger: logger, maximumConnections: 1) {
+            database in
             var timings: [(Int, String)] = []
             for (name, sql) in panels {
                 let expanded = GrafanaSQL.expand(sql, project: here.project, branch: "%", range: range)
                 var best = Int.max
                 for _ in 0..<3 {
                     let clock = ContinuousClock.now
-                    for try await _ in try await database.client.query(PostgresQuery(unsafeSQL: expanded), logger: logger) {}
+                    for try await _ in try await database.client.query(
+                        PostgresQuery(unsafeSQL: expanded), logger: logger)
+                    {}
                     let elapsed = ContinuousClock.now - clock
-                    best = min(best, Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
+                    best = min(
+                        best,
+                        Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
                 }
                 timings.append((best, name))
             }

@@ -77,6 +77,7 @@ enum HistoryGenerator {
             }
         }
         try await database.client.query(
-            "VACUUM (ANALYZE) attempts, runs, run_scenarios, steps, exchanges, scenarios, scenario_days, endpoint_days", logger: logger)
+            "VACUUM (ANALYZE) attempts, runs, run_scenarios, steps, exchanges, scenarios, scenario_days, endpoint_days",
+            logger: logger)
     }
 }

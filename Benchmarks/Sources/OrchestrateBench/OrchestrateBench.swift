@@ -12,9 +12,12 @@ struct OrchestrateBench: AsyncParsableCommand {
         subcommands: [Ingest.self, History.self, Plan.self, Claim.self, Panels.self]
     )
 
-    /// The database flag both drivers take (default: ORCHESTRATE_DATABASE_URL, else the current folder's embedded cluster).
+    /// The database flag both drivers take (default: ORCHESTRATE_DATABASE_URL, else the current folder's embedded
+    /// cluster).
     struct DatabaseOption: ParsableArguments {
-        @Option(name: .long, help: "postgres://user@host/db (default: ORCHESTRATE_DATABASE_URL, else the embedded cluster here).")
+        @Option(
+            name: .long,
+            help: "postgres://user@host/db (default: ORCHESTRATE_DATABASE_URL, else the embedded cluster here).")
         var database: String?
 
         var logger: Logger {
@@ -26,7 +29,8 @@ struct OrchestrateBench: AsyncParsableCommand {
 
     struct History: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Fill an empty database with RUNS x SCENARIOS synthetic attempts (with steps, exchanges, verdicts); prints the seconds."
+            abstract:
+                "Fill an empty database with RUNS x SCENARIOS synthetic attempts (with steps, exchanges, verdicts); prints the seconds."
         )
 
         @OptionGroup var database: DatabaseOption
@@ -41,13 +45,16 @@ struct OrchestrateBench: AsyncParsableCommand {
         var days = 180
 
         func run() async throws {
-            print(try await BenchCommands.history(scenarios: scenarios, runs: runs, days: days, database: database.database, logger: database.logger))
+            print(
+                try await BenchCommands.history(
+                    scenarios: scenarios, runs: runs, days: days, database: database.database, logger: database.logger))
         }
     }
 
     struct Ingest: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Write N exchanges (1 KB JSON responses) through the network-log writer; prints the attempt id and seconds."
+            abstract:
+                "Write N exchanges (1 KB JSON responses) through the network-log writer; prints the attempt id and seconds."
         )
 
         @OptionGroup var database: DatabaseOption
@@ -56,7 +63,8 @@ struct OrchestrateBench: AsyncParsableCommand {
         var count = 100_000
 
         func run() async throws {
-            let (attemptID, seconds) = try await BenchCommands.ingest(count: count, database: database.database, logger: database.logger)
+            let (attemptID, seconds) = try await BenchCommands.ingest(
+                count: count, database: database.database, logger: database.logger)
             print("\(attemptID) \(seconds)")
         }
     }
@@ -71,7 +79,9 @@ struct OrchestrateBench: AsyncParsableCommand {
         var scenarios = 10_000
 
         func run() async throws {
-            print(try await BenchCommands.plan(scenarios: scenarios, database: database.database, logger: database.logger))
+            print(
+                try await BenchCommands.plan(scenarios: scenarios, database: database.database, logger: database.logger)
+            )
         }
     }
 

@@ -81,7 +81,8 @@ package struct RunProgress: Sendable {
             longest = max(longest, expected)
         }
         for entry in running.values {
-            let left = max((entry.expectedMilliseconds ?? fallbackExpected) - (now - entry.startedAt).wholeMilliseconds, 0)
+            let left = max(
+                (entry.expectedMilliseconds ?? fallbackExpected) - (now - entry.startedAt).wholeMilliseconds, 0)
             milliseconds += left
             longest = max(longest, left)
         }

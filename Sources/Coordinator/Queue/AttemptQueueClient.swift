@@ -12,9 +12,11 @@ package protocol AttemptQueueClient: Sendable {
     func release(_ claimed: ClaimedAttempt) async throws -> Bool
     /// Claims tests that run in one process with `head` (a test of a batched suite): at most `limit`, expected to take
     /// `budgetMilliseconds` together at most, fewer near the end of the run (`slots` share what is queued).
-    func claimCompanions(of head: ClaimedAttempt, limit: Int, slots: Int, budgetMilliseconds: Int64) async throws -> [ClaimedAttempt]
-    /// Returns an attempt to the queue if `token` still holds its lease; `solo`: to run alone (its batch's process ended
-    /// before reporting it).
+    func claimCompanions(
+        of head: ClaimedAttempt, limit: Int, slots: Int, budgetMilliseconds: Int64
+    ) async throws -> [ClaimedAttempt]
+    /// Returns an attempt to the queue if `token` still holds its lease; `solo`: to run alone (its batch's process
+    /// ended before reporting it).
     func requeue(attemptID: Int64, token: UUID, solo: Bool) async throws -> Bool
     /// Extends the leases of running attempts; returns the tokens whose leases are still held (the others were taken
     /// back: their attempts run elsewhere now).

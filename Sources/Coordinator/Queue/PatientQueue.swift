@@ -3,10 +3,10 @@ import OrchestrateModel
 import Synchronization
 
 /// The run queue, asked again while the database is unavailable — for as long as the queue's
-/// ``AttemptQueueClient/patience`` (ORCHESTRATE_CONNECT_TIMEOUT, 15 s) since it stopped answering; then the run gives up
-/// with one line (exit 3). Each try gets that long too: a request for a pooled connection waits without an error while the
-/// server is down. The outage is said once, and its end. A run being stopped gives back what it holds if the queue answers
-/// soon: it does not wait out the whole patience.
+/// ``AttemptQueueClient/patience`` (ORCHESTRATE_CONNECT_TIMEOUT, 15 s) since it stopped answering; then the run gives
+/// up with one line (exit 3). Each try gets that long too: a request for a pooled connection waits without an error
+/// while the server is down. The outage is said once, and its end. A run being stopped gives back what it holds if the
+/// queue answers soon: it does not wait out the whole patience.
 package final class PatientQueue: Sendable {
     package let client: any AttemptQueueClient
     private let logger: Logger
@@ -32,13 +32,15 @@ package final class PatientQueue: Sendable {
         state.withLock { $0.stopping = true }
     }
 
-    /// `operation` on the queue, tried again while it fails, until the patience is spent. `onFailure` hears every failed
-    /// try (a round whose answer was lost may have been committed).
+    /// `operation` on the queue, tried again while it fails, until the patience is spent. `onFailure` hears every
+    /// failed try (a round whose answer was lost may have been committed).
     func call<T: Sendable>(
-        _ what: String, onFailure: () -> Void = {}, _ operation: @escaping @Sendable (any AttemptQueueClient) async throws -> T
+        _ what: String, onFailure: () -> Void = {},
+        _ operation: @escaping @Sendable (any AttemptQueueClient) async throws -> T
     ) async throws -> T {
         let clock = ContinuousClock()
-        let patience = state.withLock { $0.stopping } ? min(client.patience, Coordinator.stoppingPatience) : client.patience
+        let patience =
+            state.withLock { $0.stopping } ? min(client.patience, Coordinator.stoppingPatience) : client.patience
         var delay = Duration.milliseconds(100)
         while true {
             try Task.checkCancellation()
@@ -51,7 +53,10 @@ package final class PatientQueue: Sendable {
                     defer { state.unreachableSince = nil }
                     return state.unreachableSince.map { clock.now - $0 }
                 }
-                if let outage { logger.warning("the run queue answers again", metadata: ["outage.seconds": "\(outage.components.seconds)"]) }
+                if let outage {
+                    logger.warning(
+                        "the run queue answers again", metadata: ["outage.seconds": "\(outage.components.seconds)"])
+                }
                 return value
             } catch {
                 if error is CancellationError { throw error }
@@ -66,12 +71,15 @@ package final class PatientQueue: Sendable {
                     return (state.unreachableSince ?? tried, first, state.unreachableReason)
                 }
                 if first {
-                    logger.warning("the run queue does not answer; retrying", metadata: ["queue.operation": "\(what)", "error": "\(reason)"])
+                    logger.warning(
+                        "the run queue does not answer; retrying",
+                        metadata: ["queue.operation": "\(what)", "error": "\(reason)"])
                 }
                 if clock.now - since >= patience {
                     throw CoordinatorError(
                         .queueUnavailable,
-                        "the run queue did not answer for \(patience.components.seconds) s (ORCHESTRATE_CONNECT_TIMEOUT): \(reason)")
+                        "the run queue did not answer for \(patience.components.seconds) s (ORCHESTRATE_CONNECT_TIMEOUT): \(reason)"
+                    )
                 }
                 try? await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(1))

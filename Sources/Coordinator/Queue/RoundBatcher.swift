@@ -7,11 +7,11 @@ import Synchronization
 ///
 /// - Group commit: the results and claims of all slots that reach the queue at the same moment travel
 ///   in one ``QueueRound``; while a round is in flight the next one gathers.
-/// - Claim ahead: while attempts are short (recent ones took under a second), each round also claims
-///   up to one attempt per slot in advance (three while they take under 50 ms), so a slot that finishes
-///   starts its next attempt at once and its result goes in the next round. Claimed-ahead attempts hold leases like running ones (the
-///   heartbeat covers them) and go back to the queue when the run stops. With long attempts nothing is
-///   claimed ahead, so other hosts sharing the run find the work still queued.
+/// - Claim ahead: while attempts are short (recent ones took under a second), each round also claims up to one attempt
+///   per slot in advance (three while they take under 50 ms), so a slot that finishes starts its next attempt at once
+///   and its result goes in the next round. Claimed-ahead attempts hold leases like running ones (the heartbeat covers
+///   them) and go back to the queue when the run stops. With long attempts nothing is claimed ahead, so other hosts
+///   sharing the run find the work still queued.
 ///
 /// It asks the queue itself (through ``PatientQueue``, which outlasts an outage) and says what each round did as
 /// ``CoordinatorEvent``s; the coordinator only asks it for work and hands it results.
@@ -90,7 +90,8 @@ package final class RoundBatcher: Sendable {
     private let state = Mutex(State())
 
     package init(
-        runID: UUID, workers: Int, process: WorkerIdentity, queue: PatientQueue, logger: Logger, slotLeases: @escaping Leases,
+        runID: UUID, workers: Int, process: WorkerIdentity, queue: PatientQueue, logger: Logger,
+        slotLeases: @escaping Leases,
         onEvent: @escaping @Sendable (CoordinatorEvent) -> Void
     ) {
         self.runID = runID
@@ -208,7 +209,9 @@ package final class RoundBatcher: Sendable {
             }
         } onCancel: {
             let continuation = state.withLock { state -> CheckedContinuation<Answer, any Error>? in
-                if let index = state.waiters.firstIndex(where: { $0.id == id }) { return state.waiters.remove(at: index).continuation }
+                if let index = state.waiters.firstIndex(where: { $0.id == id }) {
+                    return state.waiters.remove(at: index).continuation
+                }
                 return state.inFlight.removeValue(forKey: id)
             }
             continuation?.resume(throwing: CancellationError())
@@ -233,7 +236,11 @@ package final class RoundBatcher: Sendable {
     /// the other avoid that slot for a while (the queue does so for lanes it knows ran elsewhere).
     private static func takeAhead(for claimant: Claimant, from state: inout State) -> ClaimedAttempt? {
         let now = ContinuousClock.now
-        guard let index = state.ahead.firstIndex(where: { $0.avoid != claimant.worker.description || $0.avoidUntil <= now }) else {
+        guard
+            let index = state.ahead.firstIndex(where: {
+                $0.avoid != claimant.worker.description || $0.avoidUntil <= now
+            })
+        else {
             return nil
         }
         var attempt = state.ahead.remove(at: index).attempt
@@ -241,7 +248,8 @@ package final class RoundBatcher: Sendable {
         attempt.port = claimant.port
         if attempt.lane != nil {
             state.laneSlots[attempt.scenario.id] = claimant.worker.description
-            for other in state.ahead.indices where state.ahead[other].attempt.scenario.id == attempt.scenario.id && state.ahead[other].avoid == nil {
+            for other in state.ahead.indices
+            where state.ahead[other].attempt.scenario.id == attempt.scenario.id && state.ahead[other].avoid == nil {
                 state.ahead[other].avoid = claimant.worker.description
                 state.ahead[other].avoidUntil = now + avoidance
             }
@@ -272,7 +280,9 @@ package final class RoundBatcher: Sendable {
                 continue
             }
             state.withLock { $0.sending = [] }
-            for (completion, ack) in zip(completions, reply.acks) { acknowledged(completion.claimed, completion.result, ack) }
+            for (completion, ack) in zip(completions, reply.acks) {
+                acknowledged(completion.claimed, completion.result, ack)
+            }
             if !completions.isEmpty {
                 let idle = state.withLock { state in
                     defer { state.idle.removeAll() }
@@ -286,7 +296,8 @@ package final class RoundBatcher: Sendable {
             let answers = state.withLock { state -> [Answer] in
                 let avoidUntil = ContinuousClock.now + Self.avoidance
                 for attempt in reply.claimed.compactMap({ $0 }) {
-                    let avoid = reply.avoiding[attempt.id] ?? (attempt.lane == nil ? nil : state.laneSlots[attempt.scenario.id])
+                    let avoid =
+                        reply.avoiding[attempt.id] ?? (attempt.lane == nil ? nil : state.laneSlots[attempt.scenario.id])
                     state.ahead.append(Ahead(attempt: attempt, avoid: avoid, avoidUntil: avoidUntil))
                 }
                 return waiters.map { waiter in
@@ -309,7 +320,9 @@ package final class RoundBatcher: Sendable {
     }
 
     /// What the next round carries; `nil` (and draining ends) when nobody waits and no result is due.
-    private func takeRound() -> (completions: [(claimed: ClaimedAttempt, result: AttemptResult)], waiters: [Waiter], aheadWanted: Int)? {
+    private func takeRound() -> (
+        completions: [(claimed: ClaimedAttempt, result: AttemptResult)], waiters: [Waiter], aheadWanted: Int
+    )? {
         state.withLock { state in
             guard !state.completions.isEmpty || !state.waiters.isEmpty else {
                 state.draining = false
@@ -321,7 +334,8 @@ package final class RoundBatcher: Sendable {
                 for waiter in state.waiters { state.inFlight[waiter.id] = waiter.continuation }
                 state.waiters.removeAll(keepingCapacity: true)
             }
-            let aheadWanted = max(workers * Self.aheadPerSlot(averageMilliseconds: state.averageMilliseconds) - state.ahead.count, 0)
+            let aheadWanted = max(
+                workers * Self.aheadPerSlot(averageMilliseconds: state.averageMilliseconds) - state.ahead.count, 0)
             return (state.completions, state.waiters, aheadWanted)
         }
     }
@@ -336,13 +350,18 @@ package final class RoundBatcher: Sendable {
         let reply = try await queue.call("round", onFailure: { failed = true }) { try await $0.round(round) }
         onEvent(
             .queueRound(
-                claimants: round.claimants.count, claimed: reply.claimed.count { $0 != nil }, completed: round.completions.count,
+                claimants: round.claimants.count, claimed: reply.claimed.count { $0 != nil },
+                completed: round.completions.count,
                 duration: clock.now - began, counts: reply.counts))
         guard failed else { return reply }
         let known = slotLeases() + heldTokens + reply.claimed.compactMap { $0?.leaseToken }
         let (runID, owner) = (runID, process.process.description)
-        let released = try await queue.call("release lost claims") { try await $0.releaseOrphans(runID: runID, owner: owner, keeping: known) }
-        if released > 0 { logger.info("gave back claims whose answer was lost", metadata: ["attempts.count": "\(released)"]) }
+        let released = try await queue.call("release lost claims") {
+            try await $0.releaseOrphans(runID: runID, owner: owner, keeping: known)
+        }
+        if released > 0 {
+            logger.info("gave back claims whose answer was lost", metadata: ["attempts.count": "\(released)"])
+        }
         return reply
     }
 
@@ -352,7 +371,8 @@ package final class RoundBatcher: Sendable {
             "attempt finished",
             metadata: [
                 "scenario.id": "\(claimed.scenario.id)", "attempt.number": "\(claimed.attempt)",
-                "attempt.outcome": "\(result.outcome.rawValue)", "attempt.duration_ms": "\(result.durationMilliseconds)",
+                "attempt.outcome": "\(result.outcome.rawValue)",
+                "attempt.duration_ms": "\(result.durationMilliseconds)",
             ])
         onEvent(
             ack.accepted

@@ -7,7 +7,9 @@ import struct Foundation.UUID
 /// artifacts get one (``AttemptRunner``), directly in the run's folder: a folder per scenario with one per attempt
 /// inside would take two directory creations per attempt, each dearer than one in an existing folder.
 package enum AttemptFolders {
-    package static func path(attemptsDirectory: String, runID: UUID, scenarioID: String, attempt: Int, lane: Mode? = nil) -> String {
+    package static func path(
+        attemptsDirectory: String, runID: UUID, scenarioID: String, attempt: Int, lane: Mode? = nil
+    ) -> String {
         "\(attemptsDirectory)/\(runID.uuidString.lowercased())/\(safeName(scenarioID)).\(name(attempt: attempt, lane: lane))"
     }
 
@@ -16,7 +18,8 @@ package enum AttemptFolders {
 
     package static func path(attemptsDirectory: String, of claimed: ClaimedAttempt) -> String {
         path(
-            attemptsDirectory: attemptsDirectory, runID: claimed.runID, scenarioID: claimed.scenario.id, attempt: claimed.attempt, lane: claimed.lane)
+            attemptsDirectory: attemptsDirectory, runID: claimed.runID, scenarioID: claimed.scenario.id,
+            attempt: claimed.attempt, lane: claimed.lane)
     }
 
     /// A file-name-safe form of a scenario id.
@@ -24,7 +27,8 @@ package enum AttemptFolders {
         var bytes = Array(id.utf8.prefix(120))
         for index in bytes.indices {
             switch bytes[index] {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"),
                 UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
                 break
             default:

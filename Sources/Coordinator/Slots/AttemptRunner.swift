@@ -48,14 +48,14 @@ package struct AttemptRunner: Sendable {
     /// would be a large share of orchestrate's own work on suites of short scenarios, and leave thousands of empty
     /// folders behind every run.
     ///
-    /// A batch runs with the batch command (``Batch/command(for:)``), under the sum of its tests' time limits.
-    /// With a results format (``Scenario/results``), each test's result is what its runner reported of it, as far as its
+    /// A batch runs with the batch command (``Batch/command(for:)``), under the sum of its tests' time limits. With a
+    /// results format (``Scenario/results``), each test's result is what its runner reported of it, as far as its
     /// process's end stands behind it (``dispositions(of:process:format:folder:)``); a test of a batch without that
-    /// evidence goes back to the queue to run alone (its id matched nothing, or its process crashed, timed out or exited
-    /// non-zero with no failure reported, which a pass it reported does not outweigh). The output and the kept folder go
-    /// to the tests that did not pass (the folder to the first), or to the first test when all passed; results files
-    /// that said only that everything passed are not kept (a Cucumber scenario's, run alone, are: its steps are read
-    /// from them).
+    /// evidence goes back to the queue to run alone (its id matched nothing, or its process crashed, timed out or
+    /// exited non-zero with no failure reported, which a pass it reported does not outweigh). The output and the kept
+    /// folder go to the tests that did not pass (the folder to the first), or to the first test when all passed;
+    /// results files that said only that everything passed are not kept (a Cucumber scenario's, run alone, are: its
+    /// steps are read from them).
     func run(
         _ attempts: [ClaimedAttempt], slot: SlotResources, session: [OrchestrateEnvironment.Variable: String] = [:],
         onLaunch: (SupervisedProcess) -> Void
@@ -90,8 +90,10 @@ package struct AttemptRunner: Sendable {
             }
             // A secret is stored as its placeholder: the value comes from this host's configuration.
             guard let secret = configuration.secretEnvironment.value(key, scenario: claimed.scenario.id) else {
-                let error = "\(key) is a secret (redact.env) whose value is not known here: run with the orchestrate.yml that planned the run"
-                return everyone(AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: error))
+                let error =
+                    "\(key) is a secret (redact.env) whose value is not known here: run with the orchestrate.yml that planned the run"
+                return everyone(
+                    AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: error))
             }
             environment[key] = secret
         }
@@ -103,7 +105,8 @@ package struct AttemptRunner: Sendable {
         let timeout = attempts.reduce(0) { $0 + $1.scenario.timeoutMilliseconds }
         let text =
             attempts.count > 1
-            ? claimed.scenario.batch?.command(for: attempts.map(\.scenario.id)) ?? claimed.scenario.command : claimed.scenario.command
+            ? claimed.scenario.batch?.command(for: attempts.map(\.scenario.id)) ?? claimed.scenario.command
+            : claimed.scenario.command
         var command = SupervisedCommand.shell(text, environment: environment)
         command.sharedEnvironment = slot.environment
         command.workingDirectory = configuration.workingDirectory
@@ -122,23 +125,31 @@ package struct AttemptRunner: Sendable {
         } catch {
             let lost = error.code == .supervisorDied
             return everyone(
-                AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: error.description), lost ? .supervisorDied : nil)
+                AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: error.description),
+                lost ? .supervisorDied : nil)
         }
         if termination.reason == .supervisorDied {
             return everyone(
-                AttemptResult(outcome: .infrastructureError, durationMilliseconds: elapsed(), error: "the slot's supervisor died"), .supervisorDied)
+                AttemptResult(
+                    outcome: .infrastructureError, durationMilliseconds: elapsed(), error: "the slot's supervisor died"),
+                .supervisorDied)
         }
         let duration = elapsed()
-        return await blockingOffPool { conclude(attempts, slot: slot, termination: termination, duration: duration, timeout: timeout) }
+        return await blockingOffPool {
+            conclude(attempts, slot: slot, termination: termination, duration: duration, timeout: timeout)
+        }
     }
 
     /// What the attempt's process left says of each test (its output, its reports, what to keep), after it ended.
-    private func conclude(_ attempts: [ClaimedAttempt], slot: SlotResources, termination: Termination, duration: Int64, timeout: Int64) -> Ending {
+    private func conclude(
+        _ attempts: [ClaimedAttempt], slot: SlotResources, termination: Termination, duration: Int64, timeout: Int64
+    ) -> Ending {
         let claimed = attempts[0]
         // A capture file exists only once its stream had output; one left from an earlier attempt is not this one's.
         let stdout = termination.stdoutBytes > 0 ? readCapture("stdout.log", of: slot) : ""
         let stderr = termination.stderrBytes > 0 ? readCapture("stderr.log", of: slot) : ""
-        var result = AttemptResult(outcome: .passed, durationMilliseconds: duration, pid: termination.pid, stdout: stdout, stderr: stderr)
+        var result = AttemptResult(
+            outcome: .passed, durationMilliseconds: duration, pid: termination.pid, stdout: stdout, stderr: stderr)
         switch termination.reason {
         case .exited(0):
             result.exitCode = 0
@@ -156,7 +167,8 @@ package struct AttemptRunner: Sendable {
             result.error = "ended by orchestrate (the run was interrupted)"
         case .spawnFailed(let code):
             result.outcome = .infrastructureError
-            result.error = "cannot start /bin/sh in \(configuration.workingDirectory): \(String(cString: strerror(code)))"
+            result.error =
+                "cannot start /bin/sh in \(configuration.workingDirectory): \(String(cString: strerror(code)))"
         case .supervisorDied:
             result.outcome = .infrastructureError
         }
@@ -198,26 +210,36 @@ package struct AttemptRunner: Sendable {
     /// batch: a test reported failed failed, with the failure's `file:line` and message; a test reported passed passed
     /// only when its process's end stands behind the report: it exited 0, or exited with a runner's status for failed
     /// tests (1…127, not a shell's report of a signal) while the report names a failure among the tests it ran; a test
-    /// reported skipped, only when it exited 0. A test with no result, or whose reported pass its process's end does not stand behind (a crash, a
-    /// timeout, a non-zero exit that no reported failure explains), has no evidence of a pass: in a batch it goes back
-    /// to run alone (no retry spent), and alone it failed, saying why. Durations are the runner's, or a share of the
-    /// rest.
-    package static func dispositions(of attempts: [ClaimedAttempt], process: AttemptResult, format: ResultsFormat, folder: String) -> [Disposition] {
+    /// reported skipped, only when it exited 0. A test with no result, or whose reported pass its process's end does
+    /// not stand behind (a crash, a timeout, a non-zero exit that no reported failure explains), has no evidence of a
+    /// pass: in a batch it goes back to run alone (no retry spent), and alone it failed, saying why. Durations are the
+    /// runner's, or a share of the rest.
+    package static func dispositions(
+        of attempts: [ClaimedAttempt], process: AttemptResult, format: ResultsFormat, folder: String
+    ) -> [Disposition] {
         let alone = attempts.count == 1
         let reports: [RunnerTestResult]
         do {
             reports = try TestReports.read(format, folder: folder)
         } catch {
             guard alone else { return attempts.map { _ in .alone } }
-            return [.finished(Self.unproven(process, because: "its \(format.rawValue) report cannot be read: \(error)"), reported: nil)]
+            return [
+                .finished(
+                    Self.unproven(process, because: "its \(format.rawValue) report cannot be read: \(error)"),
+                    reported: nil)
+            ]
         }
         let matched = TestReports.match(
             attempts.map { attempt in
-                (attempt.scenario.id, attempt.scenario.uri.flatMap { uri in attempt.scenario.line.map { "\(uri):\($0)" } })
+                (
+                    attempt.scenario.id,
+                    attempt.scenario.uri.flatMap { uri in attempt.scenario.line.map { "\(uri):\($0)" } }
+                )
             }, reports)
         let known = attempts.compactMap { matched[$0.scenario.id]?.seconds }
         let unknown = attempts.count { matched[$0.scenario.id] != nil && matched[$0.scenario.id]?.seconds == nil }
-        let share = unknown == 0 ? 0 : max(process.durationMilliseconds - Int64(known.reduce(0, +) * 1000), 0) / Int64(unknown)
+        let share =
+            unknown == 0 ? 0 : max(process.durationMilliseconds - Int64(known.reduce(0, +) * 1000), 0) / Int64(unknown)
         let endedWell =
             process.outcome == .passed
             || (process.outcome == .failed && (1...127).contains(process.exitCode ?? 0)
@@ -240,16 +262,18 @@ package struct AttemptRunner: Sendable {
                 result.exitCode = nil
                 result.error = [result.error, report.failure ?? "failed"].compactMap { $0 }.joined(separator: "; ")
             case .passed, .skipped:
-                // A skip stands only when the process exited 0: a runner that stopped early (fail-fast) skips what it did
-                // not run, and a non-zero exit explained by another test's failure says nothing of it.
+                // A skip stands only when the process exited 0: a runner that stopped early (fail-fast) skips what it
+                // did not run, and a non-zero exit explained by another test's failure says nothing of it.
                 guard endedWell, report.status == .passed || process.outcome == .passed else {
                     guard alone else { return .alone }
                     let said = report.status == .passed ? "passed" : "was skipped"
-                    result = Self.unproven(result, because: "its report says it \(said), but its process did not end well")
+                    result = Self.unproven(
+                        result, because: "its report says it \(said), but its process did not end well")
                     return .finished(result, reported: report)
                 }
                 result = AttemptResult(
-                    outcome: .passed, exitCode: process.exitCode, signal: process.signal, durationMilliseconds: result.durationMilliseconds,
+                    outcome: .passed, exitCode: process.exitCode, signal: process.signal,
+                    durationMilliseconds: result.durationMilliseconds,
                     pid: process.pid)
             }
             return .finished(result, reported: report)
@@ -294,7 +318,9 @@ package struct AttemptRunner: Sendable {
 
     /// Moves what the attempt left in the slot's artifacts folder, and its output unless it passed, to the attempt's
     /// folder, and returns the folder. Nothing to keep: nothing happens (no folder, `nil`).
-    private func keep(_ claimed: ClaimedAttempt, from slot: SlotResources, termination: Termination, passed: Bool) throws -> String? {
+    private func keep(
+        _ claimed: ClaimedAttempt, from slot: SlotResources, termination: Termination, passed: Bool
+    ) throws -> String? {
         // What is at the artifacts folder's path is kept only when it is a folder (a link is not followed).
         let artifacts = slot.artifacts.hasEntries
         guard !passed || artifacts else { return nil }
@@ -347,10 +373,12 @@ package struct AttemptRunner: Sendable {
         ]
     }
 
-    /// The captured stream `name` of the slot as text PostgreSQL accepts (valid UTF-8, no NUL); a file an attempt put in
-    /// its place (a link, something larger than a capture) is not read.
+    /// The captured stream `name` of the slot as text PostgreSQL accepts (valid UTF-8, no NUL); a file an attempt put
+    /// in its place (a link, something larger than a capture) is not read.
     func readCapture(_ name: String, of slot: SlotResources) -> String {
-        guard let data = try? slot.handle.contents(of: name, maximumBytes: configuration.captureBytes + 4096), !data.isEmpty else { return "" }
+        guard let data = try? slot.handle.contents(of: name, maximumBytes: configuration.captureBytes + 4096),
+            !data.isEmpty
+        else { return "" }
         return String(decoding: data, as: UTF8.self).replacingOccurrences(of: "\0", with: "\u{FFFD}")
     }
 }

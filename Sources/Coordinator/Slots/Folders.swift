@@ -10,7 +10,9 @@ enum Folders {
     /// Creates `path` and any missing parents.
     static func make(_ path: String) throws {
         if mkdir(path, 0o755) == 0 || errno == EEXIST { return }
-        guard errno == ENOENT else { throw Failure(description: "cannot create \(path): \(String(cString: strerror(errno)))") }
+        guard errno == ENOENT else {
+            throw Failure(description: "cannot create \(path): \(String(cString: strerror(errno)))")
+        }
         try make((path as NSString).deletingLastPathComponent)
         guard mkdir(path, 0o755) == 0 || errno == EEXIST else {
             throw Failure(description: "cannot create \(path): \(String(cString: strerror(errno)))")
@@ -30,7 +32,8 @@ enum Folders {
 
     /// Removes whatever is at `path` (a folder at any depth; a link itself), through its parent's descriptor.
     static func remove(_ path: String) throws {
-        try FolderHandle(opening: (path as NSString).deletingLastPathComponent).remove((path as NSString).lastPathComponent)
+        try FolderHandle(opening: (path as NSString).deletingLastPathComponent).remove(
+            (path as NSString).lastPathComponent)
     }
 }
 
@@ -68,7 +71,8 @@ final class ScratchFolder: @unchecked Sendable {
         handle = try slot.folder(name, creating: true)
     }
 
-    /// Whether a real folder (not a link, not a file) is at the path and it has entries: what may be kept of an attempt.
+    /// Whether a real folder (not a link, not a file) is at the path and it has entries: what may be kept of an
+    /// attempt.
     var hasEntries: Bool { (try? slot.folder(name))?.isEmpty == false }
 
     /// The folder was moved away (kept as an attempt's folder): the next ``empty()`` makes a new one.

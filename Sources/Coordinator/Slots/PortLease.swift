@@ -26,13 +26,17 @@ package final class PortLease: Sendable {
         #else
         let descriptor = socket(AF_INET, SOCK_STREAM, 0)
         #endif
-        guard descriptor >= 0 else { throw CoordinatorError(.noFreePort, "cannot open a socket: \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else {
+            throw CoordinatorError(.noFreePort, "cannot open a socket: \(String(cString: strerror(errno)))")
+        }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = 0
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, listen(descriptor, 128) == 0 else {
             let reason = String(cString: strerror(errno))

@@ -15,7 +15,8 @@ struct SlotResources: Sendable {
     let home: ScratchFolder
     let temporary: ScratchFolder
     let artifacts: ScratchFolder
-    /// The run's environment with the slot's part of the contract, HOME and TMPDIR (``AttemptRunner/slotEnvironment(_:)``).
+    /// The run's environment with the slot's part of the contract, HOME and TMPDIR
+    /// (``AttemptRunner/slotEnvironment(_:)``).
     var environment = SharedEnvironment([:])
     /// The keys of `environment` a scenario's own environment does not override.
     var fixedKeys: Set<String> = []

@@ -5,8 +5,8 @@ import struct ProcessSupervisor.Termination
 import struct Reports.RunnerTestResult
 
 /// The decisions of a host's worker slots, apart from carrying them out: when a slot asks the queue for work, runs what
-/// it claimed (alone or with a batch), records, releases or requeues it, replaces its supervisor or is retired, and when
-/// it stops. Events go in (an answer from the queue, an attempt's end, a stop), actions come out, in the order the
+/// it claimed (alone or with a batch), records, releases or requeues it, replaces its supervisor or is retired, and
+/// when it stops. Events go in (an answer from the queue, an attempt's end, a stop), actions come out, in the order the
 /// ``Coordinator`` carries them out. No I/O and no clock: tested without PostgreSQL or processes.
 ///
 /// ```swift
@@ -20,15 +20,15 @@ package struct SlotStateMachine: Sendable {
     package enum SlotState: Sendable, Equatable {
         /// Asking the queue for its next attempt.
         case asking
-        /// Got nothing while the run goes on: counting what is left, or waiting for results (`recorded`: the rounds that
-        /// had recorded results when it got nothing).
+        /// Got nothing while the run goes on: counting what is left, or waiting for results (`recorded`: the rounds
+        /// that had recorded results when it got nothing).
         case waiting(recorded: Int)
         /// Claiming the tests that run with `claimed` in its process (a batch).
         case claimingBatch(ClaimedAttempt)
         /// Its process runs these attempts: the claimed one first, then its batch.
         case running([ClaimedAttempt])
-        /// Its attempts ended; their results are readied (hooks, secrets scrubbed) before they are recorded. `terminated`:
-        /// the process was ended by a signal (a stop, a lost lease).
+        /// Its attempts ended; their results are readied (hooks, secrets scrubbed) before they are recorded.
+        /// `terminated`: the process was ended by a signal (a stop, a lost lease).
         case finishing([ClaimedAttempt], terminated: Bool)
         /// Its supervisor died; a new one is being started.
         case replacingSupervisor
@@ -79,11 +79,13 @@ package struct SlotStateMachine: Sendable {
         case askForWork
         /// Ask the queue how much of the run is left (its answer that gave nothing did not say).
         case countWhatIsLeft
-        /// Wait until a round records results since `since` (at most a poll interval), then say ``SlotStateMachine/waited(_:)``.
+        /// Wait until a round records results since `since` (at most a poll interval), then say
+        /// ``SlotStateMachine/waited(_:)``.
         case waitForResults(since: Int)
         /// Say that these attempts started on the slot.
         case announce([ClaimedAttempt])
-        /// Claim up to `limit` tests to run with the attempt in its process, expected to take `budgetMilliseconds` at most.
+        /// Claim up to `limit` tests to run with the attempt in its process, expected to take `budgetMilliseconds` at
+        /// most.
         case claimBatch(ClaimedAttempt, limit: Int, budgetMilliseconds: Int64)
         /// Run these attempts in the slot's process (the first claimed, the rest its batch).
         case run([ClaimedAttempt])
@@ -97,8 +99,8 @@ package struct SlotStateMachine: Sendable {
         case release([ClaimedAttempt])
         /// Back to the queue to run alone: their batch's process ended without reporting them (no retry spent).
         case requeueAlone([ClaimedAttempt])
-        /// The slot's supervisor died while these ran: said for each (`requeued`: it goes back to the queue; otherwise it
-        /// lost its supervisor too often and its result is recorded).
+        /// The slot's supervisor died while these ran: said for each (`requeued`: it goes back to the queue; otherwise
+        /// it lost its supervisor too often and its result is recorded).
         case lost(Lost, requeued: Bool)
         /// The slot's mock session ended without a result for this attempt (its slot failed under it).
         case forgetSession(ClaimedAttempt)
@@ -171,7 +173,9 @@ package struct SlotStateMachine: Sendable {
     }
 
     /// The queue's answer to the slot: an attempt, or nothing and perhaps what is left of the run.
-    package mutating func answered(_ slot: Int, claimed: ClaimedAttempt?, counts: QueueCounts?, recorded: Int) -> [Action] {
+    package mutating func answered(
+        _ slot: Int, claimed: ClaimedAttempt?, counts: QueueCounts?, recorded: Int
+    ) -> [Action] {
         guard let claimed else {
             guard let counts else {
                 slots[slot] = .waiting(recorded: recorded)
@@ -239,12 +243,13 @@ package struct SlotStateMachine: Sendable {
     package mutating func ended(_ slot: Int, _ ending: AttemptRunner.Ending) -> [Action] {
         guard case .running(let attempts) = slots[slot] else { return [] }
         if let unusable = ending.slotUnusable {
-            // What an earlier attempt left in the slot cannot be removed: its attempts did not run and go back to the queue
-            // without a retry spent, and the slot is retired, so that nothing else is blamed for it.
+            // What an earlier attempt left in the slot cannot be removed: its attempts did not run and go back to the
+            // queue without a retry spent, and the slot is retired, so that nothing else is blamed for it.
             return [.forgetSession(attempts[0]), .release(attempts)]
                 + retire(slot, reason: "its folders cannot be emptied for the next attempt (\(unusable))")
         }
-        let finished = zip(attempts, ending.dispositions).compactMap { attempt, disposition -> (ClaimedAttempt, AttemptResult, RunnerTestResult?)? in
+        let finished = zip(attempts, ending.dispositions).compactMap {
+            attempt, disposition -> (ClaimedAttempt, AttemptResult, RunnerTestResult?)? in
             guard case .finished(let result, let reported) = disposition else { return nil }
             return (attempt, result, reported)
         }
@@ -279,7 +284,9 @@ package struct SlotStateMachine: Sendable {
         if case .terminated? = ending.reason { terminated = true } else { terminated = false }
         slots[slot] = .finishing(finished.map(\.0), terminated: terminated)
         let ready = finished.map { attempt, result, reported in
-            Finished(attempt: attempt, result: result, reported: reported, ownsSession: attempt.leaseToken == attempts[0].leaseToken)
+            Finished(
+                attempt: attempt, result: result, reported: reported,
+                ownsSession: attempt.leaseToken == attempts[0].leaseToken)
         }
         return (alone.isEmpty ? [] : [.requeueAlone(alone)]) + [.ready(ready)]
     }
@@ -298,7 +305,9 @@ package struct SlotStateMachine: Sendable {
     /// The slot's new supervisor started, or none could be.
     package mutating func supervisorReplaced(_ slot: Int, started: Bool) -> [Action] {
         guard case .replacingSupervisor = slots[slot] else { return [] }
-        guard started else { return retire(slot, reason: "its supervisor process died and no new one could be started") }
+        guard started else {
+            return retire(slot, reason: "its supervisor process died and no new one could be started")
+        }
         return askOrEnd(slot)
     }
 
@@ -317,7 +326,9 @@ package struct SlotStateMachine: Sendable {
         slots[slot] = .retired
         retired += 1
         guard retired < workers else {
-            return [.retire(reason: reason), .fail(reason: "every worker slot was retired; the last one because \(reason)")]
+            return [
+                .retire(reason: reason), .fail(reason: "every worker slot was retired; the last one because \(reason)"),
+            ]
         }
         return [.retire(reason: reason), .end]
     }

@@ -23,11 +23,15 @@ package struct Cassette: Sendable, Equatable {
         do {
             har = try JSONDecoder().decode(HAR.self, from: data)
         } catch let DecodingError.dataCorrupted(context) {
-            throw MockServerError(.cassette, "\(path): not valid JSON (\(context.debugDescription)\(Self.describe(context.codingPath)))")
+            throw MockServerError(
+                .cassette, "\(path): not valid JSON (\(context.debugDescription)\(Self.describe(context.codingPath)))")
         } catch let DecodingError.keyNotFound(key, context) {
-            throw MockServerError(.cassette, "\(path): not a HAR file: \(Self.describe(context.codingPath + [key]).dropFirst(4)) is missing")
+            throw MockServerError(
+                .cassette,
+                "\(path): not a HAR file: \(Self.describe(context.codingPath + [key]).dropFirst(4)) is missing")
         } catch let DecodingError.typeMismatch(_, context), let DecodingError.valueNotFound(_, context) {
-            throw MockServerError(.cassette, "\(path): not a HAR file: wrong type at \(Self.describe(context.codingPath).dropFirst(4))")
+            throw MockServerError(
+                .cassette, "\(path): not a HAR file: wrong type at \(Self.describe(context.codingPath).dropFirst(4))")
         } catch {
             throw MockServerError(.cassette, "\(path): unreadable cassette: \(error)")
         }

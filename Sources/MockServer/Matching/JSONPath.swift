@@ -18,7 +18,9 @@ package struct JSONPath: Sendable, Hashable, CustomStringConvertible {
         description = text
         var components: [Component] = []
         var rest = Substring(text)
-        guard rest.first == "$" else { throw StubError(path: text, message: "a JSON path starts with $ (as in $.token)") }
+        guard rest.first == "$" else {
+            throw StubError(path: text, message: "a JSON path starts with $ (as in $.token)")
+        }
         rest = rest.dropFirst()
         func name(_ text: inout Substring) -> String {
             let end = text.firstIndex { $0 == "." || $0 == "[" } ?? text.endIndex
@@ -44,7 +46,9 @@ package struct JSONPath: Sendable, Hashable, CustomStringConvertible {
                     components.append(.wildcard)
                 } else if let index = Int(inside) {
                     components.append(.index(index))
-                } else if inside.count >= 2, let quote = inside.first, quote == "'" || quote == "\"", inside.last == quote {
+                } else if inside.count >= 2, let quote = inside.first, quote == "'" || quote == "\"",
+                    inside.last == quote
+                {
                     components.append(.member(String(inside.dropFirst().dropLast())))
                 } else {
                     throw StubError(path: text, message: "[\(inside)] is neither an index, * nor a quoted name")
@@ -56,8 +60,8 @@ package struct JSONPath: Sendable, Hashable, CustomStringConvertible {
         self.components = components
     }
 
-    /// The name of the field the path ends in (`password` of `$.user.password` and of `$..password`); `nil` when it ends
-    /// in an index or a wildcard.
+    /// The name of the field the path ends in (`password` of `$.user.password` and of `$..password`); `nil` when it
+    /// ends in an index or a wildcard.
     var lastName: String? {
         switch components.last {
         case .member(let name)?, .descendant(let name)?: name
@@ -73,7 +77,9 @@ package struct JSONPath: Sendable, Hashable, CustomStringConvertible {
         return Self.apply(components[...], to: &value, change)
     }
 
-    private static func apply(_ components: ArraySlice<Component>, to value: inout JSONValue, _ change: (JSONValue) -> JSONValue?) -> Bool {
+    private static func apply(
+        _ components: ArraySlice<Component>, to value: inout JSONValue, _ change: (JSONValue) -> JSONValue?
+    ) -> Bool {
         guard let component = components.first else { return false }
         let rest = components.dropFirst()
         var found = false
@@ -95,7 +101,11 @@ package struct JSONPath: Sendable, Hashable, CustomStringConvertible {
             let position = index < 0 ? items.count + index : index
             guard items.indices.contains(position) else { return false }
             if rest.isEmpty {
-                if let changed = change(items[position]) { items[position] = changed } else { items.remove(at: position) }
+                if let changed = change(items[position]) {
+                    items[position] = changed
+                } else {
+                    items.remove(at: position)
+                }
                 found = true
             } else {
                 found = visit(&items[position])

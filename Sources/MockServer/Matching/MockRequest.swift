@@ -13,7 +13,10 @@ package struct MockRequest: Sendable {
     package var headers: [(name: String, value: String)]
     package var body: [UInt8]
 
-    package init(method: String, host: String, path: String, rawQuery: String, headers: [(name: String, value: String)], body: [UInt8]) {
+    package init(
+        method: String, host: String, path: String, rawQuery: String, headers: [(name: String, value: String)],
+        body: [UInt8]
+    ) {
         self.method = method
         self.host = host
         self.path = path
@@ -24,7 +27,8 @@ package struct MockRequest: Sendable {
 
     /// Splits a mock URI (`/host/path?query`); `nil` host when the URI has no first path component.
     package init(method: String, uri: String, headers: [(name: String, value: String)], body: [UInt8]) {
-        // Over the UTF-8 bytes ('/' and '?' are ASCII): splitting by Characters is slow, and this runs for every request.
+        // Over the UTF-8 bytes ('/' and '?' are ASCII): splitting by Characters is slow, and this runs for every
+        // request.
         let bytes = uri.utf8
         let slash = UInt8(ascii: "/")
         let pathEnd = bytes.firstIndex(of: UInt8(ascii: "?")) ?? bytes.endIndex
@@ -35,7 +39,8 @@ package struct MockRequest: Sendable {
         let host = uri[hostStart..<hostEnd]
         let rest = uri[hostEnd..<pathEnd]
         // Already upper (lower) case, as nearly every request is: no conversion.
-        let upperMethod = method.utf8.contains { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) } ? method.uppercased() : method
+        let upperMethod =
+            method.utf8.contains { (UInt8(ascii: "a")...UInt8(ascii: "z")).contains($0) } ? method.uppercased() : method
         let lowerHost = String(host).lowercasedASCII
         self.init(
             method: upperMethod, host: lowerHost, path: rest.isEmpty ? "/" : String(rest),
@@ -56,7 +61,8 @@ package struct MockRequest: Sendable {
         return rawQuery.split(separator: "&", omittingEmptySubsequences: true).map { pair in
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             func decode(_ text: Substring) -> String {
-                text.utf8.contains(UInt8(ascii: "+")) ? text.replacingOccurrences(of: "+", with: " ").percentDecoded : text.percentDecoded
+                text.utf8.contains(UInt8(ascii: "+"))
+                    ? text.replacingOccurrences(of: "+", with: " ").percentDecoded : text.percentDecoded
             }
             return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
         }

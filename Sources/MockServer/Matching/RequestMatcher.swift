@@ -29,8 +29,11 @@ package struct RequestMatcher: Sendable {
             if exhausted {
                 return "every recording of \(request) was already used (mock.repeat is off)"
             }
-            guard let closest else { return "no recorded exchange for \(request): the cassette has no request to this host" }
-            return "no recorded exchange matches \(request); closest: \(closest), which differs in \(differences.joined(separator: "; "))"
+            guard let closest else {
+                return "no recorded exchange for \(request): the cassette has no request to this host"
+            }
+            return
+                "no recorded exchange matches \(request); closest: \(closest), which differs in \(differences.joined(separator: "; "))"
         }
     }
 
@@ -73,7 +76,8 @@ package struct RequestMatcher: Sendable {
             used[indices[0]] = count + 1
             if count < indices.count { return .success(indices[count]) }
             if configuration.repeatLast { return .success(indices[indices.count - 1]) }
-            return .failure(NearMiss(request: request.summary, closest: summaries[indices[0]], differences: [], exhausted: true))
+            return .failure(
+                NearMiss(request: request.summary, closest: summaries[indices[0]], differences: [], exhausted: true))
         }
         return .failure(nearMiss(key, request: request))
     }
@@ -84,8 +88,11 @@ package struct RequestMatcher: Sendable {
             let differences = Self.differences(key, recorded, headers: configuration.matchHeaders)
             if best == nil || differences.count < best!.differences.count { best = (index, differences) }
         }
-        guard let best else { return NearMiss(request: request.summary, closest: nil, differences: [], exhausted: false) }
-        return NearMiss(request: request.summary, closest: summaries[best.index], differences: best.differences, exhausted: false)
+        guard let best else {
+            return NearMiss(request: request.summary, closest: nil, differences: [], exhausted: false)
+        }
+        return NearMiss(
+            request: request.summary, closest: summaries[best.index], differences: best.differences, exhausted: false)
     }
 
     private static func differences(_ request: Key, _ recorded: Key, headers: [String]) -> [String] {
@@ -94,7 +101,8 @@ package struct RequestMatcher: Sendable {
         if request.path != recorded.path { differences.append("path: \(request.path) vs \(recorded.path)") }
         if request.query != recorded.query {
             let sent = Set(request.query), kept = Set(recorded.query)
-            let extra = request.query.filter { !kept.contains($0) }, missing = recorded.query.filter { !sent.contains($0) }
+            let extra = request.query.filter { !kept.contains($0) },
+                missing = recorded.query.filter { !sent.contains($0) }
             var parts: [String] = []
             if !extra.isEmpty { parts.append("sent \(extra.joined(separator: "&"))") }
             if !missing.isEmpty { parts.append("recorded \(missing.joined(separator: "&"))") }
@@ -117,13 +125,16 @@ package struct RequestMatcher: Sendable {
 
     /// The key of a request whose method is upper case and host lower case (a ``MockRequest`` is).
     static func key(
-        method: String, host: String, path: String, rawQuery: String, headers: [(name: String, value: String)], body: [UInt8],
+        method: String, host: String, path: String, rawQuery: String, headers: [(name: String, value: String)],
+        body: [UInt8],
         configuration: MockConfiguration
     ) -> Key {
         let match = configuration.match
         let query =
             match.contains(.query)
-            ? MockRequest.queryItems(rawQuery).filter { !configuration.ignoredQuery.contains($0.name) }.map { "\($0.name)=\($0.value)" }.sorted()
+            ? MockRequest.queryItems(rawQuery).filter { !configuration.ignoredQuery.contains($0.name) }.map {
+                "\($0.name)=\($0.value)"
+            }.sorted()
             : []
         return Key(
             method: match.contains(.method) ? method : "",
@@ -139,7 +150,8 @@ package struct RequestMatcher: Sendable {
 
     /// JSON bodies in one canonical form (sorted keys, no spacing, ignored fields left out); anything else as is.
     static func canonicalBody(_ body: [UInt8], ignoring ignored: [JSONPath] = []) -> [UInt8] {
-        guard let first = body.first(where: { ![0x20, 0x09, 0x0a, 0x0d].contains($0) }), first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
+        guard let first = body.first(where: { ![0x20, 0x09, 0x0a, 0x0d].contains($0) }),
+            first == UInt8(ascii: "{") || first == UInt8(ascii: "[")
         else {
             return body
         }

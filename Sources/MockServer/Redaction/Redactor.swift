@@ -17,14 +17,17 @@ struct Redactor: Sendable {
         fieldNames = Set(configuration.redactedJSON.compactMap(\.lastName)).sorted().map { Array($0.utf8) }
     }
 
-    /// The request as it is stored — what is written anywhere, and what replay compares with recordings — with its headers
-    /// as the exchange keeps them: secrets redacted by name (headers, JSON fields), their values added to `secrets`, then
-    /// every secret value replaced in the path, query, headers and body. A request with no header redacted by name and
-    /// no JSON field configured, in a session that knows no secret, is stored as it came.
+    /// The request as it is stored — what is written anywhere, and what replay compares with recordings — with its
+    /// headers as the exchange keeps them: secrets redacted by name (headers, JSON fields), their values added to
+    /// `secrets`, then every secret value replaced in the path, query, headers and body. A request with no header
+    /// redacted by name and no JSON field configured, in a session that knows no secret, is stored as it came.
     func stored(_ request: MockRequest, secrets: inout Secrets) -> (request: MockRequest, headers: [Exchange.Header]) {
         let plain =
-            configuration.redactedJSON.isEmpty && !request.headers.contains { configuration.redactedHeaders.contains($0.name.lowercasedASCII) }
-        guard !plain || !secrets.isEmpty else { return (request, request.headers.map { Exchange.Header(name: $0.name, value: $0.value) }) }
+            configuration.redactedJSON.isEmpty
+            && !request.headers.contains { configuration.redactedHeaders.contains($0.name.lowercasedASCII) }
+        guard !plain || !secrets.isEmpty else {
+            return (request, request.headers.map { Exchange.Header(name: $0.name, value: $0.value) })
+        }
         collect(request.headers, into: &secrets)
         var stored = request
         stored.body = body(request.body, headers: request.headers, secrets: &secrets)
@@ -45,10 +48,13 @@ struct Redactor: Sendable {
                 // Set-Cookie's first pair is the cookie; what follows are its attributes.
                 let pairs = header.value.split(separator: ";")
                 for pair in name == "cookie" ? pairs[...] : pairs.prefix(1) {
-                    if let equals = pair.firstIndex(of: "=") { secrets.insert(String(pair[pair.index(after: equals)...])) }
+                    if let equals = pair.firstIndex(of: "=") {
+                        secrets.insert(String(pair[pair.index(after: equals)...]))
+                    }
                 }
             } else if let space = header.value.firstIndex(of: " ") {
-                secrets.insert(String(header.value[header.value.index(after: space)...]).trimmingCharacters(in: .whitespaces))
+                secrets.insert(
+                    String(header.value[header.value.index(after: space)...]).trimmingCharacters(in: .whitespaces))
             }
         }
     }
@@ -58,7 +64,8 @@ struct Redactor: Sendable {
         headers.map { header in
             Exchange.Header(
                 name: header.name,
-                value: configuration.redactedHeaders.contains(header.name.lowercasedASCII) ? Secrets.placeholder : secrets.scrubbed(header.value))
+                value: configuration.redactedHeaders.contains(header.name.lowercasedASCII)
+                    ? Secrets.placeholder : secrets.scrubbed(header.value))
         }
     }
 
@@ -68,7 +75,9 @@ struct Redactor: Sendable {
     func body(_ body: [UInt8], headers: [(name: String, value: String)], secrets: inout Secrets) -> [UInt8] {
         guard !body.isEmpty, !configuration.redactedJSON.isEmpty || !secrets.isEmpty else { return body }
         var found = secrets
-        let changed = ContentCoding.transform(body, coding: ContentCoding.coding(of: headers), maximumBytes: configuration.maximumBodyBytes) {
+        let changed = ContentCoding.transform(
+            body, coding: ContentCoding.coding(of: headers), maximumBytes: configuration.maximumBodyBytes
+        ) {
             decoded in
             var fields = redactFields(decoded, headers: headers, secrets: &found)
             if let scrubbed = found.scrubbed(fields ?? decoded) { fields = scrubbed }
@@ -81,13 +90,18 @@ struct Redactor: Sendable {
     /// The body with the secrets already known replaced (no field redaction), through its content coding.
     func scrubbed(_ body: [UInt8], headers: [(name: String, value: String)], secrets: Secrets) -> [UInt8] {
         guard !body.isEmpty, !secrets.isEmpty else { return body }
-        return ContentCoding.transform(body, coding: ContentCoding.coding(of: headers), maximumBytes: configuration.maximumBodyBytes) {
+        return ContentCoding.transform(
+            body, coding: ContentCoding.coding(of: headers), maximumBytes: configuration.maximumBodyBytes
+        ) {
             secrets.scrubbed($0)
         } ?? body
     }
 
-    /// The configured JSON fields of a decoded body replaced, their values added to `secrets`; `nil` when none is there.
-    private func redactFields(_ decoded: [UInt8], headers: [(name: String, value: String)], secrets: inout Secrets) -> [UInt8]? {
+    /// The configured JSON fields of a decoded body replaced, their values added to `secrets`; `nil` when none is
+    /// there.
+    private func redactFields(
+        _ decoded: [UInt8], headers: [(name: String, value: String)], secrets: inout Secrets
+    ) -> [UInt8]? {
         guard !configuration.redactedJSON.isEmpty else { return nil }
         guard var document = try? JSONDecoder().decode(JSONValue.self, from: Data(decoded)) else {
             return Self.meantAsJSON(decoded, headers: headers) ? redactFieldsTextually(decoded, secrets: &secrets) : nil
@@ -109,7 +123,8 @@ struct Redactor: Sendable {
     /// Whether a body is meant to be JSON: its media type says so, or it has none and starts like JSON.
     static func meantAsJSON(_ body: [UInt8], headers: [(name: String, value: String)]) -> Bool {
         if let type = headers.value(named: "content-type") {
-            let media = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
+            let media =
+                type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
             return media == "application/json" || media.hasSuffix("+json")
         }
         let first = body.first { ![0x20, 0x09, 0x0a, 0x0d].contains($0) }
@@ -117,8 +132,8 @@ struct Redactor: Sendable {
     }
 
     /// JSON that does not parse (cut short, or broken): the value after every `"name":` of a configured field replaced
-    /// — a string to its closing quote (or the end), anything else to the next `,` `}` `]` or white space — and added to
-    /// `secrets`. `nil` when no such field is there.
+    /// — a string to its closing quote (or the end), anything else to the next `,` `}` `]` or white space — and added
+    /// to `secrets`. `nil` when no such field is there.
     private func redactFieldsTextually(_ body: [UInt8], secrets: inout Secrets) -> [UInt8]? {
         var result: [UInt8] = []
         var position = 0
@@ -155,7 +170,9 @@ struct Redactor: Sendable {
                 secrets.insert(String(decoding: body[(cursor + 1)..<min(end, body.count)], as: UTF8.self))
                 end = min(end + 1, body.count)
             } else {
-                while end < body.count, !spaces.contains(body[end]), ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]")].contains(body[end]) {
+                while end < body.count, !spaces.contains(body[end]),
+                    ![UInt8(ascii: ","), UInt8(ascii: "}"), UInt8(ascii: "]")].contains(body[end])
+                {
                     end += 1
                 }
                 secrets.insert(String(decoding: body[cursor..<end], as: UTF8.self))

@@ -22,7 +22,9 @@ enum ContentCoding {
         }
         for algorithm in algorithms {
             var buffer = ByteBuffer(bytes: body)
-            if let decoded = try? buffer.decompress(with: algorithm, maxSize: maximumBytes) { return Array(buffer: decoded) }
+            if let decoded = try? buffer.decompress(with: algorithm, maxSize: maximumBytes) {
+                return Array(buffer: decoded)
+            }
         }
         return nil
     }
@@ -40,9 +42,12 @@ enum ContentCoding {
 
     /// Changes a body through its coding: decodes, applies `change`, encodes again. Returns `nil` when
     /// nothing changed or the coding cannot be read (the body then goes out as it came).
-    static func transform(_ body: [UInt8], coding: String?, maximumBytes: Int, _ change: ([UInt8]) -> [UInt8]?) -> [UInt8]? {
+    static func transform(
+        _ body: [UInt8], coding: String?, maximumBytes: Int, _ change: ([UInt8]) -> [UInt8]?
+    ) -> [UInt8]? {
         guard let coding else { return change(body) }
-        guard let decoded = decode(body, coding: coding, maximumBytes: maximumBytes), let changed = change(decoded) else { return nil }
+        guard let decoded = decode(body, coding: coding, maximumBytes: maximumBytes), let changed = change(decoded)
+        else { return nil }
         return encode(changed, coding: coding)
     }
 }

@@ -15,7 +15,8 @@ struct URLRewriter: Sendable {
         var origins: [(origin: [UInt8], host: String)] = []
         for (host, upstream) in hosts {
             var origin = upstream.lowercased()
-            if let schemeEnd = origin.range(of: "://"), let slash = origin[schemeEnd.upperBound...].firstIndex(of: "/") {
+            if let schemeEnd = origin.range(of: "://"), let slash = origin[schemeEnd.upperBound...].firstIndex(of: "/")
+            {
                 origin = String(origin[..<slash])
             }
             origins.append((Array(origin.utf8), host))
@@ -47,7 +48,8 @@ struct URLRewriter: Sendable {
             let end = Self.tokenEnd(text, from: schemeEnd, escaped: escaped)
             if let (origin, host) = match(text, start: index, schemeEnd: schemeEnd, end: end, escaped: escaped) {
                 output.append(contentsOf: text[copied..<index])
-                let replacement = escaped ? "\(mockBase)/\(host)".replacingOccurrences(of: "/", with: "\\/") : "\(mockBase)/\(host)"
+                let replacement =
+                    escaped ? "\(mockBase)/\(host)".replacingOccurrences(of: "/", with: "\\/") : "\(mockBase)/\(host)"
                 output.append(contentsOf: replacement.utf8)
                 copied = index + origin
                 changed = true
@@ -64,7 +66,9 @@ struct URLRewriter: Sendable {
         headers.map { header in
             switch header.name.lowercased() {
             case "location", "content-location", "link", "refresh":
-                let rewritten = rewrite(Array(header.value.utf8), mockBase: mockBase).map { String(decoding: $0, as: UTF8.self) }
+                let rewritten = rewrite(Array(header.value.utf8), mockBase: mockBase).map {
+                    String(decoding: $0, as: UTF8.self)
+                }
                 return (header.name, rewritten ?? header.value)
             default:
                 return header
@@ -79,7 +83,9 @@ struct URLRewriter: Sendable {
         var lengths: [Int] = []
         var position = start
         while position < end {
-            if escaped, text[position] == UInt8(ascii: "\\"), position + 1 < end, text[position + 1] == UInt8(ascii: "/") {
+            if escaped, text[position] == UInt8(ascii: "\\"), position + 1 < end,
+                text[position + 1] == UInt8(ascii: "/")
+            {
                 normalized.append(UInt8(ascii: "/"))
                 position += 2
             } else {
@@ -92,7 +98,9 @@ struct URLRewriter: Sendable {
         for (origin, host) in origins where normalized.count >= origin.count && normalized.starts(with: origin) {
             if normalized.count > origin.count {
                 let next = normalized[origin.count]
-                guard next == UInt8(ascii: "/") || next == UInt8(ascii: "?") || next == UInt8(ascii: "#") else { continue }
+                guard next == UInt8(ascii: "/") || next == UInt8(ascii: "?") || next == UInt8(ascii: "#") else {
+                    continue
+                }
             }
             return (lengths[origin.count - 1], host)
         }
@@ -115,14 +123,18 @@ struct URLRewriter: Sendable {
         return nil
     }
 
-    private static let schemes: [[UInt8]] = ["https://", "http://", "https:\\/\\/", "http:\\/\\/"].map { Array($0.utf8) }
+    private static let schemes: [[UInt8]] = ["https://", "http://", "https:\\/\\/", "http:\\/\\/"].map {
+        Array($0.utf8)
+    }
 
     /// The end of a URL token: the first byte that cannot be part of a URL.
     private static func tokenEnd(_ text: [UInt8], from index: Int, escaped: Bool) -> Int {
         var position = index
         while position < text.count {
             let byte = text[position]
-            if byte == UInt8(ascii: "\\") && escaped && position + 1 < text.count && text[position + 1] == UInt8(ascii: "/") {
+            if byte == UInt8(ascii: "\\") && escaped && position + 1 < text.count
+                && text[position + 1] == UInt8(ascii: "/")
+            {
                 position += 2
                 continue
             }

@@ -22,13 +22,16 @@ final class HTTP09Refusal: ChannelInboundHandler, RemovableChannelHandler {
             return
         }
         let line = bytes.readableBytesView[bytes.readerIndex..<end]
-        let http1 = line.split(separator: UInt8(ascii: " ")).last.map { Array($0.prefix(5)) == Array("HTTP/".utf8) } ?? false
+        let http1 =
+            line.split(separator: UInt8(ascii: " ")).last.map { Array($0.prefix(5)) == Array("HTTP/".utf8) } ?? false
         guard !http1 else { return pass(bytes, context: context) }
         let message = "orchestrate: HTTP/0.9 requests are not served; send HTTP/1.1\n"
         let answer =
             "HTTP/1.1 400 Bad Request\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: \(message.utf8.count)\r\nconnection: close\r\n\r\n\(message)"
         let channel = context.channel
-        context.writeAndFlush(NIOAny(channel.allocator.buffer(string: answer))).whenComplete { _ in channel.close(promise: nil) }
+        context.writeAndFlush(NIOAny(channel.allocator.buffer(string: answer))).whenComplete { _ in
+            channel.close(promise: nil)
+        }
         seen = nil
     }
 

@@ -63,7 +63,8 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             guard let head else { return }
             self.head = nil
             let request = ReceivedRequest(
-                method: head.method.rawValue, uri: head.uri, headers: head.headers.map { (name: $0.name, value: $0.value) }, body: body
+                method: head.method.rawValue, uri: head.uri,
+                headers: head.headers.map { (name: $0.name, value: $0.value) }, body: body
             )
             let keepAlive = head.isKeepAlive
             let isHead = head.method == .HEAD
@@ -94,7 +95,9 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             guard !closing else { continue }
             closing = !next.keepAlive || next.response.fault?.closesConnection == true
             dribbling = next.response.fault == .dribble
-            write(next.response, version: next.version, keepAlive: next.keepAlive, omitBody: next.omitBody, context: context)
+            write(
+                next.response, version: next.version, keepAlive: next.keepAlive, omitBody: next.omitBody,
+                context: context)
         }
         if readingPaused, received - answered < Self.maximumPending, !closing {
             readingPaused = false
@@ -124,7 +127,8 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
             self.head = nil
             closing = true
             write(
-                .text(408, "orchestrate: the request was not finished within the read timeout"), version: head.version, keepAlive: false,
+                .text(408, "orchestrate: the request was not finished within the read timeout"), version: head.version,
+                keepAlive: false,
                 omitBody: false, context: context)
         } else {
             context.close(promise: nil)
@@ -136,18 +140,25 @@ final class HTTPRequestHandler: ChannelInboundHandler, RemovableChannelHandler {
         context.close(promise: nil)
     }
 
-    private func write(_ response: MockResponse, version: HTTPVersion, keepAlive: Bool, omitBody: Bool, context: ChannelHandlerContext) {
+    private func write(
+        _ response: MockResponse, version: HTTPVersion, keepAlive: Bool, omitBody: Bool, context: ChannelHandlerContext
+    ) {
         if let fault = response.fault {
             return self.fault(fault, response, version: version, context: context)
         }
         var headers = HTTPHeaders()
-        for header in response.headers where !HopByHop.contains(header.name) { headers.add(name: header.name, value: header.value) }
+        for header in response.headers where !HopByHop.contains(header.name) {
+            headers.add(name: header.name, value: header.value)
+        }
         headers.replaceOrAdd(name: "content-length", value: "\(response.body.count)")
         if !keepAlive { headers.replaceOrAdd(name: "connection", value: "close") }
-        let head = HTTPResponseHead(version: version, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
+        let head = HTTPResponseHead(
+            version: version, status: HTTPResponseStatus(statusCode: response.status), headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         if !omitBody && !response.body.isEmpty {
-            context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: response.body)))), promise: nil)
+            context.write(
+                wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: response.body)))),
+                promise: nil)
         }
         let done = context.writeAndFlushPromise()
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: done)
@@ -171,12 +182,16 @@ extension HTTPRequestHandler {
             var headers = HTTPHeaders(response.headers.filter { !HopByHop.contains($0.name) })
             headers.replaceOrAdd(name: "content-length", value: "\(max(response.body.count, 1))")
             context.writeAndFlush(
-                wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: response.status), headers: headers)))
+                wrapOutboundOut(
+                    .head(
+                        HTTPResponseHead(version: version, status: .init(statusCode: response.status), headers: headers)
+                    ))
             )
             .whenComplete { _ in channel.close(promise: nil) }
         case .malformed:
             // Past the HTTP encoder, straight to the socket.
-            guard let encoder = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self) else {
+            guard let encoder = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self)
+            else {
                 context.close(promise: nil)
                 return
             }
@@ -186,11 +201,16 @@ extension HTTPRequestHandler {
             var headers = HTTPHeaders(response.headers.filter { !HopByHop.contains($0.name) })
             headers.replaceOrAdd(name: "content-length", value: "\(response.body.count)")
             context.writeAndFlush(
-                wrapOutboundOut(.head(HTTPResponseHead(version: version, status: .init(statusCode: response.status), headers: headers))), promise: nil
+                wrapOutboundOut(
+                    .head(
+                        HTTPResponseHead(version: version, status: .init(statusCode: response.status), headers: headers)
+                    )), promise: nil
             )
             let pieces = 10
             let size = max(1, (response.body.count + pieces - 1) / pieces)
-            let chunks = stride(from: 0, to: response.body.count, by: size).map { Array(response.body[$0..<min($0 + size, response.body.count)]) }
+            let chunks = stride(from: 0, to: response.body.count, by: size).map {
+                Array(response.body[$0..<min($0 + size, response.body.count)])
+            }
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             @Sendable func send(_ index: Int) {
                 let (handler, context) = bound.value
@@ -201,7 +221,8 @@ extension HTTPRequestHandler {
                     return
                 }
                 context.writeAndFlush(
-                    handler.wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: chunks[index])))), promise: nil)
+                    handler.wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: chunks[index])))),
+                    promise: nil)
                 context.eventLoop.scheduleTask(in: .milliseconds(100)) { send(index + 1) }
             }
             context.eventLoop.scheduleTask(in: .milliseconds(100)) { send(0) }

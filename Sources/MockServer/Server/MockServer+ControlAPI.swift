@@ -24,9 +24,15 @@ extension MockServer {
         case ("GET", "/__orchestrate/health"):
             let session = state.withLock { $0.session }
             return .jsonValue(
-                200, .object(["status": .string("ok"), "mode": .string(session.mode.rawValue), "scenario": .string(session.scenarioID ?? "")]))
+                200,
+                .object([
+                    "status": .string("ok"), "mode": .string(session.mode.rawValue),
+                    "scenario": .string(session.scenarioID ?? ""),
+                ]))
         case ("POST", "/__orchestrate/steps"):
-            guard let body, case .object = body else { return Self.badRequest("a step is a JSON object with name, keyword, status…") }
+            guard let body, case .object = body else {
+                return Self.badRequest("a step is a JSON object with name, keyword, status…")
+            }
             return step(body)
         case ("GET", "/__orchestrate/steps"):
             let steps = state.withLock { $0.steps }
@@ -43,7 +49,9 @@ extension MockServer {
                     do throws(StubError) {
                         return try Stub(item)
                     } catch {
-                        throw StubError(path: "stub \(index + 1)\(error.path.isEmpty ? "" : " \(error.path)")", message: error.message)
+                        throw StubError(
+                            path: "stub \(index + 1)\(error.path.isEmpty ? "" : " \(error.path)")",
+                            message: error.message)
                     }
                 }
                 state.withLock { $0.stubs.add(stubs) }
@@ -58,7 +66,8 @@ extension MockServer {
                 .array(
                     stubs.map { stub in
                         .object([
-                            "name": stub.name.map(JSONValue.string) ?? .null, "method": stub.method.map(JSONValue.string) ?? .null,
+                            "name": stub.name.map(JSONValue.string) ?? .null,
+                            "method": stub.method.map(JSONValue.string) ?? .null,
                             "host": stub.host.map(JSONValue.string) ?? .null, "path": .string(stub.path.description),
                         ])
                     }))
@@ -69,7 +78,9 @@ extension MockServer {
         case (let method, _) where path.hasPrefix("/__orchestrate/collections/"):
             let name = String(path.dropFirst("/__orchestrate/collections/".count))
             if method == "PUT" {
-                guard case .array(let items)? = body else { return Self.badRequest("a collection is a JSON array of objects") }
+                guard case .array(let items)? = body else {
+                    return Self.badRequest("a collection is a JSON array of objects")
+                }
                 state.withLock { $0.stubs.setCollection(name, items: items) }
                 return .jsonValue(200, .object(["items": .integer(Int64(items.count))]))
             }
@@ -91,7 +102,9 @@ extension MockServer {
 
     private func step(_ body: JSONValue) -> MockResponse {
         func date(_ key: String) -> Date? {
-            body[key]?.stringValue.flatMap { try? Date($0, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) }
+            body[key]?.stringValue.flatMap {
+                try? Date($0, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+            }
                 ?? body[key]?.stringValue.flatMap { try? Date($0, strategy: .iso8601) }
         }
         let report = StepReport(

@@ -8,7 +8,9 @@ import Synchronization
 extension MockServer {
     /// Sends the request to `url` (record, live, hybrid); returns the upstream's response and how long it took to come
     /// (`nil` when it did not: the response is a 502 saying why).
-    func forward(_ request: MockRequest, to url: String, exchange: inout Exchange) async -> (MockResponse, upstreamMicroseconds: Int64?) {
+    func forward(
+        _ request: MockRequest, to url: String, exchange: inout Exchange
+    ) async -> (MockResponse, upstreamMicroseconds: Int64?) {
         var outgoing = HTTPClientRequest(url: url)
         outgoing.method = HTTPMethod(rawValue: request.method)
         for header in request.headers where !HopByHop.contains(header.name) {
@@ -38,8 +40,8 @@ extension MockServer {
         }
     }
 
-    /// In record mode, adds a forwarded exchange (as it is stored, secrets redacted) to the recording, with the time the
-    /// upstream took.
+    /// In record mode, adds a forwarded exchange (as it is stored, secrets redacted) to the recording, with the time
+    /// the upstream took.
     func record(_ exchange: Exchange, query: String, upstreamMicroseconds: Int64) {
         var recorded = exchange
         recorded.requestHeaders = exchange.requestHeaders.filter { !HopByHop.contains($0.name) }

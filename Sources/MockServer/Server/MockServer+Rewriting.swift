@@ -1,7 +1,8 @@
 import Synchronization
 
 extension MockServer {
-    /// A replayed response with its URLs rewritten for `mockBase`, kept in the session for the next request that gets it.
+    /// A replayed response with its URLs rewritten for `mockBase`, kept in the session for the next request that gets
+    /// it.
     func rewrittenReply(_ index: Int, _ reply: MockResponse, mockBase: String) -> MockResponse {
         var rewritten = reply
         rewriteURLs(&rewritten, mockBase: mockBase)

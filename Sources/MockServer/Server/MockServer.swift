@@ -33,8 +33,8 @@ package final class MockServer: Sendable {
     private let channel = Mutex<(any Channel)?>(nil)
 
     /// A server (not listening yet). With `onEvent`, every exchange and step is handed to it where it happens (in the
-    /// request's task; it must not block) instead of going to ``events``: a busy server would wake the stream's consumer
-    /// for every exchange.
+    /// request's task; it must not block) instead of going to ``events``: a busy server would wake the stream's
+    /// consumer for every exchange.
     package init(configuration: MockConfiguration, logger: Logger, onEvent: (@Sendable (MockEvent) -> Void)? = nil) {
         self.configuration = configuration
         self.logger = logger
@@ -57,7 +57,9 @@ package final class MockServer: Sendable {
     /// duplicate of the descriptor, the caller keeps its own.
     package func start(adopting descriptor: Int32) async throws {
         let copy = dup(descriptor)
-        guard copy >= 0 else { throw MockServerError(.bind, "cannot take over the slot's socket: \(String(cString: strerror(errno)))") }
+        guard copy >= 0 else {
+            throw MockServerError(.bind, "cannot take over the slot's socket: \(String(cString: strerror(errno)))")
+        }
         let bound = try await bootstrap().withBoundSocket(copy).get()
         channel.withLock { $0 = bound }
     }
@@ -86,7 +88,8 @@ package final class MockServer: Sendable {
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(IdleStateHandler(readTimeout: readTimeout))
                     try channel.pipeline.syncOperations.addHandler(HTTP09Refusal())
-                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withPipeliningAssistance: false, withErrorHandling: true)
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(
+                        withPipeliningAssistance: false, withErrorHandling: true)
                     try channel.pipeline.syncOperations.addHandler(
                         HTTPRequestHandler(maximumBodyBytes: maximum) { request, tooLarge in
                             await server.respond(to: request, bodyTooLarge: tooLarge)
@@ -126,7 +129,8 @@ package final class MockServer: Sendable {
                 if session.mode == .hybrid { break }
                 throw MockServerError(.cassette, "replay needs a cassette")
             }
-            // access(2), not FileManager: this runs before every attempt, and most find no cassette in a suite without them.
+            // access(2), not FileManager: this runs before every attempt, and most find no cassette in a suite without
+            // them.
             if access(path, F_OK) == 0 {
                 next = SessionState(session: session, replaying: try Cassette.load(path), configuration: configuration)
             } else if session.mode == .replay {
@@ -191,21 +195,27 @@ package final class MockServer: Sendable {
         let started = Date()
         let clock = ContinuousClock.now
         if request.uri.hasPrefix("/__orchestrate") { return control(request) }
-        let mockRequest = MockRequest(method: request.method, uri: request.uri, headers: request.headers, body: request.body)
+        let mockRequest = MockRequest(
+            method: request.method, uri: request.uri, headers: request.headers, body: request.body)
         let mockBase = rewriter.isEmpty ? nil : mockBase(request.headers)
         var secrets = state.withLock { $0.secrets }
         let known = secrets.values.count
         let (stored, storedHeaders) = redactor.stored(mockRequest, secrets: &secrets)
-        let decision = state.withLock { $0.decide(mockRequest, stored: stored, bodyTooLarge: bodyTooLarge, mockBase: mockBase) }
+        let decision = state.withLock {
+            $0.decide(mockRequest, stored: stored, bodyTooLarge: bodyTooLarge, mockBase: mockBase)
+        }
         var exchange = Exchange(
-            sequence: decision.sequence, mode: decision.session.mode, matched: false, host: mockRequest.host, method: mockRequest.method,
+            sequence: decision.sequence, mode: decision.session.mode, matched: false, host: mockRequest.host,
+            method: mockRequest.method,
             url: secrets.scrubbed(request.uri), requestHeaders: storedHeaders, requestBody: stored.body, status: nil,
-            responseHeaders: [], responseBody: [], startedAt: started, durationMicroseconds: 0, attemptID: decision.session.attemptID,
+            responseHeaders: [], responseBody: [], startedAt: started, durationMicroseconds: 0,
+            attemptID: decision.session.attemptID,
             stepPosition: decision.step
         )
         if let upstream = decision.upstream { exchange.url = Self.originalURL(upstream: upstream, request: stored) }
         var flight = InFlight(
-            exchange: exchange, decision: decision, secrets: secrets, knownSecrets: known, requestHeaders: mockRequest.headers,
+            exchange: exchange, decision: decision, secrets: secrets, knownSecrets: known,
+            requestHeaders: mockRequest.headers,
             storedQuery: stored.rawQuery, mockBase: mockBase, clock: clock
         )
         if case .forward(let upstream) = decision.action {
@@ -218,9 +228,11 @@ package final class MockServer: Sendable {
         return finish(&flight, response: response)
     }
 
-    /// The answer as the app gets it (URLs rewritten for it), and the exchange as it is stored (secrets redacted), emitted;
-    /// a forwarded one joins the recording in record mode.
-    private func finish(_ flight: inout InFlight, response: MockResponse, upstreamMicroseconds: Int64? = nil) -> MockResponse {
+    /// The answer as the app gets it (URLs rewritten for it), and the exchange as it is stored (secrets redacted),
+    /// emitted; a forwarded one joins the recording in record mode.
+    private func finish(
+        _ flight: inout InFlight, response: MockResponse, upstreamMicroseconds: Int64? = nil
+    ) -> MockResponse {
         var response = response
         flight.exchange.status = response.fault.map { $0 == .dribble ? response.status : nil } ?? response.status
         if let fault = response.fault { flight.exchange.note = "fault: \(fault.rawValue)" }
@@ -233,12 +245,17 @@ package final class MockServer: Sendable {
             // of what this exchange stored before they were known.
             state.withLock { $0.secrets.formUnion(secrets) }
             flight.exchange.url = secrets.scrubbed(flight.exchange.url)
-            flight.exchange.requestHeaders = flight.exchange.requestHeaders.map { Exchange.Header(name: $0.name, value: secrets.scrubbed($0.value)) }
-            flight.exchange.requestBody = redactor.scrubbed(flight.exchange.requestBody, headers: flight.requestHeaders, secrets: secrets)
+            flight.exchange.requestHeaders = flight.exchange.requestHeaders.map {
+                Exchange.Header(name: $0.name, value: secrets.scrubbed($0.value))
+            }
+            flight.exchange.requestBody = redactor.scrubbed(
+                flight.exchange.requestBody, headers: flight.requestHeaders, secrets: secrets)
         }
         if !secrets.isEmpty { flight.exchange.note = flight.exchange.note.map { secrets.scrubbed($0) } }
         if let upstreamMicroseconds {
-            record(flight.exchange, query: secrets.scrubbed(flight.storedQuery), upstreamMicroseconds: upstreamMicroseconds)
+            record(
+                flight.exchange, query: secrets.scrubbed(flight.storedQuery), upstreamMicroseconds: upstreamMicroseconds
+            )
         }
         if flight.exchange.matched, let mockBase = flight.mockBase {
             switch flight.decision.action {
@@ -254,7 +271,9 @@ package final class MockServer: Sendable {
 
     /// Carries out a decision that needs no upstream (``forward(_:to:exchange:)`` does the rest): the response,
     /// and what the exchange says of it (matched, a note).
-    private func answer(_ action: RequestDecision.Action, to request: MockRequest, exchange: inout Exchange) -> MockResponse {
+    private func answer(
+        _ action: RequestDecision.Action, to request: MockRequest, exchange: inout Exchange
+    ) -> MockResponse {
         switch action {
         case .tooLarge(let limit):
             exchange.note = "request body too large"
@@ -276,7 +295,8 @@ package final class MockServer: Sendable {
         case .noCassette(let path):
             exchange.note = "no cassette"
             return .text(
-                404, "orchestrate: no cassette at \(path) to replay \(request.summary) from; record it first (--mode record)",
+                404,
+                "orchestrate: no cassette at \(path) to replay \(request.summary) from; record it first (--mode record)",
                 headers: [("x-orchestrate-unmatched", "1")])
         case .noStub:
             exchange.note = "no stub"
@@ -294,7 +314,8 @@ package final class MockServer: Sendable {
                     + (known.isEmpty ? " (no hosts are configured)" : " (configured: \(known.joined(separator: ", ")))")
                     + "; requests are only forwarded to configured hosts"
             exchange.note = "host not configured"
-            logger.warning("refused a request to a host that is not configured", metadata: ["mock.host": "\(request.host)"])
+            logger.warning(
+                "refused a request to a host that is not configured", metadata: ["mock.host": "\(request.host)"])
             return .text(403, message)
         case .noSession:
             exchange.note = "no replay session"

@@ -15,7 +15,8 @@ package struct MockSession: Sendable, Equatable {
     package var attemptID: Int64?
 
     package init(
-        mode: Mode, cassettePath: String? = nil, scenarioID: String? = nil, seed: UInt32? = nil, now: String? = nil, attemptID: Int64? = nil
+        mode: Mode, cassettePath: String? = nil, scenarioID: String? = nil, seed: UInt32? = nil, now: String? = nil,
+        attemptID: Int64? = nil
     ) {
         self.mode = mode
         self.cassettePath = cassettePath
@@ -36,7 +37,9 @@ package struct MockResponse: Sendable {
     package var fault: Fault? = nil
 
     static func text(_ status: Int, _ message: String, headers: [(name: String, value: String)] = []) -> MockResponse {
-        MockResponse(status: status, headers: [("content-type", "text/plain; charset=utf-8")] + headers, body: Array("\(message)\n".utf8))
+        MockResponse(
+            status: status, headers: [("content-type", "text/plain; charset=utf-8")] + headers,
+            body: Array("\(message)\n".utf8))
     }
 
     static func jsonValue(_ status: Int, _ value: JSONValue) -> MockResponse {
@@ -71,10 +74,13 @@ extension String {
         utf8.contains { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || $0 >= 0x80 } ? lowercased() : self
     }
 
-    /// Whether this equals `lowercase` (all lowercase) but for ASCII case: a header name compared without a lowercased copy.
+    /// Whether this equals `lowercase` (all lowercase) but for ASCII case: a header name compared without a lowercased
+    /// copy.
     func equalsIgnoringASCIICase(_ lowercase: String) -> Bool {
         utf8.count == lowercase.utf8.count
-            && zip(utf8, lowercase.utf8).allSatisfy { $0 == $1 || ($0 &+ 0x20 == $1 && (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)) }
+            && zip(utf8, lowercase.utf8).allSatisfy {
+                $0 == $1 || ($0 &+ 0x20 == $1 && (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0))
+            }
     }
 }
 

@@ -18,7 +18,8 @@ package struct SessionState: Sendable {
     var used: [Int: Int] = [:]
     /// The last exchange's sequence number.
     var sequence = 0
-    /// Replay without a cassette: a scenario that makes no requests needs none; requests are told where it was expected.
+    /// Replay without a cassette: a scenario that makes no requests needs none; requests are told where it was
+    /// expected.
     var missingCassette: String?
     package var stubs: StubBook
     package private(set) var steps: [Step] = []
@@ -42,7 +43,9 @@ package struct SessionState: Sendable {
         secrets = configuration.secrets
         stubs = StubBook(configured: configuration.stubs)
         if session.mode == .record, let path = session.cassettePath {
-            recording = Cassette(path: path, extras: CassetteExtras(scenarioID: session.scenarioID, seed: session.seed, now: session.now))
+            recording = Cassette(
+                path: path, extras: CassetteExtras(scenarioID: session.scenarioID, seed: session.seed, now: session.now)
+            )
         }
     }
 
@@ -55,7 +58,8 @@ package struct SessionState: Sendable {
         self.init(session: session, configuration: configuration)
         replies = cassette.entries.map { entry in
             MockResponse(
-                status: entry.response.status, headers: entry.response.headers.map { (name: $0.name, value: $0.value) }, body: entry.responseBody)
+                status: entry.response.status, headers: entry.response.headers.map { (name: $0.name, value: $0.value) },
+                body: entry.responseBody)
         }
         randoms = cassette.extras.randoms
         matcher = RequestMatcher(entries: cassette.entries, configuration: configuration)
@@ -80,11 +84,14 @@ package struct SessionState: Sendable {
     ///   - bodyTooLarge: the body went past ``MockConfiguration/maximumBodyBytes`` and was cut.
     ///   - mockBase: the server's URL as the app addresses it, when replies are rewritten: a reply rewritten for it
     ///     before comes with the decision.
-    package mutating func decide(_ request: MockRequest, stored: MockRequest, bodyTooLarge: Bool, mockBase: String? = nil) -> RequestDecision {
+    package mutating func decide(
+        _ request: MockRequest, stored: MockRequest, bodyTooLarge: Bool, mockBase: String? = nil
+    ) -> RequestDecision {
         sequence += 1
         let upstream = configuration.hosts[request.host]
         var decision = RequestDecision(
-            action: .tooLarge(limit: configuration.maximumBodyBytes), session: session, sequence: sequence, step: openStep, upstream: upstream
+            action: .tooLarge(limit: configuration.maximumBodyBytes), session: session, sequence: sequence,
+            step: openStep, upstream: upstream
         )
         guard !bodyTooLarge else { return decision }
         let stubsFirst = session.mode == .mock || session.mode == .hybrid
@@ -104,7 +111,8 @@ package struct SessionState: Sendable {
             switch matcher?.match(stored, used: &used) {
             case .success(let index)?:
                 decision.action = .replay(
-                    index: index, replies[index], rewritten: mockBase.flatMap { rewrittenReplies[ReplyKey(index: index, base: $0)] })
+                    index: index, replies[index],
+                    rewritten: mockBase.flatMap { rewrittenReplies[ReplyKey(index: index, base: $0)] })
             case .failure(let miss)?: decision.action = .unmatched(miss)
             case nil: decision.action = .noSession
             }
@@ -122,15 +130,16 @@ package struct SessionState: Sendable {
 package struct StepReport: Sendable {
     package var keyword: String?
     package var name: String?
-    /// `started` (or no status and no end) opens a step; `passed`, `failed`… end the open one, or with a name and an end
-    /// report a whole step.
+    /// `started` (or no status and no end) opens a step; `passed`, `failed`… end the open one, or with a name and an
+    /// end report a whole step.
     package var status: StepStatus?
     package var startedAt: Date?
     package var finishedAt: Date?
     package var error: String?
 
     package init(
-        keyword: String? = nil, name: String? = nil, status: StepStatus? = nil, startedAt: Date? = nil, finishedAt: Date? = nil, error: String? = nil
+        keyword: String? = nil, name: String? = nil, status: StepStatus? = nil, startedAt: Date? = nil,
+        finishedAt: Date? = nil, error: String? = nil
     ) {
         self.keyword = keyword
         self.name = name
@@ -177,7 +186,8 @@ extension SessionState {
         return (step, step.position)
     }
 
-    /// A recorded random value: in replay the recording's (`replayed`), otherwise the proposed one, kept for the cassette.
+    /// A recorded random value: in replay the recording's (`replayed`), otherwise the proposed one, kept for the
+    /// cassette.
     package mutating func random(_ key: String, proposed: String) -> (value: String, replayed: Bool) {
         if replays, let recorded = randoms[key] { return (recorded, true) }
         if !replays { randoms[key] = proposed }

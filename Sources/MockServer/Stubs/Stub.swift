@@ -45,7 +45,9 @@ package struct Stub: Sendable {
         if let method, method != request.method { return nil }
         if let host, host != request.host { return nil }
         if !query.isEmpty {
-            let sent = Dictionary(MockRequest.queryItems(request.rawQuery).map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+            let sent = Dictionary(
+                MockRequest.queryItems(request.rawQuery).map { ($0.name, $0.value) },
+                uniquingKeysWith: { first, _ in first })
             for (name, value) in query where sent[name] != value { return nil }
         }
         for (name, value) in headers where request.header(name) != value { return nil }
@@ -100,7 +102,9 @@ package struct PathPattern: Sendable, CustomStringConvertible {
         segments = text.split(separator: "/").map { part in
             if part == "*" { return .any }
             if part == "**" { return .rest }
-            if part.hasPrefix("{") && part.hasSuffix("}") && part.count > 2 { return .parameter(String(part.dropFirst().dropLast())) }
+            if part.hasPrefix("{") && part.hasSuffix("}") && part.count > 2 {
+                return .parameter(String(part.dropFirst().dropLast()))
+            }
             return .literal(part.percentDecoded)
         }
     }
@@ -150,13 +154,20 @@ extension Stub {
     /// Reads a stub from its JSON (control API) or YAML (configuration) form. Files named by
     /// `response.file` are read relative to `directory`.
     package init(_ value: JSONValue, directory: String = FileManager.default.currentDirectoryPath) throws(StubError) {
-        let members = try Self.object(value, path: "", keys: ["name", "request", "response", "responses", "collection"])
+        let members = try Self.object(
+            value, path: "", keys: ["name", "request", "response", "responses", "collection"])
         name = try members["name"].map { v throws(StubError) in try Self.string(v, path: "name") }
-        let request = try Self.object(members["request"] ?? .object([:]), path: "request", keys: ["method", "host", "path", "query", "headers"])
-        method = try request["method"].map { v throws(StubError) in try Self.string(v, path: "request.method").uppercased() }
+        let request = try Self.object(
+            members["request"] ?? .object([:]), path: "request", keys: ["method", "host", "path", "query", "headers"])
+        method = try request["method"].map { v throws(StubError) in
+            try Self.string(v, path: "request.method").uppercased()
+        }
         host = try request["host"].map { v throws(StubError) in try Self.string(v, path: "request.host").lowercased() }
-        let pathText = try request["path"].map { v throws(StubError) in try Self.string(v, path: "request.path") } ?? "/**"
-        guard pathText.hasPrefix("/") else { throw StubError(path: "request.path", message: "must start with / (got \"\(pathText)\")") }
+        let pathText =
+            try request["path"].map { v throws(StubError) in try Self.string(v, path: "request.path") } ?? "/**"
+        guard pathText.hasPrefix("/") else {
+            throw StubError(path: "request.path", message: "must start with / (got \"\(pathText)\")")
+        }
         path = PathPattern(pathText)
         query = try Self.stringMap(request["query"], path: "request.query")
         headers = try Self.stringMap(request["headers"], path: "request.headers")
@@ -174,20 +185,26 @@ extension Stub {
             guard let name = fields["name"]?.stringValue, !name.isEmpty else {
                 throw StubError(path: "collection.name", message: "a collection needs a name")
             }
-            let idField = try fields["id"].map { v throws(StubError) in try Self.string(v, path: "collection.id") } ?? "id"
+            let idField =
+                try fields["id"].map { v throws(StubError) in try Self.string(v, path: "collection.id") } ?? "id"
             var items: [JSONValue] = []
             if let list = fields["items"] {
-                guard case .array(let values) = list else { throw StubError(path: "collection.items", message: "must be a list of objects") }
+                guard case .array(let values) = list else {
+                    throw StubError(path: "collection.items", message: "must be a list of objects")
+                }
                 items = values
             }
             collection = CollectionStub(name: name, idField: idField, items: items)
         default:
-            throw StubError(path: "", message: "a stub needs exactly one of response, responses (a non-empty list) or collection")
+            throw StubError(
+                path: "", message: "a stub needs exactly one of response, responses (a non-empty list) or collection")
         }
     }
 
-    private static func response(_ value: JSONValue, path: String, directory: String) throws(StubError) -> StubResponse {
-        let members = try object(value, path: path, keys: ["status", "headers", "body", "json", "file", "template", "delay", "fault"])
+    private static func response(_ value: JSONValue, path: String, directory: String) throws(StubError) -> StubResponse
+    {
+        let members = try object(
+            value, path: path, keys: ["status", "headers", "body", "json", "file", "template", "delay", "fault"])
         var response = StubResponse()
         if let status = members["status"] {
             guard case .integer(let code) = status, (100...599).contains(code) else {
@@ -200,7 +217,8 @@ extension Stub {
         }
         let bodies = ["body", "json", "file"].filter { members[$0] != nil }
         guard bodies.count <= 1 else {
-            throw StubError(path: path, message: "give one of body, json or file (got \(bodies.joined(separator: ", ")))")
+            throw StubError(
+                path: path, message: "give one of body, json or file (got \(bodies.joined(separator: ", ")))")
         }
         var isJSON = false
         if let body = members["body"] {
@@ -223,13 +241,16 @@ extension Stub {
         }
         if case .bool(true)? = members["template"] {
             let contentType =
-                isJSON || response.headers.contains { $0.name.lowercased() == "content-type" && $0.value.contains("json") } ? "JSON" : "TEXT"
+                isJSON
+                    || response.headers.contains { $0.name.lowercased() == "content-type" && $0.value.contains("json") }
+                ? "JSON" : "TEXT"
             TemplateContext.registerContentTypes()
             do {
                 response.template = try MustacheTemplate(
                     string: "{{% CONTENT_TYPE: \(contentType)}}" + String(decoding: response.body, as: UTF8.self))
             } catch {
-                throw StubError(path: "\(path).template", message: "the body is not a valid Mustache template: \(error)")
+                throw StubError(
+                    path: "\(path).template", message: "the body is not a valid Mustache template: \(error)")
             }
         } else if let template = members["template"], template != .bool(false) {
             throw StubError(path: "\(path).template", message: "must be true or false")
@@ -241,7 +262,9 @@ extension Stub {
             let text = try string(fault, path: "\(path).fault")
             guard let kind = Fault(rawValue: text) else {
                 throw StubError(
-                    path: "\(path).fault", message: "must be one of \(Fault.allCases.map(\.rawValue).joined(separator: ", ")) (got \"\(text)\")")
+                    path: "\(path).fault",
+                    message:
+                        "must be one of \(Fault.allCases.map(\.rawValue).joined(separator: ", ")) (got \"\(text)\")")
             }
             response.fault = kind
         }
@@ -254,32 +277,43 @@ extension Stub {
         case .integer(let milliseconds) where milliseconds >= 0:
             return .milliseconds(milliseconds)
         case .string(let text):
-            if text.hasSuffix("ms"), let number = Double(text.dropLast(2)), number >= 0 { return .microseconds(Int64(number * 1000)) }
-            if text.hasSuffix("s"), let number = Double(text.dropLast()), number >= 0 { return .microseconds(Int64(number * 1_000_000)) }
+            if text.hasSuffix("ms"), let number = Double(text.dropLast(2)), number >= 0 {
+                return .microseconds(Int64(number * 1000))
+            }
+            if text.hasSuffix("s"), let number = Double(text.dropLast()), number >= 0 {
+                return .microseconds(Int64(number * 1_000_000))
+            }
         default:
             break
         }
         throw StubError(path: path, message: "must be a duration such as 250ms or 2s")
     }
 
-    private static func object(_ value: JSONValue, path: String, keys: Set<String>) throws(StubError) -> [String: JSONValue] {
+    private static func object(
+        _ value: JSONValue, path: String, keys: Set<String>
+    ) throws(StubError) -> [String: JSONValue] {
         guard case .object(let members) = value else { throw StubError(path: path, message: "must be a mapping") }
         if let unknown = members.keys.sorted().first(where: { !keys.contains($0) }) {
             throw StubError(
-                path: path.isEmpty ? unknown : "\(path).\(unknown)", message: "unknown key (expected one of \(keys.sorted().joined(separator: ", ")))"
+                path: path.isEmpty ? unknown : "\(path).\(unknown)",
+                message: "unknown key (expected one of \(keys.sorted().joined(separator: ", ")))"
             )
         }
         return members
     }
 
     private static func string(_ value: JSONValue, path: String) throws(StubError) -> String {
-        guard let text = value.scalarText, value != .null else { throw StubError(path: path, message: "must be a string") }
+        guard let text = value.scalarText, value != .null else {
+            throw StubError(path: path, message: "must be a string")
+        }
         return text
     }
 
     private static func stringMap(_ value: JSONValue?, path: String) throws(StubError) -> [String: String] {
         guard let value else { return [:] }
-        guard case .object(let members) = value else { throw StubError(path: path, message: "must be a mapping of names to values") }
+        guard case .object(let members) = value else {
+            throw StubError(path: path, message: "must be a mapping of names to values")
+        }
         var result: [String: String] = [:]
         for (key, member) in members { result[key] = try string(member, path: "\(path).\(key)") }
         return result

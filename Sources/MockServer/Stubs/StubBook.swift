@@ -26,7 +26,9 @@ package struct StubBook: Sendable {
             if let name = stub.name { added.removeAll { $0.stub.name == name } }
             serial += 1
             added.insert((serial, stub), at: 0)
-            if let collection = stub.collection, collections[collection.name] == nil { collections[collection.name] = collection.items }
+            if let collection = stub.collection, collections[collection.name] == nil {
+                collections[collection.name] = collection.items
+            }
         }
     }
 
@@ -56,7 +58,9 @@ package struct StubBook: Sendable {
 
     /// The stub's answer when it matches; `key` counts its calls (serials for added stubs, negative
     /// positions for configured ones).
-    private mutating func answer(_ request: MockRequest, with stub: Stub, key: Int, session: MockSession) -> MockResponse? {
+    private mutating func answer(
+        _ request: MockRequest, with stub: Stub, key: Int, session: MockSession
+    ) -> MockResponse? {
         guard let match = stub.matches(request) else { return nil }
         let call = calls[key, default: 0] + 1
         calls[key] = call
@@ -66,14 +70,20 @@ package struct StubBook: Sendable {
         let response = stub.responses[min(call, stub.responses.count) - 1]
         var body = response.body
         if let template = response.template {
-            body = Array(template.render(TemplateContext.values(request, params: match.parameters, session: session, call: call)).utf8)
+            body = Array(
+                template.render(TemplateContext.values(request, params: match.parameters, session: session, call: call))
+                    .utf8)
         }
-        return MockResponse(status: response.status, headers: response.headers, body: body, delay: response.delay, fault: response.fault)
+        return MockResponse(
+            status: response.status, headers: response.headers, body: body, delay: response.delay, fault: response.fault
+        )
     }
 
     // MARK: Collections
 
-    private mutating func answerCollection(_ collection: Stub.CollectionStub, id: String?, request: MockRequest) -> MockResponse {
+    private mutating func answerCollection(
+        _ collection: Stub.CollectionStub, id: String?, request: MockRequest
+    ) -> MockResponse {
         var items = collections[collection.name] ?? []
         defer { collections[collection.name] = items }
         let field = collection.idField
@@ -82,7 +92,8 @@ package struct StubBook: Sendable {
             .jsonValue(404, .object(["error": .string("no item with \(field) \(id) in collection \(collection.name)")]))
         }
         func body() -> [String: JSONValue]? {
-            guard case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: Data(request.body)) else { return nil }
+            guard case .object(let members)? = try? JSONDecoder().decode(JSONValue.self, from: Data(request.body))
+            else { return nil }
             return members
         }
         let badBody = MockResponse.jsonValue(400, .object(["error": .string("the body must be a JSON object")]))
@@ -112,7 +123,9 @@ package struct StubBook: Sendable {
             return .jsonValue(
                 405,
                 .object([
-                    "error": .string("collection \(collection.name) answers GET and POST at its path, GET, PUT, PATCH and DELETE at path/{\(field)}")
+                    "error": .string(
+                        "collection \(collection.name) answers GET and POST at its path, GET, PUT, PATCH and DELETE at path/{\(field)}"
+                    )
                 ]))
         }
     }

@@ -7,9 +7,14 @@ import OrchestrateModel
 /// bodies), `{{request.text}}` (the body as text), `{{seed}}`, `{{now}}` (the frozen clock) and `{{call}}`
 /// (how often the stub answered, this one included).
 enum TemplateContext {
-    static func values(_ request: MockRequest, params: [String: String], session: MockSession, call: Int) -> [String: Any] {
-        let query = Dictionary(MockRequest.queryItems(request.rawQuery).map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
-        let headers = Dictionary(request.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
+    static func values(
+        _ request: MockRequest, params: [String: String], session: MockSession, call: Int
+    ) -> [String: Any] {
+        let query = Dictionary(
+            MockRequest.queryItems(request.rawQuery).map { ($0.name, $0.value) },
+            uniquingKeysWith: { first, _ in first })
+        let headers = Dictionary(
+            request.headers.map { ($0.name.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
         let body = (try? JSONDecoder().decode(JSONValue.self, from: Data(request.body)))?.plain ?? [String: Any]()
         let values: [String: Any] = [
             "method": request.method, "host": request.host, "path": request.path, "params": params, "query": query,

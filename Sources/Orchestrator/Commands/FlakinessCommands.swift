@@ -7,10 +7,11 @@ import Store
 
 /// `orchestrate flaky`, `orchestrate quarantine` and `orchestrate logs`.
 package enum FlakinessCommands {
-    /// The project's scenarios by flakiness score over the window (of one branch's runs, when given), highest first, with
-    /// their verdicts and the newest evidence.
+    /// The project's scenarios by flakiness score over the window (of one branch's runs, when given), highest first,
+    /// with their verdicts and the newest evidence.
     package static func flaky(
-        configPath: String, since: Duration, branch: String? = nil, limit: Int, database: String?, format: OutputFormat, logger: Logger
+        configPath: String, since: Duration, branch: String? = nil, limit: Int, database: String?, format: OutputFormat,
+        logger: Logger
     ) async throws -> String {
         let config = try ConfigLoader.load(path: configPath, required: false)
         let start = Date().addingTimeInterval(-Double(since.wholeMilliseconds) / 1000)
@@ -21,20 +22,26 @@ package enum FlakinessCommands {
         case .json:
             return try OutputFormat.json(lines)
         case .table:
-            guard !lines.isEmpty else { return "no attempts finished since \(ISO8601DateFormatter().string(from: start))" }
+            guard !lines.isEmpty else {
+                return "no attempts finished since \(ISO8601DateFormatter().string(from: start))"
+            }
             var table = TextTable(header: ["SCORE", "REPLAY", "LIVE", "FLIPS", "VERDICTS", "SCENARIO", "LAST EVIDENCE"])
             for line in lines {
-                let verdicts = line.verdicts.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.value) \($0.key.rawValue)" }.joined(
+                let verdicts = line.verdicts.sorted { $0.key.rawValue < $1.key.rawValue }.map {
+                    "\($0.value) \($0.key.rawValue)"
+                }.joined(
                     separator: ", ")
-                let evidence = line.lastEvidence.map { "\($0.place.map { "\($0): " } ?? "")\($0)" } ?? line.lastReason ?? "-"
+                let evidence =
+                    line.lastEvidence.map { "\($0.place.map { "\($0): " } ?? "")\($0)" } ?? line.lastReason ?? "-"
                 table.rows.append([
                     String(format: "%.2f", line.score) + (line.quarantined ? " Q" : ""),
                     line.lanes[Mode.replay.rawValue].map { "\($0.passed)/\($0.attempts)" } ?? "-",
                     line.lanes[Mode.live.rawValue].map { "\($0.passed)/\($0.attempts)" } ?? "-",
-                    "\(line.flips)/\(line.transitions)", verdicts.isEmpty ? "-" : verdicts, line.scenarioId, evidence,
+                    "\(line.flips)/\(line.transitions)", verdicts.isEmpty ? "-" : verdicts, line.scenarioID, evidence,
                 ])
             }
-            return table.render() + "\nREPLAY, LIVE: passed/attempts against a controlled (replay, mock, hybrid) and the real backend (live, record)"
+            return table.render()
+                + "\nREPLAY, LIVE: passed/attempts against a controlled (replay, mock, hybrid) and the real backend (live, record)"
                 + "\nscore = (flips + 1) / (transitions + 10) on the same branch, revision and backend; Q = quarantined"
         }
     }
@@ -44,7 +51,8 @@ package enum FlakinessCommands {
     }
 
     package static func quarantine(
-        configPath: String, action: QuarantineAction, scenario: String?, reason: String?, database: String?, format: OutputFormat, logger: Logger
+        configPath: String, action: QuarantineAction, scenario: String?, reason: String?, database: String?,
+        format: OutputFormat, logger: Logger
     ) async throws -> String {
         let config = try ConfigLoader.load(path: configPath, required: false)
         return try await ListingCommands.withStore(config, database: database, logger: logger) { store in
@@ -56,11 +64,16 @@ package enum FlakinessCommands {
                 var table = TextTable(header: ["SCENARIO", "SINCE", "BY", "REASON"])
                 let dates = ISO8601DateFormatter()
                 for entry in entries {
-                    table.rows.append([entry.scenarioId, dates.string(from: entry.addedAt), entry.automatic ? "threshold" : "hand", entry.reason])
+                    table.rows.append([
+                        entry.scenarioID, dates.string(from: entry.addedAt), entry.automatic ? "threshold" : "hand",
+                        entry.reason,
+                    ])
                 }
                 return table.render()
             case .add, .remove:
-                guard let scenario else { throw UsageError("quarantine \(action.rawValue) needs a SCENARIO (an id, or a part of exactly one)") }
+                guard let scenario else {
+                    throw UsageError("quarantine \(action.rawValue) needs a SCENARIO (an id, or a part of exactly one)")
+                }
                 let id = try await ListingCommands.scenarioID(scenario, store: store, project: config.project)
                 if action == .add {
                     _ = try await store.quarantine(id, project: config.project, reason: reason ?? "quarantined by hand")
@@ -76,7 +89,8 @@ package enum FlakinessCommands {
 
     /// An attempt's step timeline with its exchanges, or (`har`) its exchanges as HAR 1.2 (without a final newline).
     package static func logs(
-        configPath: String, run: String, scenario: String, attempt: Int?, lane: Mode?, har: Bool, database: String?, logger: Logger
+        configPath: String, run: String, scenario: String, attempt: Int?, lane: Mode?, har: Bool, database: String?,
+        logger: Logger
     ) async throws -> String {
         let config = try ConfigLoader.load(path: configPath, required: false)
         return try await ListingCommands.withStore(config, database: database, logger: logger) { store in

@@ -10,7 +10,9 @@ package enum GherkinCommands {
     package static func pickles(files: [String], output: (String) -> Void, errors: (String) -> Void) -> Int32 {
         var status: Int32 = 0
         for file in files {
-            guard let data = FileManager.default.contents(atPath: file), let source = String(data: data, encoding: .utf8) else {
+            guard let data = FileManager.default.contents(atPath: file),
+                let source = String(data: data, encoding: .utf8)
+            else {
                 let exists = FileManager.default.fileExists(atPath: file)
                 errors("error: \(file): \(exists ? "not a readable UTF-8 file" : "no such file")")
                 status = ExitStatus.badInput
@@ -22,7 +24,8 @@ package enum GherkinCommands {
                     status = ExitStatus.badInput
                 }
                 // Encoding plain strings and numbers cannot fail.
-                output(String(decoding: (try? FeatureDiscovery.messagesEncoder.encode(envelope)) ?? Data(), as: UTF8.self))
+                output(
+                    String(decoding: (try? FeatureDiscovery.messagesEncoder.encode(envelope)) ?? Data(), as: UTF8.self))
             }
         }
         return status

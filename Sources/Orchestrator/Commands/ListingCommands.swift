@@ -65,7 +65,8 @@ package enum ListingCommands {
 
     /// What would run, in the order the planner would start it (longest expected first, unknown first).
     package static func scenarios(
-        configPath: String, only: [String], tags: String?, database: String?, format: OutputFormat, console: Console = .standard,
+        configPath: String, only: [String], tags: String?, database: String?, format: OutputFormat,
+        console: Console = .standard,
         logger: Logger
     ) async throws -> String {
         let config = try ConfigLoader.load(path: configPath)
@@ -92,7 +93,8 @@ package enum ListingCommands {
             for line in lines {
                 table.rows.append([
                     line.id, line.expectedMs.map { String(format: "%.1fs", Double($0) / 1000) } ?? "new",
-                    String(format: "%.0fs", Double(line.timeoutMs) / 1000), line.tags.map { "@\($0)" }.joined(separator: " "), line.name,
+                    String(format: "%.0fs", Double(line.timeoutMs) / 1000),
+                    line.tags.map { "@\($0)" }.joined(separator: " "), line.name,
                 ])
             }
             return table.render()
@@ -103,31 +105,39 @@ package enum ListingCommands {
     static func withStore<T: Sendable>(
         _ config: OrchestrateConfig, database: String?, logger: Logger, _ body: @Sendable (RunStore) async throws -> T
     ) async throws -> T {
-        try await ProjectDatabase.open(flag: database, config: config, logger: logger, maximumConnections: 2) { database in
+        try await ProjectDatabase.open(flag: database, config: config, logger: logger, maximumConnections: 2) {
+            database in
             try await body(RunStore(database: database))
         }
     }
 
     /// Recent runs with their counts, newest first.
-    package static func runs(configPath: String, limit: Int, database: String?, format: OutputFormat, logger: Logger) async throws -> String {
+    package static func runs(
+        configPath: String, limit: Int, database: String?, format: OutputFormat, logger: Logger
+    ) async throws -> String {
         let config = try ConfigLoader.load(path: configPath, required: false)
-        let runs = try await withStore(config, database: database, logger: logger) { store in try await store.recent(limit: limit) }
+        let runs = try await withStore(config, database: database, logger: logger) { store in
+            try await store.recent(limit: limit)
+        }
         switch format {
         case .json:
             return try OutputFormat.json(runs.map(RunLine.init))
         case .table:
             var table = TextTable(
                 header: [
-                    "RUN", "STARTED", "STATE", "SCENARIOS", "PASSED", "FLAKY", "FAILED", "LEFT", "TIME", "HOSTS", "SLOTS", "PROJECT", "BRANCH",
+                    "RUN", "STARTED", "STATE", "SCENARIOS", "PASSED", "FLAKY", "FAILED", "LEFT", "TIME", "HOSTS",
+                    "SLOTS", "PROJECT", "BRANCH",
                     "REVISION",
                 ])
             let dates = ISO8601DateFormatter()
             for run in runs {
                 let seconds = run.finishedAt.map { String(format: "%.1fs", $0.timeIntervalSince(run.createdAt)) } ?? "-"
                 table.rows.append([
-                    run.id.uuidString.lowercased(), dates.string(from: run.createdAt), run.state.rawValue, "\(run.scenarios)",
+                    run.id.uuidString.lowercased(), dates.string(from: run.createdAt), run.state.rawValue,
+                    "\(run.scenarios)",
                     "\(run.passed)", "\(run.flaky)", "\(run.failed)", "\(run.pending)", seconds,
-                    run.hosts.isEmpty ? run.host : run.hosts.joined(separator: ","), run.slots > 0 ? "\(run.slots)" : "\(run.workers)", run.project,
+                    run.hosts.isEmpty ? run.host : run.hosts.joined(separator: ","),
+                    run.slots > 0 ? "\(run.slots)" : "\(run.workers)", run.project,
                     run.branch ?? "-", String((run.gitRevision ?? "-").prefix(12)),
                 ])
             }
@@ -145,7 +155,8 @@ extension ListingCommands {
             throw UsageError(
                 candidates.isEmpty
                     ? "no scenario with history matches \"\(text)\" (orchestrate scenarios lists the ids)"
-                    : "\"\(text)\" matches \(candidates.count) scenarios: \(candidates.map { "\"\($0)\"" }.joined(separator: ", ")); say which")
+                    : "\"\(text)\" matches \(candidates.count) scenarios: \(candidates.map { "\"\($0)\"" }.joined(separator: ", ")); say which"
+            )
         }
         return candidates[0]
     }
@@ -164,13 +175,19 @@ extension ListingCommands {
         case .json:
             return try OutputFormat.json(attempts)
         case .table:
-            var table = TextTable(header: ["RUN", "STARTED", "MODE", "ATTEMPT", "OUTCOME", "TIME", "STEPS", "EXCHANGES", "REVISION"])
+            var table = TextTable(header: [
+                "RUN", "STARTED", "MODE", "ATTEMPT", "OUTCOME", "TIME", "STEPS", "EXCHANGES", "REVISION",
+            ])
             let dates = ISO8601DateFormatter()
             for attempt in attempts {
                 table.rows.append([
-                    attempt.runID.uuidString.lowercased(), attempt.startedAt.map(dates.string) ?? "-", attempt.mode, "\(attempt.attempt)",
-                    attempt.outcome ?? "-", attempt.durationMs.map { String(format: "%.2fs", Double($0) / 1000) } ?? "-", "\(attempt.steps.count)",
-                    "\(attempt.exchanges)" + (attempt.unmatchedExchanges > 0 ? " (\(attempt.unmatchedExchanges) unmatched)" : ""),
+                    attempt.runID.uuidString.lowercased(), attempt.startedAt.map(dates.string) ?? "-", attempt.mode,
+                    "\(attempt.attempt)",
+                    attempt.outcome ?? "-",
+                    attempt.durationMs.map { String(format: "%.2fs", Double($0) / 1000) } ?? "-",
+                    "\(attempt.steps.count)",
+                    "\(attempt.exchanges)"
+                        + (attempt.unmatchedExchanges > 0 ? " (\(attempt.unmatchedExchanges) unmatched)" : ""),
                     String((attempt.gitRevision ?? "-").prefix(12)),
                 ])
             }
@@ -179,7 +196,8 @@ extension ListingCommands {
                 var steps = TextTable(header: ["STATUS", "STEP", "TIME", "EXCHANGES"])
                 for step in latest.steps {
                     steps.rows.append([
-                        step.status, "\(step.keyword)\(step.name)", step.durationMs.map { "\($0) ms" } ?? "-", "\(step.exchanges)",
+                        step.status, "\(step.keyword)\(step.name)", step.durationMs.map { "\($0) ms" } ?? "-",
+                        "\(step.exchanges)",
                     ])
                 }
                 text += "\n\nsteps of the newest attempt:\n" + steps.render()

@@ -17,7 +17,9 @@ package enum MockCommands {
         package var database: String?
         package var log: Bool
 
-        package init(configPath: String, port: Int, mode: Mode?, cassette: String?, database: String? = nil, log: Bool = true) {
+        package init(
+            configPath: String, port: Int, mode: Mode?, cassette: String?, database: String? = nil, log: Bool = true
+        ) {
             self.configPath = configPath
             self.port = port
             self.mode = mode
@@ -29,20 +31,31 @@ package enum MockCommands {
 
     /// Serves until a signal; in record mode the cassette is written when it stops. Exchanges and steps
     /// go to the database as a run of one scenario, `mock-serve`, unless `log` is off.
-    package static func serve(_ options: ServeOptions, console: Console = .standard, logger: Logger) async throws -> Int32 {
+    package static func serve(
+        _ options: ServeOptions, console: Console = .standard, logger: Logger
+    ) async throws -> Int32 {
         let config = try ConfigLoader.load(path: options.configPath, required: false)
         let mode = options.mode ?? config.mock.mode
-        guard mode != .compare else { throw UsageError("mock serve runs one mode: replay, record, live, mock or hybrid") }
-        if [.replay, .record].contains(mode) && options.cassette == nil {
-            throw UsageError("--mode \(mode.rawValue) needs --cassette FILE (the HAR file to \(mode == .replay ? "replay" : "record into"))")
+        guard mode != .compare else {
+            throw UsageError("mock serve runs one mode: replay, record, live, mock or hybrid")
         }
-        guard options.log else { return try await serve(options, mode: mode, config: config, log: nil, console: console, logger: logger) }
+        if [.replay, .record].contains(mode) && options.cassette == nil {
+            throw UsageError(
+                "--mode \(mode.rawValue) needs --cassette FILE (the HAR file to \(mode == .replay ? "replay" : "record into"))"
+            )
+        }
+        guard options.log else {
+            return try await serve(options, mode: mode, config: config, log: nil, console: console, logger: logger)
+        }
         return try await ProjectDatabase.open(flag: options.database, config: config, logger: logger) { database in
             let runs = RunStore(database: database)
             var plan = RunPlan(
-                host: HostFacts.hostName, gitRevision: nil, workingDirectory: config.directory, configPath: options.configPath, mode: mode,
+                host: HostFacts.hostName, gitRevision: nil, workingDirectory: config.directory,
+                configPath: options.configPath, mode: mode,
                 workers: 1, retries: 0,
-                scenarios: [Scenario(id: "mock-serve", name: "orchestrate mock serve", command: "", timeoutMilliseconds: 0)]
+                scenarios: [
+                    Scenario(id: "mock-serve", name: "orchestrate mock serve", command: "", timeoutMilliseconds: 0)
+                ]
             )
             plan.project = config.project
             let attemptID = try await runs.createRunning(plan)
@@ -50,7 +63,8 @@ package enum MockCommands {
             writer.start()
             let status: Int32
             do {
-                status = try await serve(options, mode: mode, config: config, log: (writer, attemptID), console: console, logger: logger)
+                status = try await serve(
+                    options, mode: mode, config: config, log: (writer, attemptID), console: console, logger: logger)
             } catch {
                 await writer.close()
                 try? await runs.finishRunning(plan.id, attemptID: attemptID)
@@ -64,7 +78,8 @@ package enum MockCommands {
     }
 
     private static func serve(
-        _ options: ServeOptions, mode: Mode, config: OrchestrateConfig, log: (writer: NetworkLogWriter, attemptID: Int64)?, console: Console,
+        _ options: ServeOptions, mode: Mode, config: OrchestrateConfig,
+        log: (writer: NetworkLogWriter, attemptID: Int64)?, console: Console,
         logger: Logger
     ) async throws -> Int32 {
         let server = MockServer(configuration: config.mock.server, logger: logger) { event in
@@ -79,7 +94,9 @@ package enum MockCommands {
             try server.begin(
                 MockSession(
                     mode: mode,
-                    cassettePath: options.cassette.map { OrchestrateConfig.resolve($0, against: FileManager.default.currentDirectoryPath) },
+                    cassettePath: options.cassette.map {
+                        OrchestrateConfig.resolve($0, against: FileManager.default.currentDirectoryPath)
+                    },
                     attemptID: log?.attemptID
                 ))
             try await server.start(port: options.port)

@@ -31,7 +31,9 @@ package enum ReportCommand {
                 }
                 runID = id
             case .joinKey(let key):
-                guard let joined = try await runs.run(joinKey: key) else { throw UsageError("no run was planned under \(key)") }
+                guard let joined = try await runs.run(joinKey: key) else {
+                    throw UsageError("no run was planned under \(key)")
+                }
                 runID = joined.id
             }
             let report = try await runs.report(runID)
@@ -42,18 +44,20 @@ package enum ReportCommand {
                 lines.append("junit: \(junit)")
             }
             if let html {
-                let logs = try await runs.networkLogs(report.scenarios.filter(\.needsAttention).flatMap(\.attempts).map(\.id))
+                let logs = try await runs.networkLogs(
+                    report.scenarios.filter(\.needsAttention).flatMap(\.attempts).map(\.id))
                 let kept = try await runs.keptFiles(report.scenarios.flatMap(\.attempts).map(\.id))
                 let trends = try await runs.trends(runID)
-                try AtomicFile.write(HTMLReport.render(report, logs: logs, attachments: [:], kept: kept, trends: trends), to: html)
+                try AtomicFile.write(
+                    HTMLReport.render(report, logs: logs, attachments: [:], kept: kept, trends: trends), to: html)
                 lines.append("report: \(html)")
             }
             return lines.joined(separator: "\n")
         }
     }
 
-    /// `orchestrate artifacts RUN SCENARIO --out DIR`: what the scenario's attempts kept, from the database, each attempt
-    /// in a folder of its own (`DIR/attempt-1/…`); `attempt` picks one.
+    /// `orchestrate artifacts RUN SCENARIO --out DIR`: what the scenario's attempts kept, from the database, each
+    /// attempt in a folder of its own (`DIR/attempt-1/…`); `attempt` picks one.
     package static func artifacts(
         runID: UUID, scenario: String, attempt: Int?, out: String, configPath: String, database: String?, logger: Logger
     ) async throws -> String {
@@ -70,7 +74,8 @@ package enum ReportCommand {
             let records = try await runs.attemptRecords(runID, scenarioID: scenario)
             guard !records.isEmpty else {
                 throw UsageError(
-                    "run \(runID.uuidString.lowercased()) has no scenario \(scenario) (orchestrate report \(runID.uuidString.lowercased()))")
+                    "run \(runID.uuidString.lowercased()) has no scenario \(scenario) (orchestrate report \(runID.uuidString.lowercased()))"
+                )
             }
             let attempts = records.filter { attempt == nil || $0.attempt == attempt }
             guard !attempts.isEmpty else { throw UsageError("\(scenario) has no attempt \(attempt ?? 0) in that run") }
@@ -86,7 +91,9 @@ package enum ReportCommand {
                         "not stored (over the attempt's artifacts.max-bytes): \(AttemptName.of(attempt: record.attempt, lane: record.lane))/\(file.path)  \(file.bytes) bytes"
                     )
                 }
-                if let note = kept[record.id]?.leftOutNote { lines.append("\(AttemptName.of(attempt: record.attempt, lane: record.lane)): \(note)") }
+                if let note = kept[record.id]?.leftOutNote {
+                    lines.append("\(AttemptName.of(attempt: record.attempt, lane: record.lane)): \(note)")
+                }
             }
             return lines.isEmpty ? "\(scenario) kept nothing in that run" : lines.joined(separator: "\n")
         }

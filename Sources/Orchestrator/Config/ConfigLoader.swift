@@ -12,7 +12,8 @@ package enum ConfigLoader {
         let url = URL(fileURLWithPath: path)
         guard let data = FileManager.default.contents(atPath: url.path) else {
             let exists = FileManager.default.fileExists(atPath: url.path)
-            throw ConfigError(file: path, exists ? "cannot read the file" : "no such file (create it, or pass --config PATH)")
+            throw ConfigError(
+                file: path, exists ? "cannot read the file" : "no such file (create it, or pass --config PATH)")
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw ConfigError(file: path, "the file is not UTF-8 text")
@@ -30,7 +31,8 @@ package enum ConfigLoader {
     }
 
     /// Parses YAML text; `path` is used in messages, `directory` is where commands will run.
-    package static func parse(_ text: String, path: String, directory: String) throws(ConfigError) -> OrchestrateConfig {
+    package static func parse(_ text: String, path: String, directory: String) throws(ConfigError) -> OrchestrateConfig
+    {
         var config = OrchestrateConfig(directory: directory, path: path)
         let reader = NodeReader(file: path)
         let root: Node
@@ -44,7 +46,10 @@ package enum ConfigLoader {
         }
         let top = try reader.mapping(
             root, what: "the top level",
-            keys: ["project", "workers", "retries", "database", "reports", "lease", "artifacts", "suite", "mock", "quarantine", "redact"])
+            keys: [
+                "project", "workers", "retries", "database", "reports", "lease", "artifacts", "suite", "mock",
+                "quarantine", "redact",
+            ])
         for (key, value) in top {
             config.lines[key] = value.mark?.line
             switch key {
@@ -67,8 +72,12 @@ package enum ConfigLoader {
             case "quarantine": config.quarantine = try quarantine(value, reader: reader)
             case "redact":
                 for (_, names) in try reader.mapping(value, what: "redact", keys: ["env"]) {
-                    guard case .sequence(let sequence) = names else { throw reader.error(at: names, "redact.env must be a list of variable names") }
-                    for name in sequence { config.redact.environment.insert(try reader.variableName(name, key: "redact.env")) }
+                    guard case .sequence(let sequence) = names else {
+                        throw reader.error(at: names, "redact.env must be a list of variable names")
+                    }
+                    for name in sequence {
+                        config.redact.environment.insert(try reader.variableName(name, key: "redact.env"))
+                    }
                 }
             default: break
             }
@@ -79,7 +88,9 @@ package enum ConfigLoader {
     private static func suite(_ node: Node, reader: NodeReader) throws(ConfigError) -> SuiteDefinition {
         var suite = SuiteDefinition()
         var scenariosNode: Node?
-        let keys = ["command", "timeout", "env", "scenarios", "gherkin", "list", "results", "batch", "swiftpm", "xcodebuild"]
+        let keys = [
+            "command", "timeout", "env", "scenarios", "gherkin", "list", "results", "batch", "swiftpm", "xcodebuild",
+        ]
         for (key, value) in try reader.mapping(node, what: "suite", keys: keys) {
             switch key {
             case "results":
@@ -99,7 +110,9 @@ package enum ConfigLoader {
                 }
             case "swiftpm":
                 var swiftpm = SuiteDefinition.SwiftPM(line: value.mark?.line ?? 0)
-                for (option, setting) in try reader.mapping(value, what: "suite.swiftpm", keys: ["package", "filter", "build"]) {
+                for (option, setting) in try reader.mapping(
+                    value, what: "suite.swiftpm", keys: ["package", "filter", "build"])
+                {
                     if option == "package" {
                         swiftpm.package = try reader.string(setting, key: "suite.swiftpm.package")
                     } else if option == "build" {
@@ -109,7 +122,8 @@ package enum ConfigLoader {
                         do {
                             swiftpm.filter = try Regex(pattern)
                         } catch {
-                            throw reader.error(at: setting, "suite.swiftpm.filter is not a regular expression: \(error)")
+                            throw reader.error(
+                                at: setting, "suite.swiftpm.filter is not a regular expression: \(error)")
                         }
                     }
                 }
@@ -131,16 +145,21 @@ package enum ConfigLoader {
                         do {
                             xcode.filter = try Regex(try reader.string(setting, key: key))
                         } catch {
-                            throw reader.error(at: setting, "suite.xcodebuild.filter is not a regular expression: \(error)")
+                            throw reader.error(
+                                at: setting, "suite.xcodebuild.filter is not a regular expression: \(error)")
                         }
                     }
                 }
                 guard (xcode.project == nil) != (xcode.workspace == nil) else {
-                    throw reader.error(at: value, "suite.xcodebuild needs a project (App.xcodeproj) or a workspace (App.xcworkspace), not both")
+                    throw reader.error(
+                        at: value,
+                        "suite.xcodebuild needs a project (App.xcodeproj) or a workspace (App.xcworkspace), not both")
                 }
                 guard !xcode.scheme.isEmpty, !xcode.device.isEmpty else {
                     throw reader.error(
-                        at: value, "suite.xcodebuild needs a scheme and a device (the simulator every slot's is cloned from, e.g. \"iPhone 16\")")
+                        at: value,
+                        "suite.xcodebuild needs a scheme and a device (the simulator every slot's is cloned from, e.g. \"iPhone 16\")"
+                    )
                 }
                 suite.xcodebuild = xcode
             case "command": suite.command = try reader.string(value, key: "suite.command")
@@ -157,17 +176,20 @@ package enum ConfigLoader {
                 suite.gherkin = try reader.strings(value, key: "suite.gherkin")
                 suite.gherkinLine = value.mark?.line ?? 0
                 if suite.gherkin.isEmpty {
-                    throw reader.error(at: value, "suite.gherkin must name at least one pattern, e.g. [\"Features/**/*.feature\"]")
+                    throw reader.error(
+                        at: value, "suite.gherkin must name at least one pattern, e.g. [\"Features/**/*.feature\"]")
                 }
             default: break
             }
         }
         if suite.swiftpm != nil && suite.list != nil {
-            throw reader.error(at: node, "suite.swiftpm lists the package's tests itself: drop suite.list (or suite.swiftpm)")
+            throw reader.error(
+                at: node, "suite.swiftpm lists the package's tests itself: drop suite.list (or suite.swiftpm)")
         }
         if let command = suite.command, Batch.takesIDs(command) {
             guard suite.list != nil else {
-                throw reader.error(at: node, "suite.command takes a batch of tests ({ids}), which needs suite.list to list them")
+                throw reader.error(
+                    at: node, "suite.command takes a batch of tests ({ids}), which needs suite.list to list them")
             }
             guard suite.results != nil else {
                 throw reader.error(
@@ -177,10 +199,13 @@ package enum ConfigLoader {
             }
         }
         if suite.list != nil && suite.command == nil {
-            throw reader.error(at: node, "suite.list needs suite.command, the template every listed test runs with ({id})")
+            throw reader.error(
+                at: node, "suite.list needs suite.command, the template every listed test runs with ({id})")
         }
         if !suite.gherkin.isEmpty && suite.command == nil {
-            throw reader.error(at: node, "suite.gherkin needs suite.command, the template every pickle runs with ({uri} {line} {name} {id})")
+            throw reader.error(
+                at: node,
+                "suite.gherkin needs suite.command, the template every pickle runs with ({uri} {line} {name} {id})")
         }
         guard let scenariosNode else { return suite }
         guard case .sequence(let sequence) = scenariosNode else {
@@ -190,7 +215,9 @@ package enum ConfigLoader {
         for item in sequence {
             var entry = SuiteDefinition.Entry(id: "", line: item.mark?.line ?? 0)
             var hasID = false
-            for (key, value) in try reader.mapping(item, what: "a scenario", keys: ["id", "name", "command", "tags", "timeout", "env"]) {
+            for (key, value) in try reader.mapping(
+                item, what: "a scenario", keys: ["id", "name", "command", "tags", "timeout", "env"])
+            {
                 switch key {
                 case "id":
                     entry.id = try reader.name(value, key: "id")
@@ -199,12 +226,18 @@ package enum ConfigLoader {
                         throw reader.error(at: value, "a scenario id must not be empty")
                     }
                     if let first = seen[entry.id] {
-                        throw reader.error(at: value, "duplicate scenario id \"\(entry.id)\" (first defined on line \(first)); ids must be unique")
+                        throw reader.error(
+                            at: value,
+                            "duplicate scenario id \"\(entry.id)\" (first defined on line \(first)); ids must be unique"
+                        )
                     }
                     seen[entry.id] = value.mark?.line ?? 0
                 case "name": entry.name = try reader.string(value, key: "name")
                 case "command": entry.command = try reader.string(value, key: "command")
-                case "tags": entry.tags = try reader.strings(value, key: "tags").map { $0.hasPrefix("@") ? String($0.dropFirst()) : $0 }
+                case "tags":
+                    entry.tags = try reader.strings(value, key: "tags").map {
+                        $0.hasPrefix("@") ? String($0.dropFirst()) : $0
+                    }
                 case "timeout": entry.timeout = try reader.duration(value, key: "timeout")
                 case "env": entry.environment = try reader.environment(value, key: "env")
                 default: break
@@ -212,14 +245,16 @@ package enum ConfigLoader {
             }
             if !hasID { throw reader.error(at: item, "a scenario needs an id (a stable name its history hangs on)") }
             if entry.command == nil && suite.command == nil {
-                throw reader.error(at: item, "scenario \"\(entry.id)\" has no command and suite.command (the template) is not set")
+                throw reader.error(
+                    at: item, "scenario \"\(entry.id)\" has no command and suite.command (the template) is not set")
             }
             suite.scenarios.append(entry)
         }
         return suite
     }
 
-    private static func quarantine(_ node: Node, reader: NodeReader) throws(ConfigError) -> OrchestrateConfig.Quarantine {
+    private static func quarantine(_ node: Node, reader: NodeReader) throws(ConfigError) -> OrchestrateConfig.Quarantine
+    {
         var quarantine = OrchestrateConfig.Quarantine()
         for (key, value) in try reader.mapping(node, what: "quarantine", keys: ["threshold", "window"]) {
             switch key {
@@ -227,8 +262,12 @@ package enum ConfigLoader {
                 if case .scalar(let scalar) = value, scalar.string == "off" {
                     quarantine.threshold = nil
                 } else {
-                    guard case .scalar(let scalar) = value, scalar.style == .plain, let number = Double(scalar.string), number > 0, number <= 1 else {
-                        throw reader.error(at: value, "quarantine.threshold must be a flakiness score above 0 and at most 1 (e.g. 0.3), or off")
+                    guard case .scalar(let scalar) = value, scalar.style == .plain, let number = Double(scalar.string),
+                        number > 0, number <= 1
+                    else {
+                        throw reader.error(
+                            at: value,
+                            "quarantine.threshold must be a flakiness score above 0 and at most 1 (e.g. 0.3), or off")
                     }
                     quarantine.threshold = number
                 }
@@ -238,31 +277,47 @@ package enum ConfigLoader {
         return quarantine
     }
 
-    private static func mock(_ node: Node, reader: NodeReader, directory: String) throws(ConfigError) -> OrchestrateConfig.Mock {
+    private static func mock(
+        _ node: Node, reader: NodeReader, directory: String
+    ) throws(ConfigError) -> OrchestrateConfig.Mock {
         var mock = OrchestrateConfig.Mock()
-        let keys = ["mode", "recordings", "hosts", "match", "ignore", "redact", "rewrite", "repeat", "stubs", "timeouts"]
+        let keys = [
+            "mode", "recordings", "hosts", "match", "ignore", "redact", "rewrite", "repeat", "stubs", "timeouts",
+        ]
         for (key, value) in try reader.mapping(node, what: "mock", keys: keys) {
             switch key {
             case "mode":
                 let text = try reader.string(value, key: "mock.mode")
                 guard let mode = Mode(rawValue: text), mode != .compare else {
-                    throw reader.error(at: value, "mock.mode must be one of replay, record, live, mock, hybrid (got \"\(text)\")")
+                    throw reader.error(
+                        at: value, "mock.mode must be one of replay, record, live, mock, hybrid (got \"\(text)\")")
                 }
                 mock.mode = mode
             case "recordings": mock.recordings = try reader.string(value, key: "mock.recordings")
             case "hosts":
                 guard case .mapping(let mapping) = value else {
-                    throw reader.error(at: value, "mock.hosts must be a mapping of host: upstream URL (api.example.test: https://api.example.com)")
+                    throw reader.error(
+                        at: value,
+                        "mock.hosts must be a mapping of host: upstream URL (api.example.test: https://api.example.com)"
+                    )
                 }
                 for (hostNode, upstreamNode) in mapping {
                     let host = try reader.string(hostNode, key: "a host in mock.hosts")
-                    guard !host.isEmpty, !host.contains("/"), !host.contains(":") || host.split(separator: ":").count == 2 else {
+                    guard !host.isEmpty, !host.contains("/"),
+                        !host.contains(":") || host.split(separator: ":").count == 2
+                    else {
                         throw reader.error(
-                            at: hostNode, "\"\(host)\" in mock.hosts is not a host name (write it as the app addresses it, like api.example.test)")
+                            at: hostNode,
+                            "\"\(host)\" in mock.hosts is not a host name (write it as the app addresses it, like api.example.test)"
+                        )
                     }
                     let upstream = try reader.string(upstreamNode, key: "mock.hosts.\(host)")
-                    guard let url = URLComponents(string: upstream), ["http", "https"].contains(url.scheme ?? ""), url.host?.isEmpty == false else {
-                        throw reader.error(at: upstreamNode, "mock.hosts.\(host) must be an http:// or https:// URL (got \"\(upstream)\")")
+                    guard let url = URLComponents(string: upstream), ["http", "https"].contains(url.scheme ?? ""),
+                        url.host?.isEmpty == false
+                    else {
+                        throw reader.error(
+                            at: upstreamNode,
+                            "mock.hosts.\(host) must be an http:// or https:// URL (got \"\(upstream)\")")
                     }
                     guard mock.server.hosts.updateValue(upstream, forKey: host.lowercased()) == nil else {
                         throw reader.error(at: hostNode, "duplicate host \"\(host)\" in mock.hosts")
@@ -271,7 +326,9 @@ package enum ConfigLoader {
             case "match":
                 mock.server.match = []
                 guard case .sequence(let items) = value else {
-                    throw reader.error(at: value, "mock.match must be a list such as [method, path, query, body, header:accept-language]")
+                    throw reader.error(
+                        at: value,
+                        "mock.match must be a list such as [method, path, query, body, header:accept-language]")
                 }
                 for item in items {
                     let text = try reader.string(item, key: "mock.match")
@@ -280,11 +337,14 @@ package enum ConfigLoader {
                     } else if text.hasPrefix("header:"), text.count > 7 {
                         mock.server.matchHeaders.append(String(text.dropFirst(7)).lowercased())
                     } else {
-                        throw reader.error(at: item, "mock.match entries are method, path, query, body or header:NAME (got \"\(text)\")")
+                        throw reader.error(
+                            at: item,
+                            "mock.match entries are method, path, query, body or header:NAME (got \"\(text)\")")
                     }
                 }
             case "ignore":
-                for (ignoreKey, ignoreValue) in try reader.mapping(value, what: "mock.ignore", keys: ["json", "query"]) {
+                for (ignoreKey, ignoreValue) in try reader.mapping(value, what: "mock.ignore", keys: ["json", "query"])
+                {
                     if ignoreKey == "query" {
                         mock.server.ignoredQuery = Set(try reader.strings(ignoreValue, key: "mock.ignore.query"))
                     } else {
@@ -292,9 +352,12 @@ package enum ConfigLoader {
                     }
                 }
             case "redact":
-                for (redactKey, redactValue) in try reader.mapping(value, what: "mock.redact", keys: ["headers", "json"]) {
+                for (redactKey, redactValue) in try reader.mapping(
+                    value, what: "mock.redact", keys: ["headers", "json"])
+                {
                     if redactKey == "headers" {
-                        mock.server.redactedHeaders.formUnion(try reader.strings(redactValue, key: "mock.redact.headers").map { $0.lowercased() })
+                        mock.server.redactedHeaders.formUnion(
+                            try reader.strings(redactValue, key: "mock.redact.headers").map { $0.lowercased() })
                     } else {
                         mock.server.redactedJSON = try jsonPaths(redactValue, key: "mock.redact.json", reader: reader)
                     }
@@ -307,16 +370,22 @@ package enum ConfigLoader {
                 }
             case "repeat":
                 let text = try reader.string(value, key: "mock.repeat")
-                guard ["last", "fail"].contains(text) else { throw reader.error(at: value, "mock.repeat must be last or fail (got \"\(text)\")") }
+                guard ["last", "fail"].contains(text) else {
+                    throw reader.error(at: value, "mock.repeat must be last or fail (got \"\(text)\")")
+                }
                 mock.server.repeatLast = text == "last"
             case "stubs":
-                guard case .sequence(let items) = value else { throw reader.error(at: value, "mock.stubs must be a list of stubs") }
+                guard case .sequence(let items) = value else {
+                    throw reader.error(at: value, "mock.stubs must be a list of stubs")
+                }
                 for (index, item) in items.enumerated() {
                     let value = try reader.json(item)
                     do throws(StubError) {
                         mock.server.stubs.append(try Stub(value, directory: directory))
                     } catch {
-                        throw reader.error(at: item, "mock.stubs[\(index)]\(error.path.isEmpty ? "" : ".\(error.path)"): \(error.message)")
+                        throw reader.error(
+                            at: item,
+                            "mock.stubs[\(index)]\(error.path.isEmpty ? "" : ".\(error.path)"): \(error.message)")
                     }
                 }
             default: break
@@ -326,7 +395,9 @@ package enum ConfigLoader {
     }
 
     private static func jsonPaths(_ node: Node, key: String, reader: NodeReader) throws(ConfigError) -> [JSONPath] {
-        guard case .sequence(let items) = node else { throw reader.error(at: node, "\(key) must be a list of JSON paths such as $.token") }
+        guard case .sequence(let items) = node else {
+            throw reader.error(at: node, "\(key) must be a list of JSON paths such as $.token")
+        }
         var paths: [JSONPath] = []
         for item in items {
             let text = try reader.string(item, key: key)
@@ -350,7 +421,8 @@ struct NodeReader {
 
     func error(from yaml: YamlError) -> ConfigError {
         switch yaml {
-        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _), .composer(_, let problem, let mark, _):
+        case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _),
+            .composer(_, let problem, let mark, _):
             return ConfigError(file: file, line: mark.line, column: mark.column, "invalid YAML: \(problem)")
         case .duplicatedKeysInMapping(let duplicates, let context):
             let mark = context.mark
@@ -370,10 +442,13 @@ struct NodeReader {
         var pairs: [(String, Node)] = []
         var seen = Set<String>()
         for (keyNode, value) in mapping {
-            guard case .scalar(let scalar) = keyNode else { throw error(at: keyNode, "keys in \(what) must be plain words") }
+            guard case .scalar(let scalar) = keyNode else {
+                throw error(at: keyNode, "keys in \(what) must be plain words")
+            }
             let key = scalar.string
             guard keys.contains(key) else {
-                throw error(at: keyNode, "unknown key \"\(key)\" in \(what) (expected one of: \(keys.joined(separator: ", ")))")
+                throw error(
+                    at: keyNode, "unknown key \"\(key)\" in \(what) (expected one of: \(keys.joined(separator: ", ")))")
             }
             guard seen.insert(key).inserted else { throw error(at: keyNode, "duplicate key \"\(key)\" in \(what)") }
             pairs.append((key, value))
@@ -418,12 +493,18 @@ struct NodeReader {
     }
 
     func environment(_ node: Node, key: String) throws(ConfigError) -> [String: String] {
-        guard case .mapping(let mapping) = node else { throw error(at: node, "\(key) must be a mapping of NAME: value") }
+        guard case .mapping(let mapping) = node else {
+            throw error(at: node, "\(key) must be a mapping of NAME: value")
+        }
         var result: [String: String] = [:]
         for (name, value) in mapping {
             let variable = try variableName(name, key: key)
-            guard case .scalar(let scalar) = value else { throw error(at: value, "\(key).\(variable) must be a string") }
-            guard !scalar.string.utf8.contains(0) else { throw error(at: value, "\(key).\(variable) must not contain a NUL character") }
+            guard case .scalar(let scalar) = value else {
+                throw error(at: value, "\(key).\(variable) must be a string")
+            }
+            guard !scalar.string.utf8.contains(0) else {
+                throw error(at: value, "\(key).\(variable) must not contain a NUL character")
+            }
             result[variable] = scalar.string
         }
         return result
@@ -459,7 +540,10 @@ struct NodeReader {
     private func json(_ node: Node, budget: inout Int, root: Node) throws(ConfigError) -> JSONValue {
         budget -= 1
         guard budget >= 0 else {
-            throw error(at: root, "this value has more than \(Self.largestValue) parts (YAML aliases nested in aliases?); write it out plainly")
+            throw error(
+                at: root,
+                "this value has more than \(Self.largestValue) parts (YAML aliases nested in aliases?); write it out plainly"
+            )
         }
         switch node {
         case .scalar(let scalar):
@@ -504,7 +588,9 @@ package enum DurationText {
             number = Double(text.dropLast(suffix.count))
             seconds = unit
         }
-        guard let number, number >= 0, number.isFinite, number * seconds <= Double(maximum.components.seconds) else { return nil }
+        guard let number, number >= 0, number.isFinite, number * seconds <= Double(maximum.components.seconds) else {
+            return nil
+        }
         return .milliseconds(Int64((number * seconds * 1000).rounded()))
     }
 }

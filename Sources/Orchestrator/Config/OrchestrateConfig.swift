@@ -20,8 +20,8 @@ package struct OrchestrateConfig: Sendable {
     /// A lease not renewed for this long is taken back (its worker is presumed dead). Default 30 s.
     package var lease: Duration = .seconds(30)
     /// `artifacts.max-bytes`: bytes of the files an attempt kept (its artifacts folder, its logs when it did not pass)
-    /// stored in the database per attempt, for every host to read; the rest is recorded by name and size. Default 10 MiB;
-    /// 0 stores names and sizes only.
+    /// stored in the database per attempt, for every host to read; the rest is recorded by name and size. Default 10
+    /// MiB; 0 stores names and sizes only.
     package var artifactBytes: Int64 = 10 << 20
     package var suite = SuiteDefinition()
     package var mock = Mock()
@@ -46,7 +46,8 @@ package struct OrchestrateConfig: Sendable {
     }
 
     /// Secrets of the environment: the values of variables named in `redact.env`, and of those whose names look secret
-    /// (``Secrets/looksSecret(_:)``), are never stored and are replaced wherever they appear (exchanges, output, reports).
+    /// (``Secrets/looksSecret(_:)``), are never stored and are replaced wherever they appear (exchanges, output,
+    /// reports).
     package struct Redact: Sendable {
         package var environment: Set<String> = []
 
@@ -65,7 +66,9 @@ package struct OrchestrateConfig: Sendable {
             let own = entry.environment.filter { redact.isSecret($0.key) }
             if !own.isEmpty { secrets.byScenario[entry.id] = own }
         }
-        let values = secrets.common.values + secrets.byScenario.values.flatMap(\.values) + inherited.filter { redact.isSecret($0.key) }.values
+        let values =
+            secrets.common.values + secrets.byScenario.values.flatMap(\.values)
+            + inherited.filter { redact.isSecret($0.key) }.values
         secrets.secrets = Secrets(values)
         return secrets
     }
@@ -94,8 +97,8 @@ package struct OrchestrateConfig: Sendable {
         SuiteContext.resolve(path, against: directory)
     }
 
-    /// Where the suite is and how it is described, for its ``SuiteSource``s; what they say while they work (a build) is a
-    /// line on stderr.
+    /// Where the suite is and how it is described, for its ``SuiteSource``s; what they say while they work (a build) is
+    /// a line on stderr.
     package var suiteContext: SuiteContext {
         SuiteContext(directory: directory, configPath: path, definition: suite) { Console.detached.note($0) }
     }

@@ -7,9 +7,9 @@ import Synchronization
 /// (`--metrics-address 0.0.0.0` for a scraper elsewhere: a Kubernetes pod's, a CI's), as Prometheus exporters commonly
 /// do.
 ///
-/// Its connections are bounded, so that clients that connect and say nothing (or dribble, or never read) cannot take the
-/// process's descriptors or memory or keep a scrape out: one answer per connection; a connection that has not sent its
-/// request within ``requestTimeout`` of opening, or taken its answer as long after, is closed; and past
+/// Its connections are bounded, so that clients that connect and say nothing (or dribble, or never read) cannot take
+/// the process's descriptors or memory or keep a scrape out: one answer per connection; a connection that has not sent
+/// its request within ``requestTimeout`` of opening, or taken its answer as long after, is closed; and past
 /// ``maximumConnections`` the oldest connection is closed to let a new one in (a scrape sends its request at once; the
 /// oldest is the idlest).
 package final class MetricsServer: Sendable {
@@ -27,7 +27,8 @@ package final class MetricsServer: Sendable {
         self.port = port
     }
 
-    package static func start(metrics: RunMetrics, host: String = "127.0.0.1", port: Int) async throws -> MetricsServer {
+    package static func start(metrics: RunMetrics, host: String = "127.0.0.1", port: Int) async throws -> MetricsServer
+    {
         let connections = Connections()
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
@@ -56,7 +57,9 @@ package final class MetricsServer: Sendable {
             let order = counter.add(1, ordering: .relaxed).newValue
             let evicted = open.withLock { open -> (any Channel)? in
                 open[id] = (order, channel)
-                guard open.count > MetricsServer.maximumConnections, let oldest = open.min(by: { $0.value.order < $1.value.order }) else {
+                guard open.count > MetricsServer.maximumConnections,
+                    let oldest = open.min(by: { $0.value.order < $1.value.order })
+                else {
                     return nil
                 }
                 open[oldest.key] = nil
@@ -109,7 +112,9 @@ private final class MetricsHandler: ChannelDuplexHandler, @unchecked Sendable {
         let found = request.method == .GET && request.uri.split(separator: "?").first == "/metrics"
         let body = found ? metrics.render() : "not found: metrics are at /metrics\n"
         var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: found ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain; charset=utf-8")
+        headers.add(
+            name: "Content-Type",
+            value: found ? "text/plain; version=0.0.4; charset=utf-8" : "text/plain; charset=utf-8")
         headers.add(name: "Content-Length", value: "\(body.utf8.count)")
         // One answer per connection: a client that sends request after request without reading the answers would make
         // them pile up in memory. A scraper connects again for its next scrape.
@@ -117,7 +122,8 @@ private final class MetricsHandler: ChannelDuplexHandler, @unchecked Sendable {
         let head = HTTPResponseHead(version: request.version, status: found ? .ok : .notFound, headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(string: body)))), promise: nil)
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete { [context = NIOLoopBound(context, eventLoop: context.eventLoop)] _ in
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).whenComplete {
+            [context = NIOLoopBound(context, eventLoop: context.eventLoop)] _ in
             context.value.close(promise: nil)
         }
         // However long the client takes to read it, the connection ends within the same time.

@@ -93,21 +93,28 @@ package final class RunMetrics: Sendable {
         }
         family(
             "orchestrate_slots", "gauge", "Worker slots of this process, by state.",
-            [("{state=\"busy\"}", "\(state.busy.count)"), ("{state=\"idle\"}", "\(max(state.slots - state.busy.count, 0))")])
+            [
+                ("{state=\"busy\"}", "\(state.busy.count)"),
+                ("{state=\"idle\"}", "\(max(state.slots - state.busy.count, 0))"),
+            ])
         family(
             "orchestrate_attempts_total", "counter", "Attempts this process finished, by outcome.",
             Outcome.allCases.map { ("{outcome=\"\($0.rawValue)\"}", "\(state.outcomes[$0, default: 0])") })
         family(
-            "orchestrate_queue_attempts", "gauge", "Attempts of the current run, queued and running on any host, as last counted.",
+            "orchestrate_queue_attempts", "gauge",
+            "Attempts of the current run, queued and running on any host, as last counted.",
             [("{state=\"queued\"}", "\(state.queued)"), ("{state=\"running\"}", "\(state.running)")])
         family(
-            "orchestrate_lease_expiries_total", "counter", "Expired leases this process's reaper took back (their attempts requeued).",
+            "orchestrate_lease_expiries_total", "counter",
+            "Expired leases this process's reaper took back (their attempts requeued).",
             [("", "\(state.expiries)")])
         family(
-            "orchestrate_requeues_total", "counter", "Attempts this process gave back to the queue unfinished (a stop, a lost supervisor).",
+            "orchestrate_requeues_total", "counter",
+            "Attempts this process gave back to the queue unfinished (a stop, a lost supervisor).",
             [("", "\(state.requeues)")])
         family(
-            "orchestrate_leases_lost_total", "counter", "Attempts ended here because their lease was taken back while this host was cut off.",
+            "orchestrate_leases_lost_total", "counter",
+            "Attempts ended here because their lease was taken back while this host was cut off.",
             [("", "\(state.leasesLost)")])
         family("orchestrate_claims_total", "counter", "Attempts this process claimed.", [("", "\(state.claims)")])
         var cumulative = 0
@@ -116,7 +123,10 @@ package final class RunMetrics: Sendable {
             cumulative += count
             latency.append(("_bucket{le=\"\(bound)\"}", "\(cumulative)"))
         }
-        latency += [("_bucket{le=\"+Inf\"}", "\(state.latencyCount)"), ("_sum", "\(state.latencySum)"), ("_count", "\(state.latencyCount)")]
+        latency += [
+            ("_bucket{le=\"+Inf\"}", "\(state.latencyCount)"), ("_sum", "\(state.latencySum)"),
+            ("_count", "\(state.latencyCount)"),
+        ]
         text += "# HELP orchestrate_claim_latency_seconds Round trips to the queue that claimed for waiting slots.\n"
         text += "# TYPE orchestrate_claim_latency_seconds histogram\n"
         for (suffix, value) in latency { text += "orchestrate_claim_latency_seconds\(suffix) \(value)\n" }

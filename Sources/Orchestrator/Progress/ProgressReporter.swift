@@ -72,7 +72,8 @@ final class ProgressReporter: Sendable {
             case .slotRetired(let slot, let reason):
                 return "worker \(slot) stopped: \(reason); the other workers go on"
             case .leaseLost(let slot):
-                return "worker \(slot) lost its lease while this host could not reach the run queue: its attempt runs elsewhere, ended here"
+                return
+                    "worker \(slot) lost its lease while this host could not reach the run queue: its attempt runs elsewhere, ended here"
             case .attemptStarted, .attemptReleased, .queueRound:
                 return nil
             }
@@ -119,10 +120,13 @@ final class ProgressReporter: Sendable {
         write(erase)
     }
 
-    private func describe(_ attempt: ClaimedAttempt, _ result: AttemptResult, _ ack: CompletionAck, slot: Int, progress: RunProgress) -> String {
+    private func describe(
+        _ attempt: ClaimedAttempt, _ result: AttemptResult, _ ack: CompletionAck, slot: Int, progress: RunProgress
+    ) -> String {
         let count = "[\(String(progress.settled).leftPadded(to: String(progress.total).count))/\(progress.total)]"
         let seconds = String(format: "%.1fs", Double(result.durationMilliseconds) / 1000)
-        var text = "\(count) \(result.outcome.rawValue.padded(to: 9)) \(attempt.scenario.id)  \(seconds)  worker \(slot)"
+        var text =
+            "\(count) \(result.outcome.rawValue.padded(to: 9)) \(attempt.scenario.id)  \(seconds)  worker \(slot)"
         if attempt.attempt > 1 { text += "  attempt \(attempt.attempt)" }
         switch result.outcome {
         case .failed: if let code = result.exitCode { text += "  exit \(code)" }
@@ -179,5 +183,7 @@ final class ProgressReporter: Sendable {
 
 extension String {
     func padded(to width: Int) -> String { count >= width ? self : self + String(repeating: " ", count: width - count) }
-    func leftPadded(to width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
 }

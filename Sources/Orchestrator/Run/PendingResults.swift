@@ -5,8 +5,8 @@ import Store
 import Synchronization
 
 /// Results this process's slots finished while the database stopped answering for good: kept in a file of the project
-/// (`.orchestrate/results/<run>-<pid>.json`, scrubbed of secrets as every result is), so that the run, taken up again on
-/// this host (`run --resume`, or joined again), records them instead of running those tests again.
+/// (`.orchestrate/results/<run>-<pid>.json`, scrubbed of secrets as every result is), so that the run, taken up again
+/// on this host (`run --resume`, or joined again), records them instead of running those tests again.
 final class PendingResults: AttemptHooks {
     let directory: String
     let runID: UUID
@@ -45,7 +45,9 @@ final class PendingResults: AttemptHooks {
 
     /// Records in `queue` what processes of this host kept for the run (their files, then removed). Returns how many
     /// results the queue took, and how many it refused (their attempts were taken back meanwhile and run again).
-    static func replay(runID: UUID, projectDirectory: String, queue: AttemptQueue) async throws -> (recorded: Int, refused: Int) {
+    static func replay(
+        runID: UUID, projectDirectory: String, queue: AttemptQueue
+    ) async throws -> (recorded: Int, refused: Int) {
         let directory = "\(projectDirectory)/.orchestrate/results"
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter {
             $0.hasPrefix(prefix(runID)) && $0.hasSuffix(".json")
@@ -54,7 +56,9 @@ final class PendingResults: AttemptHooks {
         var refused = 0
         for name in names.sorted() {
             let path = "\(directory)/\(name)"
-            guard let data = FileManager.default.contents(atPath: path), let entries = try? JSONDecoder().decode([Entry].self, from: data) else {
+            guard let data = FileManager.default.contents(atPath: path),
+                let entries = try? JSONDecoder().decode([Entry].self, from: data)
+            else {
                 continue
             }
             let completions = entries.filter { $0.claimed.runID == runID }.map { ($0.claimed, $0.result) }

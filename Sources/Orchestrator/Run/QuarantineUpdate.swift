@@ -7,16 +7,21 @@ import Store
 /// out, said as a note each. It applies from the next run on.
 enum QuarantineUpdate {
     static func apply(
-        after judgement: RunJudge.Judgement, _ settings: OrchestrateConfig.Quarantine, project: String, runs: RunStore, output: any RunOutput
+        after judgement: RunJudge.Judgement, _ settings: OrchestrateConfig.Quarantine, project: String, runs: RunStore,
+        output: any RunOutput
     ) async throws {
         let policy = QuarantinePolicy(threshold: settings.threshold)
         guard let threshold = policy.threshold else { return }
-        let automatic = policy.needsAutomaticEntries ? Set(try await runs.quarantined(project: project).filter(\.automatic).map(\.scenarioId)) : []
-        let candidates = policy.candidates(ran: judgement.report.scenarios.map(\.scenario.id), unsteady: judgement.unsteady, automatic: automatic)
+        let automatic =
+            policy.needsAutomaticEntries
+            ? Set(try await runs.quarantined(project: project).filter(\.automatic).map(\.scenarioID)) : []
+        let candidates = policy.candidates(
+            ran: judgement.report.scenarios.map(\.scenario.id), unsteady: judgement.unsteady, automatic: automatic)
         guard !candidates.isEmpty else { return }
         let since = Date().addingTimeInterval(-Double(settings.window.wholeMilliseconds) / 1000)
-        let scores = try await runs.flakiness(project: project, since: since, scenarioIDs: candidates, limit: candidates.count, scoresOnly: true)
-        let changes = policy.changes(scores: scores.map { ($0.scenarioId, $0.score) })
+        let scores = try await runs.flakiness(
+            project: project, since: since, scenarioIDs: candidates, limit: candidates.count, scoresOnly: true)
+        let changes = policy.changes(scores: scores.map { ($0.scenarioID, $0.score) })
         let (added, released) = try await runs.applyAutomaticQuarantine(
             project: project, add: changes.add.map { ($0.scenarioID, $0.score, $0.reason) }, release: changes.release
         )

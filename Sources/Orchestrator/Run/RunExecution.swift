@@ -35,15 +35,18 @@ struct RunExecution {
         queue.passVerdict = VerdictRule.singleLanePass
         if let plan = planned.plan { queue.remember(plan) }
         // Results an earlier process of this host finished while the database was away are recorded, not run again.
-        let replayed = try await PendingResults.replay(runID: planned.runID, projectDirectory: settings.directory, queue: queue)
+        let replayed = try await PendingResults.replay(
+            runID: planned.runID, projectDirectory: settings.directory, queue: queue)
         if replayed.recorded + replayed.refused > 0 {
             output.note(
                 "recorded \(replayed.recorded) result(s) an earlier orchestrate on this host finished while the database was away"
                     + (replayed.refused > 0 ? "; \(replayed.refused) had been taken back and run again" : ""))
         }
         var configuration = CoordinatorConfiguration(
-            runID: planned.runID, workers: workers, host: HostFacts.hostName, workingDirectory: planned.workingDirectory,
-            attemptsDirectory: attemptsDirectory, mode: settings.mode.value, baseEnvironment: ProcessInfo.processInfo.environment,
+            runID: planned.runID, workers: workers, host: HostFacts.hostName,
+            workingDirectory: planned.workingDirectory,
+            attemptsDirectory: attemptsDirectory, mode: settings.mode.value,
+            baseEnvironment: ProcessInfo.processInfo.environment,
             frozenNow: ISO8601DateFormatter().string(from: planned.startedAt)
         )
         configuration.lease = lease
@@ -53,11 +56,12 @@ struct RunExecution {
         output.started(expected: planned.expected, workers: workers)
         let networkLog = NetworkLogWriter.forProject(settings.directory, database: database, logger: logger)
         networkLog.start()
-        // Around each attempt: its mock session, its runner's report as its step, its kept files stored, the suite's own
-        // per-slot resources (a simulator); results the queue never recorded, kept for the run taken up again.
+        // Around each attempt: its mock session, its runner's report as its step, its kept files stored, the suite's
+        // own per-slot resources (a simulator); results the queue never recorded, kept for the run taken up again.
         var hooks: [any AttemptHooks] = [
             MockSessions(
-                configuration: server, mode: settings.mode.value, recordings: settings.recordings, frozenNow: configuration.frozenNow,
+                configuration: server, mode: settings.mode.value, recordings: settings.recordings,
+                frozenNow: configuration.frozenNow,
                 log: networkLog, logger: logger),
             RunnerSteps(log: networkLog),
             StoredFiles(files: AttemptFiles(database: database, maximumBytes: settings.artifactBytes), logger: logger),
@@ -92,22 +96,25 @@ struct RunExecution {
             let left = await networkLog.close(within: unreachable ? .seconds(1) : nil)
             if left > 0 { output.note("the network log's \(left) row(s) wait in .orchestrate/spool for the next run") }
             if networkLog.lost > 0 {
-                output.note("\(networkLog.lost) row(s) of the network log are lost: neither the database nor the disk took them")
+                output.note(
+                    "\(networkLog.lost) row(s) of the network log are lost: neither the database nor the disk took them"
+                )
             }
             throw error
         }
         watch?.cancel()
-        // A stopped run's network log is written within the stop's patience (what is left waits in the spool for the next
-        // run); a finished run's, as long as writes go on.
+        // A stopped run's network log is written within the stop's patience (what is left waits in the spool for the
+        // next run); a finished run's, as long as writes go on.
         await networkLog.close(
-            within: coordinator.queueUnreachable ? .seconds(1) : outcome == .interrupted ? Coordinator.stoppingPatience * 2 : nil)
+            within: coordinator.queueUnreachable
+                ? .seconds(1) : outcome == .interrupted ? Coordinator.stoppingPatience * 2 : nil)
         output.finished()
         return outcome
     }
 
-    /// Runs the coordinator as a service: SIGINT/SIGTERM stop launching and end the running attempts. A stop that has not
-    /// ended when the attempts' grace and giving them back to the queue should have (a queue that does not answer) is cut
-    /// short: the coordinator is cancelled, and the run is interrupted all the same.
+    /// Runs the coordinator as a service: SIGINT/SIGTERM stop launching and end the running attempts. A stop that has
+    /// not ended when the attempts' grace and giving them back to the queue should have (a queue that does not answer)
+    /// is cut short: the coordinator is cancelled, and the run is interrupted all the same.
     private func runUntilDoneOrSignalled(_ coordinator: Coordinator) async throws -> CoordinatorOutcome {
         let service = CoordinatorService(coordinator: coordinator, output: output)
         var configuration = ServiceGroupConfiguration(
@@ -119,17 +126,21 @@ struct RunExecution {
             gracefulShutdownSignals: settings.trapsSignals ? [.sigterm, .sigint] : [],
             logger: logger
         )
-        configuration.maximumGracefulShutdownDuration = coordinator.configuration.grace + Coordinator.stoppingPatience + .seconds(15)
+        configuration.maximumGracefulShutdownDuration =
+            coordinator.configuration.grace + Coordinator.stoppingPatience + .seconds(15)
         let group = ServiceGroup(configuration: configuration)
         StopGuard.executing(true)
         defer { StopGuard.executing(false) }
         try await group.run()
         guard let outcome = service.outcome.withLock({ $0 }) else { return .interrupted }
         if case .failure(let error) = outcome, service.stopping.withLock({ $0 }) {
-            // Stopped by a signal: what went wrong on the way out (a queue that does not answer, the stop cut short) does not
-            // make it another kind of end. What was not given back, the next orchestrate on this host takes back at once.
+            // Stopped by a signal: what went wrong on the way out (a queue that does not answer, the stop cut short)
+            // does not make it another kind of end. What was not given back, the next orchestrate on this host takes
+            // back at once.
             if !(error is CancellationError) {
-                logger.warning("the run stopped without giving all its attempts back", metadata: ["error": "\(ExitStatus.describe(error))"])
+                logger.warning(
+                    "the run stopped without giving all its attempts back",
+                    metadata: ["error": "\(ExitStatus.describe(error))"])
             }
             return .interrupted
         }

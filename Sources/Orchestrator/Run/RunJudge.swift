@@ -42,14 +42,18 @@ package struct RunJudge {
     }
 
     /// The report with the verdicts filled in, and those of the verdicts that differ from what the report had stored.
-    package static func apply(_ verdicts: [StoredVerdict], to report: RunReport) -> (report: RunReport, changed: [StoredVerdict]) {
+    package static func apply(
+        _ verdicts: [StoredVerdict], to report: RunReport
+    ) -> (report: RunReport, changed: [StoredVerdict]) {
         let byScenario = Dictionary(verdicts.map { ($0.scenarioID, $0) }, uniquingKeysWith: { _, last in last })
         var report = report
         var unchanged = Set<String>()
         for index in report.scenarios.indices {
             guard let judged = byScenario[report.scenarios[index].scenario.id] else { continue }
             let stored = report.scenarios[index]
-            if stored.verdict == judged.verdict, stored.verdictReason == judged.reason, stored.evidence == judged.evidence {
+            if stored.verdict == judged.verdict, stored.verdictReason == judged.reason,
+                stored.evidence == judged.evidence
+            {
                 unchanged.insert(judged.scenarioID)
             }
             report.scenarios[index].verdict = judged.verdict
@@ -60,19 +64,30 @@ package struct RunJudge {
     }
 
     /// One verdict per scenario that ran, and the unsteady scenarios.
-    func verdicts(_ report: RunReport, history: [String: [LaneOutcome]]) async throws -> (verdicts: [StoredVerdict], unsteady: Set<String>) {
+    func verdicts(
+        _ report: RunReport, history: [String: [LaneOutcome]]
+    ) async throws -> (verdicts: [StoredVerdict], unsteady: Set<String>) {
         let entries = report.scenarios.filter { $0.attempts.contains { $0.outcome != nil } }
-        // First the verdicts (and, unless stable, the attempts that explain them); then the logs the evidence comes from,
-        // in one query.
+        // First the verdicts (and, unless stable, the attempts that explain them); then the logs the evidence comes
+        // from, in one query.
         var judged:
-            [(entry: RunReport.ScenarioEntry, verdict: Verdict, reason: String, replay: AttemptRecord?, live: AttemptRecord?, noise: [Int64])] = []
+            [(
+                entry: RunReport.ScenarioEntry, verdict: Verdict, reason: String, replay: AttemptRecord?,
+                live: AttemptRecord?, noise: [Int64]
+            )] = []
         var unsteady = Set<String>()
         for entry in entries {
             let earlier = history[entry.scenario.id] ?? []
-            let finished = entry.attempts.filter { $0.outcome != nil }.sorted { ($0.finishedAt ?? .distantPast) < ($1.finishedAt ?? .distantPast) }
-            if finished.contains(where: { $0.outcome != .passed }) || earlier.contains(where: { !$0.passed }) { unsteady.insert(entry.scenario.id) }
+            let finished = entry.attempts.filter { $0.outcome != nil }.sorted {
+                ($0.finishedAt ?? .distantPast) < ($1.finishedAt ?? .distantPast)
+            }
+            if finished.contains(where: { $0.outcome != .passed }) || earlier.contains(where: { !$0.passed }) {
+                unsteady.insert(entry.scenario.id)
+            }
             func outcomes(_ lane: Mode) -> VerdictRule.Outcomes? {
-                let run = finished.filter { mode(of: $0, in: entry, report: report).lane == lane }.map { $0.outcome == .passed }
+                let run = finished.filter { mode(of: $0, in: entry, report: report).lane == lane }.map {
+                    $0.outcome == .passed
+                }
                 guard !run.isEmpty else { return nil }
                 return VerdictRule.Outcomes(thisRun: run, history: earlier.filter { $0.lane == lane }.map(\.passed))
             }
@@ -93,22 +108,28 @@ package struct RunJudge {
                     earlier.filter { $0.mode == .live && $0.passed }.suffix(noiseSamples).map(\.attemptID)
                 ))
         }
-        let logs = try await runs.networkLogs(judged.flatMap { [$0.replay?.id, $0.live?.id].compactMap { $0 } + $0.noise })
+        let logs = try await runs.networkLogs(
+            judged.flatMap { [$0.replay?.id, $0.live?.id].compactMap { $0 } + $0.noise })
         var verdicts: [StoredVerdict] = []
         for (entry, verdict, reason, replay, live, noiseIDs) in judged {
             var evidence: [NetworkDifference] = []
             if let replay, let log = logs[replay.id] {
                 evidence += log.exchanges.filter { !$0.matched && $0.mode == .replay }.map { exchange in
                     NetworkDifference(
-                        kind: .unmatched, request: "\(exchange.method) \(exchange.url)", live: exchange.note, step: exchange.stepPosition)
+                        kind: .unmatched, request: "\(exchange.method) \(exchange.url)", live: exchange.note,
+                        step: exchange.stepPosition)
                 }.map { named($0, in: log) }
             }
             if let live, let log = logs[live.id], let recording = try? Cassette.load(cassette(entry.scenario)) {
                 let recorded = recording.entries.map { $0.exchange() }
-                let noise = NetworkDifference.noise(noiseIDs.compactMap { logs[$0] }.map { diff.differences(recorded: recorded, live: $0.exchanges) })
-                evidence += diff.differences(recorded: recorded, live: log.exchanges, noise: noise).map { named($0, in: log) }
+                let noise = NetworkDifference.noise(
+                    noiseIDs.compactMap { logs[$0] }.map { diff.differences(recorded: recorded, live: $0.exchanges) })
+                evidence += diff.differences(recorded: recorded, live: log.exchanges, noise: noise).map {
+                    named($0, in: log)
+                }
             }
-            verdicts.append(StoredVerdict(scenarioID: entry.scenario.id, verdict: verdict, reason: reason, evidence: evidence))
+            verdicts.append(
+                StoredVerdict(scenarioID: entry.scenario.id, verdict: verdict, reason: reason, evidence: evidence))
         }
         return (verdicts, unsteady)
     }
@@ -121,7 +142,9 @@ package struct RunJudge {
     /// Names the step a difference happened in (the live attempt's; a missing request's is the recording's).
     private func named(_ difference: NetworkDifference, in log: NetworkLog) -> NetworkDifference {
         var named = difference
-        if let position = difference.step, difference.kind != .missingRequest { named.stepName = log.stepTitle(position) }
+        if let position = difference.step, difference.kind != .missingRequest {
+            named.stepName = log.stepTitle(position)
+        }
         return named
     }
 }

@@ -11,7 +11,9 @@ struct RunLeftUnfinished: Error, CustomStringConvertible {
 
     var description: String {
         var text = ExitStatus.describe(underlying)
-        if kept > 0 { text += "; \(kept) finished result\(kept == 1 ? " is" : "s are") kept for it in .orchestrate/results" }
+        if kept > 0 {
+            text += "; \(kept) finished result\(kept == 1 ? " is" : "s are") kept for it in .orchestrate/results"
+        }
         if lost > 0 { text += "; \(lost) finished result\(lost == 1 ? "" : "s") could not be kept and will run again" }
         return text + "; " + Self.howToTakeUp(runID, joined: joined)
     }

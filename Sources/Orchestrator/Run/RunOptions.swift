@@ -25,8 +25,8 @@ package struct RunOptions: Sendable {
     package var agent = false
     /// An agent that serves run after run until it is stopped (`agent --forever`).
     package var forever = false
-    /// The name this node's share of a joined run is kept under (default: the host name); a node that joins its finished
-    /// run again under the same name re-runs that share.
+    /// The name this node's share of a joined run is kept under (default: the host name); a node that joins its
+    /// finished run again under the same name re-runs that share.
     package var node: String?
     /// A node's re-run takes only what failed in its share.
     package var failedOnly = false

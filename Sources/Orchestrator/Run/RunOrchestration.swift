@@ -7,8 +7,8 @@ import Store
 
 /// `orchestrate run` and `orchestrate agent`, in four phases: plan the run in the database (or resume or join one —
 /// ``RunWork``), execute it on this host's slots, judge it (exactly one process of a run does), report it. Returns the
-/// exit code (docs/ARCHITECTURE.md: 0 passed, 1 a scenario failed, 130 interrupted); throws ``ConfigError``/``UsageError``
-/// (exit 2) and store or coordinator failures (exit 3).
+/// exit code (docs/ARCHITECTURE.md: 0 passed, 1 a scenario failed, 130 interrupted); throws
+/// ``ConfigError``/``UsageError`` (exit 2) and store or coordinator failures (exit 3).
 package enum RunOrchestration {
     package static func run(_ options: RunOptions, output: any RunOutput, logger: Logger) async throws -> Int32 {
         try await run(try RunSettings.resolve(options), output: output, logger: logger)
@@ -30,11 +30,13 @@ package enum RunOrchestration {
             }
             server = started
             let host = ["0.0.0.0", "::"].contains(address) ? HostFacts.hostName : address
-            output.note("metrics for Prometheus at http://\(host.contains(":") ? "[\(host)]" : host):\(started.port)/metrics")
+            output.note(
+                "metrics for Prometheus at http://\(host.contains(":") ? "[\(host)]" : host):\(started.port)/metrics")
         }
         do {
             let code = try await ProjectDatabase.open(settings.database, logger: logger) { database in
-                let work = RunWork(settings: settings, database: database, output: output, logger: logger, metrics: metrics)
+                let work = RunWork(
+                    settings: settings, database: database, output: output, logger: logger, metrics: metrics)
                 switch try await work.arrive(git: await git?.value ?? (nil, nil)) {
                 case .settled(let code): return code
                 case .work(let planned, let joined): return try await work.work(planned, joined: joined)

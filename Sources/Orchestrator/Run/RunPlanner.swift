@@ -30,9 +30,12 @@ package struct RunPlanner {
 
     /// The run `scenarios` make on this host, not yet stored: secrets out of their environments, the project and the
     /// git facts in.
-    package static func plan(_ scenarios: [Scenario], settings: RunSettings, git: (revision: String?, branch: String?)) -> RunPlan {
+    package static func plan(
+        _ scenarios: [Scenario], settings: RunSettings, git: (revision: String?, branch: String?)
+    ) -> RunPlan {
         var plan = RunPlan(
-            host: HostFacts.hostName, gitRevision: git.revision, workingDirectory: settings.directory, configPath: settings.configPath,
+            host: HostFacts.hostName, gitRevision: git.revision, workingDirectory: settings.directory,
+            configPath: settings.configPath,
             mode: settings.mode.value, workers: settings.workers.value, retries: settings.retries.value,
             scenarios: scenarios.map { $0.withSecretsRedacted(settings.redact.isSecret) }
         )
@@ -45,14 +48,16 @@ package struct RunPlanner {
     package func store(_ plan: RunPlan) async throws -> Planned? {
         guard let (startedAt, expected) = try await runs.createUnlessJoined(plan) else { return nil }
         return Planned(
-            runID: plan.id, workingDirectory: plan.workingDirectory, startedAt: startedAt, expected: expected, plan: plan, project: plan.project)
+            runID: plan.id, workingDirectory: plan.workingDirectory, startedAt: startedAt, expected: expected,
+            plan: plan, project: plan.project)
     }
 
     /// Stores `plan`, which has no join key.
     package func store(_ plan: RunPlan) async throws -> Planned {
         let (startedAt, expected) = try await runs.create(plan)
         return Planned(
-            runID: plan.id, workingDirectory: plan.workingDirectory, startedAt: startedAt, expected: expected, plan: plan, project: plan.project)
+            runID: plan.id, workingDirectory: plan.workingDirectory, startedAt: startedAt, expected: expected,
+            plan: plan, project: plan.project)
     }
 
     /// Takes up run `runID` again: what passed does not run again. An unknown id is a ``UsageError``.
@@ -67,6 +72,7 @@ package struct RunPlanner {
             throw StoreError(.unknownRun, "run \(id) vanished from \(database)")
         }
         return Planned(
-            runID: runID, workingDirectory: summary.workingDirectory, startedAt: left.startedAt, expected: left.expected, project: summary.project)
+            runID: runID, workingDirectory: summary.workingDirectory, startedAt: left.startedAt,
+            expected: left.expected, project: summary.project)
     }
 }

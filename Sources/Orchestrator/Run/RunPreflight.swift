@@ -25,7 +25,8 @@ enum RunPreflight {
                 }
             throw UsageError(
                 "\(settings.workers.value) workers are more than this host can hold: at most \(capacity.slots) (open files allowed: "
-                    + "\(capacity.openFiles); a worker slot needs about \(openFilesPerSlot)); lower \(whence) or raise ulimit -n")
+                    + "\(capacity.openFiles); a worker slot needs about \(openFilesPerSlot)); lower \(whence) or raise ulimit -n"
+            )
         }
         let reports = settings.reports
         let named =
@@ -77,7 +78,9 @@ enum RunPreflight {
         }
         let probe = "\(folder)/.orchestrate-write-check-\(getpid())"
         let descriptor = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw UsageError("\(named): cannot write in \(folder): \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else {
+            throw UsageError("\(named): cannot write in \(folder): \(String(cString: strerror(errno)))")
+        }
         close(descriptor)
         unlink(probe)
     }

@@ -20,7 +20,9 @@ struct RunReportFiles {
 
     /// `extraJUnit`: another JUnit file (`--junit`), of the whole run or of a part of it.
     /// `trends`: each scenario's recent attempts (``RunStore/trends(_:limit:)``), read by the caller while it judged.
-    func write(_ report: RunReport, extraJUnit: (path: String, report: RunReport)?, trends: [String: [TrendPoint]]) async throws -> Written {
+    func write(
+        _ report: RunReport, extraJUnit: (path: String, report: RunReport)?, trends: [String: [TrendPoint]]
+    ) async throws -> Written {
         let attention = report.scenarios.filter(\.needsAttention)
         async let keptRead = runs.keptFiles(report.scenarios.flatMap(\.attempts).map(\.id))
         let logs = try await runs.networkLogs(attention.flatMap(\.attempts).map(\.id))
@@ -41,11 +43,14 @@ struct RunReportFiles {
         let junit = ["\(directory)/junit.xml"] + (extraJUnit.map { [$0.path] } ?? [])
         let html = "\(directory)/report.html"
         let written = attachments
-        async let page: Void = AtomicFile.write(HTMLReport.render(report, logs: logs, attachments: written, kept: kept, trends: trends), to: html)
+        async let page: Void = AtomicFile.write(
+            HTMLReport.render(report, logs: logs, attachments: written, kept: kept, trends: trends), to: html)
         let xml = JUnitReport.render(report, attachments: written)
         try AtomicFile.write(xml, to: junit[0])
         if let extraJUnit {
-            let own = extraJUnit.report.scenarios.count == report.scenarios.count ? xml : JUnitReport.render(extraJUnit.report, attachments: written)
+            let own =
+                extraJUnit.report.scenarios.count == report.scenarios.count
+                ? xml : JUnitReport.render(extraJUnit.report, attachments: written)
             try AtomicFile.write(own, to: extraJUnit.path)
         }
         try await page

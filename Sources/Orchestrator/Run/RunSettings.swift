@@ -38,7 +38,8 @@ package struct Setting<Value: Sendable>: Sendable {
 
     /// The flag's value when it was given, else the file's (with its line), else the default.
     static func resolve(
-        flag: (name: String, value: Value?), file: (key: String, value: Value), in config: OrchestrateConfig, standard: String
+        flag: (name: String, value: Value?), file: (key: String, value: Value), in config: OrchestrateConfig,
+        standard: String
     ) -> Setting {
         if let value = flag.value { return Setting(value, from: .flag(flag.name)) }
         if let line = config.lines[file.key] { return Setting(file.value, from: .file(config.path, line: line)) }
@@ -135,21 +136,31 @@ package struct RunSettings: Sendable {
         let role = role(of: options)
         let file = try ConfigLoader.load(path: options.configPath, required: role.plans)
         let reports = Setting.resolve(
-            flag: ("--reports", options.reportsDirectory), file: ("reports", file.reports), in: file, standard: ".orchestrate/reports")
+            flag: ("--reports", options.reportsDirectory), file: ("reports", file.reports), in: file,
+            standard: ".orchestrate/reports")
         return RunSettings(
             role: role,
             selection: ScenarioSelection(only: options.only, tags: options.tags),
-            workers: Setting.resolve(flag: ("--workers", options.workers), file: ("workers", file.workers), in: file, standard: "the core count"),
-            mode: Setting.resolve(flag: ("--mode", options.mode), file: ("mock.mode", file.mock.mode), in: file, standard: "replay"),
-            retries: Setting.resolve(flag: ("--retries", options.retries), file: ("retries", file.retries), in: file, standard: "none"),
-            lease: Setting.resolve(flag: ("--lease", options.lease), file: ("lease", file.lease), in: file, standard: "30 s"),
+            workers: Setting.resolve(
+                flag: ("--workers", options.workers), file: ("workers", file.workers), in: file,
+                standard: "the core count"),
+            mode: Setting.resolve(
+                flag: ("--mode", options.mode), file: ("mock.mode", file.mock.mode), in: file, standard: "replay"),
+            retries: Setting.resolve(
+                flag: ("--retries", options.retries), file: ("retries", file.retries), in: file, standard: "none"),
+            lease: Setting.resolve(
+                flag: ("--lease", options.lease), file: ("lease", file.lease), in: file, standard: "30 s"),
             reports: Setting(file.resolve(reports.value), from: reports.source),
             junit: options.junitPath.map { OrchestrateConfig.resolve($0, against: currentDirectory) },
             database: try DatabaseSelection.resolve(
-                flag: options.database, configured: file.database, projectDirectory: file.directory, environment: environment),
-            node: options.node.map { Setting($0, from: .flag("--node")) } ?? Setting(HostFacts.hostName, from: .standard("the host name")),
-            strict: options.strict, failedOnly: options.failedOnly, newTestsShare: options.newTestsShare, planWait: options.planWait,
-            metrics: options.metricsPort.map { (options.metricsAddress, $0) }, trapsSignals: options.trapsSignals, file: file
+                flag: options.database, configured: file.database, projectDirectory: file.directory,
+                environment: environment),
+            node: options.node.map { Setting($0, from: .flag("--node")) }
+                ?? Setting(HostFacts.hostName, from: .standard("the host name")),
+            strict: options.strict, failedOnly: options.failedOnly, newTestsShare: options.newTestsShare,
+            planWait: options.planWait,
+            metrics: options.metricsPort.map { (options.metricsAddress, $0) }, trapsSignals: options.trapsSignals,
+            file: file
         )
     }
 
@@ -168,7 +179,9 @@ package struct RunSettings: Sendable {
     func buildTests() async throws { try await SuiteSources(suite).prepare(file.suiteContext) }
 
     /// What the suite's slots need around their attempts besides their mock servers (an Xcode project's simulators).
-    func attemptHooks(runID: UUID) -> [any AttemptHooks] { SuiteSources(suite).attemptHooks(file.suiteContext, runID: runID) }
+    func attemptHooks(runID: UUID) -> [any AttemptHooks] {
+        SuiteSources(suite).attemptHooks(file.suiteContext, runID: runID)
+    }
 
     /// The suite's secret environment values, with those of `inherited` to be scrubbed.
     func secretEnvironment(inherited: [String: String]) -> SecretEnvironment {
@@ -181,8 +194,10 @@ package struct RunSettings: Sendable {
             "run settings",
             metadata: [
                 "workers": "\(workers.value) (\(workers.source))", "mode": "\(mode.value.rawValue) (\(mode.source))",
-                "retries": "\(retries.value) (\(retries.source))", "lease": "\(lease.value.components.seconds) s (\(lease.source))",
-                "reports": "\(reports.value) (\(reports.source))", "database": "\(database.endpoint) (\(database.source.rawValue))",
+                "retries": "\(retries.value) (\(retries.source))",
+                "lease": "\(lease.value.components.seconds) s (\(lease.source))",
+                "reports": "\(reports.value) (\(reports.source))",
+                "database": "\(database.endpoint) (\(database.source.rawValue))",
                 "node": "\(node.value) (\(node.source))",
             ])
     }

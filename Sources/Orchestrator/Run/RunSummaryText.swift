@@ -6,7 +6,9 @@ import Store
 /// The summary `orchestrate run` prints at the end, for people.
 enum RunSummaryText {
     /// `hosts`: each host's part; shown when more than one worked the run.
-    static func render(_ report: RunReport, attemptsDirectory: String, files: RunReportFiles.Written, hosts: [HostShare] = []) -> String {
+    static func render(
+        _ report: RunReport, attemptsDirectory: String, files: RunReportFiles.Written, hosts: [HostShare] = []
+    ) -> String {
         let id = report.runID.uuidString.lowercased()
         var lines = [headline(report)]
         let verdicts = Verdict.allCases.compactMap { verdict in
@@ -24,7 +26,8 @@ enum RunSummaryText {
                 let folder =
                     last.map {
                         AttemptFolders.path(
-                            attemptsDirectory: attemptsDirectory, runID: report.runID, scenarioID: entry.scenario.id, attempt: $0.attempt,
+                            attemptsDirectory: attemptsDirectory, runID: report.runID, scenarioID: entry.scenario.id,
+                            attempt: $0.attempt,
                             lane: $0.lane)
                     } ?? ""
                 var line = "  \(entry.scenario.id)  \(entry.verdict?.rawValue ?? entry.result.rawValue)"
@@ -33,19 +36,24 @@ enum RunSummaryText {
                 lines.append(line)
                 if let last, last.outcome != .passed {
                     lines.append(
-                        "      \(last.lane.map { "\($0.rawValue) " } ?? "")attempt \(last.attempt) \(last.failureSummary); logs in \(folder)")
+                        "      \(last.lane.map { "\($0.rawValue) " } ?? "")attempt \(last.attempt) \(last.failureSummary); logs in \(folder)"
+                    )
                 }
                 for difference in entry.evidence.prefix(5) {
                     lines.append("      \(difference.place.map { "\($0): " } ?? "")\(difference)")
                 }
-                if entry.evidence.count > 5 { lines.append("      … \(entry.evidence.count - 5) more differences in the report") }
+                if entry.evidence.count > 5 {
+                    lines.append("      … \(entry.evidence.count - 5) more differences in the report")
+                }
             }
         }
         let flaky = report.scenarios.filter { $0.result == .flaky && $0.verdict == nil }
         if !flaky.isEmpty {
             lines.append("flaky (failed, then passed on retry):")
             for entry in flaky {
-                let failures = entry.attempts.filter { $0.outcome != .passed }.map { "attempt \($0.attempt) \($0.failureSummary)" }
+                let failures = entry.attempts.filter { $0.outcome != .passed }.map {
+                    "attempt \($0.attempt) \($0.failureSummary)"
+                }
                 lines.append("  \(entry.scenario.id)  \(failures.joined(separator: "; "))")
             }
         }
@@ -69,7 +77,8 @@ enum RunSummaryText {
             case .running: "running for"
             case .finished: "finished in"
             }
-        return "run \(report.runID.uuidString.lowercased()) \(verb) \(String(format: "%.1f", elapsed))s: \(report.scenarios.count) scenarios, "
+        return
+            "run \(report.runID.uuidString.lowercased()) \(verb) \(String(format: "%.1f", elapsed))s: \(report.scenarios.count) scenarios, "
             + counts.joined(separator: ", ")
     }
 
@@ -88,7 +97,11 @@ enum RunSummaryText {
         let ends = hosts.compactMap { share in share.lastFinishedAt.map { (share.host, $0) } }.sorted { $0.1 > $1.1 }
         if ends.count > 1 {
             let lag = ends[0].1.timeIntervalSince(ends[1].1)
-            if lag >= 1 { lines.append("lagging: \(ends[0].0) finished its last attempt \(String(format: "%.1f", lag))s after the next host") }
+            if lag >= 1 {
+                lines.append(
+                    "lagging: \(ends[0].0) finished its last attempt \(String(format: "%.1f", lag))s after the next host"
+                )
+            }
         }
         return lines
     }

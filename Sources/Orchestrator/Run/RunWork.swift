@@ -62,11 +62,17 @@ struct RunWork {
         var plan = try await plan(git: git)
         plan.joinKey = key
         if let planned: RunPlanner.Planned = try await planner.store(plan) {
-            output.note("planned run \(plan.id.uuidString.lowercased()) under \(key) as node \(node); other nodes join it with --join \(key)")
+            output.note(
+                "planned run \(plan.id.uuidString.lowercased()) under \(key) as node \(node); other nodes join it with --join \(key)"
+            )
             return .work(planned, joined: true)
         }
-        guard let run = try await runs.run(joinKey: key) else { throw StoreError(.unknownRun, "the run under \(key) vanished") }
-        if run.state == .finished, settings.node.source == .flag("--node") { return try await rerun(run, key: key, git: git) }
+        guard let run = try await runs.run(joinKey: key) else {
+            throw StoreError(.unknownRun, "the run under \(key) vanished")
+        }
+        if run.state == .finished, settings.node.source == .flag("--node") {
+            return try await rerun(run, key: key, git: git)
+        }
         return try await attach(run, label: "the run under \(key)")
     }
 
@@ -77,7 +83,8 @@ struct RunWork {
         return RunPlanner.plan(scenarios, settings: settings, git: git)
     }
 
-    /// Works a run planned elsewhere: running (or interrupted, taken up again), or settled already (said, with its code).
+    /// Works a run planned elsewhere: running (or interrupted, taken up again), or settled already (said, with its
+    /// code).
     private func attach(_ run: JoinableRun, label: String) async throws -> Arrival {
         let id = run.id.uuidString.lowercased()
         if run.state == .finished {
@@ -90,22 +97,28 @@ struct RunWork {
         output.note("joined \(label) (\(id)) as node \(node) with \(workers) slot(s)")
         return .work(
             RunPlanner.Planned(
-                runID: run.id, workingDirectory: settings.directory, startedAt: run.startedAt, expected: left.expected, project: run.project),
+                runID: run.id, workingDirectory: settings.directory, startedAt: run.startedAt, expected: left.expected,
+                project: run.project),
             joined: true)
     }
 
     /// A node that joins its run again after the run finished (its CI job was re-run): it re-runs exactly the scenarios
     /// it ran there, or those of them that failed, as a run of its own — never an arbitrary new share.
-    private func rerun(_ run: JoinableRun, key: String, git: (revision: String?, branch: String?)) async throws -> Arrival {
+    private func rerun(
+        _ run: JoinableRun, key: String, git: (revision: String?, branch: String?)
+    ) async throws -> Arrival {
         let id = run.id.uuidString.lowercased()
         guard let share = try await runs.share(of: node, in: run.id, failedOnly: settings.failedOnly) else {
             let code = try await exitCode(of: run)
-            output.note("the run under \(key) (\(id)) is finished and node \(node) ran nothing in it; its exit code is \(code)")
+            output.note(
+                "the run under \(key) (\(id)) is finished and node \(node) ran nothing in it; its exit code is \(code)")
             return .settled(code)
         }
         guard !share.scenarioIDs.isEmpty else {
             let what = settings.failedOnly ? "had no failures" : "finished nothing"
-            output.note("node \(node) \(what) in its last run of \(key) (\(share.runID.uuidString.lowercased())): nothing to re-run")
+            output.note(
+                "node \(node) \(what) in its last run of \(key) (\(share.runID.uuidString.lowercased())): nothing to re-run"
+            )
             return .settled(ExitStatus.passed)
         }
         var plan = try await plan(git: git, only: Set(share.scenarioIDs))
@@ -130,7 +143,8 @@ struct RunWork {
             if let run = try await runs.run(joinKey: key) { return run }
             if clock.now >= deadline {
                 throw JoinError(
-                    "no run was planned under \(key) within \(settings.planWait.components.seconds) s (orchestrate run --join \(key) plans it)")
+                    "no run was planned under \(key) within \(settings.planWait.components.seconds) s (orchestrate run --join \(key) plans it)"
+                )
             }
             if !said {
                 output.note("waiting for a node to plan the run under \(key) (orchestrate run --join \(key))")
@@ -158,14 +172,16 @@ struct RunWork {
         } catch let error as CancellationError {
             throw error
         } catch {
-            throw RunLeftUnfinished(runID: planned.runID, joined: joined, underlying: error, kept: pending.kept, lost: pending.lost)
+            throw RunLeftUnfinished(
+                runID: planned.runID, joined: joined, underlying: error, kept: pending.kept, lost: pending.lost)
         }
     }
 
     private func work(_ planned: RunPlanner.Planned, joined: Bool, pending: PendingResults) async throws -> Int32 {
         try await runs.join(planned.runID, member: member.description, host: member.host, node: node, workers: workers)
         let execution = RunExecution(
-            settings: settings, planned: planned, database: database, output: output, logger: logger, showsHosts: joined, metrics: metrics,
+            settings: settings, planned: planned, database: database, output: output, logger: logger,
+            showsHosts: joined, metrics: metrics,
             pending: pending)
         var interrupted = try await execution.execute() == .interrupted
         if !interrupted, !joined, let share = settings.newTestsShare {
@@ -180,13 +196,19 @@ struct RunWork {
         defer { trends.cancel() }
         if interrupted {
             // A node that leaves a joined run leaves it to the others; a run of its own waits for --resume. Not judged:
-            // its passes keep the verdict they settled with, the rest have none. A database that does not answer does not
-            // turn the stop into another kind of end: the run is left as it is, for --resume.
+            // its passes keep the verdict they settled with, the rest have none. A database that does not answer does
+            // not turn the stop into another kind of end: the run is left as it is, for --resume.
             do {
                 // Marking the run takes a moment when the database answers; when it does not, the stop ends here.
-                if !joined { try await within(Coordinator.stoppingPatience) { [runs] in try await runs.setState(planned.runID, .interrupted) } }
+                if !joined {
+                    try await within(Coordinator.stoppingPatience) { [runs] in
+                        try await runs.setState(planned.runID, .interrupted)
+                    }
+                }
                 try await within(Database.defaultConnectTimeout) { [self] in
-                    try await publish(try await judge.unjudged(planned.runID).report, joined: joined, execution: execution, trends: trends)
+                    try await publish(
+                        try await judge.unjudged(planned.runID).report, joined: joined, execution: execution,
+                        trends: trends)
                 }
             } catch {
                 throw InterruptedUnrecorded(underlying: error)
@@ -198,12 +220,14 @@ struct RunWork {
         while true {
             if try await runs.claimJudgement(planned.runID, by: member.description) {
                 let judgement = try await judge.judge(planned.runID)
-                // Verdicts, the run's days in the flakiness rollup and the quarantine changes they lead to are stored while
-                // the reports are written; the exit code last, when the other nodes may read the judged run.
-                async let saved: Void = judgement.changed.isEmpty ? () : runs.saveVerdicts(planned.runID, judgement.changed)
+                // Verdicts, the run's days in the flakiness rollup and the quarantine changes they lead to are stored
+                // while the reports are written; the exit code last, when the other nodes may read the judged run.
+                async let saved: Void =
+                    judgement.changed.isEmpty ? () : runs.saveVerdicts(planned.runID, judgement.changed)
                 async let quarantined: Void = { [runs, settings, output] in
                     try await runs.rollUp(planned.runID)
-                    try await QuarantineUpdate.apply(after: judgement, settings.quarantine, project: planned.project, runs: runs, output: output)
+                    try await QuarantineUpdate.apply(
+                        after: judgement, settings.quarantine, project: planned.project, runs: runs, output: output)
                 }()
                 try await publish(judgement.report, joined: joined, execution: execution, trends: trends)
                 try await saved
@@ -214,10 +238,14 @@ struct RunWork {
                 return code
             }
             if let run = try await runs.joinable(planned.runID), let code = run.exitCode {
-                try await publish(try await judge.unjudged(planned.runID).report, joined: joined, execution: execution, trends: trends)
+                try await publish(
+                    try await judge.unjudged(planned.runID).report, joined: joined, execution: execution, trends: trends
+                )
                 return code
             }
-            if clock.now >= giveUp { throw JoinError("run \(planned.runID.uuidString.lowercased()) was not judged within 600 s") }
+            if clock.now >= giveUp {
+                throw JoinError("run \(planned.runID.uuidString.lowercased()) was not judged within 600 s")
+            }
             try await Task.sleep(for: .milliseconds(250))
         }
     }
@@ -225,10 +253,12 @@ struct RunWork {
     /// What `--detect-new-flakes` did, in a line.
     static func describe(_ probes: NewTestProbes, share: Double) -> String {
         if probes.skipped {
-            return "new tests: \(probes.newTests) of \(probes.tests), more than \(Int((share * 100).rounded()))% of the suite "
+            return
+                "new tests: \(probes.newTests) of \(probes.tests), more than \(Int((share * 100).rounded()))% of the suite "
                 + "(--new-tests-share): not run again"
         }
-        return "new tests: \(probes.newTests) of \(probes.tests); \(probes.probes) extra run\(probes.probes == 1 ? "" : "s") of those that passed"
+        return
+            "new tests: \(probes.newTests) of \(probes.tests); \(probes.probes) extra run\(probes.probes == 1 ? "" : "s") of those that passed"
     }
 
     /// The run's report files under the reports folder (and `--junit`), then its summary with a line per host.
@@ -257,7 +287,9 @@ struct RunWork {
     /// An agent that serves run after run of this project until SIGTERM or SIGINT stops it (130): a run it is working
     /// is left to the others, its attempts back in the queue.
     func serveForever() async throws -> Int32 {
-        output.note("agent \(member) serves the runs of project \(settings.project) with \(workers) slot(s); SIGTERM or Ctrl-C stops it")
+        output.note(
+            "agent \(member) serves the runs of project \(settings.project) with \(workers) slot(s); SIGTERM or Ctrl-C stops it"
+        )
         // Between runs no run's signal handling is in place: the agent's own, for its whole life.
         let signals = await UnixSignalsSequence(trapping: .sigterm, .sigint)
         return try await withThrowingTaskGroup(of: Int32.self) { group in
@@ -267,11 +299,14 @@ struct RunWork {
             }
             group.addTask {
                 while true {
-                    guard let id = try await runs.nextRunWithWork(project: settings.project), let run = try await runs.joinable(id) else {
+                    guard let id = try await runs.nextRunWithWork(project: settings.project),
+                        let run = try await runs.joinable(id)
+                    else {
                         try await Task.sleep(for: .seconds(1))
                         continue
                     }
-                    guard case .work(let planned, _) = try await attach(run, label: "run \(id.uuidString.lowercased())") else { continue }
+                    guard case .work(let planned, _) = try await attach(run, label: "run \(id.uuidString.lowercased())")
+                    else { continue }
                     if try await work(planned, joined: true) == ExitStatus.interrupted { return ExitStatus.interrupted }
                 }
             }

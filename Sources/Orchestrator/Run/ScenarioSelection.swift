@@ -15,10 +15,12 @@ package struct ScenarioSelection: Sendable {
         self.tags = tags
     }
 
-    /// The selected scenarios; a selector that selects nothing is a ``UsageError``, no scenarios at all a ``ConfigError``.
+    /// The selected scenarios; a selector that selects nothing is a ``UsageError``, no scenarios at all a
+    /// ``ConfigError``.
     package func select(from scenarios: [Scenario], configPath: String) throws -> [Scenario] {
         guard !scenarios.isEmpty else {
-            throw ConfigError(file: configPath, line: 1, column: 1, "no scenarios: add some under suite.scenarios (or suite.gherkin)")
+            throw ConfigError(
+                file: configPath, line: 1, column: 1, "no scenarios: add some under suite.scenarios (or suite.gherkin)")
         }
         var selected = scenarios
         if !only.isEmpty {
@@ -27,7 +29,9 @@ package struct ScenarioSelection: Sendable {
                 let place = FeaturePlace(selector)
                 let matching = scenarios.filter { $0.id == selector || place.holds($0) }
                 if matching.isEmpty {
-                    throw UsageError("--only \(selector): no such scenario id or feature FILE[:LINE] in \(configPath) (see orchestrate scenarios)")
+                    throw UsageError(
+                        "--only \(selector): no such scenario id or feature FILE[:LINE] in \(configPath) (see orchestrate scenarios)"
+                    )
                 }
                 wanted.formUnion(matching.map(\.id))
             }
@@ -43,7 +47,8 @@ package struct ScenarioSelection: Sendable {
             // Tags are written with their @ in expressions, as in feature files.
             selected = selected.filter { scenario in expression.matches(scenario.tags.map { "@\($0)" }) }
             guard !selected.isEmpty else {
-                throw UsageError("--tags \(tags): no scenario in \(configPath) has matching tags (see orchestrate scenarios)")
+                throw UsageError(
+                    "--tags \(tags): no scenario in \(configPath) has matching tags (see orchestrate scenarios)")
             }
         }
         return selected
@@ -68,7 +73,8 @@ struct FeaturePlace {
     }
 
     func holds(_ scenario: Scenario) -> Bool {
-        guard let uri = scenario.uri, uri.hasSuffix(".feature"), URL(fileURLWithPath: uri).standardized.path == path else { return false }
+        guard let uri = scenario.uri, uri.hasSuffix(".feature"), URL(fileURLWithPath: uri).standardized.path == path
+        else { return false }
         return lines.isEmpty || lines.contains { $0 == scenario.line || $0 == scenario.definitionLine }
     }
 }

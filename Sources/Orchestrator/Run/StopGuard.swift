@@ -9,10 +9,10 @@ import Glibc
 import Darwin
 #endif
 
-/// What SIGINT and SIGTERM do to `run` and `agent`, for the whole life of the process — armed by the command line, not by
-/// in-process callers. While the slots work, the first one stops the run gracefully (its attempts go back to the queue:
-/// the run's own handling). The process ends at once, with 130, when that stop has not ended within its patience (it
-/// waits on a database that does not answer, say), when a second signal comes, or when a signal comes while no slot
+/// What SIGINT and SIGTERM do to `run` and `agent`, for the whole life of the process — armed by the command line, not
+/// by in-process callers. While the slots work, the first one stops the run gracefully (its attempts go back to the
+/// queue: the run's own handling). The process ends at once, with 130, when that stop has not ended within its patience
+/// (it waits on a database that does not answer, say), when a second signal comes, or when a signal comes while no slot
 /// works (planning, judging, writing reports) — saying how to take up the run it leaves, if it leaves one.
 package enum StopGuard {
     private struct State {
@@ -73,7 +73,8 @@ package enum StopGuard {
     private static func stopNow(after patience: Duration? = nil) -> Never {
         let (runID, joined) = state.withLock { ($0.runID, $0.joined) }
         var line =
-            patience.map { "orchestrate stopped at once: its stop did not end within \($0.components.seconds) s" } ?? "orchestrate stopped at once"
+            patience.map { "orchestrate stopped at once: its stop did not end within \($0.components.seconds) s" }
+            ?? "orchestrate stopped at once"
         if let runID { line += "; " + RunLeftUnfinished.howToTakeUp(runID, joined: joined) }
         Console.detached.note(line)
         StandardStreams.flush(within: .seconds(2))

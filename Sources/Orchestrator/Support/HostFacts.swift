@@ -17,20 +17,28 @@ package enum HostFacts {
         return name.isEmpty ? "localhost" : name
     }
 
-    /// The revision and branch a run is recorded with (``gitRevision(in:)``, ``branch(in:environment:)``), asked side by side.
+    /// The revision and branch a run is recorded with (``gitRevision(in:)``, ``branch(in:environment:)``), asked side
+    /// by side.
     static func git(in directory: String) async -> (revision: String?, branch: String?) {
         async let revision = gitRevision(in: directory)
         async let branch = branch(in: directory)
         return await (revision, branch)
     }
 
-    /// The branch being tested: the CI's (a pull request's source branch first), else `git rev-parse --abbrev-ref HEAD`;
-    /// `nil` on a detached HEAD or outside git.
-    static func branch(in directory: String, environment: [String: String] = ProcessInfo.processInfo.environment) async -> String? {
-        for name in ["GITHUB_HEAD_REF", "GITHUB_REF_NAME", "CI_COMMIT_REF_NAME", "BUILDKITE_BRANCH", "CIRCLE_BRANCH", "BRANCH_NAME"] {
+    /// The branch being tested: the CI's (a pull request's source branch first), else `git rev-parse --abbrev-ref
+    /// HEAD`; `nil` on a detached HEAD or outside git.
+    static func branch(
+        in directory: String, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) async -> String? {
+        for name in [
+            "GITHUB_HEAD_REF", "GITHUB_REF_NAME", "CI_COMMIT_REF_NAME", "BUILDKITE_BRANCH", "CIRCLE_BRANCH",
+            "BRANCH_NAME",
+        ] {
             if let value = environment[name], !value.isEmpty { return value }
         }
-        guard let name = await run(["git", "rev-parse", "--abbrev-ref", "HEAD"], in: directory), !name.isEmpty, name != "HEAD" else { return nil }
+        guard let name = await run(["git", "rev-parse", "--abbrev-ref", "HEAD"], in: directory), !name.isEmpty,
+            name != "HEAD"
+        else { return nil }
         return name
     }
 
@@ -42,14 +50,18 @@ package enum HostFacts {
     }
 
     private static func run(_ arguments: [String], in directory: String) async -> String? {
-        let output = FileManager.default.temporaryDirectory.appendingPathComponent("orchestrate-git-\(UUID().uuidString)").path
+        let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "orchestrate-git-\(UUID().uuidString)"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: output) }
         var command = SupervisedCommand(
             executable: "/usr/bin/env", arguments: arguments, environment: ProcessInfo.processInfo.environment,
             workingDirectory: directory, stdoutPath: output
         )
         command.timeout = .seconds(10)
-        guard let termination = try? await SupervisedProcess.run(command), termination.reason == .exited(0) else { return nil }
+        guard let termination = try? await SupervisedProcess.run(command), termination.reason == .exited(0) else {
+            return nil
+        }
         return (try? String(contentsOfFile: output, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 }

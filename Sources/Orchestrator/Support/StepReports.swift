@@ -7,14 +7,15 @@ import Reports
 /// that name the steps), Cucumber JSON reports (`[{"elements": [{"steps": [...]}]}]`), and JUnit XML reports, whose
 /// test cases become steps (a scenario that runs a runner of its own: its tests, their times and failures).
 enum StepReports {
-    /// The steps of every report in `folder` (top level, `*.ndjson`, `*.json` and `*.xml`, in name order), numbered from 1.
-    /// Only the folder's own regular files are read, within the bound of results files (as ``TestReports`` reads them).
-    /// Steps of a Cucumber JSON report have durations but no start times unless the scenario has
+    /// The steps of every report in `folder` (top level, `*.ndjson`, `*.json` and `*.xml`, in name order), numbered
+    /// from 1. Only the folder's own regular files are read, within the bound of results files (as ``TestReports``
+    /// reads them). Steps of a Cucumber JSON report have durations but no start times unless the scenario has
     /// `start_timestamp`: they are laid end to end from `attemptStart`.
     static func steps(in path: String, attemptStart: Date) -> [Step] {
         guard let folder = try? FolderHandle(opening: path) else { return [] }
         var steps: [Step] = []
-        for name in ((try? folder.names()) ?? []).sorted() where name.hasSuffix(".ndjson") || name.hasSuffix(".json") || name.hasSuffix(".xml") {
+        for name in ((try? folder.names()) ?? []).sorted()
+        where name.hasSuffix(".ndjson") || name.hasSuffix(".json") || name.hasSuffix(".xml") {
             guard let data = try? folder.contents(of: name, maximumBytes: JUnitResults.maximumBytes) else { continue }
             if name.hasSuffix(".xml") {
                 steps += junit(data, file: name, attemptStart: attemptStart)
@@ -48,7 +49,8 @@ enum StepReports {
             let error = result.failure
             steps.append(
                 Step(
-                    position: 0, keyword: "", name: result.id, status: StepStatus(rawValue: result.status.rawValue), startedAt: clock,
+                    position: 0, keyword: "", name: result.id, status: StepStatus(rawValue: result.status.rawValue),
+                    startedAt: clock,
                     finishedAt: finished, error: error))
             clock = finished
         }

@@ -15,7 +15,9 @@ package enum NetworkLogExport {
     ///     +0.000s   210 ms  passed  Given I open the app
     ///                               GET https://api.clinic.test/v1/news → 500 (3 ms)
     package static func timeline(_ log: NetworkLog, attempt: AttemptRecord) -> String {
-        var lines = ["\(attempt.scenarioID) \(attempt.lane.map { "\($0.rawValue) " } ?? "")attempt \(attempt.attempt): \(attempt.failureSummary)"]
+        var lines = [
+            "\(attempt.scenarioID) \(attempt.lane.map { "\($0.rawValue) " } ?? "")attempt \(attempt.attempt): \(attempt.failureSummary)"
+        ]
         let pad = String(repeating: " ", count: 32)
         func exchangeLine(_ exchange: Exchange) -> String {
             let status = exchange.status.map(String.init) ?? "no response"
@@ -41,5 +43,7 @@ package enum NetworkLogExport {
 }
 
 extension String {
-    func leftPadded(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
+    func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
 }

@@ -11,7 +11,8 @@ package enum HTMLReport {
     /// Bodies longer than this are cut (the HAR attachment has them whole).
     package static let bodyLimit = 64 * 1024
 
-    package static let contentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+    package static let contentSecurityPolicy =
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 
     /// - Parameters:
     ///   - logs: the network logs of the attempts to show in detail, by attempt id.
@@ -19,7 +20,8 @@ package enum HTMLReport {
     ///   - kept: the files each attempt kept, as stored in the database (`orchestrate artifacts` writes them out).
     ///   - trends: each scenario's recent attempts, oldest first (``RunTimeline/trend(_:)``).
     package static func render(
-        _ report: RunReport, logs: [Int64: NetworkLog], attachments: [String: [String]] = [:], kept: [Int64: KeptFiles] = [:],
+        _ report: RunReport, logs: [Int64: NetworkLog], attachments: [String: [String]] = [:],
+        kept: [Int64: KeptFiles] = [:],
         trends: [String: [TrendPoint]] = [:]
     ) -> String {
         let id = report.runID.uuidString.lowercased()
@@ -44,22 +46,26 @@ package enum HTMLReport {
         html += "<p class=\"meta\">\(escape(summaryLine(report)))</p>\n"
         if let timeline = RunTimeline.svg(report) {
             html += "<details open class=\"timeline\"><summary><h2>Timeline</h2></summary>\n\(timeline)\n"
-            html += "<p class=\"legend\">a lane per worker slot, by host; a bar per attempt (passed, failed, timed out, crashed); "
+            html +=
+                "<p class=\"legend\">a lane per worker slot, by host; a bar per attempt (passed, failed, timed out, crashed); "
             html += "lines join a failed attempt to its retry; shaded: a slot idle until the run's end</p></details>\n"
         }
-        html += "<table class=\"summary\"><tr><th>Scenario</th><th>Result</th><th>Verdict</th><th>Attempts</th><th>Time</th>"
+        html +=
+            "<table class=\"summary\"><tr><th>Scenario</th><th>Result</th><th>Verdict</th><th>Attempts</th><th>Time</th>"
         html += "<th>Against expected</th><th>Recent attempts</th></tr>\n"
         for entry in ordered {
             html += "<tr><td><a href=\"#\(anchor(entry.scenario.id))\">\(escape(entry.scenario.name))</a></td>"
             html += "<td>\(badge(entry.result.rawValue))\(entry.quarantined ? " " + badge("quarantined") : "")</td>"
             html += "<td>\(entry.verdict.map { badge($0.rawValue) } ?? "")</td><td>\(entry.attempts.count)</td>"
             html += "<td>\(milliseconds(entry.totalMilliseconds))</td>"
-            html += "<td>\(RunTimeline.againstExpected(actual: RunTimeline.settledMilliseconds(entry), expected: entry.expectedMilliseconds))</td>"
+            html +=
+                "<td>\(RunTimeline.againstExpected(actual: RunTimeline.settledMilliseconds(entry), expected: entry.expectedMilliseconds))</td>"
             html += "<td>\(RunTimeline.trend(trends[entry.scenario.id] ?? []))</td></tr>\n"
         }
         html += "</table>\n"
         for entry in ordered {
-            html += scenario(entry, runID: report.runID, logs: logs, attachments: attachments[entry.scenario.id] ?? [], kept: kept)
+            html += scenario(
+                entry, runID: report.runID, logs: logs, attachments: attachments[entry.scenario.id] ?? [], kept: kept)
         }
         html += "</body>\n</html>\n"
         return html
@@ -74,20 +80,25 @@ package enum HTMLReport {
 
     private static func summaryLine(_ report: RunReport) -> String {
         var parts = [
-            report.state.rawValue, "mode \(report.mode.rawValue)", "started \(ISO8601DateFormatter().string(from: report.startedAt))",
+            report.state.rawValue, "mode \(report.mode.rawValue)",
+            "started \(ISO8601DateFormatter().string(from: report.startedAt))",
             "host \(report.host)",
         ]
         if let revision = report.gitRevision { parts.append("revision \(revision)") }
-        let results = ScenarioResult.allCases.compactMap { result in report.count(result) > 0 ? "\(report.count(result)) \(result.rawValue)" : nil }
+        let results = ScenarioResult.allCases.compactMap { result in
+            report.count(result) > 0 ? "\(report.count(result)) \(result.rawValue)" : nil
+        }
         parts.append(results.joined(separator: ", "))
         return parts.joined(separator: " · ")
     }
 
     private static func scenario(
-        _ entry: RunReport.ScenarioEntry, runID: UUID, logs: [Int64: NetworkLog], attachments: [String], kept: [Int64: KeptFiles]
+        _ entry: RunReport.ScenarioEntry, runID: UUID, logs: [Int64: NetworkLog], attachments: [String],
+        kept: [Int64: KeptFiles]
     ) -> String {
         let open = rank(entry) < 2 ? " open" : ""
-        var html = "<section id=\"\(anchor(entry.scenario.id))\" class=\"scenario \(escape(entry.verdict?.rawValue ?? entry.result.rawValue))\">\n"
+        var html =
+            "<section id=\"\(anchor(entry.scenario.id))\" class=\"scenario \(escape(entry.verdict?.rawValue ?? entry.result.rawValue))\">\n"
         html += "<details\(open)><summary><h2>\(escape(entry.scenario.name)) \(badge(entry.result.rawValue))"
         if let verdict = entry.verdict { html += " " + badge(verdict.rawValue) }
         if entry.quarantined { html += " " + badge("quarantined") }
@@ -100,16 +111,21 @@ package enum HTMLReport {
             html +=
                 "<h3>What changed on the network</h3>\n<table class=\"diff\"><tr><th>Step</th><th>Request</th><th>Change</th><th>Recorded</th><th>Live</th></tr>\n"
             for difference in entry.evidence {
-                html += "<tr><td>\(escape(difference.place ?? "—"))</td><td><code>\(escape(difference.request))</code></td>"
-                html += "<td>\(escape(difference.kind.rawValue))\(difference.path.map { " <code>\(escape($0))</code>" } ?? "")</td>"
-                html += "<td><code>\(escape(difference.recorded ?? ""))</code></td><td><code>\(escape(difference.live ?? ""))</code></td></tr>\n"
+                html +=
+                    "<tr><td>\(escape(difference.place ?? "—"))</td><td><code>\(escape(difference.request))</code></td>"
+                html +=
+                    "<td>\(escape(difference.kind.rawValue))\(difference.path.map { " <code>\(escape($0))</code>" } ?? "")</td>"
+                html +=
+                    "<td><code>\(escape(difference.recorded ?? ""))</code></td><td><code>\(escape(difference.live ?? ""))</code></td></tr>\n"
             }
             html += "</table>\n"
         }
         if !attachments.isEmpty {
             html +=
                 "<p>Attachments: "
-                + attachments.map { "<a href=\"\(escape(relative($0)))\">\(escape(($0 as NSString).lastPathComponent))</a>" }
+                + attachments.map {
+                    "<a href=\"\(escape(relative($0)))\">\(escape(($0 as NSString).lastPathComponent))</a>"
+                }
                 .joined(separator: " · ") + "</p>\n"
         }
         for attempt in entry.attempts { html += self.attempt(attempt, log: logs[attempt.id]) }
@@ -121,10 +137,12 @@ package enum HTMLReport {
             }.joined(separator: " · ")
             for attempt in entry.attempts {
                 if let note = kept[attempt.id]?.leftOutNote {
-                    html += " · \(escape(AttemptName.of(attempt: attempt.attempt, lane: attempt.lane))): \(escape(note))"
+                    html +=
+                        " · \(escape(AttemptName.of(attempt: attempt.attempt, lane: attempt.lane))): \(escape(note))"
                 }
             }
-            html += " — <code>orchestrate artifacts \(runID.uuidString.lowercased()) \(escape(shellQuoted(entry.scenario.id))) --out DIR</code></p>\n"
+            html +=
+                " — <code>orchestrate artifacts \(runID.uuidString.lowercased()) \(escape(shellQuoted(entry.scenario.id))) --out DIR</code></p>\n"
         }
         html += "</details>\n</section>\n"
         return html
@@ -136,23 +154,30 @@ package enum HTMLReport {
             + " in \(milliseconds(attempt.durationMilliseconds ?? 0))\(attempt.worker.map { " on \($0)" } ?? "")"
         var html = "<div class=\"attempt \(escape(attempt.outcome?.rawValue ?? "open"))\"><h3>\(escape(title))</h3>\n"
         if let error = attempt.error { html += "<pre class=\"error\">\(escape(error))</pre>\n" }
-        if !attempt.stderr.isEmpty { html += "<details><summary>stderr</summary><pre>\(escape(attempt.stderr))</pre></details>\n" }
+        if !attempt.stderr.isEmpty {
+            html += "<details><summary>stderr</summary><pre>\(escape(attempt.stderr))</pre></details>\n"
+        }
         if let log {
             let timeline = StepTimeline(log, attempt: attempt)
             if !timeline.rows.isEmpty {
                 html += "<ol class=\"steps\">\n"
                 for row in timeline.rows {
                     let duration = row.milliseconds.map(milliseconds) ?? "open"
-                    html += "<li class=\"step \(escape(row.step.status.rawValue))\"><span class=\"time\">\(row.offset) · \(duration)</span> "
+                    html +=
+                        "<li class=\"step \(escape(row.step.status.rawValue))\"><span class=\"time\">\(row.offset) · \(duration)</span> "
                     html += "\(badge(row.step.status.rawValue)) \(escape(row.title))\n"
-                    if let error = row.step.error, !error.isEmpty { html += "<pre class=\"error\">\(escape(error))</pre>\n" }
+                    if let error = row.step.error, !error.isEmpty {
+                        html += "<pre class=\"error\">\(escape(error))</pre>\n"
+                    }
                     html += row.exchanges.map(exchange).joined()
                     html += "</li>\n"
                 }
                 html += "</ol>\n"
             }
             if !timeline.outside.isEmpty {
-                html += "<p>\(log.steps.isEmpty ? "Exchanges" : "Exchanges outside steps"):</p>\n" + timeline.outside.map(exchange).joined()
+                html +=
+                    "<p>\(log.steps.isEmpty ? "Exchanges" : "Exchanges outside steps"):</p>\n"
+                    + timeline.outside.map(exchange).joined()
             }
         }
         html += "</div>\n"
@@ -163,7 +188,8 @@ package enum HTMLReport {
         let status = exchange.status.map(String.init) ?? "no response"
         var html =
             "<details class=\"exchange\(exchange.matched ? "" : " unmatched")\"><summary><code>\(escape(exchange.method)) \(escape(exchange.url))</code>"
-        html += " → \(escape(status)) · \(milliseconds(exchange.durationMicroseconds / 1000))\(exchange.matched ? "" : " · unmatched")</summary>\n"
+        html +=
+            " → \(escape(status)) · \(milliseconds(exchange.durationMicroseconds / 1000))\(exchange.matched ? "" : " · unmatched")</summary>\n"
         if let note = exchange.note { html += "<p class=\"note\">\(escape(note))</p>\n" }
         html += "<h4>Request</h4>\(headers(exchange.requestHeaders))\(body(exchange.requestBody))"
         html += "<h4>Response</h4>\(headers(exchange.responseHeaders))\(body(exchange.responseBody))</details>\n"
@@ -172,7 +198,8 @@ package enum HTMLReport {
 
     private static func headers(_ headers: [Exchange.Header]) -> String {
         guard !headers.isEmpty else { return "" }
-        return "<pre class=\"headers\">" + headers.map { "\(escape($0.name)): \(escape($0.value))" }.joined(separator: "\n") + "</pre>\n"
+        return "<pre class=\"headers\">"
+            + headers.map { "\(escape($0.name)): \(escape($0.value))" }.joined(separator: "\n") + "</pre>\n"
     }
 
     private static func body(_ bytes: [UInt8]) -> String {
@@ -184,15 +211,21 @@ package enum HTMLReport {
         return "<pre class=\"body\">\(escape(text + cut))</pre>\n"
     }
 
-    private static func badge(_ text: String) -> String { "<span class=\"badge \(escape(text))\">\(escape(text))</span>" }
+    private static func badge(_ text: String) -> String {
+        "<span class=\"badge \(escape(text))\">\(escape(text))</span>"
+    }
 
     private static func anchor(_ id: String) -> String {
         var name = "s-"
-        name.unicodeScalars.append(contentsOf: id.unicodeScalars.lazy.map { $0.properties.isAlphabetic || ("0"..."9").contains($0) ? $0 : "-" })
+        name.unicodeScalars.append(
+            contentsOf: id.unicodeScalars.lazy.map { $0.properties.isAlphabetic || ("0"..."9").contains($0) ? $0 : "-" }
+        )
         return escape(name)
     }
 
-    private static func milliseconds(_ value: Int64) -> String { value >= 10_000 ? String(format: "%.1f s", Double(value) / 1000) : "\(value) ms" }
+    private static func milliseconds(_ value: Int64) -> String {
+        value >= 10_000 ? String(format: "%.1f s", Double(value) / 1000) : "\(value) ms"
+    }
 
     /// Attachments live under the report's folder; links are relative so the folder can move.
     private static func relative(_ path: String) -> String {
@@ -220,6 +253,7 @@ package enum HTMLReport {
 
     /// A scenario id as one shell word.
     private static func shellQuoted(_ text: String) -> String {
-        text.allSatisfy { $0.isLetter || $0.isNumber || "-_.:/".contains($0) } ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        text.allSatisfy { $0.isLetter || $0.isNumber || "-_.:/".contains($0) }
+            ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }

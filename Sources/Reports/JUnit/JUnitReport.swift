@@ -15,9 +15,12 @@ package enum JUnitReport {
         let milliseconds = entries.reduce(0) { $0 + $1.totalMilliseconds }
         let timestamp = ISO8601DateFormatter().string(from: report.startedAt)
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-        let counts = #"tests="\#(entries.count)" failures="\#(failures)" errors="0" skipped="\#(skipped)" time="\#(seconds(milliseconds))""#
+        let counts =
+            #"tests="\#(entries.count)" failures="\#(failures)" errors="0" skipped="\#(skipped)" time="\#(seconds(milliseconds))""#
         xml += #"<testsuites name="orchestrate" \#(counts) timestamp="\#(timestamp)">"# + "\n"
-        xml += #"  <testsuite name="orchestrate" \#(counts) timestamp="\#(timestamp)" hostname="\#(XMLText.escape(report.host))">"# + "\n"
+        xml +=
+            #"  <testsuite name="orchestrate" \#(counts) timestamp="\#(timestamp)" hostname="\#(XMLText.escape(report.host))">"#
+            + "\n"
         xml += "    <properties>\n"
         xml += property("orchestrate.run_id", report.runID.uuidString.lowercased(), indent: 6)
         xml += property("orchestrate.run_state", report.state.rawValue, indent: 6)
@@ -65,16 +68,21 @@ package enum JUnitReport {
         switch entry.result {
         case .failed where entry.quarantined:
             let last = failedAttempts.last.map { "attempt \($0.attempt) \($0.failureSummary)" } ?? "failed"
-            xml += #"      <skipped message="\#(XMLText.escape("quarantined (orchestrate quarantine list): \(last)"))"/>"# + "\n"
+            xml +=
+                #"      <skipped message="\#(XMLText.escape("quarantined (orchestrate quarantine list): \(last)"))"/>"#
+                + "\n"
         case .failed:
             if let last = failedAttempts.last {
                 xml += element("failure", last, body: detail(last), indent: 6)
-                for earlier in failedAttempts.dropLast() { xml += element("rerunFailure", earlier, body: detail(earlier), indent: 6) }
+                for earlier in failedAttempts.dropLast() {
+                    xml += element("rerunFailure", earlier, body: detail(earlier), indent: 6)
+                }
             }
         case .flaky:
             for attempt in failedAttempts { xml += element("flakyFailure", attempt, body: detail(attempt), indent: 6) }
         case .pending:
-            xml += #"      <skipped message="not finished: the run was interrupted (orchestrate run --resume)"/>"# + "\n"
+            xml +=
+                #"      <skipped message="not finished: the run was interrupted (orchestrate run --resume)"/>"# + "\n"
         case .passed:
             break
         }
@@ -110,13 +118,14 @@ package enum JUnitReport {
     }
 
     private static func property(_ name: String, _ value: String, indent: Int) -> String {
-        String(repeating: " ", count: indent) + #"<property name="\#(XMLText.escape(name))" value="\#(XMLText.escape(value))"/>"# + "\n"
+        String(repeating: " ", count: indent)
+            + #"<property name="\#(XMLText.escape(name))" value="\#(XMLText.escape(value))"/>"# + "\n"
     }
 
-    /// The feature file (without extension) when known, else the first tag, else `orchestrate`.
-    /// A runner's test id as JUnit's class and test names: `Module.Class/test` and `Module.Suite/func()` at the last `/`,
-    /// Swift Testing's `Module.func()` at the first `.`, pytest's `tests/test_shop.py::TestCart::test_add` at the last
-    /// `::` (the file as a dotted module).
+    /// The feature file (without extension) when known, else the first tag, else `orchestrate`. A runner's test id as
+    /// JUnit's class and test names: `Module.Class/test` and `Module.Suite/func()` at the last `/`, Swift Testing's
+    /// `Module.func()` at the first `.`, pytest's `tests/test_shop.py::TestCart::test_add` at the last `::` (the file
+    /// as a dotted module).
     static func runnerNames(_ id: String) -> (className: String, name: String) {
         if let separator = id.range(of: "::", options: .backwards) {
             var parts = id[..<separator.lowerBound].components(separatedBy: "::")

@@ -6,7 +6,8 @@ enum XMLText {
         // Most text (names, ids, short logs) needs nothing: one pass over the bytes says so. Every character handled
         // below starts with one of these bytes (U+FFFE and U+FFFF with 0xEF).
         if !text.utf8.contains(where: {
-            ($0 < 0x20 && $0 != 0x09 && $0 != 0x0A) || $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22 || $0 == 0x27 || $0 == 0xEF
+            ($0 < 0x20 && $0 != 0x09 && $0 != 0x0A) || $0 == 0x26 || $0 == 0x3C || $0 == 0x3E || $0 == 0x22
+                || $0 == 0x27 || $0 == 0xEF
         }) {
             return text
         }

@@ -48,11 +48,16 @@ package struct CucumberJSONReport: Sendable {
             return (feature["elements"] as? [[String: Any]] ?? []).map { element in
                 var location = (element["line"] as? NSNumber).map { "\(uri):\($0.intValue)" }
                 if let place = element["location"] as? String, place.contains(":") { location = place }
-                let started = (element["start_timestamp"] as? String).flatMap { formatter.date(from: $0) ?? ISO8601DateFormatter().date(from: $0) }
+                let started = (element["start_timestamp"] as? String).flatMap {
+                    formatter.date(from: $0) ?? ISO8601DateFormatter().date(from: $0)
+                }
                 return Element(
-                    isBackground: element["type"] as? String == "background", name: element["name"] as? String ?? "", location: location,
-                    file: location.map { String($0[..<($0.lastIndex(of: ":") ?? $0.endIndex)]) } ?? uri, started: started,
-                    hooks: ((element["before"] as? [[String: Any]] ?? []) + (element["after"] as? [[String: Any]] ?? [])).map(Self.step),
+                    isBackground: element["type"] as? String == "background", name: element["name"] as? String ?? "",
+                    location: location,
+                    file: location.map { String($0[..<($0.lastIndex(of: ":") ?? $0.endIndex)]) } ?? uri,
+                    started: started,
+                    hooks: ((element["before"] as? [[String: Any]] ?? []) + (element["after"] as? [[String: Any]] ?? []))
+                        .map(Self.step),
                     steps: (element["steps"] as? [[String: Any]] ?? []).map(Self.step))
             }
         }
@@ -60,9 +65,11 @@ package struct CucumberJSONReport: Sendable {
 
     private static func step(_ object: [String: Any]) -> Step {
         let result = object["result"] as? [String: Any]
-        let error = (result?["error_message"] as? String) ?? (result?["error_message"] as? [String])?.joined(separator: "\n")
+        let error =
+            (result?["error_message"] as? String) ?? (result?["error_message"] as? [String])?.joined(separator: "\n")
         return Step(
-            keyword: object["keyword"] as? String ?? "", name: object["name"] as? String ?? "", location: object["location"] as? String,
+            keyword: object["keyword"] as? String ?? "", name: object["name"] as? String ?? "",
+            location: object["location"] as? String,
             hasResult: object["result"] != nil, status: (result?["status"] as? String)?.lowercased(),
             duration: seconds((result?["duration"] as? NSNumber)?.doubleValue ?? 0),
             error: error)
@@ -73,23 +80,24 @@ package struct CucumberJSONReport: Sendable {
         duration.rounded() == duration && duration >= 1 ? duration / 1e9 : duration
     }
 
-    /// A result per scenario (backgrounds are not scenarios): failed when a step or hook did (or was undefined, pending,
-    /// …), skipped when all were (a step without a result counts as skipped), passed otherwise; its time the sum of its
-    /// steps' and hooks', its message the first failure's.
+    /// A result per scenario (backgrounds are not scenarios): failed when a step or hook did (or was undefined,
+    /// pending, …), skipped when all were (a step without a result counts as skipped), passed otherwise; its time the
+    /// sum of its steps' and hooks', its message the first failure's.
     package var results: [RunnerTestResult] {
         elements.filter { !$0.isBackground }.map { element in
             // Hooks count as steps do: a Before hook that failed fails the scenario whose steps were then skipped.
             let all = element.hooks + element.steps
             let statuses = all.map { $0.status ?? "skipped" }
             return RunnerTestResult(
-                classname: element.file, name: element.name, status: CucumberStatus.of(statuses), seconds: all.reduce(0) { $0 + $1.duration },
+                classname: element.file, name: element.name, status: CucumberStatus.of(statuses),
+                seconds: all.reduce(0) { $0 + $1.duration },
                 message: all.first { $0.status == "failed" }?.error, location: element.location)
         }
     }
 
-    /// The steps of every scenario and background that ran (hooks left out), a failure's error after its step's location
-    /// when the report has one. Reports carry durations: steps are laid end to end from a scenario's `start_timestamp`,
-    /// else from where the one before ended, starting at `attemptStart`.
+    /// The steps of every scenario and background that ran (hooks left out), a failure's error after its step's
+    /// location when the report has one. Reports carry durations: steps are laid end to end from a scenario's
+    /// `start_timestamp`, else from where the one before ended, starting at `attemptStart`.
     package func steps(from attemptStart: Date) -> [OrchestrateModel.Step] {
         var steps: [OrchestrateModel.Step] = []
         var clock = attemptStart
@@ -102,7 +110,8 @@ package struct CucumberJSONReport: Sendable {
                 let error = step.error.map { message in step.location.map { "\($0): \(message)" } ?? message }
                 steps.append(
                     OrchestrateModel.Step(
-                        position: 0, keyword: keyword, name: step.name, status: StepStatus(rawValue: step.status ?? "skipped"), startedAt: clock,
+                        position: 0, keyword: keyword, name: step.name,
+                        status: StepStatus(rawValue: step.status ?? "skipped"), startedAt: clock,
                         finishedAt: finished, error: error))
                 clock = finished
             }

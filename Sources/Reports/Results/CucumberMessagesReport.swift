@@ -33,7 +33,8 @@ package struct CucumberMessagesReport: Sendable {
     package enum Event: Sendable {
         case testCaseStarted(id: String, testCaseID: String, at: Timestamp?)
         case testStepStarted(testCaseStartedID: String?, testStepID: String?, at: Timestamp?)
-        case testStepFinished(testCaseStartedID: String?, testStepID: String?, status: String?, message: String?, at: Timestamp?)
+        case testStepFinished(
+            testCaseStartedID: String?, testStepID: String?, status: String?, message: String?, at: Timestamp?)
         case testCaseFinished(testCaseStartedID: String?, willBeRetried: Bool, at: Timestamp?)
     }
 
@@ -49,13 +50,16 @@ package struct CucumberMessagesReport: Sendable {
 
     package init(_ data: Data) {
         for line in data.split(separator: UInt8(ascii: "\n")) {
-            guard let envelope = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else { continue }
+            guard let envelope = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else {
+                continue
+            }
             if let document = envelope["gherkinDocument"] as? [String: Any] {
                 collect(document)
             } else if let pickle = envelope["pickle"] as? [String: Any] {
                 for step in pickle["steps"] as? [[String: Any]] ?? [] {
                     guard let id = step["id"] as? String else { continue }
-                    pickleSteps[id] = PickleStep(text: step["text"] as? String ?? "", astNodeID: (step["astNodeIds"] as? [String])?.first)
+                    pickleSteps[id] = PickleStep(
+                        text: step["text"] as? String ?? "", astNodeID: (step["astNodeIds"] as? [String])?.first)
                 }
                 if let id = pickle["id"] as? String {
                     pickles[id] = Pickle(
@@ -65,27 +69,35 @@ package struct CucumberMessagesReport: Sendable {
             } else if let testCase = envelope["testCase"] as? [String: Any] {
                 if let id = testCase["id"] as? String { pickleOfTestCase[id] = testCase["pickleId"] as? String }
                 for step in testCase["testSteps"] as? [[String: Any]] ?? [] {
-                    if let id = step["id"] as? String, let pickleStep = step["pickleStepId"] as? String { pickleStepOfTestStep[id] = pickleStep }
+                    if let id = step["id"] as? String, let pickleStep = step["pickleStepId"] as? String {
+                        pickleStepOfTestStep[id] = pickleStep
+                    }
                 }
             } else if let event = envelope["testCaseStarted"] as? [String: Any] {
                 guard let id = event["id"] as? String else { continue }
-                events.append(.testCaseStarted(id: id, testCaseID: event["testCaseId"] as? String ?? "", at: Self.timestamp(event["timestamp"])))
+                events.append(
+                    .testCaseStarted(
+                        id: id, testCaseID: event["testCaseId"] as? String ?? "", at: Self.timestamp(event["timestamp"])
+                    ))
             } else if let event = envelope["testStepStarted"] as? [String: Any] {
                 events.append(
                     .testStepStarted(
-                        testCaseStartedID: event["testCaseStartedId"] as? String, testStepID: event["testStepId"] as? String,
+                        testCaseStartedID: event["testCaseStartedId"] as? String,
+                        testStepID: event["testStepId"] as? String,
                         at: Self.timestamp(event["timestamp"])))
             } else if let event = envelope["testStepFinished"] as? [String: Any] {
                 let result = event["testStepResult"] as? [String: Any]
                 events.append(
                     .testStepFinished(
-                        testCaseStartedID: event["testCaseStartedId"] as? String, testStepID: event["testStepId"] as? String,
+                        testCaseStartedID: event["testCaseStartedId"] as? String,
+                        testStepID: event["testStepId"] as? String,
                         status: (result?["status"] as? String)?.lowercased(), message: result?["message"] as? String,
                         at: Self.timestamp(event["timestamp"])))
             } else if let event = envelope["testCaseFinished"] as? [String: Any] {
                 events.append(
                     .testCaseFinished(
-                        testCaseStartedID: event["testCaseStartedId"] as? String, willBeRetried: event["willBeRetried"] as? Bool == true,
+                        testCaseStartedID: event["testCaseStartedId"] as? String,
+                        willBeRetried: event["willBeRetried"] as? Bool == true,
                         at: Self.timestamp(event["timestamp"])))
             }
         }
@@ -93,7 +105,8 @@ package struct CucumberMessagesReport: Sendable {
 
     private static func timestamp(_ value: Any?) -> Timestamp? {
         guard let object = value as? [String: Any] else { return nil }
-        return Timestamp(seconds: (object["seconds"] as? NSNumber)?.doubleValue, nanos: (object["nanos"] as? NSNumber)?.doubleValue)
+        return Timestamp(
+            seconds: (object["seconds"] as? NSNumber)?.doubleValue, nanos: (object["nanos"] as? NSNumber)?.doubleValue)
     }
 
     /// Every node of a Gherkin document with an id: a step's keyword (a node with a keyword and a text), a node's line.
@@ -101,7 +114,11 @@ package struct CucumberMessagesReport: Sendable {
         if let object = node as? [String: Any] {
             if let id = object["id"] as? String {
                 if let keyword = object["keyword"] as? String, object["text"] != nil { keywords[id] = keyword }
-                if let location = object["location"] as? [String: Any], let line = (location["line"] as? NSNumber)?.intValue { lines[id] = line }
+                if let location = object["location"] as? [String: Any],
+                    let line = (location["line"] as? NSNumber)?.intValue
+                {
+                    lines[id] = line
+                }
             }
             for value in object.values { collect(value) }
         } else if let array = node as? [Any] {
@@ -127,12 +144,15 @@ package struct CucumberMessagesReport: Sendable {
                 statuses[id, default: []].append(status ?? "")
                 if status == "failed", messages[id] == nil { messages[id] = message }
             case .testCaseFinished(let id?, false, let at):
-                guard let begun = started[id], let pickleID = pickleOfTestCase[begun.testCase], let pickle = pickles[pickleID] else { continue }
+                guard let begun = started[id], let pickleID = pickleOfTestCase[begun.testCase],
+                    let pickle = pickles[pickleID]
+                else { continue }
                 let line = pickle.astNodeIDs.last.flatMap { lines[$0] }
                 results.append(
                     RunnerTestResult(
                         classname: pickle.uri, name: pickle.name, status: CucumberStatus.of(statuses[id] ?? []),
-                        seconds: at.map { max($0.value - begun.at, 0) }, message: messages[id], location: line.map { "\(pickle.uri):\($0)" }))
+                        seconds: at.map { max($0.value - begun.at, 0) }, message: messages[id],
+                        location: line.map { "\(pickle.uri):\($0)" }))
             case .testStepStarted, .testStepFinished, .testCaseFinished:
                 break
             }
@@ -141,9 +161,9 @@ package struct CucumberMessagesReport: Sendable {
     }
 
     /// The steps that ran, in the order they started: a step starts with `testStepStarted` and ends with
-    /// `testStepFinished`; its text comes from the pickle step and its keyword from the Gherkin step the pickle step was
-    /// compiled from. Hooks are left out, and so are the steps of a test case the runner retried (`testCaseFinished` with
-    /// `willBeRetried`): the attempt's steps are those of the run that counted.
+    /// `testStepFinished`; its text comes from the pickle step and its keyword from the Gherkin step the pickle step
+    /// was compiled from. Hooks are left out, and so are the steps of a test case the runner retried
+    /// (`testCaseFinished` with `willBeRetried`): the attempt's steps are those of the run that counted.
     package var steps: [Step] {
         var started: [String: Step] = [:]  // testCaseStartedId/testStepId → step
         var order: [String] = []
@@ -157,7 +177,8 @@ package struct CucumberMessagesReport: Sendable {
                 caseStarted[key] = caseID ?? ""
                 let pickleStep = pickleSteps[pickleStepID]
                 started[key] = Step(
-                    position: 0, keyword: pickleStep?.astNodeID.flatMap { keywords[$0] } ?? "", name: pickleStep?.text ?? "", status: .started,
+                    position: 0, keyword: pickleStep?.astNodeID.flatMap { keywords[$0] } ?? "",
+                    name: pickleStep?.text ?? "", status: .started,
                     startedAt: at)
                 order.append(key)
             case .testCaseFinished(let caseID?, true, _):

@@ -4,8 +4,8 @@ import Foundation
 import FoundationXML
 #endif
 
-/// One test's outcome as a runner reported it: what orchestrate keeps per test when a scenario's command runs a suite of
-/// its own (pytest, jest, Gradle, xcodebuild through xcpretty or xcbeautify, `swift test --xunit-output`).
+/// One test's outcome as a runner reported it: what orchestrate keeps per test when a scenario's command runs a suite
+/// of its own (pytest, jest, Gradle, xcodebuild through xcpretty or xcbeautify, `swift test --xunit-output`).
 package struct RunnerTestResult: Sendable, Equatable {
     package enum Status: String, Sendable {
         case passed, failed, skipped
@@ -49,13 +49,16 @@ package enum JUnitResults {
     /// The tests of a JUnit XML document; `file` names it in errors.
     package static func parse(_ data: Data, file: String) throws -> [RunnerTestResult] {
         guard data.count <= maximumBytes else {
-            throw RunnerResultsError(description: "\(file): \(data.count) bytes, more than a results file may have (\(maximumBytes))")
+            throw RunnerResultsError(
+                description: "\(file): \(data.count) bytes, more than a results file may have (\(maximumBytes))")
         }
         // A report declares no entities of its own: expanding them is work without bound for a few bytes of input (a
         // 100 KB entity referenced 160,000 times), and no runner writes them.
-        if let (line, problem) = prologProblem(data) { throw RunnerResultsError(description: "\(file):\(line): not read: \(problem)") }
-        // Fed in pieces: libxml2 refuses a single piece past 10 MB ("huge input lookup"), which a whole report of a hundred
-        // thousand tests is.
+        if let (line, problem) = prologProblem(data) {
+            throw RunnerResultsError(description: "\(file):\(line): not read: \(problem)")
+        }
+        // Fed in pieces: libxml2 refuses a single piece past 10 MB ("huge input lookup"), which a whole report of a
+        // hundred thousand tests is.
         let parser = XMLParser(stream: InputStream(data: data))
         parser.shouldResolveExternalEntities = false
         let reader = Reader()
@@ -64,10 +67,14 @@ package enum JUnitResults {
             let reason = reader.problem ?? parser.parserError.map { "\($0.localizedDescription)" } ?? "not XML"
             throw RunnerResultsError(description: "\(file):\(parser.lineNumber): not a JUnit XML report: \(reason)")
         }
-        guard reader.sawRoot else { throw RunnerResultsError(description: "\(file):1: not a JUnit XML report: no element") }
+        guard reader.sawRoot else {
+            throw RunnerResultsError(description: "\(file):1: not a JUnit XML report: no element")
+        }
         // The parser takes a document cut short as whole: an element left open means the runner did not finish it.
         if let open = reader.open.last {
-            throw RunnerResultsError(description: "\(file):\(parser.lineNumber): not a JUnit XML report: it ends inside <\(open)> (cut short?)")
+            throw RunnerResultsError(
+                description:
+                    "\(file):\(parser.lineNumber): not a JUnit XML report: it ends inside <\(open)> (cut short?)")
         }
         return reader.results
     }
@@ -78,7 +85,9 @@ package enum JUnitResults {
     static func prologProblem(_ data: Data) -> (line: Int, problem: String)? {
         let limit = 1 << 20
         let bytes = [UInt8](data.prefix(limit))
-        if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) || (bytes.count > 1 && bytes[1] == 0) || bytes.first == 0 {
+        if bytes.starts(with: [0xFE, 0xFF]) || bytes.starts(with: [0xFF, 0xFE]) || (bytes.count > 1 && bytes[1] == 0)
+            || bytes.first == 0
+        {
             return (1, "it is not UTF-8 (UTF-16?), which every runner writes")
         }
         var index = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? 3 : 0
@@ -115,7 +124,10 @@ package enum JUnitResults {
                     } else if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "'") {
                         quote = byte
                     } else if byte == UInt8(ascii: "[") {
-                        return (start, "it declares entities of its own (a DOCTYPE with an internal subset), which no runner writes")
+                        return (
+                            start,
+                            "it declares entities of its own (a DOCTYPE with an internal subset), which no runner writes"
+                        )
                     } else if byte == UInt8(ascii: ">") {
                         return nil
                     }
@@ -140,7 +152,8 @@ package enum JUnitResults {
 
     private static let locationPattern = try! NSRegularExpression(
         pattern:
-            #"((?:[A-Za-z0-9_.~-]*/)*[A-Za-z0-9_.-]+\.(?:swift|py|js|mjs|cjs|ts|tsx|jsx|kt|kts|java|scala|rb|go|m|mm|c|cc|cpp|h|feature):[0-9]+)"#)
+            #"((?:[A-Za-z0-9_.~-]*/)*[A-Za-z0-9_.-]+\.(?:swift|py|js|mjs|cjs|ts|tsx|jsx|kt|kts|java|scala|rb|go|m|mm|c|cc|cpp|h|feature):[0-9]+)"#
+    )
 
     /// Collects test cases as the parser walks the document.
     private final class Reader: NSObject, XMLParserDelegate {
@@ -154,7 +167,8 @@ package enum JUnitResults {
         private var text: String?
 
         func parser(
-            _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?, attributes: [String: String] = [:]
+            _ parser: XMLParser, didStartElement name: String, namespaceURI: String?, qualifiedName: String?,
+            attributes: [String: String] = [:]
         ) {
             open.append(name)
             if !sawRoot {

@@ -1,24 +1,26 @@
 import Foundation
 import OrchestrateModel
 
-/// The per-test results an attempt's runner reported (``Scenario/results``), read from the attempt's artifacts folder and
-/// output, and matched to the ids of the tests the attempt ran.
+/// The per-test results an attempt's runner reported (``Scenario/results``), read from the attempt's artifacts folder
+/// and output, and matched to the ids of the tests the attempt ran.
 package enum TestReports {
-    /// Every result of `format` in `folder` (its top level, in name order): for ``ResultsFormat/swiftpm``, Swift Testing
-    /// event streams (`*.jsonl`) and XCTest's output (`*.xctest.log`). Only the folder's own regular files are read
-    /// (``FolderHandle/contents(of:maximumBytes:)``: no link, FIFO or hard link of a file elsewhere, nothing past
-    /// ``JUnitResults/maximumBytes``), and the folder itself is not reached through a link. A file that cannot be read is
-    /// an error naming it.
+    /// Every result of `format` in `folder` (its top level, in name order): for ``ResultsFormat/swiftpm``, Swift
+    /// Testing event streams (`*.jsonl`) and XCTest's output (`*.xctest.log`). Only the folder's own regular files are
+    /// read (``FolderHandle/contents(of:maximumBytes:)``: no link, FIFO or hard link of a file elsewhere, nothing past
+    /// ``JUnitResults/maximumBytes``), and the folder itself is not reached through a link. A file that cannot be read
+    /// is an error naming it.
     package static func read(_ format: ResultsFormat, folder path: String) throws -> [RunnerTestResult] {
         let folder: FolderHandle
         do {
             folder = try FolderHandle(opening: path)
         } catch {
-            throw RunnerResultsError(description: "ORCHESTRATE_ARTIFACTS_DIR is not the folder orchestrate made: \(error)")
+            throw RunnerResultsError(
+                description: "ORCHESTRATE_ARTIFACTS_DIR is not the folder orchestrate made: \(error)")
         }
         var results: [RunnerTestResult] = []
         for name in try folder.names().sorted() where format.suffixes.contains(where: name.hasSuffix) {
-            // Xcode's result bundle is a folder: what is read is the JSON that xcresulttool made of it. A folder is no report.
+            // Xcode's result bundle is a folder: what is read is the JSON that xcresulttool made of it. A folder is no
+            // report.
             if format == .xcresult && !name.hasSuffix(".xcresult.json") || folder.kind(of: name) == .folder { continue }
             let data: Data
             do {
@@ -33,7 +35,8 @@ package enum TestReports {
             case .swiftpm:
                 results +=
                     name.hasSuffix(".jsonl")
-                    ? SwiftPMResults.swiftTestingEvents(data) : SwiftPMResults.xctestOutput(String(decoding: data, as: UTF8.self))
+                    ? SwiftPMResults.swiftTestingEvents(data)
+                    : SwiftPMResults.xctestOutput(String(decoding: data, as: UTF8.self))
             case .xcresult: results += try XcodeResults.tests(data, file: name)
             }
         }
@@ -43,24 +46,30 @@ package enum TestReports {
     /// Removes the results files of `format` from `folder` (links among them as links).
     package static func remove(_ format: ResultsFormat, in path: String) {
         guard let folder = try? FolderHandle(opening: path) else { return }
-        for name in (try? folder.names()) ?? [] where format.suffixes.contains(where: name.hasSuffix) { try? folder.remove(name) }
+        for name in (try? folder.names()) ?? [] where format.suffixes.contains(where: name.hasSuffix) {
+            try? folder.remove(name)
+        }
     }
 
     /// Which result is whose: each id of `tests` (with the scenario's `uri:line`, for Cucumber scenarios) gets the last
-    /// result that names it — but never a pass over a failure (a test run twice, in two configurations, failed if either
-    /// run did) — exactly (`classname/name`, `classname.name`), by a trailing part of its path (XCTest's
+    /// result that names it — but never a pass over a failure (a test run twice, in two configurations, failed if
+    /// either run did) — exactly (`classname/name`, `classname.name`), by a trailing part of its path (XCTest's
     /// `Class/test` for `Module.Class/test`, pytest's `tests.test_shop.TestCart`/`test_add` for
-    /// `tests/test_shop.py::TestCart::test_add`), or by its `uri:line`. A result two ids could claim goes to neither.
-    /// A result that names none of them is nobody's: a test without a result of its own has none.
-    package static func match(_ tests: [(id: String, location: String?)], _ results: [RunnerTestResult]) -> [String: RunnerTestResult] {
+    /// `tests/test_shop.py::TestCart::test_add`), or by its `uri:line`. A result two ids could claim goes to neither. A
+    /// result that names none of them is nobody's: a test without a result of its own has none.
+    package static func match(
+        _ tests: [(id: String, location: String?)], _ results: [RunnerTestResult]
+    ) -> [String: RunnerTestResult] {
         var matched: [String: RunnerTestResult] = [:]
         func keep(_ result: RunnerTestResult, for id: String) {
             if matched[id]?.status != .failed { matched[id] = result }
         }
-        // `test()` and `test` are one test: Xcode's results name an XCTest method with its parentheses, its listing without.
+        // `test()` and `test` are one test: Xcode's results name an XCTest method with its parentheses, its listing
+        // without.
         func plain(_ id: String) -> String { id.hasSuffix("()") ? String(id.dropLast(2)) : id }
         let exact = Dictionary(tests.map { (plain($0.id), $0.id) }, uniquingKeysWith: { first, _ in first })
-        let byLocation = Dictionary(tests.compactMap { test in test.location.map { ($0, test.id) } }, uniquingKeysWith: { first, _ in first })
+        let byLocation = Dictionary(
+            tests.compactMap { test in test.location.map { ($0, test.id) } }, uniquingKeysWith: { first, _ in first })
         let tokens = tests.map { (id: $0.id, tokens: Self.tokens($0.id)) }
         for result in results {
             if let id = exact[plain(result.id)] ?? exact[plain("\(result.classname).\(result.name)")]
@@ -71,13 +80,16 @@ package enum TestReports {
             }
             if let location = result.location, result.classname.hasSuffix(".feature") || result.name.isEmpty,
                 let id = byLocation[location]
-                    ?? byLocation.first(where: { location.hasSuffix("/" + $0.key) || $0.key.hasSuffix("/" + location) })?.value
+                    ?? byLocation.first(where: { location.hasSuffix("/" + $0.key) || $0.key.hasSuffix("/" + location) }
+                    )?.value
             {
                 keep(result, for: id)
                 continue
             }
             let wanted = Self.tokens(result.classname) + [result.name]
-            let candidates = tokens.filter { $0.tokens.count >= wanted.count && Array($0.tokens.suffix(wanted.count)) == wanted }
+            let candidates = tokens.filter {
+                $0.tokens.count >= wanted.count && Array($0.tokens.suffix(wanted.count)) == wanted
+            }
             if candidates.count == 1 { keep(result, for: candidates[0].id) }
         }
         return matched
@@ -106,7 +118,9 @@ package enum TestReports {
         return tokens.filter { !extensions.contains($0) }
     }
 
-    private static let extensions: Set<String> = ["py", "js", "mjs", "cjs", "ts", "tsx", "jsx", "swift", "rb", "java", "kt", "go", "feature"]
+    private static let extensions: Set<String> = [
+        "py", "js", "mjs", "cjs", "ts", "tsx", "jsx", "swift", "rb", "java", "kt", "go", "feature",
+    ]
 }
 
 /// What a SwiftPM test binary reports: XCTest on its output, Swift Testing as an event stream.
@@ -135,7 +149,8 @@ package enum SwiftPMResults {
                 let test = String(name)
                 results.append(
                     RunnerTestResult(
-                        classname: String(name[..<dot]), name: String(name[name.index(after: dot)...]), status: status, seconds: seconds,
+                        classname: String(name[..<dot]), name: String(name[name.index(after: dot)...]), status: status,
+                        seconds: seconds,
                         message: failures[test]?.message, location: failures[test]?.location))
             } else if let range = line.range(of: ": error: ") {
                 // `/path/File.swift:16: error: Class.test : XCTAssertEqual failed: …`
@@ -144,7 +159,9 @@ package enum SwiftPMResults {
                 guard let separator = rest.range(of: " : ") else { continue }
                 let test = String(rest[..<separator.lowerBound])
                 if failures[test] == nil {
-                    failures[test] = (String(rest[separator.upperBound...]), JUnitResults.location(in: String(place)) ?? String(place))
+                    failures[test] = (
+                        String(rest[separator.upperBound...]), JUnitResults.location(in: String(place)) ?? String(place)
+                    )
                 }
             }
         }
@@ -165,19 +182,27 @@ package enum SwiftPMResults {
                 let payload = record["payload"] as? [String: Any]
             else { continue }
             if record["kind"] as? String == "test" {
-                if payload["kind"] as? String == "function", let id = payload["id"] as? String { functions[id] = payload["name"] as? String ?? "" }
+                if payload["kind"] as? String == "function", let id = payload["id"] as? String {
+                    functions[id] = payload["name"] as? String ?? ""
+                }
                 continue
             }
-            guard let kind = payload["kind"] as? String, let id = payload["testID"] as? String, functions[id] != nil else { continue }
+            guard let kind = payload["kind"] as? String, let id = payload["testID"] as? String, functions[id] != nil
+            else { continue }
             let instant = ((payload["instant"] as? [String: Any])?["absolute"] as? NSNumber)?.doubleValue
             switch kind {
             case "testStarted":
                 started[id] = instant
             case "issueRecorded":
-                guard issues[id] == nil, let issue = payload["issue"] as? [String: Any], issue["isKnown"] as? Bool != true else { continue }
-                let text = (payload["messages"] as? [[String: Any]] ?? []).compactMap { $0["text"] as? String }.joined(separator: " — ")
+                guard issues[id] == nil, let issue = payload["issue"] as? [String: Any],
+                    issue["isKnown"] as? Bool != true
+                else { continue }
+                let text = (payload["messages"] as? [[String: Any]] ?? []).compactMap { $0["text"] as? String }.joined(
+                    separator: " — ")
                 var location: String?
-                if let source = issue["sourceLocation"] as? [String: Any], let line = (source["line"] as? NSNumber)?.intValue {
+                if let source = issue["sourceLocation"] as? [String: Any],
+                    let line = (source["line"] as? NSNumber)?.intValue
+                {
                     let file = source["_filePath"] as? String ?? source["fileID"] as? String ?? ""
                     location = "\(file):\(line)"
                 }
@@ -186,10 +211,12 @@ package enum SwiftPMResults {
                 let plain = plainID(id)
                 let (classname, name) = split(plain)
                 let seconds = zip(started[id], instant).map { max($1 - $0, 0) }
-                let status: RunnerTestResult.Status = kind == "testSkipped" ? .skipped : issues[id] == nil ? .passed : .failed
+                let status: RunnerTestResult.Status =
+                    kind == "testSkipped" ? .skipped : issues[id] == nil ? .passed : .failed
                 results.append(
                     RunnerTestResult(
-                        classname: classname, name: name, status: status, seconds: seconds, message: issues[id]?.message,
+                        classname: classname, name: name, status: status, seconds: seconds,
+                        message: issues[id]?.message,
                         location: issues[id]?.location))
             default:
                 break
@@ -203,7 +230,9 @@ package enum SwiftPMResults {
         guard let slash = id.lastIndex(of: "/") else { return id }
         let last = id[id.index(after: slash)...]
         let parts = last.split(separator: ":")
-        guard parts.count >= 3, parts[0].hasSuffix(".swift"), parts.dropFirst().allSatisfy({ Int($0) != nil }) else { return id }
+        guard parts.count >= 3, parts[0].hasSuffix(".swift"), parts.dropFirst().allSatisfy({ Int($0) != nil }) else {
+            return id
+        }
         return String(id[..<slash])
     }
 

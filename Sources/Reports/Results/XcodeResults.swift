@@ -13,12 +13,17 @@ package enum XcodeResults {
         let errors = (document["errors"] as? [Any] ?? []).map { error in
             (error as? [String: Any]).flatMap { $0["message"] as? String ?? $0["description"] as? String } ?? "\(error)"
         }
-        guard errors.isEmpty else { throw RunnerResultsError(description: "xcodebuild could not list the tests: \(errors.joined(separator: "; "))") }
+        guard errors.isEmpty else {
+            throw RunnerResultsError(
+                description: "xcodebuild could not list the tests: \(errors.joined(separator: "; "))")
+        }
         var identifiers: [String] = []
         func collect(_ node: Any, enabled: Bool) {
             if let object = node as? [String: Any] {
                 if enabled, let identifier = object["identifier"] as? String { identifiers.append(identifier) }
-                for (key, value) in object where key != "disabledTests" { collect(value, enabled: enabled || key == "enabledTests") }
+                for (key, value) in object where key != "disabledTests" {
+                    collect(value, enabled: enabled || key == "enabledTests")
+                }
             } else if let array = node as? [Any] {
                 for value in array { collect(value, enabled: enabled) }
             }
@@ -28,13 +33,15 @@ package enum XcodeResults {
         return identifiers.filter { seen.insert($0).inserted }
     }
 
-    /// One result per test case: classname `Target/Class` (the bundle named by the node above the suite, or by Xcode 26's
-    /// `nodeIdentifierURL`), name the method as Xcode writes it (`testLogin()`). A test the runner repeated ends as its
-    /// last repetition did; the message is its first failure's, with the `File.swift:line` it starts with.
+    /// One result per test case: classname `Target/Class` (the bundle named by the node above the suite, or by Xcode
+    /// 26's `nodeIdentifierURL`), name the method as Xcode writes it (`testLogin()`). A test the runner repeated ends
+    /// as its last repetition did; the message is its first failure's, with the `File.swift:line` it starts with.
     package static func tests(_ data: Data, file: String) throws -> [RunnerTestResult] {
-        guard let document = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any], let nodes = document["testNodes"] as? [Any]
+        guard let document = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any],
+            let nodes = document["testNodes"] as? [Any]
         else {
-            throw RunnerResultsError(description: "\(file):1: not xcresulttool's test results (an object with testNodes)")
+            throw RunnerResultsError(
+                description: "\(file):1: not xcresulttool's test results (an object with testNodes)")
         }
         var results: [RunnerTestResult] = []
         func walk(_ node: [String: Any], bundle: String?) {
@@ -84,7 +91,9 @@ package enum XcodeResults {
             if node["nodeType"] as? String == "Failure Message", let text = node["name"] as? String {
                 let location = JUnitResults.location(in: text)
                 var message = text
-                if let location, let range = text.range(of: location + ": ") { message = String(text[range.upperBound...]) }
+                if let location, let range = text.range(of: location + ": ") {
+                    message = String(text[range.upperBound...])
+                }
                 return (message, location)
             }
             if let found = firstFailure(in: node["children"] as? [[String: Any]] ?? []) { return found }
@@ -100,7 +109,9 @@ package enum XcodeResults {
         for part in text.split(separator: " ") {
             let word = part.replacingOccurrences(of: ",", with: ".")
             let units: [(String, Double)] = [("ms", 0.001), ("h", 3600), ("m", 60), ("s", 1)]
-            guard let (unit, scale) = units.first(where: { word.hasSuffix($0.0) }), let value = Double(word.dropLast(unit.count)) else {
+            guard let (unit, scale) = units.first(where: { word.hasSuffix($0.0) }),
+                let value = Double(word.dropLast(unit.count))
+            else {
                 return nil
             }
             total += value * scale

@@ -20,40 +20,50 @@ extension EmbeddedCluster {
     /// address, the application role's password from its password file (to be handed over; never printed).
     package func networkEndpoint(address: String) -> DatabaseEndpoint {
         DatabaseEndpoint(
-            address: .tcp(host: address, port: Self.port), username: Self.username, database: Self.database, tls: .verifyFull,
+            address: .tcp(host: address, port: Self.port), username: Self.username, database: Self.database,
+            tls: .verifyFull,
             rootCertificate: certificateAuthorityFile, passwordFile: passwordFile)
     }
 
     /// Opens the cluster to other hosts on `address` (an IP address or host name of this host that they reach it by),
-    /// besides its unix socket: TLS with a certificate for `address` signed by a CA made here (kept beside the cluster),
-    /// and from the network only the application role, by password (SCRAM), never the superuser. The server restarts.
+    /// besides its unix socket: TLS with a certificate for `address` signed by a CA made here (kept beside the
+    /// cluster), and from the network only the application role, by password (SCRAM), never the superuser. The server
+    /// restarts.
     package func openToNetwork(address: String, logger: Logger) async throws(StoreError) -> DatabaseEndpoint {
-        guard !address.isEmpty, address.allSatisfy({ $0.isLetter || $0.isNumber || ".-:".contains($0) }), address != "*" else {
-            throw StoreError(.badConfiguration, "the address to listen on must be one IP address or host name of this host (got \(address))")
+        guard !address.isEmpty, address.allSatisfy({ $0.isLetter || $0.isNumber || ".-:".contains($0) }), address != "*"
+        else {
+            throw StoreError(
+                .badConfiguration,
+                "the address to listen on must be one IP address or host name of this host (got \(address))")
         }
         try await startDetached(logger: logger)
         try await makeCertificates(for: address, logger: logger)
         do {
             try await Database.with(adminEndpoint, logger: logger, maximumConnections: 1, migrate: false) { database in
                 for (name, value) in [
-                    ("listen_addresses", address), ("ssl", "on"), ("ssl_cert_file", "server.crt"), ("ssl_key_file", "server.key"),
+                    ("listen_addresses", address), ("ssl", "on"), ("ssl_cert_file", "server.crt"),
+                    ("ssl_key_file", "server.key"),
                     ("ssl_min_protocol_version", "TLSv1.2"),
                 ] {
                     let literal = "'" + value.replacingOccurrences(of: "'", with: "''") + "'"
-                    try await database.client.query(PostgresQuery(unsafeSQL: "ALTER SYSTEM SET \(name) = \(literal)"), logger: logger)
+                    try await database.client.query(
+                        PostgresQuery(unsafeSQL: "ALTER SYSTEM SET \(name) = \(literal)"), logger: logger)
                 }
             }
         } catch let error as StoreError {
             throw error
         } catch {
-            throw StoreError(.clusterFailed, "cannot configure the embedded PostgreSQL for TLS: \(Database.describe(error))")
+            throw StoreError(
+                .clusterFailed, "cannot configure the embedded PostgreSQL for TLS: \(Database.describe(error))")
         }
         try writeAccessRules(network: true)
         let binaries = try PostgresBinaries.locate()
         let status = try await runTool(
-            binaries.path("pg_ctl"), ["restart", "-w", "-t", "60", "-m", "fast", "-D", dataDirectory, "-l", logFile], logger: logger)
+            binaries.path("pg_ctl"), ["restart", "-w", "-t", "60", "-m", "fast", "-D", dataDirectory, "-l", logFile],
+            logger: logger)
         guard status == .exited(0) else {
-            throw StoreError(.clusterFailed, "PostgreSQL did not restart listening on \(address) (\(status)); see \(logFile)")
+            throw StoreError(
+                .clusterFailed, "PostgreSQL did not restart listening on \(address) (\(status)); see \(logFile)")
         }
         return networkEndpoint(address: address)
     }
@@ -65,10 +75,13 @@ extension EmbeddedCluster {
         try PrivateDirectory.ensure(work, owner: nil)
         defer { try? FileManager.default.removeItem(atPath: work) }
         let curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-        if !FileManager.default.fileExists(atPath: certificateAuthorityKeyFile) || !FileManager.default.fileExists(atPath: certificateAuthorityFile) {
+        if !FileManager.default.fileExists(atPath: certificateAuthorityKeyFile)
+            || !FileManager.default.fileExists(atPath: certificateAuthorityFile)
+        {
             try await openssl(
                 ["req", "-x509"] + curve + [
-                    "-keyout", "\(work)/ca.key", "-out", "\(work)/ca.crt", "-days", "3650", "-subj", "/CN=orchestrate embedded PostgreSQL CA",
+                    "-keyout", "\(work)/ca.key", "-out", "\(work)/ca.crt", "-days", "3650", "-subj",
+                    "/CN=orchestrate embedded PostgreSQL CA",
                     "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign,cRLSign",
                 ], in: work, logger: logger)
             try copyPrivately("\(work)/ca.key", to: certificateAuthorityKeyFile, owner: nil, permissions: 0o600)
@@ -88,12 +101,16 @@ extension EmbeddedCluster {
             throw StoreError(.clusterFailed, "cannot write \(work)/server.ext: \(error.localizedDescription)")
         }
         try await openssl(
-            ["req"] + curve + ["-keyout", "\(work)/server.key", "-out", "\(work)/server.csr", "-subj", "/CN=\(address)"], in: work,
+            ["req"] + curve + [
+                "-keyout", "\(work)/server.key", "-out", "\(work)/server.csr", "-subj", "/CN=\(address)",
+            ], in: work,
             logger: logger)
         try await openssl(
             [
-                "x509", "-req", "-in", "\(work)/server.csr", "-CA", certificateAuthorityFile, "-CAkey", certificateAuthorityKeyFile,
-                "-CAcreateserial", "-CAserial", "\(work)/ca.srl", "-out", "\(work)/server.crt", "-days", "825", "-extfile", "\(work)/server.ext",
+                "x509", "-req", "-in", "\(work)/server.csr", "-CA", certificateAuthorityFile, "-CAkey",
+                certificateAuthorityKeyFile,
+                "-CAcreateserial", "-CAserial", "\(work)/ca.srl", "-out", "\(work)/server.crt", "-days", "825",
+                "-extfile", "\(work)/server.ext",
             ], in: work, logger: logger)
         let server = ServerUser.current
         try copyPrivately("\(work)/server.key", to: "\(dataDirectory)/server.key", owner: server, permissions: 0o600)
@@ -103,7 +120,8 @@ extension EmbeddedCluster {
     private func openssl(_ arguments: [String], in folder: String, logger: Logger) async throws(StoreError) {
         var command = SupervisedCommand(
             executable: "/usr/bin/env", arguments: ["openssl"] + arguments,
-            environment: ["PATH": "/usr/bin:/bin:/usr/local/bin:/opt/homebrew/bin", "LANG": "C"], workingDirectory: folder,
+            environment: ["PATH": "/usr/bin:/bin:/usr/local/bin:/opt/homebrew/bin", "LANG": "C"],
+            workingDirectory: folder,
             stdoutPath: "\(folder)/openssl.out", stderrPath: "\(folder)/openssl.err")
         command.timeout = .seconds(60)
         let termination: Termination
@@ -116,14 +134,18 @@ extension EmbeddedCluster {
             let output = (try? String(contentsOfFile: "\(folder)/openssl.err", encoding: .utf8)) ?? ""
             throw StoreError(
                 .clusterFailed,
-                "openssl \(arguments[0]) failed (\(termination.reason)): \(output.split(separator: "\n").last ?? "") — is openssl installed?")
+                "openssl \(arguments[0]) failed (\(termination.reason)): \(output.split(separator: "\n").last ?? "") — is openssl installed?"
+            )
         }
     }
 
-    private func copyPrivately(_ source: String, to path: String, owner: ServerUser?, permissions: mode_t) throws(StoreError) {
+    private func copyPrivately(
+        _ source: String, to path: String, owner: ServerUser?, permissions: mode_t
+    ) throws(StoreError) {
         do {
             let text = try String(contentsOfFile: source, encoding: .utf8)
-            try AtomicFile.write(text, to: path, permissions: permissions, owner: owner.map { (uid: $0.uid, gid: $0.gid) })
+            try AtomicFile.write(
+                text, to: path, permissions: permissions, owner: owner.map { (uid: $0.uid, gid: $0.gid) })
         } catch {
             throw StoreError(.clusterFailed, "cannot write \(path): \(error.localizedDescription)")
         }

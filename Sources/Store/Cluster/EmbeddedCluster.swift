@@ -43,13 +43,16 @@ package struct EmbeddedCluster: Sendable {
     package var adminPasswordFile: String { "\(root)/postgres-admin.pgpass" }
 
     package var endpoint: DatabaseEndpoint {
-        DatabaseEndpoint(address: .unixSocket(path: socketPath), username: Self.username, database: Self.database, passwordFile: passwordFile)
+        DatabaseEndpoint(
+            address: .unixSocket(path: socketPath), username: Self.username, database: Self.database,
+            passwordFile: passwordFile)
     }
 
     /// The superuser's endpoint: for provisioning, and for tests that make a database per test.
     package var adminEndpoint: DatabaseEndpoint {
         DatabaseEndpoint(
-            address: .unixSocket(path: socketPath), username: Self.adminUsername, database: Self.database, passwordFile: adminPasswordFile
+            address: .unixSocket(path: socketPath), username: Self.adminUsername, database: Self.database,
+            passwordFile: adminPasswordFile
         )
     }
 
@@ -72,7 +75,8 @@ package struct EmbeddedCluster: Sendable {
     /// file names a live process — without starting a program for it (every command with the embedded database asks).
     package func isRunning() async -> Bool {
         guard isInitialized, let text = try? String(contentsOfFile: "\(dataDirectory)/postmaster.pid", encoding: .utf8),
-            let first = text.split(separator: "\n").first, let pid = pid_t(first.trimmingCharacters(in: .whitespaces)), pid > 0
+            let first = text.split(separator: "\n").first, let pid = pid_t(first.trimmingCharacters(in: .whitespaces)),
+            pid > 0
         else { return false }
         return kill(pid, 0) == 0 || errno == EPERM
     }
@@ -103,8 +107,11 @@ package struct EmbeddedCluster: Sendable {
     package func stop(logger: Logger) async throws(StoreError) -> Bool {
         guard await isRunning() else { return false }
         let binaries = try PostgresBinaries.locate()
-        let status = try await runTool(binaries.path("pg_ctl"), ["stop", "-w", "-m", "fast", "-D", dataDirectory], logger: logger)
-        guard status == .exited(0) else { throw StoreError(.clusterFailed, "PostgreSQL did not stop (\(status)); see \(logFile)") }
+        let status = try await runTool(
+            binaries.path("pg_ctl"), ["stop", "-w", "-m", "fast", "-D", dataDirectory], logger: logger)
+        guard status == .exited(0) else {
+            throw StoreError(.clusterFailed, "PostgreSQL did not stop (\(status)); see \(logFile)")
+        }
         return true
     }
 
@@ -188,7 +195,9 @@ package struct EmbeddedCluster: Sendable {
         guard !FileManager.default.fileExists(atPath: passwordFile) else { return }
         // The superuser's password is kept before it is set, so that a provisioning cut short leaves it known.
         let adminPassword: String
-        if let kept = PasswordFile.password(in: adminPasswordFile, username: Self.adminUsername, database: Self.database) {
+        if let kept = PasswordFile.password(
+            in: adminPasswordFile, username: Self.adminUsername, database: Self.database)
+        {
             adminPassword = kept
         } else {
             adminPassword = PasswordFile.generate()
@@ -199,7 +208,9 @@ package struct EmbeddedCluster: Sendable {
         var admin = adminEndpoint
         if accessRulesTrust() { admin.passwordFile = nil }
         do {
-            try await Database.with(admin, logger: logger, maximumConnections: 1, connectTimeout: .seconds(60), migrate: false) { database in
+            try await Database.with(
+                admin, logger: logger, maximumConnections: 1, connectTimeout: .seconds(60), migrate: false
+            ) { database in
                 try await database.client.withConnection { connection in
                     for statement in Self.provisioning(password: password, adminPassword: adminPassword) {
                         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
@@ -217,7 +228,8 @@ package struct EmbeddedCluster: Sendable {
                 _ = try await database.client.query("SELECT pg_reload_conf()", logger: logger)
             }
         } catch {
-            throw StoreError(.clusterFailed, "cannot reload the embedded PostgreSQL's access rules: \(Database.describe(error))")
+            throw StoreError(
+                .clusterFailed, "cannot reload the embedded PostgreSQL's access rules: \(Database.describe(error))")
         }
         try PasswordFile.store(passwordFile, username: Self.username, password: password)
     }
@@ -248,8 +260,8 @@ package struct EmbeddedCluster: Sendable {
         ]
     }
 
-    /// Local connections by password only; with `network` (``openToNetwork(address:logger:)``) also the application role
-    /// over TLS from any address, by password — never the superuser.
+    /// Local connections by password only; with `network` (``openToNetwork(address:logger:)``) also the application
+    /// role over TLS from any address, by password — never the superuser.
     func writeAccessRules(network: Bool = false) throws(StoreError) {
         var rules = "# orchestrate: the unix socket, a password (SCRAM) for every role\nlocal all all scram-sha-256\n"
         if network {
@@ -294,7 +306,9 @@ package struct EmbeddedCluster: Sendable {
         ["PATH": "/usr/bin:/bin", "LANG": "C", "LC_ALL": "C", "TZ": "UTC"]
     }
 
-    func runTool(_ executable: String, _ arguments: [String], logger: Logger?) async throws(StoreError) -> Termination.Reason {
+    func runTool(
+        _ executable: String, _ arguments: [String], logger: Logger?
+    ) async throws(StoreError) -> Termination.Reason {
         var command = SupervisedCommand(
             executable: executable,
             arguments: arguments,

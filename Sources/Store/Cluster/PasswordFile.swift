@@ -11,7 +11,9 @@ package enum PasswordFile {
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
             let fields = split(line)
             guard fields.count == 5 else { continue }
-            if (fields[2] == "*" || fields[2] == database) && (fields[3] == "*" || fields[3] == username) { return fields[4] }
+            if (fields[2] == "*" || fields[2] == database) && (fields[3] == "*" || fields[3] == username) {
+                return fields[4]
+            }
         }
         return nil
     }
@@ -19,7 +21,8 @@ package enum PasswordFile {
     /// Writes a file that gives `password` to `username` on every host, port and database: mode 0600, whole
     /// (``AtomicFile``).
     static func store(_ path: String, username: String, password: String) throws(StoreError) {
-        let text = "# orchestrate's embedded PostgreSQL: generated, keep it private\n*:*:*:\(escape(username)):\(escape(password))\n"
+        let text =
+            "# orchestrate's embedded PostgreSQL: generated, keep it private\n*:*:*:\(escape(username)):\(escape(password))\n"
         do {
             try AtomicFile.write(text, to: path, permissions: 0o600)
         } catch {

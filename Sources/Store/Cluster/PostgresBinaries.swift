@@ -7,7 +7,9 @@ package struct PostgresBinaries: Sendable {
 
     package func path(_ tool: String) -> String { "\(directory)/\(tool)" }
 
-    package static func locate(environment: [String: String] = ProcessInfo.processInfo.environment) throws(StoreError) -> PostgresBinaries {
+    package static func locate(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws(StoreError) -> PostgresBinaries {
         let fileManager = FileManager.default
         var candidates: [String] = []
         if let explicit = environment["ORCHESTRATE_PG_BINDIR"] { candidates.append(explicit) }

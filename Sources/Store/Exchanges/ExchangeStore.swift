@@ -21,7 +21,9 @@ package struct ExchangeStore: Sendable {
     func write(_ tables: [(table: LogTable, chunks: [ByteBuffer])], deduplicate: Bool = false) async throws {
         let logger = database.logger
         let filled = tables.filter { $0.chunks.contains { $0.readableBytes > 0 } }
-        func copy(_ chunks: [ByteBuffer], of table: LogTable, into target: String, on connection: PostgresConnection) async throws {
+        func copy(
+            _ chunks: [ByteBuffer], of table: LogTable, into target: String, on connection: PostgresConnection
+        ) async throws {
             try await connection.copyFrom(table: target, columns: table.columns, logger: logger) { writer in
                 for chunk in chunks where chunk.readableBytes > 0 { try await writer.write(chunk) }
             }
@@ -58,7 +60,8 @@ extension ExchangeStore {
     /// commits it.
     func stream(_ table: LogTable, next: () async throws -> ByteBuffer?) async throws {
         try await database.client.withConnection { connection in
-            try await connection.copyFrom(table: table.rawValue, columns: table.columns, logger: database.logger) { writer in
+            try await connection.copyFrom(table: table.rawValue, columns: table.columns, logger: database.logger) {
+                writer in
                 while let chunk = try await next() {
                     if chunk.readableBytes > 0 { try await writer.write(chunk) }
                 }

@@ -8,8 +8,10 @@ enum LogTable: String, CaseIterable, Sendable {
         case .steps: ["attempt_id", "position", "keyword", "name", "status", "started_at", "finished_at", "error"]
         case .exchanges:
             [
-                "attempt_id", "sequence", "mode", "matched", "host", "method", "url", "request_headers_digest", "request_body_digest",
-                "status", "response_headers_digest", "response_body_digest", "started_at", "duration_us", "note", "step_position",
+                "attempt_id", "sequence", "mode", "matched", "host", "method", "url", "request_headers_digest",
+                "request_body_digest",
+                "status", "response_headers_digest", "response_body_digest", "started_at", "duration_us", "note",
+                "step_position",
             ]
         }
     }

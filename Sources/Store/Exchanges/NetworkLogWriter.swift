@@ -63,7 +63,8 @@ package final class NetworkLogWriter: Sendable {
     private static let chunkPatience = Duration.milliseconds(20)
 
     package init(
-        store: ExchangeStore, spoolDirectory: String, memoryLimit: Int = 64 << 20, batchRows: Int = 256, chunkRows: Int = 64,
+        store: ExchangeStore, spoolDirectory: String, memoryLimit: Int = 64 << 20, batchRows: Int = 256,
+        chunkRows: Int = 64,
         logger: Logger
     ) {
         self.store = store
@@ -145,9 +146,9 @@ package final class NetworkLogWriter: Sendable {
     }
 
     /// Ends the loop and writes what is left: the write under way, then up to three tries, each given
-    /// ORCHESTRATE_CONNECT_TIMEOUT — or all within `limit`, when the caller knows the database does not answer. Rows the
-    /// database does not take by then — those of a write that did not answer too — go to the spool for the next run.
-    /// Returns the rows left in the spool.
+    /// ORCHESTRATE_CONNECT_TIMEOUT — or all within `limit`, when the caller knows the database does not answer. Rows
+    /// the database does not take by then — those of a write that did not answer too — go to the spool for the next
+    /// run. Returns the rows left in the spool.
     @discardableResult
     package func close(within limit: Duration? = nil) async -> Int {
         let clock = ContinuousClock()
@@ -185,9 +186,10 @@ package final class NetworkLogWriter: Sendable {
         return left
     }
 
-    /// ``flush()`` for at most `limit` (ORCHESTRATE_CONNECT_TIMEOUT): a request for a pooled connection waits without an
-    /// error while the server is down, and a write whose answer is lost may never end; its rows are spooled on close. A
-    /// write still under way when the wait ends goes on; the next call waits for it rather than starting another.
+    /// ``flush()`` for at most `limit` (ORCHESTRATE_CONNECT_TIMEOUT): a request for a pooled connection waits without
+    /// an error while the server is down, and a write whose answer is lost may never end; its rows are spooled on
+    /// close. A write still under way when the wait ends goes on; the next call waits for it rather than starting
+    /// another.
     private func boundedFlush(within limit: Duration = Database.defaultConnectTimeout) async -> Bool {
         let write = state.withLock { state -> Task<Bool, Never> in
             if let running = state.flushing { return running.task }
@@ -247,12 +249,15 @@ package final class NetworkLogWriter: Sendable {
             return (state.rows, state.spooled, state.generation)
         }
         guard let taken else { return state.withLock { !$0.writing && $0.rows.count == 0 && $0.spooled == 0 } }
-        if taken.spooled == 0, taken.rows.exchangesOnly { return await stream(taken.rows, generation: taken.generation) }
+        if taken.spooled == 0, taken.rows.exchangesOnly {
+            return await stream(taken.rows, generation: taken.generation)
+        }
         // The spool being sent moves aside (after what earlier writes that failed left aside, in order), so that rows
         // spilled meanwhile land in a new one.
         let sending = spoolLock.withLock { _ in LogTable.allCases.map { moveAside(spoolPath($0)) } }
         do {
-            // A spool may hold rows the database has: a write whose end was not heard (the server died) may have committed.
+            // A spool may hold rows the database has: a write whose end was not heard (the server died) may have
+            // committed.
             try await store.write(
                 try zip(LogTable.allCases, sending).map { table, files in
                     (table, try files.flatMap { try chunks(of: $0) } + [taken.rows[table]])
@@ -269,8 +274,8 @@ package final class NetworkLogWriter: Sendable {
             }
         } catch {
             warnWriteFailed(error)
-            // The files aside stay where they are, in front of whatever was spilled meanwhile (sent first next time); then
-            // the rows taken from memory (unless the write was given up on: they were spooled then).
+            // The files aside stay where they are, in front of whatever was spilled meanwhile (sent first next time);
+            // then the rows taken from memory (unless the write was given up on: they were spooled then).
             if endWrite(taken.generation, { _ in }) { spool(taken.rows) }
             return false
         }
@@ -304,8 +309,8 @@ package final class NetworkLogWriter: Sendable {
     }
 
     /// The open COPY's next exchanges: a chunk once it fills, or what waits when it does not fill within
-    /// `chunkPatience`. Nil ends the COPY: its time is up, the writer stops, nothing came, other rows wait (they go in a
-    /// transaction with the exchanges that name them), or the stream was given up on.
+    /// `chunkPatience`. Nil ends the COPY: its time is up, the writer stops, nothing came, other rows wait (they go in
+    /// a transaction with the exchanges that name them), or the stream was given up on.
     private func nextChunk(deadline: ContinuousClock.Instant, generation: Int) async -> CopyRows? {
         enum Chunk { case rows(CopyRows), wait(Task<Void, Never>), end }
         let patience = ContinuousClock.now + Self.chunkPatience
@@ -313,7 +318,9 @@ package final class NetworkLogWriter: Sendable {
             let now = ContinuousClock.now
             let next = state.withLock { state -> Chunk in
                 // A stream given up on takes nothing more.
-                guard !state.stopping, now < deadline, state.rows.exchangesOnly, state.generation == generation else { return .end }
+                guard !state.stopping, now < deadline, state.rows.exchangesOnly, state.generation == generation else {
+                    return .end
+                }
                 if state.rows.count >= chunkRows || (now >= patience && state.rows.count > 0) {
                     defer { state.rows = CopyRows() }
                     return .rows(state.rows)
@@ -339,7 +346,8 @@ package final class NetworkLogWriter: Sendable {
         }
         if first {
             logger.warning(
-                "writing the network log failed; it is spooled until the database takes it", metadata: ["error": "\(Database.describe(error))"])
+                "writing the network log failed; it is spooled until the database takes it",
+                metadata: ["error": "\(Database.describe(error))"])
         }
     }
 
@@ -383,7 +391,8 @@ package final class NetworkLogWriter: Sendable {
                 return state.lost
             }
             switch dropped {
-            case nil: logger.error("cannot spool the network log; keeping it in memory", metadata: ["error": "\(error)"])
+            case nil:
+                logger.error("cannot spool the network log; keeping it in memory", metadata: ["error": "\(error)"])
             case 0?:
                 logger.error(
                     "cannot spool the network log, and memory holds all it may: rows are dropped (is the disk full?)",
@@ -417,7 +426,9 @@ package final class NetworkLogWriter: Sendable {
         var numbered: [(number: Int, path: String)] = entries.compactMap { entry in
             guard entry.hasPrefix(base) else { return nil }
             let suffix = entry.dropFirst(base.count)
-            guard let number = suffix.isEmpty ? 0 : suffix.hasPrefix(".") ? Int(suffix.dropFirst()) : nil else { return nil }
+            guard let number = suffix.isEmpty ? 0 : suffix.hasPrefix(".") ? Int(suffix.dropFirst()) : nil else {
+                return nil
+            }
             return (number, "\(spoolDirectory)/\(entry)")
         }
         numbered.sort { $0.number < $1.number }
@@ -447,7 +458,9 @@ package final class NetworkLogWriter: Sendable {
         let ordered = entries.sorted { (age($0), $0) < (age($1), $1) }
         for entry in ordered where entry.hasSuffix(".copy") || entry.contains(".copy.sending") {
             let parts = entry.prefix { $0 != "." }.split(separator: "-")
-            guard let pid = parts.last.flatMap({ Int32($0) }), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else { continue }
+            guard let pid = parts.last.flatMap({ Int32($0) }), pid != getpid(), kill(pid, 0) != 0, errno == ESRCH else {
+                continue
+            }
             guard parts.count == 3, parts[1] == Self.layout, let table = LogTable(rawValue: String(parts[0])) else {
                 logger.warning(
                     "a spooled network log from another orchestrate version is left as it is",
@@ -460,9 +473,11 @@ package final class NetworkLogWriter: Sendable {
                 try FileManager.default.removeItem(atPath: "\(spoolDirectory)/\(entry)")
                 let rows = table == .payloads ? 0 : data.reduce(0) { $0 + ($1 == UInt8(ascii: "\n") ? 1 : 0) }
                 state.withLock { $0.spooled += rows }
-                logger.info("taking over a spooled network log", metadata: ["spool.file": "\(entry)", "spool.rows": "\(rows)"])
+                logger.info(
+                    "taking over a spooled network log", metadata: ["spool.file": "\(entry)", "spool.rows": "\(rows)"])
             } catch {
-                logger.warning("cannot take over a spooled network log", metadata: ["spool.file": "\(entry)", "error": "\(error)"])
+                logger.warning(
+                    "cannot take over a spooled network log", metadata: ["spool.file": "\(entry)", "error": "\(error)"])
             }
         }
     }

@@ -4,12 +4,12 @@ import Crypto
 /// so that each distinct body or header list is written once, however often it is served.
 ///
 /// A payload is named by the first 16 bytes of the SHA-256 of its bytes: half the text of the whole digest in each of
-/// the four digests of an exchange row, and parsing that text is most of PostgreSQL's work. Payloads stored before under 32-byte digests
-/// stay as they are; a body seen again is stored once more under its shorter name. Hashing is skipped for a small
-/// payload seen before (looked up by content) and for a larger array seen recently: the catalog keeps such arrays
-/// alive, so the same storage address means the same bytes (a replayed response body is one array, served over and
-/// over). What it keeps alive is bounded in bytes (``recentBytesLimit``), so that a burst of large uploads is let go
-/// once it is logged.
+/// the four digests of an exchange row, and parsing that text is most of PostgreSQL's work. Payloads stored before
+/// under 32-byte digests stay as they are; a body seen again is stored once more under its shorter name. Hashing is
+/// skipped for a small payload seen before (looked up by content) and for a larger array seen recently: the catalog
+/// keeps such arrays alive, so the same storage address means the same bytes (a replayed response body is one array,
+/// served over and over). What it keeps alive is bounded in bytes (``recentBytesLimit``), so that a burst of large
+/// uploads is let go once it is logged.
 package struct PayloadCatalog {
     /// Bytes as a key, hashed in one pass: an array of bytes hashes itself a byte at a time, too slow for a mock server
     /// logging tens of thousands of exchanges a second.
@@ -25,8 +25,8 @@ package struct PayloadCatalog {
     /// Arrays seen recently, by storage address, and their bytes in all.
     private var recent: [UnsafeRawPointer: (body: [UInt8], digest: [UInt8])] = [:]
     private var recentBytes = 0
-    /// The most bytes of arrays kept alive for their address (a few large replayed bodies fit; a burst of uploads does not
-    /// stay).
+    /// The most bytes of arrays kept alive for their address (a few large replayed bodies fit; a burst of uploads does
+    /// not stay).
     package static let recentBytesLimit = 16 << 20
     /// Small payloads seen (header lists, short bodies), by content: a lookup instead of a hash.
     private var small: [Bytes: [UInt8]] = [:]

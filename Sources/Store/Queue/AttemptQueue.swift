@@ -42,18 +42,24 @@ package struct AttemptQueue: Sendable {
     ///
     /// A retry avoids the slot whose attempt failed for ``retryAvoidance``, so that another free slot takes it.
     package func round(_ round: QueueRound) async throws -> QueueRoundReply {
-        guard let process = round.claimants.first?.worker.process ?? round.completions.first?.claimed.worker.process else {
+        guard let process = round.claimants.first?.worker.process ?? round.completions.first?.claimed.worker.process
+        else {
             return QueueRoundReply(acks: [], claimed: [], counts: nil)
         }
         let statement = RoundStatement(
             runID: round.runID, completions: round.completions,
             claimants: round.claimants.map(\.worker.description), owner: process.description,
-            leaseMilliseconds: leaseMilliseconds, host: process.host, avoidanceMilliseconds: retryAvoidance.wholeMilliseconds,
+            leaseMilliseconds: leaseMilliseconds, host: process.host,
+            avoidanceMilliseconds: retryAvoidance.wholeMilliseconds,
             passVerdict: passVerdict
         )
         var acks: [Int64: CompletionAck] = [:]
-        var claimedRows: [(id: Int64, scenarioID: String, attempt: Int, token: UUID, expected: Int64?, lane: Mode?, avoid: String?, lost: [String])] =
-            []
+        var claimedRows:
+            [(
+                id: Int64, scenarioID: String, attempt: Int, token: UUID, expected: Int64?, lane: Mode?, avoid: String?,
+                lost: [String]
+            )] =
+                []
         var counts: QueueCounts?
         for try await row in try await database.client.execute(statement, logger: database.logger) {
             for index in row.0.indices {
@@ -64,7 +70,8 @@ package struct AttemptQueue: Sendable {
             for index in row.4.indices {
                 claimedRows.append(
                     (
-                        row.4[index], row.5[index], Int(row.6[index]), row.7[index], row.8[index] < 0 ? nil : row.8[index],
+                        row.4[index], row.5[index], Int(row.6[index]), row.7[index],
+                        row.8[index] < 0 ? nil : row.8[index],
                         Mode(rawValue: row.9[index]), row.10[index].isEmpty ? nil : row.10[index],
                         row.13[index].isEmpty ? [] : row.13[index].split(separator: " ").map(String.init)
                     ))
@@ -73,16 +80,20 @@ package struct AttemptQueue: Sendable {
         }
         var claims: [(attempt: ClaimedAttempt, avoid: String?)] = []
         if !claimedRows.isEmpty {
-            let entries = try await planned.entries(of: round.runID, including: claimedRows.map(\.scenarioID), database: database)
+            let entries = try await planned.entries(
+                of: round.runID, including: claimedRows.map(\.scenarioID), database: database)
             let placeholder = round.claimants[0]
             for row in claimedRows {
                 guard let entry = entries[row.scenarioID] else {
-                    throw StoreError(.unknownRun, "scenario \(row.scenarioID) of run \(round.runID.uuidString.lowercased()) is not planned")
+                    throw StoreError(
+                        .unknownRun,
+                        "scenario \(row.scenarioID) of run \(round.runID.uuidString.lowercased()) is not planned")
                 }
                 claims.append(
                     (
                         ClaimedAttempt(
-                            id: row.id, runID: round.runID, scenario: entry.scenario, attempt: row.attempt, lane: row.lane,
+                            id: row.id, runID: round.runID, scenario: entry.scenario, attempt: row.attempt,
+                            lane: row.lane,
                             maxAttempts: entry.maxAttempts, leaseToken: row.token, expectedMilliseconds: row.expected,
                             worker: placeholder.worker, port: placeholder.port, lostHosts: row.lost
                         ), row.avoid
@@ -102,12 +113,15 @@ package struct AttemptQueue: Sendable {
         }
         var avoiding: [Int64: String] = [:]
         for claim in claims { avoiding[claim.attempt.id] = claim.avoid }
-        return QueueRoundReply(acks: replyAcks, claimed: Self.assign(claims, to: round.claimants), counts: counts, avoiding: avoiding)
+        return QueueRoundReply(
+            acks: replyAcks, claimed: Self.assign(claims, to: round.claimants), counts: counts, avoiding: avoiding)
     }
 
     /// Hands the claimed attempts to the claimants, longest expected to the first, never a retry to
     /// the slot it avoids when another claimant can take it. One attempt per claimant at most.
-    static func assign(_ claims: [(attempt: ClaimedAttempt, avoid: String?)], to claimants: [Claimant]) -> [ClaimedAttempt?] {
+    static func assign(
+        _ claims: [(attempt: ClaimedAttempt, avoid: String?)], to claimants: [Claimant]
+    ) -> [ClaimedAttempt?] {
         let ordered = claims.sorted { lhs, rhs in
             switch (lhs.attempt.expectedMilliseconds, rhs.attempt.expectedMilliseconds) {
             case (nil, nil): lhs.attempt.id < rhs.attempt.id
@@ -155,11 +169,15 @@ package struct AttemptQueue: Sendable {
     /// Claims the tests that run in one process with `head` (a test of a batched suite, just claimed): at most `limit`,
     /// expected to take `budgetMilliseconds` together at most, fewer near the end of the run (`slots`: the worker slots
     /// sharing what is queued). Each holds its own lease, under the head's owner.
-    package func claimCompanions(of head: ClaimedAttempt, limit: Int, slots: Int, budgetMilliseconds: Int64) async throws -> [ClaimedAttempt] {
+    package func claimCompanions(
+        of head: ClaimedAttempt, limit: Int, slots: Int, budgetMilliseconds: Int64
+    ) async throws -> [ClaimedAttempt] {
         guard limit > 0, head.scenario.batch != nil else { return [] }
         let statement = CompanionsStatement(
-            runID: head.runID, headID: head.id, headToken: head.leaseToken, limit: Int64(limit), slots: Int64(max(slots, 1)),
-            budgetMilliseconds: budgetMilliseconds, owner: head.worker.process.description, leaseMilliseconds: leaseMilliseconds,
+            runID: head.runID, headID: head.id, headToken: head.leaseToken, limit: Int64(limit),
+            slots: Int64(max(slots, 1)),
+            budgetMilliseconds: budgetMilliseconds, owner: head.worker.process.description,
+            leaseMilliseconds: leaseMilliseconds,
             host: head.worker.host)
         var rows: [CompanionsStatement.Row] = []
         for try await row in try await database.client.execute(statement, logger: database.logger) { rows.append(row) }
@@ -167,10 +185,12 @@ package struct AttemptQueue: Sendable {
         let entries = try await planned.entries(of: head.runID, including: rows.map(\.1), database: database)
         return try rows.sorted { $0.0 < $1.0 }.map { row in
             guard let entry = entries[row.1] else {
-                throw StoreError(.unknownRun, "scenario \(row.1) of run \(head.runID.uuidString.lowercased()) is not planned")
+                throw StoreError(
+                    .unknownRun, "scenario \(row.1) of run \(head.runID.uuidString.lowercased()) is not planned")
             }
             return ClaimedAttempt(
-                id: row.0, runID: head.runID, scenario: entry.scenario, attempt: Int(row.2), maxAttempts: entry.maxAttempts,
+                id: row.0, runID: head.runID, scenario: entry.scenario, attempt: Int(row.2),
+                maxAttempts: entry.maxAttempts,
                 leaseToken: row.3, expectedMilliseconds: row.4 < 0 ? nil : row.4, worker: head.worker, port: head.port,
                 lostHosts: row.5.isEmpty ? [] : row.5.split(separator: " ").map(String.init))
         }
@@ -182,8 +202,8 @@ package struct AttemptQueue: Sendable {
         try await requeue(attemptID: claimed.id, token: claimed.leaseToken)
     }
 
-    /// Puts an attempt back in the queue if `token` still holds its lease; `solo`: to run alone (it was in a batch whose
-    /// process ended before reporting it).
+    /// Puts an attempt back in the queue if `token` still holds its lease; `solo`: to run alone (it was in a batch
+    /// whose process ended before reporting it).
     @discardableResult
     package func requeue(attemptID: Int64, token: UUID, solo: Bool = false) async throws -> Bool {
         var binds = PostgresBindings()
@@ -218,8 +238,8 @@ package struct AttemptQueue: Sendable {
         return try await abandon(where: "run_id = $1 AND lease_expires_at < now()", binds, hostLost: true)
     }
 
-    /// Gives back the run's attempts leased by `owner` whose tokens are not in `keeping` (claims whose answer was lost):
-    /// each is abandoned and followed by a new queued attempt with its number. Returns how many.
+    /// Gives back the run's attempts leased by `owner` whose tokens are not in `keeping` (claims whose answer was
+    /// lost): each is abandoned and followed by a new queued attempt with its number. Returns how many.
     @discardableResult
     package func releaseOrphans(runID: UUID, owner: String, keeping tokens: [UUID]) async throws -> Int {
         var binds = PostgresBindings()
@@ -230,11 +250,13 @@ package struct AttemptQueue: Sendable {
     }
 
     /// Back to the queue, for a requeue under a lease, the reaper and lost claims: the running attempts `condition`
-    /// selects (SQL whose `$1`… are `binds`) are abandoned and followed by new queued attempts with the same numbers (no
-    /// retry is spent), so that what an execution logged stays with its own row. Returns how many.
-    /// `hostLost`: the execution's host vanished (its lease expired), which the new attempt remembers.
-    /// `solo`: the new attempt runs alone (``requeue(attemptID:token:solo:)``); otherwise it runs as the abandoned one would have.
-    private func abandon(where condition: String, _ binds: PostgresBindings, hostLost: Bool = false, solo: Bool = false) async throws -> Int {
+    /// selects (SQL whose `$1`… are `binds`) are abandoned and followed by new queued attempts with the same numbers
+    /// (no retry is spent), so that what an execution logged stays with its own row. Returns how many. `hostLost`: the
+    /// execution's host vanished (its lease expired), which the new attempt remembers. `solo`: the new attempt runs
+    /// alone (``requeue(attemptID:token:solo:)``); otherwise it runs as the abandoned one would have.
+    private func abandon(
+        where condition: String, _ binds: PostgresBindings, hostLost: Bool = false, solo: Bool = false
+    ) async throws -> Int {
         let sql = """
             WITH gone AS (
                 UPDATE attempts SET state = 'abandoned', finished_at = now(), lease_expires_at = NULL
@@ -267,7 +289,9 @@ package struct AttemptQueue: Sendable {
 
     /// How many attempts of the run are queued and running.
     package func counts(runID: UUID) async throws -> QueueCounts {
-        for try await (queued, running) in try await database.client.execute(CountsStatement(runID: runID), logger: database.logger) {
+        for try await (queued, running) in try await database.client.execute(
+            CountsStatement(runID: runID), logger: database.logger)
+        {
             return QueueCounts(queued: Int(queued), running: Int(running))
         }
         return QueueCounts(queued: 0, running: 0)

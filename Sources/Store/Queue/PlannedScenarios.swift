@@ -33,10 +33,13 @@ final class PlannedScenarios: Sendable {
         var entries: [String: Entry] = [:]
         let decoder = JSONDecoder()
         var batches: [String: Batch] = [:]
-        for try await row in rows.decode((String, String, String, [String], Int64, String, String?, Int?, String?, String?, Int).self) {
+        for try await row in rows.decode(
+            (String, String, String, [String], Int64, String, String?, Int?, String?, String?, Int).self)
+        {
             entries[row.0] = Entry(
                 scenario: RunStore.plannedScenario(
-                    (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9), decoder: decoder, batches: &batches),
+                    (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9), decoder: decoder,
+                    batches: &batches),
                 maxAttempts: row.10
             )
         }

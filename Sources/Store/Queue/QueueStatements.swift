@@ -153,10 +153,13 @@ struct RoundStatement: PostgresPreparedStatement {
                ELSE -1 END,
                (SELECT coalesce(array_agg(lost ORDER BY id), '{}') FROM claimed)
         """
-    /// Acks (attempt ids, accepted, retry queued, settled result or ''), claims (attempt ids, scenario ids, attempt numbers,
-    /// lease tokens, expected ms or -1, lanes or '', avoided workers or ''), queued and running (-1: not asked), and the
-    /// hosts each claimed attempt was lost on before (space-separated, '' for none).
-    typealias Row = ([Int64], [Bool], [Bool], [String], [Int64], [String], [Int32], [UUID], [Int64], [String], [String], Int64, Int64, [String])
+    /// Acks (attempt ids, accepted, retry queued, settled result or ''), claims (attempt ids, scenario ids, attempt
+    /// numbers, lease tokens, expected ms or -1, lanes or '', avoided workers or ''), queued and running (-1: not
+    /// asked), and the hosts each claimed attempt was lost on before (space-separated, '' for none).
+    typealias Row = (
+        [Int64], [Bool], [Bool], [String], [Int64], [String], [Int32], [UUID], [Int64], [String], [String], Int64,
+        Int64, [String]
+    )
 
     var runID: UUID
     var completions: [(claimed: ClaimedAttempt, result: AttemptResult)]
@@ -216,12 +219,13 @@ struct CountsStatement: PostgresPreparedStatement {
     func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
 }
 
-/// Claims the tests that run in one process with a claimed one (``AttemptQueue/claimCompanions(of:limit:slots:budgetMilliseconds:)``):
-/// first attempts of the run's queued tests with the same batch command, longest expected first, as many as fit
-/// `limit` and the budget of expected milliseconds. None when the head runs alone (a retry, a lane, or a test whose
-/// batch ended before reporting it). Near the end of the run (the last mile) a batch takes no more than its share of
-/// what is queued, counted up to `limit` × the slots, so that no slot is left with a long batch while the others idle;
-/// the slots are those of every process that joined the run (`run_members`), at least the asking host's `slots`.
+/// Claims the tests that run in one process with a claimed one
+/// (``AttemptQueue/claimCompanions(of:limit:slots:budgetMilliseconds:)``): first attempts of the run's queued tests
+/// with the same batch command, longest expected first, as many as fit `limit` and the budget of expected milliseconds.
+/// None when the head runs alone (a retry, a lane, or a test whose batch ended before reporting it). Near the end of
+/// the run (the last mile) a batch takes no more than its share of what is queued, counted up to `limit` × the slots,
+/// so that no slot is left with a long batch while the others idle; the slots are those of every process that joined
+/// the run (`run_members`), at least the asking host's `slots`.
 struct CompanionsStatement: PostgresPreparedStatement {
     static let sql = """
         WITH slots AS (

@@ -19,11 +19,20 @@ enum Migrations {
         (9, "the attempts of a run that did not pass", Schema.version9),
         (10, "exchanges without a serial id", Schema.version10),
         (11, "an attempt given back is abandoned and followed by a new one", Schema.version11),
-        (12, "runs many hosts join: join keys, members, node re-runs, lost hosts, fenced completions", Schema.version12),
-        (13, "projects: scenarios, their history and quarantine belong to a suite; runs record their branch", Schema.version13),
+        (
+            12, "runs many hosts join: join keys, members, node re-runs, lost hosts, fenced completions",
+            Schema.version12
+        ),
+        (
+            13, "projects: scenarios, their history and quarantine belong to a suite; runs record their branch",
+            Schema.version13
+        ),
         (14, "stable views for dashboards", Schema.version14),
         (15, "per-day rollups of attempts and exchanges, kept as runs settle and exchanges arrive", Schema.version15),
-        (16, "tests of a suite that run several to a process: results formats, batches, attempts that run alone", Schema.version16),
+        (
+            16, "tests of a suite that run several to a process: results formats, batches, attempts that run alone",
+            Schema.version16
+        ),
         (17, "how many files an attempt left past the cap on kept files", Schema.version17),
     ]
 
@@ -44,13 +53,15 @@ enum Migrations {
                     logger: database.logger
                 )
                 var applied = Set<Int>()
-                for try await version in try await connection.query("SELECT version FROM schema_migrations", logger: database.logger).decode(Int.self)
-                {
+                for try await version in try await connection.query(
+                    "SELECT version FROM schema_migrations", logger: database.logger
+                ).decode(Int.self) {
                     applied.insert(version)
                 }
                 for migration in all where !applied.contains(migration.version) && migration.version <= version {
                     database.logger.info(
-                        "applying migration", metadata: ["migration.version": "\(migration.version)", "migration.name": "\(migration.name)"])
+                        "applying migration",
+                        metadata: ["migration.version": "\(migration.version)", "migration.name": "\(migration.name)"])
                     for statement in split[migration.version] ?? [] {
                         try await connection.query(PostgresQuery(unsafeSQL: statement), logger: database.logger)
                     }
@@ -63,7 +74,8 @@ enum Migrations {
         } catch let error as StoreError {
             throw error
         } catch {
-            throw StoreError(.migrationFailed, "migrating the database failed, nothing was changed: \(Database.describe(error))")
+            throw StoreError(
+                .migrationFailed, "migrating the database failed, nothing was changed: \(Database.describe(error))")
         }
     }
 

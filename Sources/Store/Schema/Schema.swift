@@ -251,9 +251,9 @@ enum Schema {
         \(exchangeLogView)
         """
 
-    /// An attempt given back unfinished (a lost worker, a stop) is kept as `abandoned` and followed by a new row with the
-    /// same number, so that the exchanges and steps of two executions never share an attempt: attempt numbers are unique
-    /// among the rows that are not abandoned.
+    /// An attempt given back unfinished (a lost worker, a stop) is kept as `abandoned` and followed by a new row with
+    /// the same number, so that the exchanges and steps of two executions never share an attempt: attempt numbers are
+    /// unique among the rows that are not abandoned.
     static let version11 = """
         ALTER TABLE attempts DROP CONSTRAINT attempts_state_check;
         ALTER TABLE attempts ADD CONSTRAINT attempts_state_check CHECK (state IN ('queued', 'running', 'finished', 'abandoned'));
@@ -299,8 +299,8 @@ enum Schema {
         """
 
     /// Projects: several suites share one database. A scenario is its project's (`scenarios`, `run_scenarios`,
-    /// `quarantine` and — for its history index — `attempts` carry the project); runs record their branch. Existing rows
-    /// belong to the project of their run's folder name (what `project:` defaults to); a scenario id that runs of
+    /// `quarantine` and — for its history index — `attempts` carry the project); runs record their branch. Existing
+    /// rows belong to the project of their run's folder name (what `project:` defaults to); a scenario id that runs of
     /// several projects planned becomes one scenario per project.
     static let version13 = """
         UPDATE runs SET project = coalesce(nullif(regexp_replace(rtrim(working_directory, '/'), '^.*/', ''), ''), 'default')
@@ -339,8 +339,8 @@ enum Schema {
             WHERE outcome IS NOT NULL
         """
 
-    /// Stable views for dashboards (Dashboards/grafana): their queries read these, never the tables, so that a change of
-    /// the schema changes a view, not every dashboard. Each carries the project and the branch to filter by.
+    /// Stable views for dashboards (Dashboards/grafana): their queries read these, never the tables, so that a change
+    /// of the schema changes a view, not every dashboard. Each carries the project and the branch to filter by.
     static let version14 = """
         CREATE VIEW dash_runs AS
         SELECT r.id AS run_id, r.project, coalesce(r.branch, '') AS branch, r.created_at AS started_at, r.finished_at, r.state, r.mode,
@@ -377,11 +377,11 @@ enum Schema {
         """
 
     /// Rollups that keep history queries short over long windows (`orchestrate flaky`, the dashboards):
-    /// - `scenario_days`: per scenario, UTC day, branch, git revision and kind of backend, the finished attempts, passes,
-    ///   consecutive pairs and flips within the day, and the first and last outcome (so that pairs across days can be
-    ///   told from the days alone). A run's scenario-days are counted again from `attempts` when it settles: by its
-    ///   judge (``RunStore/rollUp(_:)``, while it writes the reports), or by the trigger `runs_settled` when a run stops
-    ///   otherwise (interrupted). Idempotent, so runs that settle in any order, or twice, leave the same rows.
+    /// - `scenario_days`: per scenario, UTC day, branch, git revision and kind of backend, the finished attempts,
+    ///   passes, consecutive pairs and flips within the day, and the first and last outcome (so that pairs across days
+    ///   can be told from the days alone). A run's scenario-days are counted again from `attempts` when it settles: by
+    ///   its judge (``RunStore/rollUp(_:)``, while it writes the reports), or by the trigger `runs_settled` when a run
+    ///   stops otherwise (interrupted). Idempotent, so runs that settle in any order, or twice, leave the same rows.
     /// - `endpoint_days`: per UTC day, branch and endpoint, requests, errors and replay misses, by latency bucket (64
     ///   buckets a tenth of a decade wide from 50 µs, so a percentile read from them is within 26%); added to by every
     ///   statement that stores exchanges (`exchanges_added`), however late they arrive.
@@ -491,9 +491,9 @@ enum Schema {
         FROM endpoint_days
         """
 
-    /// Version 16: a planned scenario's results format and batch (a JSON ``Batch``: the command template and its bounds);
-    /// an attempt that must run alone (`solo`: it was in a batch whose process ended before reporting it); an extra run
-    /// of a new test (`probe`, `run --detect-new-flakes`), which neither settles its scenario nor is retried.
+    /// Version 16: a planned scenario's results format and batch (a JSON ``Batch``: the command template and its
+    /// bounds); an attempt that must run alone (`solo`: it was in a batch whose process ended before reporting it); an
+    /// extra run of a new test (`probe`, `run --detect-new-flakes`), which neither settles its scenario nor is retried.
     static let version16 = """
         ALTER TABLE run_scenarios ADD COLUMN results text, ADD COLUMN batch jsonb;
         ALTER TABLE attempts ADD COLUMN solo boolean NOT NULL DEFAULT false, ADD COLUMN probe boolean NOT NULL DEFAULT false

@@ -23,7 +23,8 @@ struct ReportEvidenceTests {
             let cases = tests.filter { $0.status != .started }.map { test in
                 let (classname, name) = split(test.id, at: ".")
                 return #"<testcase classname="\#(classname)" name="\#(name)" time="0.1">"#
-                    + (test.status == .failed ? #"<failure message="t.py:3: boom"/>"# : test.status == .skipped ? "<skipped/>" : "")
+                    + (test.status == .failed
+                        ? #"<failure message="t.py:3: boom"/>"# : test.status == .skipped ? "<skipped/>" : "")
                     + "</testcase>"
             }
             return ["junit.xml": "<testsuites><testsuite name=\"s\">\(cases.joined())</testsuite></testsuites>"]
@@ -55,8 +56,11 @@ struct ReportEvidenceTests {
             var lines: [String] = []
             for test in tests {
                 let id = "\(test.id)/Tests.swift:3:2"
-                lines.append(#"{"kind": "test", "version": 0, "payload": {"kind": "function", "id": "\#(id)", "name": "x"}}"#)
-                lines.append(#"{"kind": "event", "version": 0, "payload": {"kind": "testStarted", "testID": "\#(id)", "instant": {"absolute": 1}}}"#)
+                lines.append(
+                    #"{"kind": "test", "version": 0, "payload": {"kind": "function", "id": "\#(id)", "name": "x"}}"#)
+                lines.append(
+                    #"{"kind": "event", "version": 0, "payload": {"kind": "testStarted", "testID": "\#(id)", "instant": {"absolute": 1}}}"#
+                )
                 if test.status == .failed {
                     lines.append(
                         #"{"kind": "event", "version": 0, "payload": {"kind": "issueRecorded", "testID": "\#(id)", "instant": {"absolute": 1.5}, "issue": {"isKnown": false, "sourceLocation": {"fileID": "T/Tests.swift", "line": 4}}, "messages": [{"text": "boom"}]}}"#
@@ -64,11 +68,15 @@ struct ReportEvidenceTests {
                 }
                 if test.status != .started {
                     lines.append(
-                        #"{"kind": "event", "version": 0, "payload": {"kind": "testEnded", "testID": "\#(id)", "instant": {"absolute": 2}}}"#)
+                        #"{"kind": "event", "version": 0, "payload": {"kind": "testEnded", "testID": "\#(id)", "instant": {"absolute": 2}}}"#
+                    )
                 }
             }
             // A stream cut short also ends in the middle of a line.
-            return ["events.jsonl": lines.joined(separator: "\n") + (tests.contains { $0.status == .started } ? "\n{\"kind\": \"ev" : "\n")]
+            return [
+                "events.jsonl": lines.joined(separator: "\n")
+                    + (tests.contains { $0.status == .started } ? "\n{\"kind\": \"ev" : "\n")
+            ]
         case .xcresult:
             let nodes = tests.filter { $0.status != .started }.map { test in
                 let (classname, name) = split(test.id, at: "/")
@@ -93,8 +101,8 @@ struct ReportEvidenceTests {
         return (String(id[..<index]), String(id[id.index(after: index)...]))
     }
 
-    /// What `dispositions` makes of `reported` for `ids` (alone when one) after a process that ended as `process`, each as
-    /// `passed`, `failed` or `alone`, with the first failed one's error.
+    /// What `dispositions` makes of `reported` for `ids` (alone when one) after a process that ended as `process`, each
+    /// as `passed`, `failed` or `alone`, with the first failed one's error.
     static func judge(
         _ format: ResultsFormat, _ ids: [String], _ reported: [(id: String, status: Reported)], process: AttemptResult
     ) throws -> (verdicts: [String], error: String?) {
@@ -104,12 +112,15 @@ struct ReportEvidenceTests {
         for (name, text) in report(format, reported) { try directory.write(name, text) }
         let attempts = ids.enumerated().map { index, id in
             ClaimedAttempt(
-                id: Int64(index), runID: UUID(), scenario: Scenario(id: id, name: id, command: "x", timeoutMilliseconds: 1000, results: format),
-                attempt: 1, maxAttempts: 1, leaseToken: UUID(), expectedMilliseconds: nil, worker: WorkerIdentity(host: "h", pid: 1, slot: 1),
+                id: Int64(index), runID: UUID(),
+                scenario: Scenario(id: id, name: id, command: "x", timeoutMilliseconds: 1000, results: format),
+                attempt: 1, maxAttempts: 1, leaseToken: UUID(), expectedMilliseconds: nil,
+                worker: WorkerIdentity(host: "h", pid: 1, slot: 1),
                 port: 1)
         }
         var error: String?
-        let verdicts = AttemptRunner.dispositions(of: attempts, process: process, format: format, folder: folder).map { disposition in
+        let verdicts = AttemptRunner.dispositions(of: attempts, process: process, format: format, folder: folder).map {
+            disposition in
             switch disposition {
             case .alone: return "alone"
             case .finished(let result, _):
@@ -128,19 +139,26 @@ struct ReportEvidenceTests {
     @Test("reported passes with a clean exit pass; failures fail", arguments: ResultsFormat.allCases)
     func clean(format: ResultsFormat) throws {
         let ids = Self.ids(format)
-        let batch = try Self.judge(format, ids, [(ids[0], .failed), (ids[1], .passed), (ids[2], .passed)], process: Self.exited0)
+        let batch = try Self.judge(
+            format, ids, [(ids[0], .failed), (ids[1], .passed), (ids[2], .passed)], process: Self.exited0)
         #expect(batch.verdicts == ["failed", "passed", "passed"])
         // A runner's status for failed tests, with the failure reported: the passes stand.
-        let failing = try Self.judge(format, ids, [(ids[0], .failed), (ids[1], .passed), (ids[2], .passed)], process: Self.exited1)
+        let failing = try Self.judge(
+            format, ids, [(ids[0], .failed), (ids[1], .passed), (ids[2], .passed)], process: Self.exited1)
         #expect(failing.verdicts == ["failed", "passed", "passed"])
         #expect(try Self.judge(format, [ids[1]], [(ids[1], .passed)], process: Self.exited0).verdicts == ["passed"])
     }
 
-    @Test("a report that names none of the tests asked for: none passes (a batch's run again alone)", arguments: ResultsFormat.allCases)
+    @Test(
+        "a report that names none of the tests asked for: none passes (a batch's run again alone)",
+        arguments: ResultsFormat.allCases)
     func elsewhere(format: ResultsFormat) throws {
         let ids = Self.ids(format)
         let other = format == .xcresult ? "Else/Where/zzz()" : format == .swiftpm ? "Else.Where/zzz()" : "elsewhere.zzz"
-        #expect(try Self.judge(format, ids, [(other, .passed)], process: Self.exited0).verdicts == ["alone", "alone", "alone"])
+        #expect(
+            try Self.judge(format, ids, [(other, .passed)], process: Self.exited0).verdicts == [
+                "alone", "alone", "alone",
+            ])
         let alone = try Self.judge(format, [ids[0]], [(other, .passed)], process: Self.exited0)
         #expect(alone.verdicts == ["failed"])
         #expect(alone.error?.contains("its runner reported no result for \(ids[0])") == true, "\(alone.error ?? "")")
@@ -148,35 +166,50 @@ struct ReportEvidenceTests {
         #expect(try Self.judge(format, [ids[0]], [], process: Self.exited0).verdicts == ["failed"])
     }
 
-    @Test("passes reported by a process that did not end well: a batch's run again alone, and alone they fail", arguments: ResultsFormat.allCases)
+    @Test(
+        "passes reported by a process that did not end well: a batch's run again alone, and alone they fail",
+        arguments: ResultsFormat.allCases)
     func notEndedWell(format: ResultsFormat) throws {
         let ids = Self.ids(format)
         let allPassed = ids.map { ($0, Reported.passed) }
         for process in [Self.exited1, Self.exited137, Self.killed] {
-            #expect(try Self.judge(format, ids, allPassed, process: process).verdicts == ["alone", "alone", "alone"], "\(process)")
+            #expect(
+                try Self.judge(format, ids, allPassed, process: process).verdicts == ["alone", "alone", "alone"],
+                "\(process)")
             let alone = try Self.judge(format, [ids[0]], [(ids[0], .passed)], process: process)
             #expect(alone.verdicts == ["failed"], "\(process)")
-            #expect(alone.error?.contains("its report says it passed, but its process did not end well") == true, "\(alone.error ?? "")")
+            #expect(
+                alone.error?.contains("its report says it passed, but its process did not end well") == true,
+                "\(alone.error ?? "")")
         }
         // A crash after a failure was reported: the failure stands, the passes are not proven.
-        let crashed = try Self.judge(format, ids, [(ids[0], .failed), (ids[1], .passed), (ids[2], .passed)], process: Self.killed)
+        let crashed = try Self.judge(
+            format, ids, [(ids[0], .failed), (ids[1], .passed), (ids[2], .passed)], process: Self.killed)
         #expect(crashed.verdicts == ["failed", "alone", "alone"])
     }
 
-    @Test("a skip stands only on a clean exit (a runner stopped early skips what it did not run); failed in one run of two is failed")
+    @Test(
+        "a skip stands only on a clean exit (a runner stopped early skips what it did not run); failed in one run of two is failed"
+    )
     func skipsAndRepeats() throws {
         let ids = Self.ids(.junit)
         // Exit 1 explained by t1's failure: t2's pass stands, t3's skip does not.
-        let batch = try Self.judge(.junit, ids, [(ids[0], .failed), (ids[1], .passed), (ids[2], .skipped)], process: Self.exited1)
+        let batch = try Self.judge(
+            .junit, ids, [(ids[0], .failed), (ids[1], .passed), (ids[2], .skipped)], process: Self.exited1)
         #expect(batch.verdicts == ["failed", "passed", "alone"])
         let alone = try Self.judge(.junit, [ids[2]], [(ids[2], .skipped)], process: Self.exited1)
-        #expect(alone.verdicts == ["failed"] && alone.error?.contains("its report says it was skipped") == true, "\(alone)")
+        #expect(
+            alone.verdicts == ["failed"] && alone.error?.contains("its report says it was skipped") == true, "\(alone)")
         #expect(try Self.judge(.junit, [ids[2]], [(ids[2], .skipped)], process: Self.exited0).verdicts == ["passed"])
         // The same test failed in one configuration and passed in another.
-        #expect(try Self.judge(.junit, [ids[0]], [(ids[0], .failed), (ids[0], .passed)], process: Self.exited1).verdicts == ["failed"])
+        #expect(
+            try Self.judge(.junit, [ids[0]], [(ids[0], .failed), (ids[0], .passed)], process: Self.exited1).verdicts
+                == ["failed"])
     }
 
-    @Test("a stream cut short: the test it started and never ended has no result", arguments: [ResultsFormat.swiftpm, .cucumberMessages])
+    @Test(
+        "a stream cut short: the test it started and never ended has no result",
+        arguments: [ResultsFormat.swiftpm, .cucumberMessages])
     func cutShort(format: ResultsFormat) throws {
         let ids = Self.ids(format)
         let judged = try Self.judge(format, ids, [(ids[0], .passed), (ids[1], .started)], process: Self.exited0)
@@ -202,8 +235,11 @@ struct ReportEvidenceTests {
                 try FileManager.default.createDirectory(atPath: artifacts, withIntermediateDirectories: true)
                 #expect(plant() == 0)
                 let attempt = ClaimedAttempt(
-                    id: 1, runID: UUID(), scenario: Scenario(id: "suite.t1", name: "t1", command: "x", timeoutMilliseconds: 1000, results: .junit),
-                    attempt: 1, maxAttempts: 1, leaseToken: UUID(), expectedMilliseconds: nil, worker: WorkerIdentity(host: "h", pid: 1, slot: 1),
+                    id: 1, runID: UUID(),
+                    scenario: Scenario(
+                        id: "suite.t1", name: "t1", command: "x", timeoutMilliseconds: 1000, results: .junit),
+                    attempt: 1, maxAttempts: 1, leaseToken: UUID(), expectedMilliseconds: nil,
+                    worker: WorkerIdentity(host: "h", pid: 1, slot: 1),
                     port: 1)
                 guard
                     case .finished(let result, _) = AttemptRunner.dispositions(
@@ -213,7 +249,9 @@ struct ReportEvidenceTests {
                     continue
                 }
                 #expect(result.outcome == .failed)
-                #expect(result.error?.contains("junit.xml") == true && result.error?.contains("not read") == true, "\(result.error ?? "")")
+                #expect(
+                    result.error?.contains("junit.xml") == true && result.error?.contains("not read") == true,
+                    "\(result.error ?? "")")
             }
         }
     }

@@ -9,11 +9,15 @@ import Testing
 struct SlotStateMachineTests {
     typealias Action = SlotStateMachine.Action
 
-    static func attempt(_ id: String, number: Int = 1, batch: Batch? = nil, lostHosts: [String] = [], lane: Mode? = nil) -> ClaimedAttempt {
+    static func attempt(
+        _ id: String, number: Int = 1, batch: Batch? = nil, lostHosts: [String] = [], lane: Mode? = nil
+    ) -> ClaimedAttempt {
         ClaimedAttempt(
             id: Int64(abs(id.hashValue % 100_000)), runID: UUID(),
-            scenario: Scenario(id: id, name: id, command: "true", timeoutMilliseconds: 1000, batch: batch), attempt: number, lane: lane,
-            maxAttempts: 3, leaseToken: UUID(), expectedMilliseconds: 2000, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: 1,
+            scenario: Scenario(id: id, name: id, command: "true", timeoutMilliseconds: 1000, batch: batch),
+            attempt: number, lane: lane,
+            maxAttempts: 3, leaseToken: UUID(), expectedMilliseconds: 2000,
+            worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: 1,
             lostHosts: lostHosts)
     }
 
@@ -30,8 +34,12 @@ struct SlotStateMachineTests {
         #expect(machine.answered(1, claimed: a, counts: nil, recorded: 0) == [.announce([a]), .run([a])])
         #expect(machine.heldTokens == [a.leaseToken] && machine.slot(runningUnder: a.leaseToken) == 1)
         #expect(machine.processStarted(1).isEmpty)
-        let actions = machine.ended(1, AttemptRunner.Ending(dispositions: [Self.finished(Self.failed)], reason: .exited(1)))
-        #expect(actions == [.ready([SlotStateMachine.Finished(attempt: a, result: Self.failed, reported: nil, ownsSession: true)])])
+        let actions = machine.ended(
+            1, AttemptRunner.Ending(dispositions: [Self.finished(Self.failed)], reason: .exited(1)))
+        #expect(
+            actions == [
+                .ready([SlotStateMachine.Finished(attempt: a, result: Self.failed, reported: nil, ownsSession: true)])
+            ])
         // Readied results still hold their lease until they are recorded.
         #expect(machine.heldTokens == [a.leaseToken] && machine.slot(runningUnder: a.leaseToken) == nil)
         let completion = SlotStateMachine.Completion(a, Self.failed)
@@ -46,13 +54,17 @@ struct SlotStateMachineTests {
         #expect(machine.answered(1, claimed: nil, counts: nil, recorded: 4) == [.countWhatIsLeft])
         #expect(machine.counted(1, QueueCounts(queued: 0, running: 2)) == [.waitForResults(since: 4)])
         #expect(machine.waited(1) == [.askForWork])
-        #expect(machine.answered(1, claimed: nil, counts: QueueCounts(queued: 0, running: 1), recorded: 5) == [.waitForResults(since: 5)])
+        #expect(
+            machine.answered(1, claimed: nil, counts: QueueCounts(queued: 0, running: 1), recorded: 5) == [
+                .waitForResults(since: 5)
+            ])
         _ = machine.waited(1)
         #expect(machine.answered(1, claimed: nil, counts: QueueCounts(queued: 0, running: 0), recorded: 6) == [.end])
         #expect(machine.slots[1] == .done)
     }
 
-    @Test("a stop: a claim that arrives is released, a process that starts is ended, a stopped attempt's results go back")
+    @Test(
+        "a stop: a claim that arrives is released, a process that starts is ended, a stopped attempt's results go back")
     func stop() {
         var machine = SlotStateMachine(workers: 2)
         let (a, b) = (Self.attempt("a"), Self.attempt("b"))
@@ -62,7 +74,8 @@ struct SlotStateMachineTests {
         machine.stop()
         #expect(machine.processStarted(1) == [.terminate])
         #expect(machine.answered(2, claimed: b, counts: nil, recorded: 0) == [.release([b]), .end])
-        _ = machine.ended(1, AttemptRunner.Ending(dispositions: [Self.finished(Self.failed)], reason: .terminated(status: 143)))
+        _ = machine.ended(
+            1, AttemptRunner.Ending(dispositions: [Self.finished(Self.failed)], reason: .terminated(status: 143)))
         #expect(machine.readied(1, [SlotStateMachine.Completion(a, Self.failed)]) == [.release([a]), .end])
         #expect(machine.heldTokens.isEmpty)
         // An attempt that ended on its own while the run stopped is recorded; the slot takes nothing more.
@@ -71,10 +84,15 @@ struct SlotStateMachineTests {
         _ = other.answered(1, claimed: a, counts: nil, recorded: 0)
         other.stop()
         _ = other.ended(1, AttemptRunner.Ending(dispositions: [Self.finished(Self.passed)], reason: .exited(0)))
-        #expect(other.readied(1, [SlotStateMachine.Completion(a, Self.passed)]) == [.record([SlotStateMachine.Completion(a, Self.passed)]), .end])
+        #expect(
+            other.readied(1, [SlotStateMachine.Completion(a, Self.passed)]) == [
+                .record([SlotStateMachine.Completion(a, Self.passed)]), .end,
+            ])
     }
 
-    @Test("a first attempt of a batched test claims companions within its budget; what its process did not report runs again alone")
+    @Test(
+        "a first attempt of a batched test claims companions within its budget; what its process did not report runs again alone"
+    )
     func batch() {
         var machine = SlotStateMachine(workers: 4)
         let batch = Batch(command: "run {ids}", size: 5, milliseconds: 60_000)
@@ -85,7 +103,8 @@ struct SlotStateMachineTests {
         let (t2, t3) = (Self.attempt("t2", batch: batch), Self.attempt("t3", batch: batch))
         #expect(machine.batchClaimed(1, [t2, t3]) == [.announce([t2, t3]), .run([head, t2, t3])])
         #expect(Set(machine.heldTokens) == [head.leaseToken, t2.leaseToken, t3.leaseToken])
-        let ending = AttemptRunner.Ending(dispositions: [Self.finished(Self.passed), .alone, Self.finished(Self.failed)], reason: .exited(1))
+        let ending = AttemptRunner.Ending(
+            dispositions: [Self.finished(Self.passed), .alone, Self.finished(Self.failed)], reason: .exited(1))
         #expect(
             machine.ended(1, ending) == [
                 .requeueAlone([t2]),
@@ -95,8 +114,12 @@ struct SlotStateMachineTests {
                 ]),
             ])
         // A retry, and a lane of a compare run, run alone.
-        #expect(machine.answered(2, claimed: Self.attempt("t4", number: 2, batch: batch), counts: nil, recorded: 0).last.map(Self.isRun) == true)
-        #expect(machine.answered(3, claimed: Self.attempt("t5", batch: batch, lane: .live), counts: nil, recorded: 0).last.map(Self.isRun) == true)
+        #expect(
+            machine.answered(2, claimed: Self.attempt("t4", number: 2, batch: batch), counts: nil, recorded: 0).last
+                .map(Self.isRun) == true)
+        #expect(
+            machine.answered(3, claimed: Self.attempt("t5", batch: batch, lane: .live), counts: nil, recorded: 0).last
+                .map(Self.isRun) == true)
     }
 
     static func isRun(_ action: Action) -> Bool {
@@ -104,7 +127,9 @@ struct SlotStateMachineTests {
         return false
     }
 
-    @Test("a supervisor that dies: its attempts go back until the third loss, then are recorded saying so; the slot gets a new one")
+    @Test(
+        "a supervisor that dies: its attempts go back until the third loss, then are recorded saying so; the slot gets a new one"
+    )
     func supervisorDies() {
         var machine = SlotStateMachine(workers: 2)
         let a = Self.attempt("a")
@@ -113,7 +138,10 @@ struct SlotStateMachineTests {
         for loss in 1...2 {
             _ = machine.answered(1, claimed: a, counts: nil, recorded: 0)
             let lost = SlotStateMachine.Lost(attempt: a, losses: loss)
-            #expect(machine.ended(1, died) == [.forgetSession(a), .lost(lost, requeued: true), .release([a]), .replaceSupervisor])
+            #expect(
+                machine.ended(1, died) == [
+                    .forgetSession(a), .lost(lost, requeued: true), .release([a]), .replaceSupervisor,
+                ])
             #expect(machine.supervisorReplaced(1, started: true) == [.askForWork])
         }
         _ = machine.answered(1, claimed: a, counts: nil, recorded: 0)
@@ -133,7 +161,11 @@ struct SlotStateMachineTests {
         _ = machine.ended(2, died)
         let last = machine.supervisorReplaced(2, started: false)
         #expect(last.count == 2 && last.first == .retire(reason: noSupervisor))
-        if case .fail(let reason)? = last.last { #expect(reason.hasPrefix("every worker slot was retired")) } else { Issue.record("\(last)") }
+        if case .fail(let reason)? = last.last {
+            #expect(reason.hasPrefix("every worker slot was retired"))
+        } else {
+            Issue.record("\(last)")
+        }
     }
 
     @Test("a slot whose folders cannot be emptied: its attempts go back without a retry spent and the slot is retired")
@@ -145,7 +177,8 @@ struct SlotStateMachineTests {
         let actions = machine.ended(1, AttemptRunner.Ending(dispositions: [], slotUnusable: "ENAMETOOLONG"))
         #expect(
             actions == [
-                .forgetSession(a), .release([a]), .retire(reason: "its folders cannot be emptied for the next attempt (ENAMETOOLONG)"), .end,
+                .forgetSession(a), .release([a]),
+                .retire(reason: "its folders cannot be emptied for the next attempt (ENAMETOOLONG)"), .end,
             ])
         #expect(machine.slots[1] == .retired && machine.heldTokens.isEmpty)
     }
@@ -161,7 +194,9 @@ struct SlotStateMachineTests {
             Issue.record("\(actions)")
             return
         }
-        #expect(completion.result.outcome == .infrastructureError && completion.result.error?.contains("n1, n2, n3") == true)
+        #expect(
+            completion.result.outcome == .infrastructureError && completion.result.error?.contains("n1, n2, n3") == true
+        )
     }
 
     @Test("events that do not fit the slot's state change nothing")

@@ -9,7 +9,10 @@ import Testing
 @Suite("Command templates: ids reach the command byte for byte, nothing else runs", .timeLimit(.minutes(3)))
 struct CommandTemplateTests {
     /// Characters the shell and the templates treat specially, and some that are neither.
-    static let alphabet = Array(#"{}$`'"\;|&<>()*?[]#~!= -_,./:^+@%"#) + Array("ab{id}{ids}{name}{ids-comma}{uri}{line}") + ["é", "字", "\t"]
+    static let alphabet =
+        Array(#"{}$`'"\;|&<>()*?[]#~!= -_,./:^+@%"#) + Array("ab{id}{ids}{name}{ids-comma}{uri}{line}") + [
+            "é", "字", "\t",
+        ]
 
     /// Ids that each break out of one quoting unless the template fills them as data.
     static let hostile = [
@@ -28,14 +31,17 @@ struct CommandTemplateTests {
     /// What `sh -c command` passed to printf, one argument per NUL-ended field, run in `directory`.
     static func arguments(of command: String, in directory: TemporaryDirectory) async throws -> [String] {
         let output = directory.file("out")
-        var run = SupervisedCommand.shell(command, environment: ["PATH": "/usr/bin:/bin", "OUT": output, "HOME": directory.path])
+        var run = SupervisedCommand.shell(
+            command, environment: ["PATH": "/usr/bin:/bin", "OUT": output, "HOME": directory.path])
         run.workingDirectory = directory.path
         run.timeout = .seconds(20)
         unlink(output)
         let termination = try await SupervisedProcess.run(run)
         #expect(termination.reason == .exited(0), "\(command)")
         let bytes = FileManager.default.contents(atPath: output) ?? Data()
-        return bytes.split(separator: 0, omittingEmptySubsequences: false).dropLast().map { String(decoding: $0, as: UTF8.self) }
+        return bytes.split(separator: 0, omittingEmptySubsequences: false).dropLast().map {
+            String(decoding: $0, as: UTF8.self)
+        }
     }
 
     @Test(
@@ -61,23 +67,29 @@ struct CommandTemplateTests {
         }
     }
 
-    @Test("a batch's ids: {ids} one word each, {ids-comma} and {ids-regex} one word, {name} of a pickle named like a placeholder")
+    @Test(
+        "a batch's ids: {ids} one word each, {ids-comma} and {ids-regex} one word, {name} of a pickle named like a placeholder"
+    )
     func batch() async throws {
         try await TemporaryDirectory.with { directory in
             let ids = Self.randomIDs(30, seed: "batch")
             for chunk in stride(from: 0, to: ids.count, by: 5).map({ Array(ids[$0..<min($0 + 5, ids.count)]) }) {
-                let words = Batch(command: #"printf '%s\000' {ids} > "$OUT""#, size: 10, milliseconds: 0).command(for: chunk)
+                let words = Batch(command: #"printf '%s\000' {ids} > "$OUT""#, size: 10, milliseconds: 0).command(
+                    for: chunk)
                 let separate = try await Self.arguments(of: words, in: directory)
                 #expect(separate == chunk, "\(words)")
-                let comma = Batch(command: #"printf '%s\000' {ids-comma} > "$OUT""#, size: 10, milliseconds: 0).command(for: chunk)
+                let comma = Batch(command: #"printf '%s\000' {ids-comma} > "$OUT""#, size: 10, milliseconds: 0).command(
+                    for: chunk)
                 let joined = try await Self.arguments(of: comma, in: directory)
                 #expect(joined == [chunk.joined(separator: ",")], "\(comma)")
-                let regex = Batch(command: #"printf '%s\000' "{ids-regex}" > "$OUT""#, size: 10, milliseconds: 0).command(for: chunk)
+                let regex = Batch(command: #"printf '%s\000' "{ids-regex}" > "$OUT""#, size: 10, milliseconds: 0)
+                    .command(for: chunk)
                 let pattern = try await Self.arguments(of: regex, in: directory)
                 #expect(pattern == ["^(\(chunk.map(Batch.regexEscaped).joined(separator: "|")))$"], "\(regex)")
             }
             let pickle = CommandTemplate.fill(
-                #"printf '%s\000' {name} {id} > "$OUT""#, id: "f.feature: x", name: "harmless {name}; touch pwned #", uri: "f", line: 3)
+                #"printf '%s\000' {name} {id} > "$OUT""#, id: "f.feature: x", name: "harmless {name}; touch pwned #",
+                uri: "f", line: 3)
             let named = try await Self.arguments(of: pickle, in: directory)
             #expect(named == ["harmless {name}; touch pwned #", "f.feature: x"])
             #expect(!FileManager.default.fileExists(atPath: directory.file("pwned")), "an id ran as code")
@@ -86,7 +98,9 @@ struct CommandTemplateTests {
 
     @Test("what is not a placeholder stays: ${HOME}, {a,b}, an unclosed brace, an escaped one, one in a comment")
     func notPlaceholders() {
-        #expect(CommandTemplate.fill("echo ${HOME} {a,b} {id", id: "x", name: "n", uri: "u", line: 1) == "echo ${HOME} {a,b} {id")
+        #expect(
+            CommandTemplate.fill("echo ${HOME} {a,b} {id", id: "x", name: "n", uri: "u", line: 1)
+                == "echo ${HOME} {a,b} {id")
         #expect(CommandTemplate.fill(#"echo \{id} {line}"#, id: "x", name: "n", uri: "u", line: 7) == #"echo \{id} 7"#)
         #expect(CommandTemplate.fill("true # {id}", id: "x y", name: "n", uri: "u", line: 1) == "true # {id}")
     }

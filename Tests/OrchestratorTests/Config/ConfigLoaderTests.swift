@@ -71,7 +71,10 @@ struct ConfigLoaderTests {
             ),
             ("suite:\n  scenarios:\n    - { id: a }\n", "orchestrate.yml:3:7: scenario \"a\" has no command"),
             ("suite:\n  scenarios:\n    - { command: x }\n", "orchestrate.yml:3:7: a scenario needs an id"),
-            ("suite:\n  scenarios:\n    - { id: a, command: x, colour: red }\n", "orchestrate.yml:3:28: unknown key \"colour\" in a scenario"),
+            (
+                "suite:\n  scenarios:\n    - { id: a, command: x, colour: red }\n",
+                "orchestrate.yml:3:28: unknown key \"colour\" in a scenario"
+            ),
             ("suite:\n  scenarios: { a: b }\n", "orchestrate.yml:2:14: suite.scenarios must be a list"),
             ("mock:\n  mode: sometimes\n", "orchestrate.yml:2:9: mock.mode must be one of replay, record, live, mock"),
             ("workers: [1\n", "orchestrate.yml:2:1: invalid YAML"),
@@ -83,13 +86,22 @@ struct ConfigLoaderTests {
                 "mock:\n  stubs:\n    - { request: { path: /a }, response: { fault: slow } }\n",
                 "orchestrate.yml:3:7: mock.stubs[0].response.fault: must be one of reset, close-before-body, dribble, malformed"
             ),
-            ("mock:\n  stubs:\n    - { request: { path: /a } }\n", "orchestrate.yml:3:7: mock.stubs[0]: a stub needs exactly one of"),
+            (
+                "mock:\n  stubs:\n    - { request: { path: /a } }\n",
+                "orchestrate.yml:3:7: mock.stubs[0]: a stub needs exactly one of"
+            ),
             (
                 "mock:\n  stubs:\n    - { request: { path: /a }, response: { file: nowhere.json } }\n",
                 "orchestrate.yml:3:7: mock.stubs[0].response.file: cannot read /project/nowhere.json"
             ),
-            ("mock:\n  match: [method, colour]\n", "orchestrate.yml:2:19: mock.match entries are method, path, query, body or header:NAME"),
-            ("mock:\n  redact: { json: [password] }\n", "orchestrate.yml:2:20: mock.redact.json: password: a JSON path starts with $"),
+            (
+                "mock:\n  match: [method, colour]\n",
+                "orchestrate.yml:2:19: mock.match entries are method, path, query, body or header:NAME"
+            ),
+            (
+                "mock:\n  redact: { json: [password] }\n",
+                "orchestrate.yml:2:20: mock.redact.json: password: a JSON path starts with $"
+            ),
             ("mock:\n  rewrite: sometimes\n", "orchestrate.yml:2:12: mock.rewrite must be true or false"),
             ("redact:\n  env: SHOP_PIN\n", "orchestrate.yml:2:8: redact.env must be a list of variable names"),
             ("redact:\n  env: [\"A=B\"]\n", "orchestrate.yml:2:9: \"A=B\" is not a valid environment variable name"),
@@ -131,7 +143,9 @@ struct ConfigLoaderTests {
         #expect(server.stubs[1].collection?.items == [.object(["id": .integer(1)])])
     }
 
-    @Test("secret environment values: named in redact.env or looking secret; stored as the placeholder, given back by scenario")
+    @Test(
+        "secret environment values: named in redact.env or looking secret; stored as the placeholder, given back by scenario"
+    )
     func secretEnvironment() async throws {
         let config = try parse(
             """
@@ -144,18 +158,28 @@ struct ConfigLoaderTests {
             """)
         let secrets = config.secretEnvironment(inherited: ["GITHUB_TOKEN": "ghp-123456", "PATH": "/usr/bin"])
         #expect(secrets.value("SHOP_PIN", scenario: "b") == "4711")
-        #expect(secrets.value("DB_PASSWORD", scenario: "a") == "pw-123456" && secrets.value("DB_PASSWORD", scenario: "b") == nil)
+        #expect(
+            secrets.value("DB_PASSWORD", scenario: "a") == "pw-123456"
+                && secrets.value("DB_PASSWORD", scenario: "b") == nil)
         #expect(secrets.value("APP_ENV", scenario: "a") == nil)
-        #expect(secrets.secrets.values == ["tok-123456", "pw-123456", "ghp-123456"], "4711 is too short to be searched for")
-        let stored = try await SuiteSources(config.suite).scenarios(config.suiteContext).map { $0.withSecretsRedacted(config.redact.isSecret) }
-        #expect(stored[0].environment == ["API_TOKEN": "[REDACTED]", "SHOP_PIN": "[REDACTED]", "APP_ENV": "test", "DB_PASSWORD": "[REDACTED]"])
+        #expect(
+            secrets.secrets.values == ["tok-123456", "pw-123456", "ghp-123456"], "4711 is too short to be searched for")
+        let stored = try await SuiteSources(config.suite).scenarios(config.suiteContext).map {
+            $0.withSecretsRedacted(config.redact.isSecret)
+        }
+        #expect(
+            stored[0].environment == [
+                "API_TOKEN": "[REDACTED]", "SHOP_PIN": "[REDACTED]", "APP_ENV": "test", "DB_PASSWORD": "[REDACTED]",
+            ])
     }
 
     @Test("a scenario's mode tag wins over the run's mode")
     func scenarioMode() {
         let scenario = Scenario(id: "a", name: "a", command: "x", tags: ["smoke", "@mock"], timeoutMilliseconds: 1)
         #expect(scenario.mode(inRun: .replay) == .mock)
-        #expect(Scenario(id: "b", name: "b", command: "x", tags: ["smoke"], timeoutMilliseconds: 1).mode(inRun: .record) == .record)
+        #expect(
+            Scenario(id: "b", name: "b", command: "x", tags: ["smoke"], timeoutMilliseconds: 1).mode(inRun: .record)
+                == .record)
     }
 
     @Test("durations read the way people write them")

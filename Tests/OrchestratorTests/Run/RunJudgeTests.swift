@@ -6,16 +6,20 @@ import Testing
 
 @Suite("Judging a run")
 struct RunJudgeTests {
-    static func entry(_ id: String, verdict: Verdict?, reason: String?, evidence: [NetworkDifference] = []) -> RunReport.ScenarioEntry {
+    static func entry(
+        _ id: String, verdict: Verdict?, reason: String?, evidence: [NetworkDifference] = []
+    ) -> RunReport.ScenarioEntry {
         RunReport.ScenarioEntry(
-            scenario: Scenario(id: id, name: id, command: "true", timeoutMilliseconds: 1000), result: .passed, attempts: [],
+            scenario: Scenario(id: id, name: id, command: "true", timeoutMilliseconds: 1000), result: .passed,
+            attempts: [],
             verdict: verdict, verdictReason: reason, evidence: evidence
         )
     }
 
     @Test("verdicts fill the report; only those that differ from what is stored are written")
     func apply() {
-        let difference = NetworkDifference(kind: .status, request: "GET api.test/v1/news", recorded: "200", live: "500", step: 1)
+        let difference = NetworkDifference(
+            kind: .status, request: "GET api.test/v1/news", recorded: "200", live: "500", step: 1)
         let report = RunReport(
             runID: UUID(), state: .finished, startedAt: Date(), finishedAt: Date(), host: "test", gitRevision: nil,
             scenarios: [

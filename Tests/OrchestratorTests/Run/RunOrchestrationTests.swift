@@ -52,7 +52,9 @@ struct RunOrchestrationTests {
         return options
     }
 
-    @Test("plan, execute, judge, report: the output hears the plan, every attempt and the summary; the exit code says a scenario failed")
+    @Test(
+        "plan, execute, judge, report: the output hears the plan, every attempt and the summary; the exit code says a scenario failed"
+    )
     func phases() async throws {
         try await TemporaryDirectory.with { directory in
             try directory.write(
@@ -67,7 +69,8 @@ struct RunOrchestrationTests {
                 """)
             let output = RecordedOutput()
             let database = try await TestPostgres.shared.makeDatabaseURL()
-            let code = try await RunOrchestration.run(Self.options(directory, database: database), output: output, logger: Self.logger)
+            let code = try await RunOrchestration.run(
+                Self.options(directory, database: database), output: output, logger: Self.logger)
             #expect(code == ExitStatus.scenarioFailed)
             let said = output.said.withLock { $0 }
             #expect(said.workers == 2 && said.expected?.keys.sorted() == ["fails", "passes"] && said.finished)
@@ -91,7 +94,8 @@ struct RunOrchestrationTests {
                 """)
             let database = try await TestPostgres.shared.makeDatabaseURL()
             let settings = try RunSettings.resolve(Self.options(directory, database: database))
-            let planned = try await ProjectDatabase.open(settings.database, logger: Self.logger) { database -> RunPlanner.Planned in
+            let planned = try await ProjectDatabase.open(settings.database, logger: Self.logger) {
+                database -> RunPlanner.Planned in
                 let plan = RunPlanner.plan(try await settings.scenarios(), settings: settings, git: (nil, nil))
                 return try await RunPlanner(runs: RunStore(database: database), output: RecordedOutput()).store(plan)
             }
@@ -105,7 +109,9 @@ struct RunOrchestrationTests {
             #expect(said.finishedAttempts.sorted() == ["one passed", "two passed"])
 
             options.resume = UUID()
-            await #expect(throws: UsageError.self) { try await RunOrchestration.run(options, output: RecordedOutput(), logger: Self.logger) }
+            await #expect(throws: UsageError.self) {
+                try await RunOrchestration.run(options, output: RecordedOutput(), logger: Self.logger)
+            }
         }
     }
 }

@@ -17,7 +17,9 @@ struct RunSettingsTests {
         }
     }
 
-    @Test("a flag wins over orchestrate.yml, which wins over the default; each value says where it came from, to the line")
+    @Test(
+        "a flag wins over orchestrate.yml, which wins over the default; each value says where it came from, to the line"
+    )
     func sources() async throws {
         let yaml = """
             workers: 3
@@ -31,10 +33,13 @@ struct RunSettingsTests {
             """
         let fromFile = try await Self.settings(yaml)
         #expect(fromFile.workers.value == 3 && fromFile.workers.source.description.hasSuffix("orchestrate.yml:1"))
-        #expect(fromFile.lease.value == .seconds(45) && fromFile.lease.source.description.hasSuffix("orchestrate.yml:2"))
+        #expect(
+            fromFile.lease.value == .seconds(45) && fromFile.lease.source.description.hasSuffix("orchestrate.yml:2"))
         #expect(fromFile.mode.value == .live && fromFile.mode.source.description.hasSuffix("orchestrate.yml:5"))
         #expect(fromFile.retries.value == 0 && fromFile.retries.source == .standard("none"))
-        #expect(fromFile.reports.value.hasSuffix("/.orchestrate/reports") && fromFile.reports.source == .standard(".orchestrate/reports"))
+        #expect(
+            fromFile.reports.value.hasSuffix("/.orchestrate/reports")
+                && fromFile.reports.source == .standard(".orchestrate/reports"))
         #expect(fromFile.recordings.hasSuffix("/Tapes"))
         #expect(fromFile.role == .plan)
 
@@ -67,7 +72,9 @@ struct RunSettingsTests {
         let id = UUID()
         #expect(try await Self.settings(yaml) { $0.resume = id }.role == .resume(id))
         #expect(try await Self.settings(yaml) { $0.joinKey = "ci-1" }.role == .join(key: "ci-1", agent: false))
-        #expect(try await Self.settings(yaml) { ($0.joinKey, $0.agent) = ("ci-1", true) }.role == .join(key: "ci-1", agent: true))
+        #expect(
+            try await Self.settings(yaml) { ($0.joinKey, $0.agent) = ("ci-1", true) }.role
+                == .join(key: "ci-1", agent: true))
         #expect(try await Self.settings(yaml) { ($0.agent, $0.attach) = (true, id) }.role == .attach(id))
         #expect(try await Self.settings(yaml) { ($0.agent, $0.forever) = (true, true) }.role == .serve)
         var missing = RunOptions()

@@ -14,11 +14,14 @@ struct ScenarioSelectionTests {
         Scenario(
             id: "pay: cash", name: "Pay", command: "true", tags: ["wip"], timeoutMilliseconds: 1000,
             uri: "Features/pay.feature", line: 15, definitionLine: 5),
-        Scenario(id: "refund", name: "Refund", command: "true", timeoutMilliseconds: 1000, uri: "Features/pay.feature", line: 30),
+        Scenario(
+            id: "refund", name: "Refund", command: "true", timeoutMilliseconds: 1000, uri: "Features/pay.feature",
+            line: 30),
     ]
 
     func ids(_ only: [String] = [], tags: String? = nil) throws -> [String] {
-        try ScenarioSelection(only: only, tags: tags).select(from: Self.scenarios, configPath: Self.config.path).map(\.id)
+        try ScenarioSelection(only: only, tags: tags).select(from: Self.scenarios, configPath: Self.config.path).map(
+            \.id)
     }
 
     @Test("ids, feature files and lines as Cucumber takes them, in the config's order")
@@ -40,7 +43,10 @@ struct ScenarioSelectionTests {
     @Test("a selector that selects nothing, a bad expression and an empty suite are errors naming what is wrong")
     func errors() {
         let unknown = #expect(throws: UsageError.self) { try ids(["nope"]) }
-        #expect(unknown?.description == "--only nope: no such scenario id or feature FILE[:LINE] in orchestrate.yml (see orchestrate scenarios)")
+        #expect(
+            unknown?.description
+                == "--only nope: no such scenario id or feature FILE[:LINE] in orchestrate.yml (see orchestrate scenarios)"
+        )
         #expect(throws: UsageError.self) { try ids(tags: "@nothing-has-this") }
         #expect(throws: UsageError.self) { try ids(tags: "@a and or @b") }
         #expect(throws: ConfigError.self) { try ScenarioSelection().select(from: [], configPath: Self.config.path) }

@@ -14,30 +14,39 @@ struct TimelineTests {
             id += 1
             let slot = scenario % (hosts * 4)
             return AttemptRecord(
-                id: id, runID: runID, scenarioID: "s\(scenario)", attempt: number, state: .finished, outcome: outcome, exitCode: 0, signal: nil,
+                id: id, runID: runID, scenarioID: "s\(scenario)", attempt: number, state: .finished, outcome: outcome,
+                exitCode: 0, signal: nil,
                 worker: "ci-\(slot / 4)/100/\(slot % 4 + 1)", startedAt: start.addingTimeInterval(offset),
-                finishedAt: start.addingTimeInterval(offset + 0.8), durationMilliseconds: 800, stdout: "", stderr: "", error: nil)
+                finishedAt: start.addingTimeInterval(offset + 0.8), durationMilliseconds: 800, stdout: "", stderr: "",
+                error: nil)
         }
         let entries = (0..<scenarios).map { index -> RunReport.ScenarioEntry in
             let offset = Double(index / (hosts * 4))
             let attempts =
                 index % 10 == 0
-                ? [attempt(index, 1, .failed, at: offset), attempt(index, 2, .passed, at: offset + 1)] : [attempt(index, 1, .passed, at: offset)]
+                ? [attempt(index, 1, .failed, at: offset), attempt(index, 2, .passed, at: offset + 1)]
+                : [attempt(index, 1, .passed, at: offset)]
             var entry = RunReport.ScenarioEntry(
-                scenario: Scenario(id: "s\(index)", name: "scenario \(index)", command: "true", timeoutMilliseconds: 1000),
+                scenario: Scenario(
+                    id: "s\(index)", name: "scenario \(index)", command: "true", timeoutMilliseconds: 1000),
                 result: index % 10 == 0 ? .flaky : .passed, attempts: attempts)
             entry.expectedMilliseconds = index % 3 == 0 ? nil : 500
             return entry
         }
         return RunReport(
-            runID: runID, state: .finished, startedAt: start, finishedAt: start.addingTimeInterval(Double(scenarios / (hosts * 4)) + 2),
+            runID: runID, state: .finished, startedAt: start,
+            finishedAt: start.addingTimeInterval(Double(scenarios / (hosts * 4)) + 2),
             host: "ci-0", gitRevision: nil, scenarios: entries)
     }
 
-    @Test("a bar per attempt in a lane per slot grouped by host, a line per retry, an idle tail; a trend and the time against expected")
+    @Test(
+        "a bar per attempt in a lane per slot grouped by host, a line per retry, an idle tail; a trend and the time against expected"
+    )
     func pictures() {
         let report = Self.report(scenarios: 30, hosts: 2)
-        let trends = ["s1": [TrendPoint(passed: true, milliseconds: 700), TrendPoint(passed: false, milliseconds: 1200)]]
+        let trends = [
+            "s1": [TrendPoint(passed: true, milliseconds: 700), TrendPoint(passed: false, milliseconds: 1200)]
+        ]
         let html = HTMLReport.render(report, logs: [:], trends: trends)
         let attempts = report.scenarios.flatMap(\.attempts).count
         #expect(html.components(separatedBy: "<rect class=\"bar ").count - 1 == attempts)
@@ -54,7 +63,9 @@ struct TimelineTests {
     func weight() {
         let report = Self.report(scenarios: 2000, hosts: 4)
         let trends = Dictionary(
-            uniqueKeysWithValues: report.scenarios.map { ($0.scenario.id, Array(repeating: TrendPoint(passed: true, milliseconds: 800), count: 20)) })
+            uniqueKeysWithValues: report.scenarios.map {
+                ($0.scenario.id, Array(repeating: TrendPoint(passed: true, milliseconds: 800), count: 20))
+            })
         let bytes = HTMLReport.render(report, logs: [:], trends: trends).utf8.count
         #expect(bytes < 5_000_000, "\(bytes) bytes")
         print("2,000 scenarios, 2,200 attempts, 20-point trends: \(bytes) bytes")

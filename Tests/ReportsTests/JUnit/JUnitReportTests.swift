@@ -11,23 +11,30 @@ import FoundationXML
 struct JUnitReportTests {
     let runID = UUID()
 
-    func attempt(_ scenario: String, _ number: Int, _ outcome: Outcome, stdout: String = "", exitCode: Int? = nil) -> AttemptRecord {
+    func attempt(
+        _ scenario: String, _ number: Int, _ outcome: Outcome, stdout: String = "", exitCode: Int? = nil
+    ) -> AttemptRecord {
         AttemptRecord(
-            id: Int64(number), runID: runID, scenarioID: scenario, attempt: number, state: .finished, outcome: outcome, exitCode: exitCode,
+            id: Int64(number), runID: runID, scenarioID: scenario, attempt: number, state: .finished, outcome: outcome,
+            exitCode: exitCode,
             signal: nil, worker: "host/1/1", startedAt: Date(), finishedAt: Date(), durationMilliseconds: 1200,
             stdout: stdout, stderr: "", error: nil)
     }
 
     func report() -> RunReport {
-        func scenario(_ id: String) -> Scenario { Scenario(id: id, name: "\(id) <&> name", command: "true", timeoutMilliseconds: 1000) }
+        func scenario(_ id: String) -> Scenario {
+            Scenario(id: id, name: "\(id) <&> name", command: "true", timeoutMilliseconds: 1000)
+        }
         return RunReport(
             runID: runID, state: .finished, startedAt: Date(), finishedAt: Date(), host: "ci", gitRevision: "abc",
             scenarios: [
                 .init(
-                    scenario: scenario("ok"), result: .passed, attempts: [attempt("ok", 1, .passed, stdout: "color \u{1B}[31mred\u{1B}[0m & <tag>\0")]
+                    scenario: scenario("ok"), result: .passed,
+                    attempts: [attempt("ok", 1, .passed, stdout: "color \u{1B}[31mred\u{1B}[0m & <tag>\0")]
                 ),
                 .init(
-                    scenario: scenario("flaky"), result: .flaky, attempts: [attempt("flaky", 1, .failed, exitCode: 1), attempt("flaky", 2, .passed)]),
+                    scenario: scenario("flaky"), result: .flaky,
+                    attempts: [attempt("flaky", 1, .failed, exitCode: 1), attempt("flaky", 2, .passed)]),
                 .init(
                     scenario: scenario("broken"), result: .failed,
                     attempts: [attempt("broken", 1, .failed, exitCode: 2), attempt("broken", 2, .timedOut)]),
@@ -45,12 +52,16 @@ struct JUnitReportTests {
         #expect(suite.attribute(forName: "skipped")?.stringValue == "1")
         let cases = try document.nodes(forXPath: "//testcase")
         #expect(cases.count == 4)
-        #expect(try document.nodes(forXPath: "//testcase[@name='broken <&> name']/failure[@type='timed-out']").count == 1)
+        #expect(
+            try document.nodes(forXPath: "//testcase[@name='broken <&> name']/failure[@type='timed-out']").count == 1)
         #expect(try document.nodes(forXPath: "//testcase[@name='broken <&> name']/rerunFailure").count == 1)
         #expect(try document.nodes(forXPath: "//testcase[@name='flaky <&> name']/flakyFailure").count == 1)
-        #expect(try document.nodes(forXPath: "//testcase[@name='flaky <&> name']//property[@name='flaky'][@value='true']").count == 1)
+        #expect(
+            try document.nodes(forXPath: "//testcase[@name='flaky <&> name']//property[@name='flaky'][@value='true']")
+                .count == 1)
         #expect(try document.nodes(forXPath: "//testcase[@name='left <&> name']/skipped").count == 1)
-        let output = try #require(try document.nodes(forXPath: "//testcase[@name='ok <&> name']/system-out").first?.stringValue)
+        let output = try #require(
+            try document.nodes(forXPath: "//testcase[@name='ok <&> name']/system-out").first?.stringValue)
         #expect(output.contains("color \\u{1B}[31mred"))
         #expect(output.contains("& <tag>"))
     }

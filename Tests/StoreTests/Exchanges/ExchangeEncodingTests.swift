@@ -39,7 +39,9 @@ struct CopyTextEncoderTests {
     @Test("bytea: mostly printable bytes in escape form, the rest in hex")
     func bytea() {
         #expect(Self.row { $0.bytea(Array("{\"a\":\"\\\\\"}".utf8)) } == #"{"a":"\\\\\\\\"}"# + "\n")
-        #expect(Self.row { $0.bytea(Array("abcdefgh\u{0}ijklmno".utf8)) } == "abcdefgh\\\\000ijklmno\n", "one unprintable byte in 16: escaped")
+        #expect(
+            Self.row { $0.bytea(Array("abcdefgh\u{0}ijklmno".utf8)) } == "abcdefgh\\\\000ijklmno\n",
+            "one unprintable byte in 16: escaped")
         #expect(Self.row { $0.bytea(Array("ab\u{0}c".utf8)) } == "\\\\x61620063\n", "one in four: hex")
         #expect(Self.row { $0.bytea([0xff, 0x00, 0x80, 0x41]) } == "\\\\xff008041\n")
         #expect(Self.row { $0.bytea([]) } == "\n")
@@ -50,18 +52,27 @@ struct CopyTextEncoderTests {
     func timestamps() {
         #expect(Self.row { $0.timestamp(Date(timeIntervalSince1970: 0)) } == "1970-01-01 00:00:00.000000+00\n")
         #expect(Self.row { $0.timestamp(Date(timeIntervalSince1970: -0.5)) } == "1969-12-31 23:59:59.500000+00\n")
-        #expect(Self.row { $0.timestamp(Date(timeIntervalSince1970: 1_709_210_096.123456)) } == "2024-02-29 12:34:56.123456+00\n")
-        #expect(Self.row { $0.timestamp(Date(timeIntervalSince1970: -2_208_988_800)) } == "1900-01-01 00:00:00.000000+00\n")
+        #expect(
+            Self.row { $0.timestamp(Date(timeIntervalSince1970: 1_709_210_096.123456)) }
+                == "2024-02-29 12:34:56.123456+00\n")
+        #expect(
+            Self.row { $0.timestamp(Date(timeIntervalSince1970: -2_208_988_800)) } == "1900-01-01 00:00:00.000000+00\n")
     }
 
-    @Test("PostgreSQL reads every value back as it was, whatever the session's time zone", arguments: ["UTC", "Asia/Kolkata", "America/St_Johns"])
+    @Test(
+        "PostgreSQL reads every value back as it was, whatever the session's time zone",
+        arguments: ["UTC", "Asia/Kolkata", "America/St_Johns"])
     func roundTrip(timeZone: String) async throws {
-        let texts = ["", "plain", "tab\there", "new\nline\r\n", "back\\slash", "ünïcödé ✓ 🎬", "\\N", "\\.", "trailing\\"]
+        let texts = [
+            "", "plain", "tab\there", "new\nline\r\n", "back\\slash", "ünïcödé ✓ 🎬", "\\N", "\\.", "trailing\\",
+        ]
         let bodies: [[UInt8]] = [
-            [], Array("{\"json\": true}".utf8), [0, 1, 2, 255, 254], Array(repeating: 0x5c, count: 9), (0...255).map(UInt8.init),
+            [], Array("{\"json\": true}".utf8), [0, 1, 2, 255, 254], Array(repeating: 0x5c, count: 9),
+            (0...255).map(UInt8.init),
             Array("mostly text\u{0}with a NUL".utf8), [0xc3, 0x28, 0xa0, 0xa1],
         ]
-        let dates = [0, -0.5, 1_709_210_096.123456, 4_102_444_800.999999, -2_208_988_800].map(Date.init(timeIntervalSince1970:))
+        let dates = [0, -0.5, 1_709_210_096.123456, 4_102_444_800.999999, -2_208_988_800].map(
+            Date.init(timeIntervalSince1970:))
         var buffer = ByteBuffer()
         let count = max(texts.count, bodies.count, dates.count)
         for index in 0..<count {
@@ -76,17 +87,22 @@ struct CopyTextEncoderTests {
         try await withTestDatabase { database in
             try await database.client.withConnection { connection in
                 try await connection.query("SET TIME ZONE \(unescaped: "'\(timeZone)'")", logger: database.logger)
-                try await connection.query("CREATE TABLE copied (i bigint, t text, b bytea, ts timestamptz)", logger: database.logger)
-                try await connection.copyFrom(table: "copied", columns: ["i", "t", "b", "ts"], logger: database.logger) { writer in
+                try await connection.query(
+                    "CREATE TABLE copied (i bigint, t text, b bytea, ts timestamptz)", logger: database.logger)
+                try await connection.copyFrom(table: "copied", columns: ["i", "t", "b", "ts"], logger: database.logger)
+                { writer in
                     try await writer.write(rows)
                 }
-                let copied = try await connection.query("SELECT i, t, b, ts FROM copied ORDER BY i", logger: database.logger)
+                let copied = try await connection.query(
+                    "SELECT i, t, b, ts FROM copied ORDER BY i", logger: database.logger)
                 var seen = 0
                 for try await (index, text, body, date) in copied.decode((Int64, String, ByteBuffer, Date).self) {
                     let i = Int(index)
                     #expect(text == texts[i % texts.count])
                     #expect(Array(buffer: body) == bodies[i % bodies.count])
-                    #expect(abs(date.timeIntervalSince(dates[i % dates.count])) < 0.000_001, "\(date) vs \(dates[i % dates.count])")
+                    #expect(
+                        abs(date.timeIntervalSince(dates[i % dates.count])) < 0.000_001,
+                        "\(date) vs \(dates[i % dates.count])")
                     seen += 1
                 }
                 #expect(seen == count)
@@ -97,7 +113,9 @@ struct CopyTextEncoderTests {
 
 @Suite("Header lists as stored")
 struct HeaderListEncoderTests {
-    @Test("a compact JSON array of name and value objects that jsonb reads back; quotes, backslashes and control characters escaped")
+    @Test(
+        "a compact JSON array of name and value objects that jsonb reads back; quotes, backslashes and control characters escaped"
+    )
     func json() async throws {
         let headers = [
             Exchange.Header(name: "content-type", value: "application/json"),
@@ -106,12 +124,15 @@ struct HeaderListEncoderTests {
             Exchange.Header(name: "x-unicode", value: "ünïcödé ✓"),
         ]
         let encoded = HeaderListEncoder.encode(headers)
-        #expect(String(decoding: encoded, as: UTF8.self).hasPrefix(#"[{"name":"content-type","value":"application/json"},"#))
+        #expect(
+            String(decoding: encoded, as: UTF8.self).hasPrefix(#"[{"name":"content-type","value":"application/json"},"#)
+        )
         #expect(try JSONDecoder().decode([Exchange.Header].self, from: Data(encoded)) == headers)
         #expect(HeaderListEncoder.encode([]).isEmpty)
         try await withTestDatabase { database in
             let rows = try await database.client.query(
-                "SELECT (convert_from(\(ByteBuffer(bytes: encoded)), 'UTF8')::jsonb -> 1 ->> 'value')", logger: database.logger
+                "SELECT (convert_from(\(ByteBuffer(bytes: encoded)), 'UTF8')::jsonb -> 1 ->> 'value')",
+                logger: database.logger
             )
             for try await value in rows.decode(String.self) { #expect(value == #"say "hi" \ bye"#) }
         }
@@ -137,7 +158,8 @@ struct PayloadCatalogTests {
         let smallFirst = catalog.digest(of: small)
         #expect(smallFirst.isNew && catalog.digest(of: small) == (smallFirst.digest, false))
         try await withTestDatabase { database in
-            let rows = try await database.client.query("SELECT substring(sha256(\(ByteBuffer(bytes: body))) for 16)", logger: database.logger)
+            let rows = try await database.client.query(
+                "SELECT substring(sha256(\(ByteBuffer(bytes: body))) for 16)", logger: database.logger)
             for try await digest in rows.decode(ByteBuffer.self) { #expect(Array(buffer: digest) == first.digest) }
         }
     }
@@ -148,7 +170,8 @@ struct PayloadCatalogTests {
         let payloads = (0..<4).map { Array(String(repeating: "payload \($0) ", count: 100).utf8) }
         #expect(payloads.map { catalog.digest(of: $0).isNew } == [true, true, true, true])
         #expect(catalog.digest(of: payloads[3]).isNew == false)
-        #expect(catalog.digest(of: Array(payloads[3].map { $0 })).isNew == false, "the last one's bytes in another array")
+        #expect(
+            catalog.digest(of: Array(payloads[3].map { $0 })).isNew == false, "the last one's bytes in another array")
         #expect(catalog.digest(of: Array(payloads[0].map { $0 })).isNew, "the first was forgotten when the fourth came")
     }
 }

@@ -7,16 +7,21 @@ import Testing
 
 /// A run of `count` scenarios named s0…, planned in a fresh database.
 func plan(_ database: Database, count: Int, retries: Int = 0, id: UUID = UUID()) async throws -> UUID {
-    let scenarios = (0..<count).map { Scenario(id: "s\($0)", name: "scenario \($0)", command: "true", timeoutMilliseconds: 60_000) }
+    let scenarios = (0..<count).map {
+        Scenario(id: "s\($0)", name: "scenario \($0)", command: "true", timeoutMilliseconds: 60_000)
+    }
     try await RunStore(database: database).create(
         RunPlan(
-            id: id, host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .replay, workers: 1,
+            id: id, host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .replay,
+            workers: 1,
             retries: retries, scenarios: scenarios
         ))
     return id
 }
 
-func passed(_ milliseconds: Int64 = 1) -> AttemptResult { AttemptResult(outcome: .passed, durationMilliseconds: milliseconds) }
+func passed(_ milliseconds: Int64 = 1) -> AttemptResult {
+    AttemptResult(outcome: .passed, durationMilliseconds: milliseconds)
+}
 
 final class ClaimLog: Sendable {
     let counts = Mutex<[String: Int]>([:])
@@ -61,11 +66,13 @@ struct AttemptQueueTests {
             let stale = try #require(try await queue.claim(runID: runID, worker: dead, port: 1))
             // Once the lease has expired, the reaper takes the attempt back.
             #expect(try await eventually { try await queue.reapExpired(runID: runID) == 1 })
-            let fresh = try #require(try await queue.claim(runID: runID, worker: WorkerIdentity(host: "alive", pid: 2, slot: 1), port: 2))
+            let fresh = try #require(
+                try await queue.claim(runID: runID, worker: WorkerIdentity(host: "alive", pid: 2, slot: 1), port: 2))
             // The attempt went back as a new row with the same number: the stale execution keeps its own.
             #expect(fresh.id != stale.id && fresh.attempt == stale.attempt)
             #expect(fresh.leaseToken != stale.leaseToken)
-            let late = try await queue.complete(stale, result: AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 5))
+            let late = try await queue.complete(
+                stale, result: AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 5))
             #expect(!late.accepted)
             let current = try await queue.complete(fresh, result: passed())
             #expect(current.accepted)
@@ -82,7 +89,8 @@ struct AttemptQueueTests {
             let runID = try await plan(database, count: 1)
             // Five beats 400 ms apart outlast the 1 s lease; the slack leaves room for a busy machine.
             let queue = AttemptQueue(database: database, lease: .seconds(1))
-            let claimed = try #require(try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: 1))
+            let claimed = try #require(
+                try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: 1))
             try await paced(every: .milliseconds(400), times: 5) { _ in
                 let held = try await queue.heartbeat(tokens: [claimed.leaseToken])
                 #expect(held == [claimed.leaseToken])
@@ -100,7 +108,8 @@ struct AttemptQueueTests {
             queue.retryAvoidance = .seconds(60)  // not outlasted by a busy machine between the calls below
             let first = WorkerIdentity(host: "h", pid: 1, slot: 1), second = WorkerIdentity(host: "h", pid: 1, slot: 2)
             let attempt1 = try #require(try await queue.claim(runID: runID, worker: first, port: 1))
-            let ack1 = try await queue.complete(attempt1, result: AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 3))
+            let ack1 = try await queue.complete(
+                attempt1, result: AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 3))
             #expect(ack1.retryQueued)
             #expect(ack1.settled == nil)
             // The slot that failed does not get the retry while the avoidance lasts; another slot does.
@@ -130,7 +139,9 @@ struct AttemptQueueTests {
             let second = try await queue.round(
                 QueueRound(
                     runID: runID,
-                    completions: [(a, AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 2)), (b, passed())],
+                    completions: [
+                        (a, AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 2)), (b, passed()),
+                    ],
                     claimants: [slot1, slot2]
                 ))
             #expect(second.acks.map(\.accepted) == [true, true])
@@ -159,14 +170,20 @@ struct AttemptQueueTests {
             let scenarios = [Scenario(id: "s0", name: "scenario 0", command: "true", timeoutMilliseconds: 60_000)]
             try await RunStore(database: database).create(
                 RunPlan(
-                    id: runID, host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .compare, workers: 2,
+                    id: runID, host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil,
+                    mode: .compare, workers: 2,
                     retries: 0, scenarios: scenarios
                 ))
             let queue = AttemptQueue(database: database)
             let slots = (1...2).map { Claimant(worker: WorkerIdentity(host: "h", pid: 7, slot: $0), port: 1000 + $0) }
             let claimed = try await queue.round(QueueRound(runID: runID, claimants: slots)).claimed.compactMap { $0 }
             #expect(Set(claimed.compactMap(\.lane)) == [.replay, .live])
-            let results = claimed.map { ($0, $0.lane == .live ? AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 2) : passed()) }
+            let results = claimed.map {
+                (
+                    $0,
+                    $0.lane == .live ? AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 2) : passed()
+                )
+            }
             let reply = try await queue.round(QueueRound(runID: runID, completions: results))
             #expect(reply.acks.map(\.accepted) == [true, true])
             #expect(reply.acks.compactMap(\.settled) == [.failed], "one settlement for the scenario: \(reply.acks)")
@@ -184,9 +201,12 @@ struct AttemptQueueTests {
                 // The same slot asking alone gets the retry once its avoidance of the failing slot is over.
                 let claimed = try #require(
                     try await eventuallyValue {
-                        try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: slot)
+                        try await queue.claim(
+                            runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: slot)
                     })
-                acks.append(try await queue.complete(claimed, result: AttemptResult(outcome: .timedOut, durationMilliseconds: 9)))
+                acks.append(
+                    try await queue.complete(
+                        claimed, result: AttemptResult(outcome: .timedOut, durationMilliseconds: 9)))
             }
             #expect(acks.map(\.retryQueued) == [true, false])
             #expect(acks.last?.settled == .failed)
@@ -209,11 +229,15 @@ struct AttemptQueueTests {
             for extra in [50, 900] as [Int64] {
                 let again = try await plan(database, count: 3)
                 while let claimed = try await queue.claim(runID: again, worker: worker, port: 1) {
-                    _ = try await queue.complete(claimed, result: passed(claimed.scenario.id == "s2" ? extra : durations[claimed.scenario.id]![0]))
+                    _ = try await queue.complete(
+                        claimed,
+                        result: passed(claimed.scenario.id == "s2" ? extra : durations[claimed.scenario.id]![0]))
                 }
             }
             #expect(
-                try await store.expectedDurations(["s0", "s1", "s2", "s3"], project: RunStore.defaultProject) == ["s0": 10, "s1": 300, "s2": 50])
+                try await store.expectedDurations(["s0", "s1", "s2", "s3"], project: RunStore.defaultProject) == [
+                    "s0": 10, "s1": 300, "s2": 50,
+                ])
             let next = try await plan(database, count: 4)
             var order: [String] = []
             while let claimed = try await queue.claim(runID: next, worker: worker, port: 1) {

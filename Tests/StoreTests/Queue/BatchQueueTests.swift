@@ -10,18 +10,23 @@ import Testing
 struct BatchQueueTests {
     /// A run of `count` tests of one batch command (and `others` without one), tests never seen before.
     static func plan(
-        _ database: Database, count: Int, size: Int, seconds: Int64 = 60, retries: Int = 0, others: Int = 0, expected: [String: Int64] = [:]
+        _ database: Database, count: Int, size: Int, seconds: Int64 = 60, retries: Int = 0, others: Int = 0,
+        expected: [String: Int64] = [:]
     ) async throws -> UUID {
         let batch = Batch(command: "runner {ids}", size: size, milliseconds: seconds * 1000)
         var scenarios = (0..<count).map {
             Scenario(
-                id: "t\($0)", name: "t\($0)", command: batch.command(for: ["t\($0)"]), timeoutMilliseconds: 60_000, results: .junit, batch: batch)
+                id: "t\($0)", name: "t\($0)", command: batch.command(for: ["t\($0)"]), timeoutMilliseconds: 60_000,
+                results: .junit, batch: batch)
         }
-        scenarios += (0..<others).map { Scenario(id: "o\($0)", name: "o\($0)", command: "true", timeoutMilliseconds: 60_000) }
+        scenarios += (0..<others).map {
+            Scenario(id: "o\($0)", name: "o\($0)", command: "true", timeoutMilliseconds: 60_000)
+        }
         let id = UUID()
         try await RunStore(database: database).create(
             RunPlan(
-                id: id, host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .replay, workers: 2,
+                id: id, host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .replay,
+                workers: 2,
                 retries: retries, scenarios: scenarios))
         return id
     }
@@ -36,8 +41,10 @@ struct BatchQueueTests {
             var sizes: [Int] = []
             var seen = Set<String>()
             while let head = try await queue.claim(runID: runID, worker: Self.worker, port: 1) {
-                let companions = try await queue.claimCompanions(of: head, limit: 4, slots: 4, budgetMilliseconds: 60_000)
-                #expect(companions.allSatisfy { $0.scenario.batch == head.scenario.batch && $0.scenario.id.hasPrefix("t") })
+                let companions = try await queue.claimCompanions(
+                    of: head, limit: 4, slots: 4, budgetMilliseconds: 60_000)
+                #expect(
+                    companions.allSatisfy { $0.scenario.batch == head.scenario.batch && $0.scenario.id.hasPrefix("t") })
                 let batch = [head] + companions
                 for attempt in batch {
                     #expect(seen.insert(attempt.scenario.id).inserted, "\(attempt.scenario.id) claimed twice")
@@ -50,8 +57,8 @@ struct BatchQueueTests {
                 }
             }
             #expect(seen.count == 23)
-            // Full batches while a quarter of what is queued (4 slots share it) holds 4 more tests (22, then 17 queued behind
-            // the head), then a quarter of what is left (12 → 3 more, 8 → 2, 5 → 1), and the last test alone.
+            // Full batches while a quarter of what is queued (4 slots share it) holds 4 more tests (22, then 17 queued
+            // behind the head), then a quarter of what is left (12 → 3 more, 8 → 2, 5 → 1), and the last test alone.
             #expect(sizes == [5, 5, 4, 3, 2, 1], "\(sizes)")
         }
     }
@@ -66,7 +73,8 @@ struct BatchQueueTests {
             let queue = AttemptQueue(database: database)
             let head = try #require(try await queue.claim(runID: runID, worker: Self.worker, port: 1))
             // 19 queued over 8 slots (not this host's 4): 2 more, not 4.
-            #expect(try await queue.claimCompanions(of: head, limit: 4, slots: 4, budgetMilliseconds: 60_000).count == 2)
+            #expect(
+                try await queue.claimCompanions(of: head, limit: 4, slots: 4, budgetMilliseconds: 60_000).count == 2)
         }
     }
 
@@ -76,7 +84,8 @@ struct BatchQueueTests {
             let runID = try await Self.plan(database, count: 8, size: 8)
             let queue = AttemptQueue(database: database)
             let head = try #require(try await queue.claim(runID: runID, worker: Self.worker, port: 1))
-            #expect(try await queue.claimCompanions(of: head, limit: 7, slots: 1, budgetMilliseconds: 60_000).count == 7)
+            #expect(
+                try await queue.claimCompanions(of: head, limit: 7, slots: 1, budgetMilliseconds: 60_000).count == 7)
             // A budget already spent by the head takes nothing with it.
             let second = try await Self.plan(database, count: 3, size: 8)
             let alone = try #require(try await queue.claim(runID: second, worker: Self.worker, port: 1))
@@ -93,11 +102,18 @@ struct BatchQueueTests {
             let companions = try await queue.claimCompanions(of: head, limit: 3, slots: 1, budgetMilliseconds: 60_000)
             #expect(companions.count == 3)
             // The head failed; the others' process crashed before reporting them.
-            #expect(try await queue.complete(head, result: AttemptResult(outcome: .failed, durationMilliseconds: 1)).retryQueued)
-            for companion in companions { #expect(try await queue.requeue(attemptID: companion.id, token: companion.leaseToken, solo: true)) }
+            #expect(
+                try await queue.complete(head, result: AttemptResult(outcome: .failed, durationMilliseconds: 1))
+                    .retryQueued)
+            for companion in companions {
+                #expect(try await queue.requeue(attemptID: companion.id, token: companion.leaseToken, solo: true))
+            }
             var claimed: [ClaimedAttempt] = []
-            while let next = try await queue.claim(runID: runID, worker: WorkerIdentity(host: "test", pid: 1, slot: 2), port: 2) {
-                #expect(try await queue.claimCompanions(of: next, limit: 3, slots: 1, budgetMilliseconds: 60_000).isEmpty)
+            while let next = try await queue.claim(
+                runID: runID, worker: WorkerIdentity(host: "test", pid: 1, slot: 2), port: 2)
+            {
+                #expect(
+                    try await queue.claimCompanions(of: next, limit: 3, slots: 1, budgetMilliseconds: 60_000).isEmpty)
                 claimed.append(next)
                 #expect(try await queue.complete(next, result: passed()).accepted)
             }

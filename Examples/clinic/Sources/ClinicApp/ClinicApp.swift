@@ -43,7 +43,9 @@ public actor ClinicApp {
             try await Task.sleep(for: .milliseconds(200))
             (status, reply) = try await send("GET", "/v1/news")
         }
-        guard status == 200 else { throw ClinicError("the home screen shows an error (\(status)): \(reply["error"] ?? "")") }
+        guard status == 200 else {
+            throw ClinicError("the home screen shows an error (\(status)): \(reply["error"] ?? "")")
+        }
         headlines = reply["headlines"] as? [String] ?? []
     }
 
@@ -73,10 +75,13 @@ public actor ClinicApp {
         if let address {
             email = address
         } else {
-            email = try await control.recordedRandom("email") { "patient-\(UUID().uuidString.prefix(8).lowercased())@example.test" }
+            email = try await control.recordedRandom("email") {
+                "patient-\(UUID().uuidString.prefix(8).lowercased())@example.test"
+            }
         }
         lastAddress = email
-        let (status, reply) = try await send("POST", "/v1/users", ["email": email, "password": "correct horse battery staple"])
+        let (status, reply) = try await send(
+            "POST", "/v1/users", ["email": email, "password": "correct horse battery staple"])
         if status == 201 {
             signedInAs = reply["email"] as? String
             banner = "Welcome!"
@@ -90,8 +95,12 @@ public actor ClinicApp {
     public func describe(_ date: Date) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
-        let days = calendar.dateComponents([.day], from: calendar.startOfDay(for: environment.now), to: calendar.startOfDay(for: date)).day ?? 0
-        let time = String(format: "%02d:%02d", calendar.component(.hour, from: date), calendar.component(.minute, from: date))
+        let days =
+            calendar.dateComponents(
+                [.day], from: calendar.startOfDay(for: environment.now), to: calendar.startOfDay(for: date)
+            ).day ?? 0
+        let time = String(
+            format: "%02d:%02d", calendar.component(.hour, from: date), calendar.component(.minute, from: date))
         switch days {
         case 0: return "today at \(time)"
         case 1: return "tomorrow at \(time)"
@@ -101,7 +110,9 @@ public actor ClinicApp {
         }
     }
 
-    private func send(_ method: String, _ path: String, _ body: [String: Any]? = nil) async throws -> (Int, [String: Any]) {
+    private func send(
+        _ method: String, _ path: String, _ body: [String: Any]? = nil
+    ) async throws -> (Int, [String: Any]) {
         var request = URLRequest(url: environment.url(for: URL(string: Self.backend + path)!))
         request.httpMethod = method
         request.setValue(clientID, forHTTPHeaderField: "X-Client-Id")

@@ -14,7 +14,10 @@ import NIOPosix
 struct ClinicBackend {
     static func main() async throws {
         let arguments = CommandLine.arguments
-        let port = arguments.firstIndex(of: "--port").flatMap { arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil } ?? 8642
+        let port =
+            arguments.firstIndex(of: "--port").flatMap {
+                arguments.indices.contains($0 + 1) ? Int(arguments[$0 + 1]) : nil
+            } ?? 8642
         let state = BackendState(chatAnswer: ProcessInfo.processInfo.environment["CLINIC_CHAT_ANSWER"] ?? "OK")
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 64)
@@ -66,13 +69,29 @@ final class BackendState: Sendable {
                 return memory.newsRequests.count % 2 == 0
             }
             if fails { return (.internalServerError, ["error": "the news service is temporarily unavailable"], 0) }
-            return (.ok, ["headlines": ["Flu vaccinations have started", "New opening hours on Saturdays", "Dr. Okafor joins the team"]], 0)
+            return (
+                .ok,
+                [
+                    "headlines": [
+                        "Flu vaccinations have started", "New opening hours on Saturdays", "Dr. Okafor joins the team",
+                    ]
+                ], 0
+            )
         case (.POST, "/v1/chat/messages"):
             let text = (body["text"] as? String ?? "").lowercased()
             if text.contains("appointment") {
-                return (.ok, ["reply": "Shall I book you in?", "options": [["label": chatAnswer], ["label": "Not now"]]], 800)
+                return (
+                    .ok, ["reply": "Shall I book you in?", "options": [["label": chatAnswer], ["label": "Not now"]]],
+                    800
+                )
             }
-            return (.ok, ["reply": "Hello! How can I help?", "options": [["label": "Book an appointment"], ["label": "Opening hours"]]], 800)
+            return (
+                .ok,
+                [
+                    "reply": "Hello! How can I help?",
+                    "options": [["label": "Book an appointment"], ["label": "Opening hours"]],
+                ], 800
+            )
         case (.GET, "/v1/slots"):
             // Tomorrow and the day after, at fixed hours, from the real clock.
             var calendar = Calendar(identifier: .gregorian)
@@ -135,10 +154,14 @@ final class RequestHandler: ChannelInboundHandler {
         case .end:
             guard let head else { return }
             let components = URLComponents(string: head.uri)
-            let query = Dictionary((components?.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+            let query = Dictionary(
+                (components?.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
             let json = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView))) as? [String: Any] ?? [:]
-            let (status, reply, delay) = state.answer(head.method, components?.path ?? head.uri, query: query, headers: head.headers, body: json)
-            let data = (try? JSONSerialization.data(withJSONObject: reply, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data()
+            let (status, reply, delay) = state.answer(
+                head.method, components?.path ?? head.uri, query: query, headers: head.headers, body: json)
+            let data =
+                (try? JSONSerialization.data(withJSONObject: reply, options: [.sortedKeys, .withoutEscapingSlashes]))
+                ?? Data()
             say("\(head.method.rawValue) \(head.uri) \(status.code)")
             var headers = HTTPHeaders()
             headers.add(name: "content-type", value: "application/json")
@@ -150,7 +173,9 @@ final class RequestHandler: ChannelInboundHandler {
             context.eventLoop.scheduleTask(in: .milliseconds(delay)) {
                 let (handler, context) = loopBound.value
                 context.write(handler.wrapOutboundOut(.head(response)), promise: nil)
-                context.write(handler.wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: data)))), promise: nil)
+                context.write(
+                    handler.wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: data)))),
+                    promise: nil)
                 context.writeAndFlush(handler.wrapOutboundOut(.end(nil)), promise: nil)
                 if !keepAlive { context.close(promise: nil) }
             }

@@ -25,7 +25,8 @@ steps.then("the bot replies {string}") { app, match in
 
 steps.then("the bot offers the answers {string} and {string}") { app, match in
     let options = await app.answerOptions
-    try check(options == [match[0], match[1]], "the bot offers \(options.map { "\"\($0)\"" }.joined(separator: " and "))")
+    try check(
+        options == [match[0], match[1]], "the bot offers \(options.map { "\"\($0)\"" }.joined(separator: " and "))")
 }
 
 steps.when("I look at the free slots") { app, _ in try await app.showSlots() }
@@ -46,7 +47,9 @@ steps.when("I register with the same address again") { app, _ in
 
 steps.then("I am signed in with that address") { app, _ in
     let (signedIn, address) = await (app.signedInAs, app.lastAddress)
-    try check(signedIn != nil && signedIn == address, "signed in as \(signedIn ?? "nobody"), registered \(address ?? "nothing")")
+    try check(
+        signedIn != nil && signedIn == address,
+        "signed in as \(signedIn ?? "nobody"), registered \(address ?? "nothing")")
 }
 
 steps.then("I see {string}") { app, match in

@@ -10,11 +10,11 @@ import Synchronization
 
 import struct OrchestrateKit.OrchestrateEnvironment
 
-/// The mock servers of a run on this host: one per worker slot, listening on the slot's held port for
-/// the whole run, with a new session per attempt (the scenario's mode and cassette, seed, frozen clock).
-/// Their exchanges and steps go to PostgreSQL through a ``NetworkLogWriter``: handed to it as they happen, written off the
-/// request path. A test that reported no steps through the control API may have written Cucumber reports: their steps
-/// are read when its session ends.
+/// The mock servers of a run on this host: one per worker slot, listening on the slot's held port for the whole run,
+/// with a new session per attempt (the scenario's mode and cassette, seed, frozen clock). Their exchanges and steps go
+/// to PostgreSQL through a ``NetworkLogWriter``: handed to it as they happen, written off the request path. A test that
+/// reported no steps through the control API may have written Cucumber reports: their steps are read when its session
+/// ends.
 final class MockSessions: AttemptHooks {
     private let configuration: MockConfiguration
     private let mode: Mode
@@ -29,7 +29,10 @@ final class MockSessions: AttemptHooks {
         var started: [Int: Date] = [:]
     }
 
-    init(configuration: MockConfiguration, mode: Mode, recordings: String, frozenNow: String, log: NetworkLogWriter, logger: Logger) {
+    init(
+        configuration: MockConfiguration, mode: Mode, recordings: String, frozenNow: String, log: NetworkLogWriter,
+        logger: Logger
+    ) {
         self.configuration = configuration
         self.mode = mode
         self.recordings = recordings
@@ -44,7 +47,10 @@ final class MockSessions: AttemptHooks {
     static func cassette(for scenario: Scenario, recordings: String) -> String {
         if let uri = scenario.uri, let name = FeatureDiscovery.name(inID: scenario.id, uri: uri) {
             let folders = uri.dropLast(".feature".count).split(separator: "/").filter { $0 != "." && $0 != ".." }
-            return ([recordings] + folders.map { AttemptFolders.safeName(String($0)) } + [AttemptFolders.safeName(name) + ".har"])
+            return
+                ([recordings] + folders.map { AttemptFolders.safeName(String($0)) } + [
+                    AttemptFolders.safeName(name) + ".har"
+                ])
                 .joined(separator: "/")
         }
         return "\(recordings)/\(AttemptFolders.safeName(scenario.id)).har"
@@ -56,12 +62,16 @@ final class MockSessions: AttemptHooks {
     }
 
     /// Starts the slot's session; a replayed cassette's clock and seed go to the scenario's environment.
-    func attemptWillStart(_ attempt: ClaimedAttempt, slot: Int, port: PortLease) async throws -> [OrchestrateEnvironment.Variable: String] {
+    func attemptWillStart(
+        _ attempt: ClaimedAttempt, slot: Int, port: PortLease
+    ) async throws -> [OrchestrateEnvironment.Variable: String] {
         let server = try await server(slot: slot, port: port)
         state.withLock { $0.started[slot] = Date() }
         let cassettePath = Self.cassette(for: attempt.scenario, recordings: recordings)
         // A compare run's live lane gets the seed its replay lane gets from the cassette.
-        let seed = attempt.lane == .live ? (try? Cassette.load(cassettePath).extras.seed) ?? attempt.scenario.seed : attempt.scenario.seed
+        let seed =
+            attempt.lane == .live
+            ? (try? Cassette.load(cassettePath).extras.seed) ?? attempt.scenario.seed : attempt.scenario.seed
         let session = try server.begin(
             MockSession(
                 mode: attempt.mode(inRun: mode), cassettePath: cassettePath, scenarioID: attempt.scenario.id,

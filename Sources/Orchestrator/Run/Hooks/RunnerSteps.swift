@@ -15,8 +15,10 @@ struct RunnerSteps: AttemptHooks {
         let finished = Date()
         log.append(
             Step(
-                position: 1, keyword: "", name: attempt.scenario.id, status: StepStatus(rawValue: reported.status.rawValue),
-                startedAt: finished.addingTimeInterval(-Double(result.durationMilliseconds) / 1000), finishedAt: finished,
+                position: 1, keyword: "", name: attempt.scenario.id,
+                status: StepStatus(rawValue: reported.status.rawValue),
+                startedAt: finished.addingTimeInterval(-Double(result.durationMilliseconds) / 1000),
+                finishedAt: finished,
                 error: reported.failure),
             attemptID: attempt.id)
     }

@@ -14,11 +14,16 @@ struct StoredFiles: AttemptHooks {
         guard let folder = result.folder else { return }
         do {
             // Bounded like every database call of a slot: a database that does not answer never holds the slot.
-            try await within(Database.defaultConnectTimeout) { try await files.store(attemptID: attempt.id, folder: folder) }
+            try await within(Database.defaultConnectTimeout) {
+                try await files.store(attemptID: attempt.id, folder: folder)
+            }
         } catch {
             logger.warning(
                 "the files an attempt kept were not stored in the database; they are on this host only",
-                metadata: ["scenario.id": "\(attempt.scenario.id)", "folder": "\(folder)", "error": "\(Database.describe(error))"])
+                metadata: [
+                    "scenario.id": "\(attempt.scenario.id)", "folder": "\(folder)",
+                    "error": "\(Database.describe(error))",
+                ])
         }
     }
 }

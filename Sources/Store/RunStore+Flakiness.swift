@@ -106,9 +106,10 @@ extension RunStore {
                        SELECT rs.verdict, count(*) AS n FROM run_scenarios rs JOIN runs r ON r.id = rs.run_id
                        WHERE rs.project = \(project) AND rs.scenario_id = top.scenario_id AND rs.verdict IS NOT NULL
                          AND r.created_at >= \(since)
-                       GROUP BY rs.verdict) v), '{}') END,
-                   last.verdict, last.verdict_reason, last.evidence::text,
-                   EXISTS (SELECT 1 FROM quarantine q WHERE q.project = \(project) AND q.scenario_id = top.scenario_id),
+                       GROUP BY rs.verdict) v), '{}') END AS verdicts,
+                   last.verdict AS last_verdict, last.verdict_reason AS last_reason, last.evidence::text AS last_evidence,
+                   EXISTS (SELECT 1 FROM quarantine q WHERE q.project = \(project) AND q.scenario_id = top.scenario_id)
+                       AS quarantined,
                    top.replay_attempts, top.replay_passes, top.live_attempts, top.live_passes
             FROM top JOIN scenarios s ON s.project = \(project) AND s.id = top.scenario_id
             LEFT JOIN LATERAL (
@@ -124,21 +125,27 @@ extension RunStore {
         )
         var lines: [FlakinessLine] = []
         let decoder = JSONDecoder()
-        for try await row in rows.decode(
-            (String, String, Double, Int, Int, Int, Int, String, String?, String?, String?, Bool, Int, Int, Int, Int)
-                .self)
-        {
+        for try await row in rows {
+            let column = NamedColumns(row)
             var lanes: [String: PassTally] = [:]
-            if row.12 > 0 { lanes[Mode.replay.rawValue] = PassTally(attempts: row.12, passed: row.13) }
-            if row.14 > 0 { lanes[Mode.live.rawValue] = PassTally(attempts: row.14, passed: row.15) }
+            for (lane, prefix) in [(Mode.replay, "replay"), (Mode.live, "live")] {
+                let attempts: Int = try column("\(prefix)_attempts")
+                if attempts > 0 {
+                    lanes[lane.rawValue] = PassTally(attempts: attempts, passed: try column("\(prefix)_passes"))
+                }
+            }
             lines.append(
                 FlakinessLine(
-                    scenarioID: row.0, name: row.1, score: row.2, attempts: row.3, passed: row.4, lanes: lanes,
-                    transitions: row.5, flips: row.6,
-                    verdicts: Self.verdictCounts(row.7, decoder: decoder),
-                    lastVerdict: row.8.flatMap(Verdict.init(rawValue:)), lastReason: row.9,
-                    lastEvidence: row.10.flatMap { try? decoder.decode(NetworkDifference.self, from: Data($0.utf8)) },
-                    quarantined: row.11
+                    scenarioID: try column("scenario_id"), name: try column("name"), score: try column("score"),
+                    attempts: try column("attempts"), passed: try column("passes"), lanes: lanes,
+                    transitions: try column("transitions"), flips: try column("flips"),
+                    verdicts: Self.verdictCounts(try column("verdicts"), decoder: decoder),
+                    lastVerdict: try column("last_verdict", as: String?.self).flatMap(Verdict.init(rawValue:)),
+                    lastReason: try column("last_reason"),
+                    lastEvidence: try column("last_evidence", as: String?.self).flatMap {
+                        try? decoder.decode(NetworkDifference.self, from: Data($0.utf8))
+                    },
+                    quarantined: try column("quarantined")
                 ))
         }
         return lines
@@ -187,9 +194,13 @@ extension RunStore {
             logger: database.logger
         )
         var entries: [QuarantineEntry] = []
-        for try await row in rows.decode((String, String, Bool, Double?, Date).self) {
+        for try await row in rows {
+            let column = NamedColumns(row)
             entries.append(
-                QuarantineEntry(scenarioID: row.0, reason: row.1, automatic: row.2, score: row.3, addedAt: row.4))
+                QuarantineEntry(
+                    scenarioID: try column("scenario_id"), reason: try column("reason"),
+                    automatic: try column("automatic"),
+                    score: try column("score"), addedAt: try column("added_at")))
         }
         return entries
     }

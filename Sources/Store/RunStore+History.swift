@@ -1,4 +1,5 @@
 import Foundation
+import OrchestrateModel
 import PostgresNIO
 
 /// One finished attempt of a scenario, with its steps: `orchestrate history`.
@@ -22,7 +23,7 @@ package struct StepHistory: Sendable, Encodable {
     package var position: Int
     package var keyword: String
     package var name: String
-    package var status: String
+    package var status: StepStatus
     package var startedAt: Date
     package var durationMs: Int64?
     package var error: String?
@@ -69,10 +70,11 @@ extension RunStore {
     package func history(scenarioID: String, project: String, limit: Int) async throws -> [AttemptHistory] {
         let rows = try await database.client.query(
             """
-            SELECT a.id, a.run_id, a.attempt, coalesce(a.mode, (SELECT e.mode FROM exchanges e WHERE e.attempt_id = a.id LIMIT 1), r.mode),
+            SELECT a.id, a.run_id, a.attempt,
+                   coalesce(a.mode, (SELECT e.mode FROM exchanges e WHERE e.attempt_id = a.id LIMIT 1), r.mode) AS mode,
                    r.git_revision, a.started_at, a.duration_ms, a.outcome, a.exit_code, a.error,
-                   (SELECT count(*) FROM exchanges e WHERE e.attempt_id = a.id)::int,
-                   (SELECT count(*) FROM exchanges e WHERE e.attempt_id = a.id AND NOT e.matched)::int
+                   (SELECT count(*) FROM exchanges e WHERE e.attempt_id = a.id)::int AS exchanges,
+                   (SELECT count(*) FROM exchanges e WHERE e.attempt_id = a.id AND NOT e.matched)::int AS unmatched
             FROM attempts a JOIN runs r ON r.id = a.run_id
             WHERE a.project = \(project) AND a.scenario_id = \(scenarioID) AND a.outcome IS NOT NULL
             ORDER BY a.finished_at DESC, a.id DESC
@@ -82,35 +84,42 @@ extension RunStore {
         )
         var ids: [Int64] = []
         var attempts: [AttemptHistory] = []
-        for try await row in rows.decode(
-            (Int64, UUID, Int, String, String?, Date?, Int64?, String?, Int?, String?, Int, Int).self)
-        {
-            ids.append(row.0)
+        for try await row in rows {
+            let column = NamedColumns(row)
+            ids.append(try column("id"))
             attempts.append(
                 AttemptHistory(
-                    runID: row.1, attempt: row.2, mode: row.3, gitRevision: row.4, startedAt: row.5, durationMs: row.6,
-                    outcome: row.7,
-                    exitCode: row.8, error: row.9, exchanges: row.10, unmatchedExchanges: row.11, steps: []
+                    runID: try column("run_id"), attempt: try column("attempt"), mode: try column("mode"),
+                    gitRevision: try column("git_revision"), startedAt: try column("started_at"),
+                    durationMs: try column("duration_ms"), outcome: try column("outcome"),
+                    exitCode: try column("exit_code"),
+                    error: try column("error"), exchanges: try column("exchanges"),
+                    unmatchedExchanges: try column("unmatched"),
+                    steps: []
                 ))
         }
         guard !ids.isEmpty else { return [] }
         let stepRows = try await database.client.query(
             """
             SELECT s.attempt_id, s.position, s.keyword, s.name, s.status, s.started_at,
-                   (extract(epoch FROM s.finished_at - s.started_at) * 1000)::bigint, s.error,
+                   (extract(epoch FROM s.finished_at - s.started_at) * 1000)::bigint AS duration_ms, s.error,
                    (SELECT count(*) FROM exchange_log x WHERE x.attempt_id = s.attempt_id AND x.step = s.position)::int
+                       AS exchanges
             FROM steps s WHERE s.attempt_id = ANY(\(ids))
             ORDER BY s.attempt_id, s.position
             """,
             logger: database.logger
         )
         let index = Dictionary(uniqueKeysWithValues: ids.enumerated().map { ($1, $0) })
-        for try await row in stepRows.decode((Int64, Int, String, String, String, Date, Int64?, String?, Int).self) {
-            guard let at = index[row.0] else { continue }
+        for try await row in stepRows {
+            let column = NamedColumns(row)
+            guard let at = index[try column("attempt_id")] else { continue }
             attempts[at].steps.append(
                 StepHistory(
-                    position: row.1, keyword: row.2, name: row.3, status: row.4, startedAt: row.5, durationMs: row.6,
-                    error: row.7, exchanges: row.8
+                    position: try column("position"), keyword: try column("keyword"), name: try column("name"),
+                    status: StepStatus(rawValue: try column("status")), startedAt: try column("started_at"),
+                    durationMs: try column("duration_ms"), error: try column("error"),
+                    exchanges: try column("exchanges")
                 ))
         }
         return attempts

@@ -145,9 +145,9 @@ extension RunStore {
     package func hostShares(_ runID: UUID) async throws -> [HostShare] {
         let rows = try await database.client.query(
             """
-            SELECT m.host, array_agg(DISTINCT m.node ORDER BY m.node), sum(m.workers)::bigint,
-                   coalesce(sum(w.running), 0)::bigint, coalesce(sum(w.finished), 0)::bigint, coalesce(sum(w.busy), 0)::bigint,
-                   max(w.last_finished)
+            SELECT m.host, array_agg(DISTINCT m.node ORDER BY m.node) AS nodes, sum(m.workers)::bigint AS slots,
+                   coalesce(sum(w.running), 0)::bigint AS running, coalesce(sum(w.finished), 0)::bigint AS finished,
+                   coalesce(sum(w.busy), 0)::bigint AS busy, max(w.last_finished) AS last_finished
             FROM run_members m
             LEFT JOIN LATERAL (
                 SELECT count(*) FILTER (WHERE a.state = 'running') AS running, count(*) FILTER (WHERE a.state = 'finished') AS finished,
@@ -159,12 +159,15 @@ extension RunStore {
             """,
             logger: database.logger)
         var shares: [HostShare] = []
-        for try await row in rows.decode((String, [String], Int64, Int64, Int64, Int64, Date?).self) {
+        for try await row in rows {
+            let column = NamedColumns(row)
             shares.append(
                 HostShare(
-                    host: row.0, nodes: row.1, slots: Int(row.2), running: Int(row.3), finished: Int(row.4),
-                    busyMilliseconds: row.5,
-                    lastFinishedAt: row.6))
+                    host: try column("host"), nodes: try column("nodes"),
+                    slots: Int(try column("slots", as: Int64.self)),
+                    running: Int(try column("running", as: Int64.self)),
+                    finished: Int(try column("finished", as: Int64.self)),
+                    busyMilliseconds: try column("busy"), lastFinishedAt: try column("last_finished")))
         }
         return shares
     }

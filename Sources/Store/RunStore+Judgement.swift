@@ -40,37 +40,44 @@ extension RunStore {
             """,
             logger: database.logger
         )
-        for try await row in stepRows.decode((Int64, Int, String, String, String, Date, Date?, String?).self) {
-            logs[row.0]?.steps.append(
+        for try await row in stepRows {
+            let column = NamedColumns(row)
+            logs[try column("attempt_id")]?.steps.append(
                 Step(
-                    position: row.1, keyword: row.2, name: row.3, status: StepStatus(rawValue: row.4), startedAt: row.5,
-                    finishedAt: row.6,
-                    error: row.7))
+                    position: try column("position"), keyword: try column("keyword"), name: try column("name"),
+                    status: StepStatus(rawValue: try column("status")), startedAt: try column("started_at"),
+                    finishedAt: try column("finished_at"), error: try column("error")))
         }
         let exchangeRows = try await database.client.query(
             """
-            SELECT attempt_id, sequence, mode, matched, host, method, url, request_headers::text, request_body, status,
-                   response_headers::text, response_body, started_at, coalesce(duration_us, 0), note, step
+            SELECT attempt_id, sequence, mode, matched, host, method, url, request_headers::text AS request_headers,
+                   request_body, status, response_headers::text AS response_headers, response_body, started_at,
+                   coalesce(duration_us, 0) AS duration_us, note, step
             FROM exchange_log WHERE attempt_id = ANY(\(ids)) ORDER BY attempt_id, sequence
             """,
             logger: database.logger
         )
         let decoder = JSONDecoder()
-        for try await row in exchangeRows.decode(
-            (
-                Int64, Int, String, Bool, String, String, String, String, ByteBuffer, Int?, String, ByteBuffer, Date,
-                Int64, String?, Int?
-            ).self
-        ) {
-            logs[row.0]?.exchanges.append(
+        for try await row in exchangeRows {
+            let column = NamedColumns(row)
+            let attemptID: Int64 = try column("attempt_id")
+            let (requestHeaders, responseHeaders): (String, String) = (
+                try column("request_headers"), try column("response_headers")
+            )
+            logs[attemptID]?.exchanges.append(
                 Exchange(
-                    sequence: row.1, mode: Mode(rawValue: row.2) ?? .replay, matched: row.3, host: row.4, method: row.5,
-                    url: row.6,
-                    requestHeaders: (try? decoder.decode([Exchange.Header].self, from: Data(row.7.utf8))) ?? [],
-                    requestBody: Array(buffer: row.8), status: row.9,
-                    responseHeaders: (try? decoder.decode([Exchange.Header].self, from: Data(row.10.utf8))) ?? [],
-                    responseBody: Array(buffer: row.11), startedAt: row.12, durationMicroseconds: row.13, note: row.14,
-                    attemptID: row.0, stepPosition: row.15
+                    sequence: try column("sequence"), mode: Mode(rawValue: try column("mode")) ?? .replay,
+                    matched: try column("matched"), host: try column("host"), method: try column("method"),
+                    url: try column("url"),
+                    requestHeaders: (try? decoder.decode([Exchange.Header].self, from: Data(requestHeaders.utf8)))
+                        ?? [],
+                    requestBody: Array(buffer: try column("request_body", as: ByteBuffer.self)),
+                    status: try column("status"),
+                    responseHeaders: (try? decoder.decode([Exchange.Header].self, from: Data(responseHeaders.utf8)))
+                        ?? [],
+                    responseBody: Array(buffer: try column("response_body", as: ByteBuffer.self)),
+                    startedAt: try column("started_at"), durationMicroseconds: try column("duration_us"),
+                    note: try column("note"), attemptID: attemptID, stepPosition: try column("step")
                 ))
         }
         return logs

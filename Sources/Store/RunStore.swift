@@ -187,26 +187,32 @@ package struct RunStore: Sendable {
     }
 
     /// A scenario as a run planned it: `run_scenarios rs` (command, limits, environment, tags) joined with
-    /// `scenarios s` (name and place), in the order ``plannedScenario(_:decoder:batches:)`` takes them.
-    static let plannedScenarioColumns =
-        "rs.scenario_id, s.name, rs.command, rs.tags, rs.timeout_ms, rs.env::text, s.uri, s.line, rs.results, rs.batch::text"
+    /// `scenarios s` (name and place), as ``plannedScenario(_:decoder:batches:)`` reads them.
+    static let plannedScenarioColumns = """
+        rs.scenario_id, s.name, rs.command, rs.tags, rs.timeout_ms, rs.env::text AS env, s.uri, s.line, rs.results, \
+        rs.batch::text AS batch
+        """
 
-    /// The scenario in a row of ``plannedScenarioColumns``; most have no environment of their own and skip the decoder,
-    /// and the tests of a batched suite share one batch, decoded once (`batches`, by its JSON text).
+    /// The scenario in a row with ``plannedScenarioColumns``; most have no environment of their own and skip the
+    /// decoder, and the tests of a batched suite share one batch, decoded once (`batches`, by its JSON text).
     static func plannedScenario(
-        _ row: (String, String, String, [String], Int64, String, String?, Int?, String?, String?), decoder: JSONDecoder,
-        batches: inout [String: Batch]
-    ) -> Scenario {
+        _ column: NamedColumns, decoder: JSONDecoder, batches: inout [String: Batch]
+    ) throws -> Scenario {
+        let environmentText: String = try column("env")
         let environment =
-            row.5 == "{}" ? [:] : (try? decoder.decode([String: String].self, from: Data(row.5.utf8))) ?? [:]
+            environmentText == "{}"
+            ? [:] : (try? decoder.decode([String: String].self, from: Data(environmentText.utf8))) ?? [:]
         var batch: Batch?
-        if let text = row.9 {
+        if let text = try column("batch", as: String?.self) {
             batch = batches[text] ?? (try? decoder.decode(Batch.self, from: Data(text.utf8)))
             batches[text] = batch
         }
         return Scenario(
-            id: row.0, name: row.1, command: row.2, tags: row.3, timeoutMilliseconds: row.4,
-            environment: environment, uri: row.6, line: row.7, results: row.8.flatMap(ResultsFormat.init(rawValue:)),
+            id: try column("scenario_id"), name: try column("name"), command: try column("command"),
+            tags: try column("tags"),
+            timeoutMilliseconds: try column("timeout_ms"), environment: environment, uri: try column("uri"),
+            line: try column("line"),
+            results: try column("results", as: String?.self).flatMap(ResultsFormat.init(rawValue:)),
             batch: batch)
     }
 
@@ -338,8 +344,10 @@ package struct RunStore: Sendable {
             """
             SELECT r.id, r.state, r.created_at, r.finished_at, r.host, r.git_revision, r.working_directory, r.mode,
                    r.workers, r.retries, r.scenario_count, c.passed, c.flaky, c.failed, c.pending, r.join_key,
-                   (SELECT coalesce(array_agg(DISTINCT m.host ORDER BY m.host), '{}') FROM run_members m WHERE m.run_id = r.id),
-                   (SELECT coalesce(sum(m.workers), 0)::bigint FROM run_members m WHERE m.run_id = r.id), r.project, r.branch
+                   (SELECT coalesce(array_agg(DISTINCT m.host ORDER BY m.host), '{}') FROM run_members m WHERE m.run_id = r.id)
+                       AS hosts,
+                   (SELECT coalesce(sum(m.workers), 0)::bigint FROM run_members m WHERE m.run_id = r.id) AS slots,
+                   r.project, r.branch
             FROM (SELECT * FROM runs WHERE \(runID)::uuid IS NULL OR id = \(runID) ORDER BY created_at DESC LIMIT \(limit)) r,
             LATERAL (SELECT count(*) FILTER (WHERE rs.result = 'passed') AS passed, count(*) FILTER (WHERE rs.result = 'flaky') AS flaky,
                             count(*) FILTER (WHERE rs.result = 'failed') AS failed, count(*) FILTER (WHERE rs.result IS NULL) AS pending
@@ -349,21 +357,19 @@ package struct RunStore: Sendable {
             logger: database.logger
         )
         var result: [RunSummary] = []
-        for try await row in rows.decode(
-            (
-                UUID, String, Date, Date?, String, String?, String, String, Int, Int, Int, Int, Int, Int, Int, String?,
-                [String], Int64, String, String?
-            )
-            .self)
-        {
+        for try await row in rows {
+            let column = NamedColumns(row)
             result.append(
                 RunSummary(
-                    id: row.0, state: RunState(rawValue: row.1) ?? .running, createdAt: row.2, finishedAt: row.3,
-                    host: row.4, gitRevision: row.5,
-                    workingDirectory: row.6, mode: row.7, workers: row.8, retries: row.9, scenarios: row.10,
-                    passed: row.11, flaky: row.12, failed: row.13, pending: row.14, hosts: row.16, slots: Int(row.17),
-                    joinKey: row.15,
-                    project: row.18, branch: row.19
+                    id: try column("id"), state: RunState(rawValue: try column("state")) ?? .running,
+                    createdAt: try column("created_at"), finishedAt: try column("finished_at"),
+                    host: try column("host"),
+                    gitRevision: try column("git_revision"), workingDirectory: try column("working_directory"),
+                    mode: try column("mode"), workers: try column("workers"), retries: try column("retries"),
+                    scenarios: try column("scenario_count"), passed: try column("passed"), flaky: try column("flaky"),
+                    failed: try column("failed"), pending: try column("pending"), hosts: try column("hosts"),
+                    slots: Int(try column("slots", as: Int64.self)), joinKey: try column("join_key"),
+                    project: try column("project"), branch: try column("branch")
                 ))
         }
         return result
@@ -381,20 +387,19 @@ package struct RunStore: Sendable {
             logger: database.logger
         )
         var records: [AttemptRecord] = []
-        for try await row in rows.decode(
-            (
-                String, Int, String, String?, Int?, Int?, String?, Date?, Date?, Int64?, String, String, String?, Int64,
-                String?
-            ).self)
-        {
+        for try await row in rows {
+            let column = NamedColumns(row)
             records.append(
                 AttemptRecord(
-                    id: row.13, runID: runID, scenarioID: row.0, attempt: row.1,
-                    lane: row.14.flatMap(Mode.init(rawValue:)),
-                    state: AttemptState(rawValue: row.2) ?? .queued,
-                    outcome: row.3.flatMap(Outcome.init(rawValue:)), exitCode: row.4, signal: row.5, worker: row.6,
-                    startedAt: row.7,
-                    finishedAt: row.8, durationMilliseconds: row.9, stdout: row.10, stderr: row.11, error: row.12
+                    id: try column("id"), runID: runID, scenarioID: try column("scenario_id"),
+                    attempt: try column("attempt"),
+                    lane: try column("mode", as: String?.self).flatMap(Mode.init(rawValue:)),
+                    state: AttemptState(rawValue: try column("state")) ?? .queued,
+                    outcome: try column("outcome", as: String?.self).flatMap(Outcome.init(rawValue:)),
+                    exitCode: try column("exit_code"), signal: try column("signal"), worker: try column("worker"),
+                    startedAt: try column("started_at"), finishedAt: try column("finished_at"),
+                    durationMilliseconds: try column("duration_ms"), stdout: try column("stdout"),
+                    stderr: try column("stderr"), error: try column("error")
                 ))
         }
         return records
@@ -408,7 +413,7 @@ package struct RunStore: Sendable {
         let scenarioRows = try await database.client.query(
             """
             SELECT \(unescaped: Self.plannedScenarioColumns), rs.result,
-                   rs.verdict, rs.verdict_reason, rs.evidence::text, rs.quarantined, rs.expected_ms
+                   rs.verdict, rs.verdict_reason, rs.evidence::text AS evidence, rs.quarantined, rs.expected_ms
             FROM run_scenarios rs JOIN scenarios s ON s.project = rs.project AND s.id = rs.scenario_id
             WHERE rs.run_id = \(runID) ORDER BY rs.position
             """,
@@ -418,24 +423,21 @@ package struct RunStore: Sendable {
         // Most scenarios have no evidence: those skip the decoder.
         let decoder = JSONDecoder()
         var batches: [String: Batch] = [:]
-        for try await row in scenarioRows.decode(
-            (
-                String, String, String, [String], Int64, String, String?, Int?, String?, String?, String?, String?,
-                String?, String, Bool, Int64?
-            ).self)
-        {
-            let scenario = Self.plannedScenario(
-                (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9), decoder: decoder,
-                batches: &batches)
+        for try await row in scenarioRows {
+            let column = NamedColumns(row)
+            let scenario = try Self.plannedScenario(column, decoder: decoder, batches: &batches)
+            let evidence: String = try column("evidence")
             rows.append(
                 RunReport.ScenarioEntry(
-                    scenario: scenario, result: row.10.flatMap(ScenarioResult.init(rawValue:)) ?? .pending,
-                    attempts: [], verdict: row.11.flatMap(Verdict.init(rawValue:)), verdictReason: row.12,
-                    evidence: row.13 == "[]"
-                        ? [] : (try? decoder.decode([NetworkDifference].self, from: Data(row.13.utf8))) ?? [],
-                    quarantined: row.14
+                    scenario: scenario,
+                    result: try column("result", as: String?.self).flatMap(ScenarioResult.init(rawValue:)) ?? .pending,
+                    attempts: [], verdict: try column("verdict", as: String?.self).flatMap(Verdict.init(rawValue:)),
+                    verdictReason: try column("verdict_reason"),
+                    evidence: evidence == "[]"
+                        ? [] : (try? decoder.decode([NetworkDifference].self, from: Data(evidence.utf8))) ?? [],
+                    quarantined: try column("quarantined")
                 ))
-            rows[rows.count - 1].expectedMilliseconds = row.15
+            rows[rows.count - 1].expectedMilliseconds = try column("expected_ms")
         }
         guard let summary = try await summaryRead else {
             throw StoreError(.unknownRun, "no run \(runID) in the database")

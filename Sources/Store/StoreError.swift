@@ -16,6 +16,8 @@ package struct StoreError: Error, CustomStringConvertible, Sendable {
         package static let unsafePath = Code(name: "unsafePath")
         /// A migration failed; the schema is unchanged.
         package static let migrationFailed = Code(name: "migrationFailed")
+        /// A query's result lacks a column the code reads (a query and its reader out of step).
+        package static let missingColumn = Code(name: "missingColumn")
         package var description: String { name }
     }
 

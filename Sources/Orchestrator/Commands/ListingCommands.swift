@@ -196,7 +196,7 @@ extension ListingCommands {
                 var steps = TextTable(header: ["STATUS", "STEP", "TIME", "EXCHANGES"])
                 for step in latest.steps {
                     steps.rows.append([
-                        step.status, "\(step.keyword)\(step.name)", step.durationMs.map { "\($0) ms" } ?? "-",
+                        step.status.rawValue, "\(step.keyword)\(step.name)", step.durationMs.map { "\($0) ms" } ?? "-",
                         "\(step.exchanges)",
                     ])
                 }

@@ -54,29 +54,15 @@ package struct AttemptQueue: Sendable {
             passVerdict: passVerdict
         )
         var acks: [Int64: CompletionAck] = [:]
-        var claimedRows:
-            [(
-                id: Int64, scenarioID: String, attempt: Int, token: UUID, expected: Int64?, lane: Mode?, avoid: String?,
-                lost: [String]
-            )] =
-                []
+        var claimedRows: [RoundStatement.Row.Claim] = []
         var counts: QueueCounts?
         for try await row in try await database.client.execute(statement, logger: database.logger) {
-            for index in row.0.indices {
-                acks[row.0[index]] = CompletionAck(
-                    accepted: row.1[index], retryQueued: row.2[index],
-                    settled: ScenarioResult(rawValue: row.3[index]))
+            for ack in row.acks {
+                acks[ack.attemptID] = CompletionAck(
+                    accepted: ack.accepted, retryQueued: ack.retryQueued, settled: ack.settled)
             }
-            for index in row.4.indices {
-                claimedRows.append(
-                    (
-                        row.4[index], row.5[index], Int(row.6[index]), row.7[index],
-                        row.8[index] < 0 ? nil : row.8[index],
-                        Mode(rawValue: row.9[index]), row.10[index].isEmpty ? nil : row.10[index],
-                        row.13[index].isEmpty ? [] : row.13[index].split(separator: " ").map(String.init)
-                    ))
-            }
-            if row.11 >= 0 { counts = QueueCounts(queued: Int(row.11), running: Int(row.12)) }
+            claimedRows += row.claims
+            counts = row.counts ?? counts
         }
         var claims: [(attempt: ClaimedAttempt, avoid: String?)] = []
         if !claimedRows.isEmpty {
@@ -92,10 +78,10 @@ package struct AttemptQueue: Sendable {
                 claims.append(
                     (
                         ClaimedAttempt(
-                            id: row.id, runID: round.runID, scenario: entry.scenario, attempt: row.attempt,
-                            lane: row.lane,
-                            maxAttempts: entry.maxAttempts, leaseToken: row.token, expectedMilliseconds: row.expected,
-                            worker: placeholder.worker, port: placeholder.port, lostHosts: row.lost
+                            id: row.attemptID, runID: round.runID, scenario: entry.scenario, attempt: row.attempt,
+                            lane: row.lane, maxAttempts: entry.maxAttempts, leaseToken: row.token,
+                            expectedMilliseconds: row.expectedMilliseconds, worker: placeholder.worker,
+                            port: placeholder.port, lostHosts: row.lostHosts
                         ), row.avoid
                     ))
             }
@@ -182,17 +168,17 @@ package struct AttemptQueue: Sendable {
         var rows: [CompanionsStatement.Row] = []
         for try await row in try await database.client.execute(statement, logger: database.logger) { rows.append(row) }
         guard !rows.isEmpty else { return [] }
-        let entries = try await planned.entries(of: head.runID, including: rows.map(\.1), database: database)
-        return try rows.sorted { $0.0 < $1.0 }.map { row in
-            guard let entry = entries[row.1] else {
+        let entries = try await planned.entries(of: head.runID, including: rows.map(\.scenarioID), database: database)
+        return try rows.sorted { $0.attemptID < $1.attemptID }.map { row in
+            guard let entry = entries[row.scenarioID] else {
                 throw StoreError(
-                    .unknownRun, "scenario \(row.1) of run \(head.runID.uuidString.lowercased()) is not planned")
+                    .unknownRun,
+                    "scenario \(row.scenarioID) of run \(head.runID.uuidString.lowercased()) is not planned")
             }
             return ClaimedAttempt(
-                id: row.0, runID: head.runID, scenario: entry.scenario, attempt: Int(row.2),
-                maxAttempts: entry.maxAttempts,
-                leaseToken: row.3, expectedMilliseconds: row.4 < 0 ? nil : row.4, worker: head.worker, port: head.port,
-                lostHosts: row.5.isEmpty ? [] : row.5.split(separator: " ").map(String.init))
+                id: row.attemptID, runID: head.runID, scenario: entry.scenario, attempt: row.attempt,
+                maxAttempts: entry.maxAttempts, leaseToken: row.token, expectedMilliseconds: row.expectedMilliseconds,
+                worker: head.worker, port: head.port, lostHosts: row.lostHosts)
         }
     }
 

@@ -33,15 +33,10 @@ final class PlannedScenarios: Sendable {
         var entries: [String: Entry] = [:]
         let decoder = JSONDecoder()
         var batches: [String: Batch] = [:]
-        for try await row in rows.decode(
-            (String, String, String, [String], Int64, String, String?, Int?, String?, String?, Int).self)
-        {
-            entries[row.0] = Entry(
-                scenario: RunStore.plannedScenario(
-                    (row.0, row.1, row.2, row.3, row.4, row.5, row.6, row.7, row.8, row.9), decoder: decoder,
-                    batches: &batches),
-                maxAttempts: row.10
-            )
+        for try await row in rows {
+            let column = NamedColumns(row)
+            let scenario = try RunStore.plannedScenario(column, decoder: decoder, batches: &batches)
+            entries[scenario.id] = Entry(scenario: scenario, maxAttempts: try column("max_attempts"))
         }
         remember(runID, entries)
         return entries

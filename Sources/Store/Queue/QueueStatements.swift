@@ -131,35 +131,56 @@ struct RoundStatement: PostgresPreparedStatement {
         )
         -- One row: arrays in the same order (by attempt id) rather than a row per attempt, which cost the client more to
         -- take apart than the server to build. Absent values are '' and -1 (arrays cannot carry NULLs to the client).
-        SELECT (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM acks),
-               (SELECT coalesce(array_agg(accepted ORDER BY id), '{}') FROM acks),
-               (SELECT coalesce(array_agg(retried ORDER BY id), '{}') FROM acks),
-               (SELECT coalesce(array_agg(coalesce(settled, '') ORDER BY id), '{}') FROM acks),
-               (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM claimed),
-               (SELECT coalesce(array_agg(scenario_id ORDER BY id), '{}') FROM claimed),
-               (SELECT coalesce(array_agg(attempt ORDER BY id), '{}') FROM claimed),
-               (SELECT coalesce(array_agg(lease_token ORDER BY id), '{}') FROM claimed),
-               (SELECT coalesce(array_agg(coalesce(expected_ms, -1) ORDER BY id), '{}') FROM claimed),
-               (SELECT coalesce(array_agg(coalesce(mode, '') ORDER BY id), '{}') FROM claimed),
-               (SELECT coalesce(array_agg(coalesce(avoid, '') ORDER BY id), '{}') FROM claimed),
+        SELECT (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM acks) AS ack_ids,
+               (SELECT coalesce(array_agg(accepted ORDER BY id), '{}') FROM acks) AS ack_accepted,
+               (SELECT coalesce(array_agg(retried ORDER BY id), '{}') FROM acks) AS ack_retried,
+               (SELECT coalesce(array_agg(coalesce(settled, '') ORDER BY id), '{}') FROM acks) AS ack_settled,
+               (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM claimed) AS claim_ids,
+               (SELECT coalesce(array_agg(scenario_id ORDER BY id), '{}') FROM claimed) AS claim_scenarios,
+               (SELECT coalesce(array_agg(attempt ORDER BY id), '{}') FROM claimed) AS claim_attempts,
+               (SELECT coalesce(array_agg(lease_token ORDER BY id), '{}') FROM claimed) AS claim_tokens,
+               (SELECT coalesce(array_agg(coalesce(expected_ms, -1) ORDER BY id), '{}') FROM claimed) AS claim_expected,
+               (SELECT coalesce(array_agg(coalesce(mode, '') ORDER BY id), '{}') FROM claimed) AS claim_modes,
+               (SELECT coalesce(array_agg(coalesce(avoid, '') ORDER BY id), '{}') FROM claimed) AS claim_avoid,
+               (SELECT coalesce(array_agg(lost ORDER BY id), '{}') FROM claimed) AS claim_lost,
                -- What is left of the run, when a claimant got nothing (-1 otherwise).
                CASE WHEN (SELECT count(*) FROM claimed) < cardinality($3::text[]) THEN
                    (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'queued')
                        - (SELECT count(*) FROM claimed) + (SELECT count(*) FROM retry)
-               ELSE -1 END,
+               ELSE -1 END AS queued,
                CASE WHEN (SELECT count(*) FROM claimed) < cardinality($3::text[]) THEN
                    (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'running')
                        - (SELECT count(*) FROM done) + (SELECT count(*) FROM claimed)
-               ELSE -1 END,
-               (SELECT coalesce(array_agg(lost ORDER BY id), '{}') FROM claimed)
+               ELSE -1 END AS running
         """
-    /// Acks (attempt ids, accepted, retry queued, settled result or ''), claims (attempt ids, scenario ids, attempt
-    /// numbers, lease tokens, expected ms or -1, lanes or '', avoided workers or ''), queued and running (-1: not
-    /// asked), and the hosts each claimed attempt was lost on before (space-separated, '' for none).
-    typealias Row = (
-        [Int64], [Bool], [Bool], [String], [Int64], [String], [Int32], [UUID], [Int64], [String], [String], Int64,
-        Int64, [String]
-    )
+    /// What a round did: an ack per completion and a row per claimed attempt (in attempt id order), and what is left
+    /// of the run when a claimant got nothing.
+    struct Row {
+        struct Ack {
+            var attemptID: Int64
+            var accepted: Bool
+            var retryQueued: Bool
+            /// The scenario's result when the completion settled it.
+            var settled: ScenarioResult?
+        }
+
+        struct Claim {
+            var attemptID: Int64
+            var scenarioID: String
+            var attempt: Int
+            var token: UUID
+            var expectedMilliseconds: Int64?
+            var lane: Mode?
+            /// The worker a retry keeps off for a while.
+            var avoid: String?
+            /// The hosts the attempt was lost on before.
+            var lostHosts: [String]
+        }
+
+        var acks: [Ack]
+        var claims: [Claim]
+        var counts: QueueCounts?
+    }
 
     var runID: UUID
     var completions: [(claimed: ClaimedAttempt, result: AttemptResult)]
@@ -197,7 +218,35 @@ struct RoundStatement: PostgresPreparedStatement {
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    /// Arrays cannot carry NULLs to the client: absent values come as '' and -1, and become `nil` here.
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        let column = NamedColumns(row)
+        let (accepted, retried, settled): ([Bool], [Bool], [String]) =
+            (try column("ack_accepted"), try column("ack_retried"), try column("ack_settled"))
+        let acks = try column("ack_ids", as: [Int64].self).enumerated().map { index, id in
+            Row.Ack(
+                attemptID: id, accepted: accepted[index], retryQueued: retried[index],
+                settled: ScenarioResult(rawValue: settled[index]))
+        }
+        let (scenarios, attempts, tokens): ([String], [Int32], [UUID]) =
+            (try column("claim_scenarios"), try column("claim_attempts"), try column("claim_tokens"))
+        let (expected, modes, avoid, lost): ([Int64], [String], [String], [String]) =
+            (
+                try column("claim_expected"), try column("claim_modes"), try column("claim_avoid"),
+                try column("claim_lost")
+            )
+        let claims = try column("claim_ids", as: [Int64].self).enumerated().map { index, id in
+            Row.Claim(
+                attemptID: id, scenarioID: scenarios[index], attempt: Int(attempts[index]), token: tokens[index],
+                expectedMilliseconds: expected[index] < 0 ? nil : expected[index], lane: Mode(rawValue: modes[index]),
+                avoid: avoid[index].isEmpty ? nil : avoid[index],
+                lostHosts: lost[index].isEmpty ? [] : lost[index].split(separator: " ").map(String.init))
+        }
+        let (queued, running): (Int64, Int64) = (try column("queued"), try column("running"))
+        return Row(
+            acks: acks, claims: claims,
+            counts: queued >= 0 ? QueueCounts(queued: Int(queued), running: Int(running)) : nil)
+    }
 }
 
 /// Queued and running attempts left in a run.
@@ -257,9 +306,9 @@ struct CompanionsStatement: PostgresPreparedStatement {
             started_at = now()
         FROM fitting f
         WHERE a.id = f.id
-        RETURNING a.id, a.scenario_id, a.attempt, a.lease_token, coalesce(a.expected_ms, -1), array_to_string(a.lost_hosts, ' ')
+        RETURNING a.id, a.scenario_id, a.attempt, a.lease_token, a.expected_ms, a.lost_hosts
         """
-    typealias Row = (Int64, String, Int32, UUID, Int64, String)
+    typealias Row = RoundStatement.Row.Claim
 
     var runID: UUID
     var headID: Int64
@@ -285,5 +334,12 @@ struct CompanionsStatement: PostgresPreparedStatement {
         return bindings
     }
 
-    func decodeRow(_ row: PostgresRow) throws -> Row { try row.decode(Row.self) }
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        let column = NamedColumns(row)
+        return Row(
+            attemptID: try column("id"), scenarioID: try column("scenario_id"),
+            attempt: Int(try column("attempt", as: Int32.self)),
+            token: try column("lease_token"), expectedMilliseconds: try column("expected_ms"), lane: nil, avoid: nil,
+            lostHosts: try column("lost_hosts"))
+    }
 }

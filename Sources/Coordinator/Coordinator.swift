@@ -60,11 +60,11 @@ package final class Coordinator: Sendable {
 
     /// Stops launching attempts and ends the running ones; ``run()`` then returns `.interrupted`.
     package func requestStop() {
+        patientQueue.stop()
         let processes = state.withLock { state -> [SupervisedProcess] in
             state.slots.stop()
             return Array(state.processes.values)
         }
-        patientQueue.stop()
         for process in processes { process.terminate() }
     }
 
@@ -135,6 +135,10 @@ package final class Coordinator: Sendable {
             let next: [SlotStateMachine.Action]
             switch action {
             case .askForWork:
+                if isStopping {
+                    next = decide { $0.readyToAsk(slot) }
+                    break
+                }
                 let answer = try await batcher.next(for: claimant)
                 next = decide {
                     $0.answered(slot, claimed: answer.claimed, counts: answer.counts, recorded: answer.recorded)
@@ -189,6 +193,7 @@ package final class Coordinator: Sendable {
                         "attempt.losses": "\(lost.losses)",
                     ])
                 onEvent(.attemptLost(slot: slot, attempt: lost.attempt, requeued: requeued))
+                if requeued { _ = try await retrying("release", { try await self.queue.release(lost.attempt) }) }
                 next = []
             case .forgetSession(let claimed):
                 await hooks?.attemptWasLost(claimed, slot: slot)
@@ -208,6 +213,10 @@ package final class Coordinator: Sendable {
             }
             actions.insert(contentsOf: next, at: actions.startIndex)
         }
+        // Every path of the machine ends a slot with `.end` or `.fail`: running out of steps is a bug, never a drained run.
+        let slotState = state.withLock { $0.slots.slots[slot] }
+        throw CoordinatorError(
+            .slotStuck, "worker slot \(slot) was left without a next step (\(String(describing: slotState)))")
     }
 
     /// Hands an event to the slots' state machine; returns what to do.

@@ -8,6 +8,8 @@ package struct CoordinatorError: Error, CustomStringConvertible, Sendable {
         package static let queueUnavailable = Code(name: "queueUnavailable")
         /// Every worker slot lost its supervisor process and none could be started again.
         package static let noSlots = Code(name: "noSlots")
+        /// A slot's state machine gave it no next step: a bug in orchestrate, said rather than taken for a drained run.
+        package static let slotStuck = Code(name: "slotStuck")
         package var description: String { name }
     }
 

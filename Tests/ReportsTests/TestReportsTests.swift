@@ -57,6 +57,20 @@ struct TestReportsTests {
         }
     }
 
+    @Test(
+        "Cucumber JSON: a failure's message is the first failure that says one (a hook that failed silently hides none)"
+    )
+    func cucumberJSONMessage() throws {
+        let report = """
+            [{"uri": "features/cart.feature", "elements": [
+              {"type": "scenario", "name": "Checks out", "line": 8,
+               "before": [{"result": {"status": "failed", "duration": 1000}}],
+               "steps": [{"keyword": "When ", "name": "I pay", "result": {"status": "failed", "error_message": "card declined"}}]}]}]
+            """
+        let results = try Self.read(.cucumberJSON, ["cucumber.json": report])
+        #expect(results.map(\.status) == [.failed] && results.first?.message == "card declined", "\(results)")
+    }
+
     @Test("Cucumber Messages: a test case the runner retried counts once, as its last run ended")
     func messages() throws {
         let envelopes = [

@@ -27,9 +27,10 @@ package struct SlotStateMachine: Sendable {
         case claimingBatch(ClaimedAttempt)
         /// Its process runs these attempts: the claimed one first, then its batch.
         case running([ClaimedAttempt])
-        /// Its attempts ended; their results are readied (hooks, secrets scrubbed) before they are recorded.
-        /// `terminated`: the process was ended by a signal (a stop, a lost lease).
-        case finishing([ClaimedAttempt], terminated: Bool)
+        /// Its attempts ended; the results of those that `finished` are readied (hooks, secrets scrubbed) before they are
+        /// recorded, the others go back to run alone. Their leases are held until then. `terminated`: the process was
+        /// ended by a signal (a stop, a lost lease).
+        case finishing([ClaimedAttempt], finished: [ClaimedAttempt], terminated: Bool)
         /// Its supervisor died; a new one is being started.
         case replacingSupervisor
         /// It takes no more attempts: the queue is drained or the run stopped.
@@ -99,8 +100,8 @@ package struct SlotStateMachine: Sendable {
         case release([ClaimedAttempt])
         /// Back to the queue to run alone: their batch's process ended without reporting them (no retry spent).
         case requeueAlone([ClaimedAttempt])
-        /// The slot's supervisor died while these ran: said for each (`requeued`: it goes back to the queue; otherwise
-        /// it lost its supervisor too often and its result is recorded).
+        /// The slot's supervisor died while this ran: said, and with `requeued` it goes back to the queue (no retry
+        /// spent); otherwise it lost its supervisor too often and a ``record(_:)`` follows with its result.
         case lost(Lost, requeued: Bool)
         /// The slot's mock session ended without a result for this attempt (its slot failed under it).
         case forgetSession(ClaimedAttempt)
@@ -146,7 +147,7 @@ package struct SlotStateMachine: Sendable {
         slots.values.flatMap { state -> [UUID] in
             switch state {
             case .claimingBatch(let claimed): [claimed.leaseToken]
-            case .running(let attempts), .finishing(let attempts, _): attempts.map(\.leaseToken)
+            case .running(let attempts), .finishing(let attempts, _, _): attempts.map(\.leaseToken)
             case .asking, .waiting, .replacingSupervisor, .done, .retired: []
             }
         }
@@ -194,7 +195,7 @@ package struct SlotStateMachine: Sendable {
             let result = AttemptResult(
                 outcome: .infrastructureError, durationMilliseconds: 0,
                 error: "its host vanished \(claimed.lostHosts.count) times while it ran (\(hosts)): not run again")
-            return [.announce([claimed]), .record([Completion(claimed, result)]), .askForWork]
+            return [.announce([claimed]), .record([Completion(claimed, result)])] + askOrEnd(slot)
         }
         // The first run of a batched suite's test takes others with it into its process.
         if let batch = claimed.scenario.batch, batch.size > 1, claimed.attempt == 1, claimed.lane == nil {
@@ -225,6 +226,11 @@ package struct SlotStateMachine: Sendable {
     /// The slot's wait for results is over.
     package mutating func waited(_ slot: Int) -> [Action] {
         askOrEnd(slot)
+    }
+
+    /// The slot is about to ask the queue for work: a stop asked for since that was decided ends it instead.
+    package mutating func readyToAsk(_ slot: Int) -> [Action] {
+        stopping ? askOrEnd(slot) : [.askForWork]
     }
 
     /// The tests claimed to run with the slot's attempt.
@@ -270,9 +276,7 @@ package struct SlotStateMachine: Sendable {
                 let lost = Lost(attempt: attempt, losses: losses[key, default: 0])
                 let requeue = lost.losses < Self.maximumLosses
                 actions.append(.lost(lost, requeued: requeue))
-                if requeue {
-                    actions.append(.release([attempt]))
-                } else {
+                if !requeue {
                     var result = result
                     result.error = "its worker's supervisor process died while it ran, \(lost.losses) times"
                     exhausted.append(Completion(attempt, result))
@@ -282,7 +286,7 @@ package struct SlotStateMachine: Sendable {
         }
         let terminated: Bool
         if case .terminated? = ending.reason { terminated = true } else { terminated = false }
-        slots[slot] = .finishing(finished.map(\.0), terminated: terminated)
+        slots[slot] = .finishing(attempts, finished: finished.map(\.0), terminated: terminated)
         let ready = finished.map { attempt, result, reported in
             Finished(
                 attempt: attempt, result: result, reported: reported,
@@ -294,10 +298,10 @@ package struct SlotStateMachine: Sendable {
     /// The slot's results, readied: recorded, unless the run stopped the process that made them (they go back to the
     /// queue, to run again when the run is taken up).
     package mutating func readied(_ slot: Int, _ results: [Completion]) -> [Action] {
-        guard case .finishing(let attempts, let terminated) = slots[slot] else { return [] }
+        guard case .finishing(_, let finished, let terminated) = slots[slot] else { return [] }
         if terminated && stopping {
             slots[slot] = .done
-            return [.release(attempts), .end]
+            return [.release(finished), .end]
         }
         return (results.isEmpty ? [] : [.record(results)]) + askOrEnd(slot)
     }

@@ -91,7 +91,7 @@ package struct CucumberJSONReport: Sendable {
             return RunnerTestResult(
                 classname: element.file, name: element.name, status: CucumberStatus.of(statuses),
                 seconds: all.reduce(0) { $0 + $1.duration },
-                message: all.first { $0.status == "failed" }?.error, location: element.location)
+                message: all.first { $0.status == "failed" && $0.error != nil }?.error, location: element.location)
         }
     }
 

@@ -58,6 +58,7 @@ package enum FeatureDiscovery {
             let matched = self.files(matching: pattern, in: directory)
             if matched.isEmpty {
                 throw ConfigError(
+                    .noScenarios,
                     file: config, line: line, "suite.gherkin: \"\(pattern)\" matches no feature file under \(directory)"
                 )
             }
@@ -69,7 +70,7 @@ package enum FeatureDiscovery {
             guard let data = FileManager.default.contents(atPath: path),
                 let source = String(data: data, encoding: .utf8)
             else {
-                throw ConfigError(file: file, "cannot read this feature file as UTF-8")
+                throw ConfigError(.unreadable, file: file, "cannot read this feature file as UTF-8")
             }
             let pickles: [Pickle]
             do {
@@ -81,6 +82,7 @@ package enum FeatureDiscovery {
                     error.errors.count > 1
                     ? " (and \(error.errors.count - 1) more: orchestrate gherkin pickles \(file))" : ""
                 throw ConfigError(
+                    .invalid,
                     file: file, line: first.location.line, column: first.location.column ?? 0, first.message + more)
             }
             for pickle in pickles.map(Found.init) {

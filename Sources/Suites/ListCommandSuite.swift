@@ -21,6 +21,7 @@ struct ListCommandSuite: SuiteSource {
         for id in ids {
             guard seen.insert(id).inserted else {
                 throw ConfigError(
+                    .duplicateID,
                     file: context.configPath, line: line,
                     "suite.list printed \"\(id)\", which suite.scenarios already has")
             }

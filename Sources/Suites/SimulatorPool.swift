@@ -46,7 +46,9 @@ actor SimulatorPool: AttemptHooks {
             let udid = output.split(whereSeparator: \.isNewline).last.map({ $0.trimmingCharacters(in: .whitespaces) }),
             !udid.isEmpty
         else {
-            throw ConfigError(file: context.configPath, line: xcode.line, "xcrun simctl clone printed no simulator id")
+            throw ConfigError(
+                .commandFailed, file: context.configPath, line: xcode.line, "xcrun simctl clone printed no simulator id"
+            )
         }
         simulators[slot] = udid
         _ = try await simctl("boot \(udid)")

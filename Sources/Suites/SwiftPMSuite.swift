@@ -39,11 +39,13 @@ struct SwiftPMSuite: SuiteSource {
         if let filter = swiftpm.filter { ids = ids.filter { (try? filter.firstMatch(in: $0)) != nil } }
         guard !ids.isEmpty else {
             throw ConfigError(
+                .noScenarios,
                 file: context.configPath, line: swiftpm.line, "suite.swiftpm.filter matches none of the package's tests"
             )
         }
         for id in ids where !seen.insert(id).inserted {
-            throw ConfigError(file: context.configPath, line: swiftpm.line, "a test \"\(id)\" is listed twice")
+            throw ConfigError(
+                .duplicateID, file: context.configPath, line: swiftpm.line, "a test \"\(id)\" is listed twice")
         }
         let binary = try await testBinary(package: package, context: context)
         let relative = binary.hasPrefix(package + "/") ? "./" + binary.dropFirst(package.count + 1) : binary
@@ -81,6 +83,7 @@ struct SwiftPMSuite: SuiteSource {
         }.sorted()
         guard let name = names.first else {
             throw ConfigError(
+                .commandFailed,
                 file: context.configPath, line: swiftpm.line,
                 "suite.swiftpm: no test binary (*.xctest) in \(bin) after the build")
         }

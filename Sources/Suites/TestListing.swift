@@ -28,12 +28,14 @@ enum TestListing {
             try check(id, file: file, line: line, from: "\(what) (\(command)) printed, on its line \(number + 1),")
             guard seen.insert(id).inserted else {
                 throw ConfigError(
+                    .duplicateID,
                     file: file, line: line, "\(what) (\(command)) printed \"\(id)\" twice; test ids must be unique")
             }
             ids.append(id)
         }
         guard !ids.isEmpty else {
             throw ConfigError(
+                .noScenarios,
                 file: file, line: line,
                 "\(what) (\(command)) printed no test id\(output.said.isEmpty ? "" : " (it said: \(output.said))")")
         }
@@ -48,6 +50,7 @@ enum TestListing {
     ) throws(ConfigError) {
         guard let control = TerminalText.firstControl(in: id) else { return }
         throw ConfigError(
+            .badID,
             file: file, line: line, column: column,
             "\(origin) a test id with a control character (\(TerminalText.name(control))): \"\(TerminalText.escaped(id))\"; test ids are one line of printable characters"
         )
@@ -60,7 +63,7 @@ enum TestListing {
         line: Int, what: String
     ) async throws -> (text: String, said: String) {
         func failure(_ message: String) -> ConfigError {
-            ConfigError(file: file, line: line, "\(what) (\(command)) \(message)")
+            ConfigError(.commandFailed, file: file, line: line, "\(what) (\(command)) \(message)")
         }
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "orchestrate-list-\(UUID().uuidString.prefix(8))"

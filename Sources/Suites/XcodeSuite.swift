@@ -54,6 +54,7 @@ struct XcodeSuite: SuiteSource {
         }
         guard let name = names.sorted().first else {
             throw ConfigError(
+                .commandFailed,
                 file: context.configPath, line: xcode.line,
                 "suite.xcodebuild: no .xctestrun file in \(products) after the build")
         }
@@ -76,7 +77,8 @@ struct XcodeSuite: SuiteSource {
             ids = try XcodeResults.enumeratedTests(
                 try Data(contentsOf: URL(fileURLWithPath: context.resolve(listing))), file: listing)
         } catch {
-            throw ConfigError(file: context.configPath, line: xcode.line, "suite.xcodebuild's listing: \(error)")
+            throw ConfigError(
+                .commandFailed, file: context.configPath, line: xcode.line, "suite.xcodebuild's listing: \(error)")
         }
         for id in ids {
             try TestListing.check(
@@ -85,10 +87,12 @@ struct XcodeSuite: SuiteSource {
         if let filter = xcode.filter { ids = ids.filter { (try? filter.firstMatch(in: $0)) != nil } }
         guard !ids.isEmpty else {
             throw ConfigError(
+                .noScenarios,
                 file: context.configPath, line: xcode.line, "suite.xcodebuild lists no test (or filter matches none)")
         }
         for id in ids where !seen.insert(id).inserted {
-            throw ConfigError(file: context.configPath, line: xcode.line, "a test \"\(id)\" is listed twice")
+            throw ConfigError(
+                .duplicateID, file: context.configPath, line: xcode.line, "a test \"\(id)\" is listed twice")
         }
         let bundle = "\"$ORCHESTRATE_ARTIFACTS_DIR/tests.xcresult\""
         let batch = Batch(

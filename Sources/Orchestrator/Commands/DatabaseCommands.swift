@@ -21,11 +21,13 @@ package enum DatabaseCommands {
         case .expose:
             guard let cluster = selection.cluster else {
                 throw UsageError(
+                    .notApplicable,
                     "the database comes from \(selection.source.rawValue), not the embedded cluster; only the embedded one can be exposed"
                 )
             }
             guard let listen else {
                 throw UsageError(
+                    .missingValue,
                     "db expose needs --listen ADDRESS: the IP address or host name other hosts reach this one by")
             }
             let endpoint = try await cluster.openToNetwork(address: listen, logger: logger)
@@ -42,6 +44,7 @@ package enum DatabaseCommands {
         case .stop:
             guard let cluster = selection.cluster else {
                 throw UsageError(
+                    .notApplicable,
                     "the database comes from \(selection.source.rawValue), not the embedded cluster; orchestrate only stops its own"
                 )
             }

@@ -72,7 +72,9 @@ package enum FlakinessCommands {
                 return table.render()
             case .add, .remove:
                 guard let scenario else {
-                    throw UsageError("quarantine \(action.rawValue) needs a SCENARIO (an id, or a part of exactly one)")
+                    throw UsageError(
+                        .missingValue,
+                        "quarantine \(action.rawValue) needs a SCENARIO (an id, or a part of exactly one)")
                 }
                 let id = try await ListingCommands.scenarioID(scenario, store: store, project: config.project)
                 if action == .add {
@@ -80,7 +82,7 @@ package enum FlakinessCommands {
                     return "quarantined \(id): its failures are reported, not fatal (unless --strict)"
                 }
                 guard try await store.release(id, project: config.project) else {
-                    throw UsageError("\(id) is not quarantined (orchestrate quarantine list)")
+                    throw UsageError(.notFound, "\(id) is not quarantined (orchestrate quarantine list)")
                 }
                 return "released \(id) from quarantine"
             }
@@ -98,6 +100,7 @@ package enum FlakinessCommands {
             let id = try await ListingCommands.scenarioID(scenario, store: store, project: config.project)
             guard let record = try await store.attempt(runID: runID, scenarioID: id, number: attempt, lane: lane) else {
                 throw UsageError(
+                    .notFound,
                     "run \(runID.uuidString.lowercased()) has no \(lane.map { "\($0.rawValue) " } ?? "")attempt\(attempt.map { " \($0)" } ?? "") of \(id)"
                 )
             }
@@ -113,6 +116,7 @@ package enum FlakinessCommands {
         let matches = try await store.runIDs(startingWith: text.lowercased())
         guard matches.count == 1 else {
             throw UsageError(
+                .notFound,
                 matches.isEmpty
                     ? "no run id starts with \"\(text)\" (orchestrate runs lists them)"
                     : "\"\(text)\" starts \(matches.count) run ids; give more of it")

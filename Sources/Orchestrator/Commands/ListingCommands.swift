@@ -153,6 +153,7 @@ extension ListingCommands {
         if candidates.contains(text) { return text }
         guard candidates.count == 1 else {
             throw UsageError(
+                .notFound,
                 candidates.isEmpty
                     ? "no scenario with history matches \"\(text)\" (orchestrate scenarios lists the ids)"
                     : "\"\(text)\" matches \(candidates.count) scenarios: \(candidates.map { "\"\($0)\"" }.joined(separator: ", ")); say which"

@@ -37,10 +37,11 @@ package enum MockCommands {
         let config = try ConfigLoader.load(path: options.configPath, required: false)
         let mode = options.mode ?? config.mock.mode
         guard mode != .compare else {
-            throw UsageError("mock serve runs one mode: replay, record, live, mock or hybrid")
+            throw UsageError(.badValue, "mock serve runs one mode: replay, record, live, mock or hybrid")
         }
         if [.replay, .record].contains(mode) && options.cassette == nil {
             throw UsageError(
+                .missingValue,
                 "--mode \(mode.rawValue) needs --cassette FILE (the HAR file to \(mode == .replay ? "replay" : "record into"))"
             )
         }

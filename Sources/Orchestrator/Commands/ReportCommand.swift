@@ -27,12 +27,13 @@ package enum ReportCommand {
             switch run {
             case .id(let id):
                 guard try await runs.summary(id) != nil else {
-                    throw UsageError("no run \(id.uuidString.lowercased()) in the database (see orchestrate runs)")
+                    throw UsageError(
+                        .notFound, "no run \(id.uuidString.lowercased()) in the database (see orchestrate runs)")
                 }
                 runID = id
             case .joinKey(let key):
                 guard let joined = try await runs.run(joinKey: key) else {
-                    throw UsageError("no run was planned under \(key)")
+                    throw UsageError(.notFound, "no run was planned under \(key)")
                 }
                 runID = joined.id
             }
@@ -65,20 +66,24 @@ package enum ReportCommand {
         let out = OrchestrateConfig.resolve(out, against: FileManager.default.currentDirectoryPath)
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: out, isDirectory: &isFolder), !isFolder.boolValue {
-            throw UsageError("--out \(out): that is a file; name a folder")
+            throw UsageError(.cannotWrite, "--out \(out): that is a file; name a folder")
         }
         return try await ListingCommands.withStore(config, database: database, logger: logger) { runs in
             guard try await runs.summary(runID) != nil else {
-                throw UsageError("no run \(runID.uuidString.lowercased()) in the database (see orchestrate runs)")
+                throw UsageError(
+                    .notFound, "no run \(runID.uuidString.lowercased()) in the database (see orchestrate runs)")
             }
             let records = try await runs.attemptRecords(runID, scenarioID: scenario)
             guard !records.isEmpty else {
                 throw UsageError(
+                    .notFound,
                     "run \(runID.uuidString.lowercased()) has no scenario \(scenario) (orchestrate report \(runID.uuidString.lowercased()))"
                 )
             }
             let attempts = records.filter { attempt == nil || $0.attempt == attempt }
-            guard !attempts.isEmpty else { throw UsageError("\(scenario) has no attempt \(attempt ?? 0) in that run") }
+            guard !attempts.isEmpty else {
+                throw UsageError(.notFound, "\(scenario) has no attempt \(attempt ?? 0) in that run")
+            }
             let kept = try await runs.keptFiles(attempts.map(\.id))
             var lines: [String] = []
             for record in attempts {

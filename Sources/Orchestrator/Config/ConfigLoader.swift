@@ -13,10 +13,11 @@ package enum ConfigLoader {
         guard let data = FileManager.default.contents(atPath: url.path) else {
             let exists = FileManager.default.fileExists(atPath: url.path)
             throw ConfigError(
+                .unreadable,
                 file: path, exists ? "cannot read the file" : "no such file (create it, or pass --config PATH)")
         }
         guard let text = String(data: data, encoding: .utf8) else {
-            throw ConfigError(file: path, "the file is not UTF-8 text")
+            throw ConfigError(.unreadable, file: path, "the file is not UTF-8 text")
         }
         return try parse(text, path: path, directory: url.deletingLastPathComponent().standardizedFileURL.path)
     }
@@ -42,7 +43,7 @@ package enum ConfigLoader {
         } catch let error as YamlError {
             throw reader.error(from: error)
         } catch {
-            throw ConfigError(file: path, line: 1, column: 1, "invalid YAML: \(error)")
+            throw ConfigError(.invalid, file: path, line: 1, column: 1, "invalid YAML: \(error)")
         }
         let top = try reader.mapping(
             root, what: "the top level",
@@ -416,21 +417,22 @@ struct NodeReader {
     let file: String
 
     func error(at node: Node, _ message: String) -> ConfigError {
-        ConfigError(file: file, line: node.mark?.line, column: node.mark?.column, message)
+        ConfigError(.invalid, file: file, line: node.mark?.line, column: node.mark?.column, message)
     }
 
     func error(from yaml: YamlError) -> ConfigError {
         switch yaml {
         case .scanner(_, let problem, let mark, _), .parser(_, let problem, let mark, _),
             .composer(_, let problem, let mark, _):
-            return ConfigError(file: file, line: mark.line, column: mark.column, "invalid YAML: \(problem)")
+            return ConfigError(.invalid, file: file, line: mark.line, column: mark.column, "invalid YAML: \(problem)")
         case .duplicatedKeysInMapping(let duplicates, let context):
             let mark = context.mark
             return ConfigError(
+                .invalid,
                 file: file, line: mark.line, column: mark.column,
                 "duplicate key \(duplicates.map { "\"\($0)\"" }.joined(separator: ", ")) in a mapping")
         default:
-            return ConfigError(file: file, line: 1, column: 1, "invalid YAML: \(yaml)")
+            return ConfigError(.invalid, file: file, line: 1, column: 1, "invalid YAML: \(yaml)")
         }
     }
 

@@ -26,7 +26,8 @@ package enum RunOrchestration {
             do {
                 started = try await MetricsServer.start(metrics: metrics, host: address, port: port)
             } catch {
-                throw UsageError("--metrics-address \(address) --metrics-port \(port): cannot listen there (\(error))")
+                throw UsageError(
+                    .badValue, "--metrics-address \(address) --metrics-port \(port): cannot listen there (\(error))")
             }
             server = started
             let host = ["0.0.0.0", "::"].contains(address) ? HostFacts.hostName : address

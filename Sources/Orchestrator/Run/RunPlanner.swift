@@ -64,7 +64,7 @@ package struct RunPlanner {
     package func resume(_ runID: UUID, database: String) async throws -> Planned {
         let id = runID.uuidString.lowercased()
         guard let summary = try await runs.summary(runID) else {
-            throw UsageError("no run \(id) in \(database) (see orchestrate runs)")
+            throw UsageError(.notFound, "no run \(id) in \(database) (see orchestrate runs)")
         }
         try await runs.setState(runID, .running)
         output.note("resuming run \(id): \(summary.pending) scenario(s) left")

@@ -24,6 +24,7 @@ enum RunPreflight {
                 case .flag, .environment, .standard: "--workers"
                 }
             throw UsageError(
+                .beyondHost,
                 "\(settings.workers.value) workers are more than this host can hold: at most \(capacity.slots) (open files allowed: "
                     + "\(capacity.openFiles); a worker slot needs about \(openFilesPerSlot)); lower \(whence) or raise ulimit -n"
             )
@@ -43,7 +44,7 @@ enum RunPreflight {
     static func checkWritable(_ path: String, named flag: String) throws {
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue {
-            throw UsageError("\(flag) \(path): that is a folder; name the file to write")
+            throw UsageError(.cannotWrite, "\(flag) \(path): that is a folder; name the file to write")
         }
         try writable(folder: (path as NSString).deletingLastPathComponent, named: "\(flag) \(path)")
     }
@@ -73,13 +74,14 @@ enum RunPreflight {
         for component in folder.split(separator: "/") {
             made += "/\(component)"
             if mkdir(made, 0o755) != 0 && errno != EEXIST {
-                throw UsageError("\(named): cannot make the folder \(made): \(String(cString: strerror(errno)))")
+                throw UsageError(
+                    .cannotWrite, "\(named): cannot make the folder \(made): \(String(cString: strerror(errno)))")
             }
         }
         let probe = "\(folder)/.orchestrate-write-check-\(getpid())"
         let descriptor = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
-            throw UsageError("\(named): cannot write in \(folder): \(String(cString: strerror(errno)))")
+            throw UsageError(.cannotWrite, "\(named): cannot write in \(folder): \(String(cString: strerror(errno)))")
         }
         close(descriptor)
         unlink(probe)

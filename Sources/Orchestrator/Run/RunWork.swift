@@ -46,7 +46,8 @@ struct RunWork {
             return .work(try await planner.resume(id, database: database.endpoint.description), joined: false)
         case .attach(let id):
             guard let run = try await runs.joinable(id) else {
-                throw UsageError("no run \(id.uuidString.lowercased()) in \(database.endpoint) (see orchestrate runs)")
+                throw UsageError(
+                    .notFound, "no run \(id.uuidString.lowercased()) in \(database.endpoint) (see orchestrate runs)")
             }
             return try await attach(run, label: "run \(id.uuidString.lowercased())")
         case .serve:
@@ -143,6 +144,7 @@ struct RunWork {
             if let run = try await runs.run(joinKey: key) { return run }
             if clock.now >= deadline {
                 throw JoinError(
+                    .notPlanned,
                     "no run was planned under \(key) within \(settings.planWait.components.seconds) s (orchestrate run --join \(key) plans it)"
                 )
             }
@@ -244,7 +246,7 @@ struct RunWork {
                 return code
             }
             if clock.now >= giveUp {
-                throw JoinError("run \(planned.runID.uuidString.lowercased()) was not judged within 600 s")
+                throw JoinError(.notJudged, "run \(planned.runID.uuidString.lowercased()) was not judged within 600 s")
             }
             try await Task.sleep(for: .milliseconds(250))
         }
@@ -328,9 +330,22 @@ struct InterruptedUnrecorded: Error, CustomStringConvertible {
 
 /// A run that could not be joined or judged in time (exit 3).
 struct JoinError: Error, CustomStringConvertible {
-    var description: String
-
-    init(_ description: String) {
-        self.description = description
+    struct Code: Sendable, Hashable, CustomStringConvertible {
+        private let name: String
+        /// No node planned the run under an agent's join key within its wait.
+        static let notPlanned = Code(name: "notPlanned")
+        /// The run was settled but nobody judged it within the wait.
+        static let notJudged = Code(name: "notJudged")
+        var description: String { name }
     }
+
+    let code: Code
+    let message: String
+
+    init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    var description: String { message }
 }

@@ -20,6 +20,7 @@ package struct ScenarioSelection: Sendable {
     package func select(from scenarios: [Scenario], configPath: String) throws -> [Scenario] {
         guard !scenarios.isEmpty else {
             throw ConfigError(
+                .noScenarios,
                 file: configPath, line: 1, column: 1, "no scenarios: add some under suite.scenarios (or suite.gherkin)")
         }
         var selected = scenarios
@@ -30,6 +31,7 @@ package struct ScenarioSelection: Sendable {
                 let matching = scenarios.filter { $0.id == selector || place.holds($0) }
                 if matching.isEmpty {
                     throw UsageError(
+                        .notFound,
                         "--only \(selector): no such scenario id or feature FILE[:LINE] in \(configPath) (see orchestrate scenarios)"
                     )
                 }
@@ -42,12 +44,13 @@ package struct ScenarioSelection: Sendable {
             do {
                 expression = try TagExpression(tags)
             } catch {
-                throw UsageError("--tags: \(error)")
+                throw UsageError(.badValue, "--tags: \(error)")
             }
             // Tags are written with their @ in expressions, as in feature files.
             selected = selected.filter { scenario in expression.matches(scenario.tags.map { "@\($0)" }) }
             guard !selected.isEmpty else {
                 throw UsageError(
+                    .notFound,
                     "--tags \(tags): no scenario in \(configPath) has matching tags (see orchestrate scenarios)")
             }
         }

@@ -39,7 +39,7 @@ package struct CucumberJSONReport: Sendable {
     /// Reads `data`; `file` names it in the error when it is not an array of features.
     package init(_ data: Data, file: String) throws {
         guard let features = (try? JSONSerialization.jsonObject(with: data)) as? [[String: Any]] else {
-            throw RunnerResultsError(description: "\(file):1: not a Cucumber JSON report (an array of features)")
+            throw RunnerResultsError(.notAReport, "\(file):1: not a Cucumber JSON report (an array of features)")
         }
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

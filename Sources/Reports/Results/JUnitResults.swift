@@ -30,8 +30,29 @@ package struct RunnerTestResult: Sendable, Equatable {
 }
 
 /// A results file that cannot be read, with the file and line that say why.
-package struct RunnerResultsError: Error, CustomStringConvertible {
-    package var description: String
+package struct RunnerResultsError: Error, CustomStringConvertible, Sendable {
+    package struct Code: Sendable, Hashable, CustomStringConvertible {
+        private let name: String
+        /// Not a report of the format asked for (not XML, not an array of features, no element).
+        package static let notAReport = Code(name: "notAReport")
+        /// A report ended inside an element: its runner did not finish it.
+        package static let cutShort = Code(name: "cutShort")
+        /// Not read on purpose: a link, a file of another folder, too large, entities of its own.
+        package static let refused = Code(name: "refused")
+        /// The runner's own listing failed (xcodebuild's errors in its enumeration).
+        package static let listingFailed = Code(name: "listingFailed")
+        package var description: String { name }
+    }
+
+    package let code: Code
+    package let message: String
+
+    package init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    package var description: String { message }
 }
 
 /// JUnit XML as runners write it: a `<testsuites>` root (pytest, jest-junit, xcpretty, xcbeautify, SwiftPM) or a single
@@ -50,12 +71,13 @@ package enum JUnitResults {
     package static func parse(_ data: Data, file: String) throws -> [RunnerTestResult] {
         guard data.count <= maximumBytes else {
             throw RunnerResultsError(
-                description: "\(file): \(data.count) bytes, more than a results file may have (\(maximumBytes))")
+                .refused,
+                "\(file): \(data.count) bytes, more than a results file may have (\(maximumBytes))")
         }
         // A report declares no entities of its own: expanding them is work without bound for a few bytes of input (a
         // 100 KB entity referenced 160,000 times), and no runner writes them.
         if let (line, problem) = prologProblem(data) {
-            throw RunnerResultsError(description: "\(file):\(line): not read: \(problem)")
+            throw RunnerResultsError(.refused, "\(file):\(line): not read: \(problem)")
         }
         // Fed in pieces: libxml2 refuses a single piece past 10 MB ("huge input lookup"), which a whole report of a
         // hundred thousand tests is.
@@ -65,16 +87,16 @@ package enum JUnitResults {
         parser.delegate = reader
         guard parser.parse(), reader.problem == nil else {
             let reason = reader.problem ?? parser.parserError.map { "\($0.localizedDescription)" } ?? "not XML"
-            throw RunnerResultsError(description: "\(file):\(parser.lineNumber): not a JUnit XML report: \(reason)")
+            throw RunnerResultsError(.notAReport, "\(file):\(parser.lineNumber): not a JUnit XML report: \(reason)")
         }
         guard reader.sawRoot else {
-            throw RunnerResultsError(description: "\(file):1: not a JUnit XML report: no element")
+            throw RunnerResultsError(.notAReport, "\(file):1: not a JUnit XML report: no element")
         }
         // The parser takes a document cut short as whole: an element left open means the runner did not finish it.
         if let open = reader.open.last {
             throw RunnerResultsError(
-                description:
-                    "\(file):\(parser.lineNumber): not a JUnit XML report: it ends inside <\(open)> (cut short?)")
+                .cutShort, "\(file):\(parser.lineNumber): not a JUnit XML report: it ends inside <\(open)> (cut short?)"
+            )
         }
         return reader.results
     }

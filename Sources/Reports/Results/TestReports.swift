@@ -15,7 +15,8 @@ package enum TestReports {
             folder = try FolderHandle(opening: path)
         } catch {
             throw RunnerResultsError(
-                description: "ORCHESTRATE_ARTIFACTS_DIR is not the folder orchestrate made: \(error)")
+                .refused,
+                "ORCHESTRATE_ARTIFACTS_DIR is not the folder orchestrate made: \(error)")
         }
         var results: [RunnerTestResult] = []
         for name in try folder.names().sorted() where format.suffixes.contains(where: name.hasSuffix) {
@@ -26,7 +27,7 @@ package enum TestReports {
             do {
                 data = try folder.contents(of: name, maximumBytes: JUnitResults.maximumBytes)
             } catch {
-                throw RunnerResultsError(description: error.description)
+                throw RunnerResultsError(.refused, error.description)
             }
             switch format {
             case .junit: results += try JUnitResults.parse(data, file: name)

@@ -8,14 +8,15 @@ package enum XcodeResults {
     /// The enabled tests' identifiers (`Target/Class/method`), in the listing's order; errors it reports are one error.
     package static func enumeratedTests(_ data: Data, file: String) throws -> [String] {
         guard let document = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] else {
-            throw RunnerResultsError(description: "\(file):1: not xcodebuild's test enumeration (a JSON object)")
+            throw RunnerResultsError(.notAReport, "\(file):1: not xcodebuild's test enumeration (a JSON object)")
         }
         let errors = (document["errors"] as? [Any] ?? []).map { error in
             (error as? [String: Any]).flatMap { $0["message"] as? String ?? $0["description"] as? String } ?? "\(error)"
         }
         guard errors.isEmpty else {
             throw RunnerResultsError(
-                description: "xcodebuild could not list the tests: \(errors.joined(separator: "; "))")
+                .listingFailed,
+                "xcodebuild could not list the tests: \(errors.joined(separator: "; "))")
         }
         var identifiers: [String] = []
         func collect(_ node: Any, enabled: Bool) {
@@ -41,7 +42,8 @@ package enum XcodeResults {
             let nodes = document["testNodes"] as? [Any]
         else {
             throw RunnerResultsError(
-                description: "\(file):1: not xcresulttool's test results (an object with testNodes)")
+                .notAReport,
+                "\(file):1: not xcresulttool's test results (an object with testNodes)")
         }
         var results: [RunnerTestResult] = []
         func walk(_ node: [String: Any], bundle: String?) {

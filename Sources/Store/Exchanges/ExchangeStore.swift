@@ -25,7 +25,9 @@ package struct ExchangeStore: Sendable {
             _ chunks: [ByteBuffer], of table: LogTable, into target: String, on connection: PostgresConnection
         ) async throws {
             try await connection.copyFrom(table: target, columns: table.columns, logger: logger) { writer in
-                for chunk in chunks where chunk.readableBytes > 0 { try await writer.write(chunk) }
+                for chunk in chunks where chunk.readableBytes > 0 {
+                    try await Self.send(chunk, to: writer, on: connection)
+                }
             }
         }
         if !deduplicate, filled.count == 1, let (table, chunks) = filled.first, table != .payloads {
@@ -63,9 +65,21 @@ extension ExchangeStore {
             try await connection.copyFrom(table: table.rawValue, columns: table.columns, logger: database.logger) {
                 writer in
                 while let chunk = try await next() {
-                    if chunk.readableBytes > 0 { try await writer.write(chunk) }
+                    if chunk.readableBytes > 0 { try await Self.send(chunk, to: writer, on: connection) }
                 }
             }
         }
+    }
+
+    /// Writes a chunk of a COPY unless the connection has closed meanwhile (the server went away): postgres-nio 1.33
+    /// stops the process with a precondition failure when a COPY chunk is written on a connection its state machine
+    /// has closed, instead of failing the write. The check narrows that window to the hop onto the event loop.
+    static func send(
+        _ chunk: ByteBuffer, to writer: PostgresCopyFromWriter, on connection: PostgresConnection
+    ) async throws {
+        guard !connection.isClosed else {
+            throw StoreError(.unreachable, "the database closed the connection during a write")
+        }
+        try await writer.write(chunk)
     }
 }

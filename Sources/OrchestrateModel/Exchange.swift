@@ -31,7 +31,7 @@ package struct Exchange: Sendable, Equatable {
     package var startedAt: Date
     package var durationMicroseconds: Int64
     /// Why the exchange is unusual: a near miss, a refused host, an upstream error.
-    package var note: String?
+    package var note: ExchangeNote?
     /// The attempt whose session the exchange belongs to (an opaque label for the mock server).
     package var attemptID: Int64?
     /// The step that was open when the request arrived (its position in the attempt).
@@ -40,7 +40,7 @@ package struct Exchange: Sendable, Equatable {
     package init(
         sequence: Int, mode: Mode, matched: Bool, host: String, method: String, url: String, requestHeaders: [Header],
         requestBody: [UInt8], status: Int?, responseHeaders: [Header], responseBody: [UInt8], startedAt: Date,
-        durationMicroseconds: Int64, note: String? = nil, attemptID: Int64? = nil, stepPosition: Int? = nil
+        durationMicroseconds: Int64, note: ExchangeNote? = nil, attemptID: Int64? = nil, stepPosition: Int? = nil
     ) {
         self.sequence = sequence
         self.mode = mode
@@ -59,4 +59,33 @@ package struct Exchange: Sendable, Equatable {
         self.attemptID = attemptID
         self.stepPosition = stepPosition
     }
+}
+
+/// Why an exchange is unusual, as the mock server says it: a stub answered, a host not configured, no cassette, a
+/// near miss in replay (what differed), an upstream error, a fault it was told to make. Stored and shown as its text.
+package struct ExchangeNote: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+    package var rawValue: String
+
+    package init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    package static let stub = ExchangeNote(rawValue: "stub")
+    package static let noStub = ExchangeNote(rawValue: "no stub")
+    package static let notForwarded = ExchangeNote(rawValue: "not forwarded")
+    package static let noCassette = ExchangeNote(rawValue: "no cassette")
+    package static let noReplaySession = ExchangeNote(rawValue: "no replay session")
+    package static let hostNotConfigured = ExchangeNote(rawValue: "host not configured")
+    package static let requestBodyTooLarge = ExchangeNote(rawValue: "request body too large")
+
+    /// A fault the session was told to make (`fault: reset`).
+    package static func fault(_ name: String) -> ExchangeNote { ExchangeNote(rawValue: "fault: \(name)") }
+    /// The upstream did not answer (`upstream error: …`).
+    package static func upstreamError(_ error: any Error) -> ExchangeNote {
+        ExchangeNote(rawValue: "upstream error: \(error)")
+    }
+    /// A replayed request no recorded one matched, and what the nearest one differed in.
+    package static func nearMiss(_ description: String) -> ExchangeNote { ExchangeNote(rawValue: description) }
+
+    package var description: String { rawValue }
 }

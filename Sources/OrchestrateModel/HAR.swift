@@ -196,7 +196,7 @@ extension HAR.Entry {
             orchestrate: EntryExtras(
                 sequence: exchange.sequence, host: exchange.host, step: exchange.stepPosition,
                 mode: annotated ? exchange.mode : nil, matched: annotated ? exchange.matched : nil,
-                note: annotated ? exchange.note : nil
+                note: annotated ? exchange.note?.rawValue : nil
             )
         )
     }

@@ -77,7 +77,8 @@ extension RunStore {
                         ?? [],
                     responseBody: Array(buffer: try column("response_body", as: ByteBuffer.self)),
                     startedAt: try column("started_at"), durationMicroseconds: try column("duration_us"),
-                    note: try column("note"), attemptID: attemptID, stepPosition: try column("step")
+                    note: try column("note", as: String?.self).map(ExchangeNote.init(rawValue:)), attemptID: attemptID,
+                    stepPosition: try column("step")
                 ))
         }
         return logs

@@ -72,7 +72,7 @@ struct FaultTests {
             let health = try await client.send(.GET, "/__orchestrate/health")
             #expect(health.status == 200)
             let exchanges = await server.nextExchanges(2)
-            #expect(exchanges.allSatisfy { $0.status == nil && $0.note == "fault: malformed" })
+            #expect(exchanges.allSatisfy { $0.status == nil && $0.note?.rawValue == "fault: malformed" })
         }
     }
 }

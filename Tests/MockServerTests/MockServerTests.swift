@@ -222,7 +222,7 @@ struct MockServerTests {
                     #expect(body.body.contains(#"body: {"id":2} vs {"id":1}"#))
                     let exchanges = await server.nextExchanges(4)
                     #expect(exchanges.map(\.matched) == [true, true, false, false])
-                    #expect(exchanges[2].note?.contains("closest") == true)
+                    #expect(exchanges[2].note?.rawValue.contains("closest") == true)
                     try server.end()
                 }
             }

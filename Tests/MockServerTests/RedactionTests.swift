@@ -186,7 +186,7 @@ struct RedactionTests {
                 let stored = exchanges.withLock { $0 }
                 #expect(stored.count == 6)
                 let text = stored.map { exchange in
-                    ([exchange.url, exchange.note ?? ""]
+                    ([exchange.url, exchange.note?.rawValue ?? ""]
                         + (exchange.requestHeaders + exchange.responseHeaders).map(\.value)
                         + [
                             String(decoding: exchange.requestBody, as: UTF8.self),

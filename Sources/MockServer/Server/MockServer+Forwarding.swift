@@ -35,7 +35,7 @@ extension MockServer {
             )
             return (response, (ContinuousClock.now - clock).wholeMicroseconds)
         } catch {
-            exchange.note = "upstream error: \(error)"
+            exchange.note = .upstreamError(error)
             return (.text(502, "orchestrate: \(url) could not be reached: \(error)"), nil)
         }
     }

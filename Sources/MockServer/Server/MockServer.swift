@@ -235,7 +235,7 @@ package final class MockServer: Sendable {
     ) -> MockResponse {
         var response = response
         flight.exchange.status = response.fault.map { $0 == .dribble ? response.status : nil } ?? response.status
-        if let fault = response.fault { flight.exchange.note = "fault: \(fault.rawValue)" }
+        if let fault = response.fault { flight.exchange.note = .fault(fault.rawValue) }
         redactor.collect(response.headers, into: &flight.secrets)
         flight.exchange.responseBody = redactor.body(response.body, headers: response.headers, secrets: &flight.secrets)
         flight.exchange.responseHeaders = redactor.headers(response.headers, secrets: flight.secrets)
@@ -251,7 +251,9 @@ package final class MockServer: Sendable {
             flight.exchange.requestBody = redactor.scrubbed(
                 flight.exchange.requestBody, headers: flight.requestHeaders, secrets: secrets)
         }
-        if !secrets.isEmpty { flight.exchange.note = flight.exchange.note.map { secrets.scrubbed($0) } }
+        if !secrets.isEmpty {
+            flight.exchange.note = flight.exchange.note.map { ExchangeNote(rawValue: secrets.scrubbed($0.rawValue)) }
+        }
         if let upstreamMicroseconds {
             record(
                 flight.exchange, query: secrets.scrubbed(flight.storedQuery), upstreamMicroseconds: upstreamMicroseconds
@@ -276,30 +278,30 @@ package final class MockServer: Sendable {
     ) -> MockResponse {
         switch action {
         case .tooLarge(let limit):
-            exchange.note = "request body too large"
+            exchange.note = .requestBodyTooLarge
             return .text(413, "orchestrate: request body larger than mock.maximumBodyBytes (\(limit) bytes)")
         case .stub(let response):
             exchange.matched = true
-            exchange.note = "stub"
+            exchange.note = .stub
             return response
         case .replay(_, let response, _):
             exchange.matched = true
             return response
         case .forward(let upstream):
-            exchange.note = "not forwarded"
+            exchange.note = .notForwarded
             return .text(500, "orchestrate: \(request.summary) was to be forwarded to \(upstream), and was not")
         case .unmatched(let miss):
-            exchange.note = miss.description
+            exchange.note = .nearMiss(miss.description)
             logger.warning("unmatched request in replay", metadata: ["mock.request": "\(request.summary)"])
             return .text(404, "orchestrate: \(miss)", headers: [("x-orchestrate-unmatched", "1")])
         case .noCassette(let path):
-            exchange.note = "no cassette"
+            exchange.note = .noCassette
             return .text(
                 404,
                 "orchestrate: no cassette at \(path) to replay \(request.summary) from; record it first (--mode record)",
                 headers: [("x-orchestrate-unmatched", "1")])
         case .noStub:
-            exchange.note = "no stub"
+            exchange.note = .noStub
             logger.warning("no stub answers a request", metadata: ["mock.request": "\(request.summary)"])
             return .text(
                 404,
@@ -313,12 +315,12 @@ package final class MockServer: Sendable {
                 : "orchestrate: host \"\(request.host)\" is not in mock.hosts of the configuration"
                     + (known.isEmpty ? " (no hosts are configured)" : " (configured: \(known.joined(separator: ", ")))")
                     + "; requests are only forwarded to configured hosts"
-            exchange.note = "host not configured"
+            exchange.note = .hostNotConfigured
             logger.warning(
                 "refused a request to a host that is not configured", metadata: ["mock.host": "\(request.host)"])
             return .text(403, message)
         case .noSession:
-            exchange.note = "no replay session"
+            exchange.note = .noReplaySession
             return .text(500, "orchestrate: the mock server has no replay session")
         }
     }

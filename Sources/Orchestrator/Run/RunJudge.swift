@@ -116,7 +116,7 @@ package struct RunJudge {
             if let replay, let log = logs[replay.id] {
                 evidence += log.exchanges.filter { !$0.matched && $0.mode == .replay }.map { exchange in
                     NetworkDifference(
-                        kind: .unmatched, request: "\(exchange.method) \(exchange.url)", live: exchange.note,
+                        kind: .unmatched, request: "\(exchange.method) \(exchange.url)", live: exchange.note?.rawValue,
                         step: exchange.stepPosition)
                 }.map { named($0, in: log) }
             }

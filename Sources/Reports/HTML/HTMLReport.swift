@@ -190,7 +190,7 @@ package enum HTMLReport {
             "<details class=\"exchange\(exchange.matched ? "" : " unmatched")\"><summary><code>\(escape(exchange.method)) \(escape(exchange.url))</code>"
         html +=
             " → \(escape(status)) · \(milliseconds(exchange.durationMicroseconds / 1000))\(exchange.matched ? "" : " · unmatched")</summary>\n"
-        if let note = exchange.note { html += "<p class=\"note\">\(escape(note))</p>\n" }
+        if let note = exchange.note { html += "<p class=\"note\">\(escape(note.rawValue))</p>\n" }
         html += "<h4>Request</h4>\(headers(exchange.requestHeaders))\(body(exchange.requestBody))"
         html += "<h4>Response</h4>\(headers(exchange.responseHeaders))\(body(exchange.responseBody))</details>\n"
         return html

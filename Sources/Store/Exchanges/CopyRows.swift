@@ -46,7 +46,7 @@ struct CopyRows {
             row.bytea(responseBody)
             row.timestamp(exchange.startedAt)
             row.integer(exchange.durationMicroseconds)
-            row.text(exchange.note)
+            row.text(exchange.note?.rawValue)
             row.integer(exchange.stepPosition.map(Int64.init))
         }
         count += 1

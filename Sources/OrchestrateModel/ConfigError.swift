@@ -1,22 +1,7 @@
 /// A problem in orchestrate.yml, or in what it names (a listing command, feature files, a package to build), pointing
 /// at file:line:column. Exit 2.
-package struct ConfigError: Error, CustomStringConvertible, Sendable {
-    package struct Code: Sendable, Hashable, CustomStringConvertible {
-        private let name: String
-        /// The file is missing, cannot be read, or is not UTF-8 text.
-        package static let unreadable = Code(name: "unreadable")
-        /// Not valid as written: YAML, a key, a value's kind or range, a feature file's Gherkin.
-        package static let invalid = Code(name: "invalid")
-        /// Nothing to run: no scenarios, a listing that printed none, a pattern or filter that matches none.
-        package static let noScenarios = Code(name: "noScenarios")
-        /// A test id given twice (by two sources, or twice by one listing).
-        package static let duplicateID = Code(name: "duplicateID")
-        /// A test id from outside orchestrate.yml that breaks its rule (a control character).
-        package static let badID = Code(name: "badID")
-        /// A command the config names (a listing, a build, simctl) failed or left nothing to use.
-        package static let commandFailed = Code(name: "commandFailed")
-        package var description: String { name }
-    }
+package struct ConfigError: CodedError {
+    package typealias Code = ErrorCode<ConfigError>
 
     package let code: Code
     package let file: String
@@ -39,4 +24,19 @@ package struct ConfigError: Error, CustomStringConvertible, Sendable {
         if let line, let column, line > 0 { location += ":\(column)" }
         return "\(location): \(message)"
     }
+}
+
+extension ErrorCode where Domain == ConfigError {
+    /// The file is missing, cannot be read, or is not UTF-8 text.
+    package static let unreadable = Self("unreadable")
+    /// Not valid as written: YAML, a key, a value's kind or range, a feature file's Gherkin.
+    package static let invalid = Self("invalid")
+    /// Nothing to run: no scenarios, a listing that printed none, a pattern or filter that matches none.
+    package static let noScenarios = Self("noScenarios")
+    /// A test id given twice (by two sources, or twice by one listing).
+    package static let duplicateID = Self("duplicateID")
+    /// A test id from outside orchestrate.yml that breaks its rule (a control character).
+    package static let badID = Self("badID")
+    /// A command the config names (a listing, a build, simctl) failed or left nothing to use.
+    package static let commandFailed = Self("commandFailed")
 }

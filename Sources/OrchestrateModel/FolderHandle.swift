@@ -314,25 +314,17 @@ package struct FileIdentity: Sendable, Hashable {
 }
 
 /// What went wrong with a folder's entry: one line naming it, never longer than a few hundred bytes.
-package struct FolderError: Error, CustomStringConvertible, Sendable {
-    package struct Code: Sendable, Hashable {
-        let name: String
-        /// A link, a special file or a hard link where a file of the folder's own was expected.
-        package static let notOwnFile = Code(name: "notOwnFile")
-        /// A file larger than may be read.
-        package static let tooLarge = Code(name: "tooLarge")
-        /// A system call failed (``number``).
-        package static let system = Code(name: "system")
-    }
+package struct FolderError: CodedError {
+    package typealias Code = ErrorCode<FolderError>
 
     package var code: Code
-    package var description: String
+    package var message: String
     /// The `errno` of a failed system call.
     package var number: Int32?
 
     package init(_ code: Code, _ description: String, number: Int32? = nil) {
         self.code = code
-        self.description = Self.bounded(description)
+        self.message = Self.bounded(description)
         self.number = number
     }
 
@@ -344,4 +336,13 @@ package struct FolderError: Error, CustomStringConvertible, Sendable {
     private static func bounded(_ text: String) -> String {
         text.utf8.count <= 600 ? text : String(text.prefix(280)) + " … " + String(text.suffix(280))
     }
+}
+
+extension ErrorCode where Domain == FolderError {
+    /// A link, a special file or a hard link where a file of the folder's own was expected.
+    package static let notOwnFile = Self("notOwnFile")
+    /// A file larger than may be read.
+    package static let tooLarge = Self("tooLarge")
+    /// A system call failed (``FolderError/number``).
+    package static let system = Self("system")
 }

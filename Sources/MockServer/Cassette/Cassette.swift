@@ -68,15 +68,8 @@ package struct Cassette: Sendable, Equatable {
 }
 
 /// What goes wrong in the mock server that the user must fix.
-package struct MockServerError: Error, Sendable, CustomStringConvertible {
-    package struct Code: Sendable, Hashable, CustomStringConvertible {
-        let name: String
-        package var description: String { name }
-        /// A cassette is missing, corrupt or of an unknown format.
-        package static let cassette = Code(name: "cassette")
-        /// The server cannot listen.
-        package static let bind = Code(name: "bind")
-    }
+package struct MockServerError: CodedError {
+    package typealias Code = ErrorCode<MockServerError>
 
     package var code: Code
     package var message: String
@@ -85,6 +78,11 @@ package struct MockServerError: Error, Sendable, CustomStringConvertible {
         self.code = code
         self.message = message
     }
+}
 
-    package var description: String { message }
+extension ErrorCode where Domain == MockServerError {
+    /// A cassette is missing, corrupt or of an unknown format.
+    package static let cassette = Self("cassette")
+    /// The server cannot listen.
+    package static let bind = Self("bind")
 }

@@ -329,15 +329,8 @@ struct InterruptedUnrecorded: Error, CustomStringConvertible {
 }
 
 /// A run that could not be joined or judged in time (exit 3).
-struct JoinError: Error, CustomStringConvertible {
-    struct Code: Sendable, Hashable, CustomStringConvertible {
-        private let name: String
-        /// No node planned the run under an agent's join key within its wait.
-        static let notPlanned = Code(name: "notPlanned")
-        /// The run was settled but nobody judged it within the wait.
-        static let notJudged = Code(name: "notJudged")
-        var description: String { name }
-    }
+struct JoinError: CodedError {
+    typealias Code = ErrorCode<JoinError>
 
     let code: Code
     let message: String
@@ -346,6 +339,11 @@ struct JoinError: Error, CustomStringConvertible {
         self.code = code
         self.message = message
     }
+}
 
-    var description: String { message }
+extension ErrorCode where Domain == JoinError {
+    /// No node planned the run under an agent's join key within its wait.
+    static let notPlanned = Self("notPlanned")
+    /// The run was settled but nobody judged it within the wait.
+    static let notJudged = Self("notJudged")
 }

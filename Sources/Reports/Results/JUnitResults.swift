@@ -2,6 +2,7 @@ import Foundation
 
 #if canImport(FoundationXML)
 import FoundationXML
+import OrchestrateModel
 #endif
 
 /// One test's outcome as a runner reported it: what orchestrate keeps per test when a scenario's command runs a suite
@@ -30,19 +31,8 @@ package struct RunnerTestResult: Sendable, Equatable {
 }
 
 /// A results file that cannot be read, with the file and line that say why.
-package struct RunnerResultsError: Error, CustomStringConvertible, Sendable {
-    package struct Code: Sendable, Hashable, CustomStringConvertible {
-        private let name: String
-        /// Not a report of the format asked for (not XML, not an array of features, no element).
-        package static let notAReport = Code(name: "notAReport")
-        /// A report ended inside an element: its runner did not finish it.
-        package static let cutShort = Code(name: "cutShort")
-        /// Not read on purpose: a link, a file of another folder, too large, entities of its own.
-        package static let refused = Code(name: "refused")
-        /// The runner's own listing failed (xcodebuild's errors in its enumeration).
-        package static let listingFailed = Code(name: "listingFailed")
-        package var description: String { name }
-    }
+package struct RunnerResultsError: CodedError {
+    package typealias Code = ErrorCode<RunnerResultsError>
 
     package let code: Code
     package let message: String
@@ -51,8 +41,6 @@ package struct RunnerResultsError: Error, CustomStringConvertible, Sendable {
         self.code = code
         self.message = message
     }
-
-    package var description: String { message }
 }
 
 /// JUnit XML as runners write it: a `<testsuites>` root (pytest, jest-junit, xcpretty, xcbeautify, SwiftPM) or a single
@@ -269,4 +257,15 @@ package enum JUnitResults {
             return trimmed.isEmpty ? nil : trimmed
         }
     }
+}
+
+extension ErrorCode where Domain == RunnerResultsError {
+    /// Not a report of the format asked for (not XML, not an array of features, no element).
+    package static let notAReport = Self("notAReport")
+    /// A report ended inside an element: its runner did not finish it.
+    package static let cutShort = Self("cutShort")
+    /// Not read on purpose: a link, a file of another folder, too large, entities of its own.
+    package static let refused = Self("refused")
+    /// The runner's own listing failed (xcodebuild's errors in its enumeration).
+    package static let listingFailed = Self("listingFailed")
 }

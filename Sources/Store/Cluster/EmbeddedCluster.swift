@@ -178,13 +178,19 @@ package struct EmbeddedCluster: Sendable {
             password_encryption = 'scram-sha-256'
             max_connections = 200
             """
-        guard let handle = FileHandle(forWritingAtPath: "\(dataDirectory)/postgresql.conf") else {
-            throw StoreError(.clusterFailed, "cannot write \(dataDirectory)/postgresql.conf")
+        // Written whole (a new file renamed over initdb's): a cluster never starts on half its settings (the defaults
+        // listen on TCP). One whose settings cannot be written (a full disk) goes, to be made again next time.
+        do throws(StoreError) {
+            let configuration = "\(dataDirectory)/postgresql.conf"
+            guard let defaults = try? String(contentsOfFile: configuration, encoding: .utf8) else {
+                throw StoreError(.clusterFailed, "cannot read \(configuration) after initdb")
+            }
+            try writePrivately(defaults + settings, to: configuration, owner: user)
+            try writeAccessRules()
+        } catch {
+            try? FileManager.default.removeItem(atPath: dataDirectory)
+            throw error
         }
-        handle.seekToEndOfFile()
-        handle.write(Data(settings.utf8))
-        try? handle.close()
-        try writeAccessRules()
     }
 
     /// Makes the running cluster's roles as orchestrate uses them, once (when ``passwordFile`` is missing): the

@@ -9,10 +9,7 @@ struct ListCommandSuite: SuiteSource {
 
     func scenarios(_ context: SuiteContext, seen: inout Set<String>) async throws -> [Scenario] {
         let suite = context.definition
-        let ids = try await TestListing.ids(
-            command: command, directory: context.directory, environment: suite.environment, timeout: suite.timeout,
-            file: context.configPath,
-            line: line)
+        let ids = try await context.ids(of: command, line: line)
         let template = suite.command ?? ""
         let batch =
             Batch.takesIDs(template)

@@ -30,6 +30,13 @@ package struct SuiteContext: Sendable {
             ? path : URL(fileURLWithPath: directory).appendingPathComponent(path).standardizedFileURL.path
     }
 
+    /// The test ids `command` prints (``TestListing/ids``), run as ``output(of:timeout:line:what:)`` runs commands.
+    func ids(of command: String, line: Int, what: String = "suite.list") async throws -> [String] {
+        try await TestListing.ids(
+            command: command, directory: directory, environment: definition.environment, timeout: definition.timeout,
+            file: configPath, line: line, what: what)
+    }
+
     /// What `command` prints, run by `sh` in the config's folder with the suite's environment (``TestListing/output``).
     func output(
         of command: String, timeout: Duration? = nil, line: Int, what: String

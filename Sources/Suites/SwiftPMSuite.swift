@@ -32,9 +32,8 @@ struct SwiftPMSuite: SuiteSource {
         let suite = context.definition
         let package = context.resolve(swiftpm.package)
         let quoted = ShellWord.quote(package)
-        var ids = try await TestListing.ids(
-            command: "swift test list --skip-build --package-path \(quoted) 2>/dev/null", directory: context.directory,
-            environment: suite.environment, timeout: suite.timeout, file: context.configPath, line: swiftpm.line,
+        var ids = try await context.ids(
+            of: "swift test list --skip-build --package-path \(quoted) 2>/dev/null", line: swiftpm.line,
             what: "suite.swiftpm's listing")
         if let filter = swiftpm.filter { ids = ids.filter { (try? filter.firstMatch(in: $0)) != nil } }
         guard !ids.isEmpty else {

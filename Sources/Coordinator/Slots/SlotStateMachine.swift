@@ -230,7 +230,7 @@ package struct SlotStateMachine: Sendable {
 
     /// The slot is about to ask the queue for work: a stop asked for since that was decided ends it instead.
     package mutating func readyToAsk(_ slot: Int) -> [Action] {
-        stopping ? askOrEnd(slot) : [.askForWork]
+        askOrEnd(slot)
     }
 
     /// The tests claimed to run with the slot's attempt.

@@ -21,12 +21,8 @@ package enum ExitStatus {
         switch error {
         case is ConfigError, is UsageError:
             return badInput
-        case let error as RunLeftUnfinished:
-            return code(for: error.underlying)
-        case is DiskFullError:
-            return infrastructure
-        case is InterruptedUnrecorded:
-            return interrupted
+        case let error as RunError:
+            return error.exitStatus
         case let error as StoreError:
             return [.badConfiguration, .unknownRun].contains(error.code) ? badInput : infrastructure
         case let error as MockServerError:

@@ -28,15 +28,7 @@ package enum ProjectDatabase {
                 let note = DiskSpace.fullNote(
                     forAny: (selection.cluster.map { [$0.dataDirectory] } ?? []) + [selection.projectFolder])
             else { throw error }
-            throw DiskFullError(note: note, underlying: error)
+            throw RunError.diskFull(note, cause: error)
         }
     }
-}
-
-/// An infrastructure failure on a full disk: the disk first, then what failed (exit 3).
-struct DiskFullError: Error, CustomStringConvertible {
-    var note: String
-    var underlying: any Error
-
-    var description: String { "\(note): \(ExitStatus.describe(underlying))" }
 }

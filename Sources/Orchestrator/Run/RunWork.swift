@@ -174,8 +174,8 @@ struct RunWork {
         } catch let error as CancellationError {
             throw error
         } catch {
-            throw RunLeftUnfinished(
-                runID: planned.runID, joined: joined, underlying: error, kept: pending.kept, lost: pending.lost)
+            throw RunError.leftUnfinished(
+                planned.runID, joined: joined, cause: error, kept: pending.kept, lost: pending.lost)
         }
     }
 
@@ -201,19 +201,21 @@ struct RunWork {
             // its passes keep the verdict they settled with, the rest have none. A database that does not answer does
             // not turn the stop into another kind of end: the run is left as it is, for --resume.
             do {
-                // Marking the run takes a moment when the database answers; when it does not, the stop ends here.
+                // Marking the run and reading its report take a moment when the database answers; when it does not,
+                // the stop ends here rather than after the connect timeout (a database crashing over and over, on a
+                // full disk, takes connections and never answers them).
                 if !joined {
                     try await within(Coordinator.stoppingPatience) { [runs] in
                         try await runs.setState(planned.runID, .interrupted)
                     }
                 }
-                try await within(Database.defaultConnectTimeout) { [self] in
+                try await within(Coordinator.stoppingPatience * 2) { [self] in
                     try await publish(
                         try await judge.unjudged(planned.runID).report, joined: joined, execution: execution,
                         trends: trends)
                 }
             } catch {
-                throw InterruptedUnrecorded(underlying: error)
+                throw RunError.interruptedUnrecorded(cause: error)
             }
             return ExitStatus.interrupted
         }
@@ -320,12 +322,6 @@ struct RunWork {
             }
         }
     }
-}
-
-/// A run stopped by a signal whose stop the database did not take (it did not answer): exit 130 all the same.
-struct InterruptedUnrecorded: Error, CustomStringConvertible {
-    var underlying: any Error
-    var description: String { "interrupted; the run could not be marked so (\(ExitStatus.describe(underlying)))" }
 }
 
 /// A run that could not be joined or judged in time (exit 3).

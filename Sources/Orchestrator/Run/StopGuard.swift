@@ -75,7 +75,7 @@ package enum StopGuard {
         var line =
             patience.map { "orchestrate stopped at once: its stop did not end within \($0.components.seconds) s" }
             ?? "orchestrate stopped at once"
-        if let runID { line += "; " + RunLeftUnfinished.howToTakeUp(runID, joined: joined) }
+        if let runID { line += "; " + RunError.howToTakeUp(runID, joined: joined) }
         Console.detached.note(line)
         StandardStreams.flush(within: .seconds(2))
         _exit(ExitStatus.interrupted)

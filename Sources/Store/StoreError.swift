@@ -30,4 +30,6 @@ extension ErrorCode where Domain == StoreError {
     package static let migrationFailed = Self("migrationFailed")
     /// A query's result lacks a column the code reads (a query and its reader out of step).
     package static let missingColumn = Self("missingColumn")
+    /// Network log rows (in memory or a spool file) that cannot be read back: a row without its fields.
+    package static let unreadableRows = Self("unreadableRows")
 }

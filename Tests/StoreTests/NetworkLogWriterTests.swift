@@ -51,7 +51,7 @@ struct NetworkLogWriterTests {
     func slowDatabase() async throws {
         try await withWriter(memoryLimit: 4_000) { writer, database, attemptID, directory in
             writer.start(interval: .milliseconds(20))
-            // Another session holds the table: every COPY waits.
+            // Another session holds the table: every write waits.
             try await database.client.withConnection { blocker in
                 try await blocker.query("BEGIN", logger: Logger(label: "test"))
                 try await blocker.query("LOCK TABLE exchanges IN ACCESS EXCLUSIVE MODE", logger: Logger(label: "test"))
@@ -66,7 +66,7 @@ struct NetworkLogWriterTests {
                 // machine or not.
                 #expect(ContinuousClock.now - clock < .seconds(30))
                 #expect(writer.spooled >= 900)
-                // The loop may already be sending the spool (moved aside while the COPY waits for the lock).
+                // The loop may already be sending the spool (moved aside while the write waits for the lock).
                 let spool = directory.file("spool/exchanges-v5-\(getpid()).copy")
                 #expect(
                     FileManager.default.fileExists(atPath: spool)
@@ -134,7 +134,7 @@ struct NetworkLogWriterTests {
         }
     }
 
-    @Test("a steady flow of exchanges streams into one COPY at a time, chunk by chunk, not a transaction per chunk")
+    @Test("a steady flow of exchanges streams into one transaction at a time, chunk by chunk, not one per chunk")
     func exchangesStream() async throws {
         try await withWriter(chunkRows: 10) { writer, database, attemptID, _ in
             writer.start(interval: .milliseconds(500))
@@ -147,8 +147,39 @@ struct NetworkLogWriterTests {
             // Each transaction stamps its rows with its id: a transaction per chunk would make 100.
             let rows = try await database.client.query(
                 "SELECT count(DISTINCT xmin::text)::int FROM exchanges", logger: Logger(label: "test"))
-            // On a loaded machine a chunk may come late and end its COPY; still, chunks share transactions.
+            // On a loaded machine a chunk may come late and end its transaction; still, chunks share transactions.
             for try await transactions in rows.decode(Int.self) { #expect(transactions < 100) }
+        }
+    }
+
+    @Test(
+        "connections the server ends part-way through writes, again and again: the process goes on, and every exchange is stored exactly once"
+    )
+    func connectionsEndedMidWrite() async throws {
+        try await withWriter(chunkRows: 10) { writer, database, attemptID, _ in
+            let logger = Logger(label: "test")
+            writer.start(interval: .milliseconds(50))
+            // Every other connection to the database (the writer's among them) ended by the server, every 10 ms.
+            let endings = Task {
+                try await paced(every: .milliseconds(10), times: 200) { _ in
+                    // Its own connection may be one an earlier round ended.
+                    _ = try? await database.client.query(
+                        """
+                        SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+                        WHERE datname = current_database() AND pid <> pg_backend_pid()
+                        """, logger: logger)
+                }
+            }
+            try await paced(every: .milliseconds(1), times: 2_000) { sequence in
+                writer.append(Self.exchange(sequence), attemptID: attemptID)
+            }
+            try await endings.value
+            #expect(await writer.close() == 0)
+            let rows = try await database.client.query(
+                "SELECT count(*)::int, count(DISTINCT sequence)::int FROM exchanges", logger: logger)
+            for try await (stored, distinct) in rows.decode((Int, Int).self) {
+                #expect(stored == 2_000 && distinct == 2_000)
+            }
         }
     }
 

@@ -35,7 +35,7 @@ struct FullDiskTests {
                 suite:
                   command: >-
                     echo x >> \(directory.path)/starts-{id};
-                    for i in 1 2; do head -c 1100000 /dev/urandom | base64 -w0 |
+                    for i in 1 2 3; do head -c 1100000 /dev/urandom | base64 -w0 |
                     curl -s -o /dev/null -X POST --data-binary @- "$ORCHESTRATE_MOCK_URL/api.example/upload/{id}/$i"; done;
                     echo x >> \(directory.path)/ends-{id}
                   scenarios:
@@ -114,7 +114,7 @@ struct FullDiskTests {
             let took = ContinuousClock.now - signalled
             // The stop is cut short (the slots' grace and giving their attempts back, 25 s at most), the network log
             // gets 10 s, marking the run 5 s: less than the 60 s the queue would be waited for without the signal.
-            #expect(took < .seconds(55), "ended \(took) after SIGINT")
+            #expect(took < .seconds(55), "ended \(took) after SIGINT: \(result.stderr)")
             #expect(result.exitCode == 130, "\(result.stderr)")
             #expect(result.stderr.contains("is left unfinished: orchestrate run --resume"), "\(result.stderr)")
         }

@@ -2,7 +2,8 @@ import Logging
 import NIOCore
 import PostgresNIO
 
-/// The network log: exchanges, their steps and payloads, written in batches with `COPY … FROM STDIN`.
+/// The network log: exchanges, their steps and payloads, written in batches. Rows come as COPY text (as encoded and
+/// spooled) and go in as `INSERT … SELECT … FROM unnest(…)`, one statement per chunk (``CopyTextColumns``).
 package struct ExchangeStore: Sendable {
     let database: Database
 
@@ -11,75 +12,64 @@ package struct ExchangeStore: Sendable {
     }
 
     /// Writes COPY text for each table in one transaction; each table's text is a sequence of chunks (rows may span
-    /// chunks). Payloads go through a temporary table, as another writer may have stored the same payload already. A
-    /// batch of one table's rows alone (a busy server's exchanges, nearly every batch) is one COPY, a transaction by
-    /// itself: a round trip instead of four.
+    /// chunks). A payload another writer stored already is left as it is. A batch of one table's rows alone (a busy
+    /// server's exchanges, nearly every batch) is one statement, a transaction by itself: a round trip instead of three.
     ///
     /// - Parameter deduplicate: rows sent before may be in the database already (a spool sent again after a write whose
-    ///   end was not heard: the server may have committed it): steps and exchanges also go through temporary tables,
-    ///   and only those not there yet are kept, so that every row is written once.
+    ///   end was not heard: the server may have committed it): only steps and exchanges not there yet are kept, so that
+    ///   every row is written once.
     func write(_ tables: [(table: LogTable, chunks: [ByteBuffer])], deduplicate: Bool = false) async throws {
-        let logger = database.logger
         let filled = tables.filter { $0.chunks.contains { $0.readableBytes > 0 } }
-        func copy(
-            _ chunks: [ByteBuffer], of table: LogTable, into target: String, on connection: PostgresConnection
-        ) async throws {
-            try await connection.copyFrom(table: target, columns: table.columns, logger: logger) { writer in
-                for chunk in chunks where chunk.readableBytes > 0 {
-                    try await Self.send(chunk, to: writer, on: connection)
-                }
-            }
-        }
-        if !deduplicate, filled.count == 1, let (table, chunks) = filled.first, table != .payloads {
+        if !deduplicate, filled.count == 1, let (table, chunks) = filled.first {
             var rest = chunks.makeIterator()
             return try await stream(table) { rest.next() }
         }
-        try await database.client.withTransaction(logger: logger) { connection in
+        try await database.client.withTransaction(logger: database.logger) { connection in
             for (table, chunks) in filled {
-                guard table == .payloads || deduplicate else {
-                    try await copy(chunks, of: table, into: table.rawValue, on: connection)
-                    continue
-                }
-                let incoming = "incoming_\(table.rawValue)"
-                try await connection.query("SET LOCAL client_min_messages = warning", logger: logger)
-                try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL: """
-                            CREATE TEMPORARY TABLE IF NOT EXISTS \(incoming) ON COMMIT DELETE ROWS AS
-                            SELECT \(table.columns.joined(separator: ", ")) FROM \(table.rawValue) WITH NO DATA
-                            """),
-                    logger: logger
-                )
-                try await copy(chunks, of: table, into: incoming, on: connection)
-                try await connection.query(PostgresQuery(unsafeSQL: table.keepNew(from: incoming)), logger: logger)
+                var rest = chunks.makeIterator()
+                try await insert(table, deduplicate: deduplicate, on: connection) { rest.next() }
             }
         }
     }
-}
 
-extension ExchangeStore {
-    /// One COPY into `table`, fed chunk by chunk (rows may span chunks) until `next` gives nil, which ends and
-    /// commits it.
+    /// Rows into `table`, fed chunk by chunk (rows may span chunks) until `next` gives nil: one transaction, committed
+    /// then. A single chunk is a single statement, without BEGIN and COMMIT.
     func stream(_ table: LogTable, next: () async throws -> ByteBuffer?) async throws {
         try await database.client.withConnection { connection in
-            try await connection.copyFrom(table: table.rawValue, columns: table.columns, logger: database.logger) {
-                writer in
-                while let chunk = try await next() {
-                    if chunk.readableBytes > 0 { try await Self.send(chunk, to: writer, on: connection) }
-                }
+            guard let first = try await next() else { return }
+            guard let second = try await next() else {
+                var only = [first].makeIterator()
+                return try await insert(table, on: connection) { only.next() }
+            }
+            var pending: [ByteBuffer] = [first, second]
+            try await connection.query("BEGIN", logger: database.logger)
+            do {
+                try await insert(table, on: connection) { pending.isEmpty ? try await next() : pending.removeFirst() }
+                try await connection.query("COMMIT", logger: database.logger)
+            } catch {
+                // A connection that still answers goes back to the pool out of the transaction.
+                _ = try? await connection.query("ROLLBACK", logger: database.logger)
+                throw error
             }
         }
     }
 
-    /// Writes a chunk of a COPY unless the connection has closed meanwhile (the server went away): postgres-nio 1.33
-    /// stops the process with a precondition failure when a COPY chunk is written on a connection its state machine
-    /// has closed, instead of failing the write. The check narrows that window to the hop onto the event loop.
-    static func send(
-        _ chunk: ByteBuffer, to writer: PostgresCopyFromWriter, on connection: PostgresConnection
+    /// Inserts the rows of the chunks `next` gives, a statement per chunk.
+    nonisolated(nonsending) private func insert(
+        _ table: LogTable, deduplicate: Bool = false, on connection: PostgresConnection,
+        next: () async throws -> ByteBuffer?
     ) async throws {
-        guard !connection.isClosed else {
-            throw StoreError(.unreachable, "the database closed the connection during a write")
+        let sql = table.insert(deduplicate: deduplicate)
+        var rows = CopyTextColumns(count: table.columns.count)
+        while let chunk = try await next() {
+            try rows.read(chunk)
+            guard rows.rows > 0 else { continue }
+            var binds = PostgresBindings(capacity: table.columns.count)
+            for column in rows.take() { binds.append(column) }
+            try await connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: database.logger)
         }
-        try await writer.write(chunk)
+        if rows.holdsPartialRow {
+            throw StoreError(.unreadableRows, "the network log's rows for \(table.rawValue) end in the middle of a row")
+        }
     }
 }

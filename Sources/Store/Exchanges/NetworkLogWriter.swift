@@ -10,8 +10,8 @@ import Glibc
 import Darwin
 #endif
 
-/// Takes exchanges and steps without ever waiting for the database, and writes them (COPY) from a background
-/// loop: every `interval`, or as soon as `batchRows` rows wait. A busy server's exchanges stream: one COPY stays
+/// Takes exchanges and steps without ever waiting for the database, and writes them from a background
+/// loop: every `interval`, or as soon as `batchRows` rows wait. A busy server's exchanges stream: one transaction stays
 /// open for up to `interval` and takes them `chunkRows` at a time as they come, so PostgreSQL's work comes in
 /// small pieces without a transaction for each — its processing of a whole batch at once would take a
 /// processor away from the server for milliseconds at a time.
@@ -45,13 +45,13 @@ package final class NetworkLogWriter: Sendable {
         /// that never answers loses nothing (a spooled row the database did take is not written twice).
         var inFlight = CopyRows()
         var stopping = false
-        /// The loop's pause between batches, or an open COPY's wait for its next chunk: closing cuts it short, and so
+        /// The loop's pause between batches, or a streaming write's wait for its next chunk: closing cuts it short, and so
         /// do rows that are due unless the loop backs off from a failing database.
         var pause: Task<Void, Never>?
         var backingOff = false
         /// Writes fail (the database is down): said once, and again when they succeed.
         var failing = false
-        /// The loop's pause, and how long a streaming COPY stays open.
+        /// The loop's pause, and how long a streaming write stays open.
         var interval = Duration.milliseconds(100)
         /// The write ``boundedFlush(within:)`` started, while it goes on.
         var flushing: (id: UUID, task: Task<Bool, Never>)?
@@ -59,7 +59,7 @@ package final class NetworkLogWriter: Sendable {
         var generation = 0
     }
 
-    /// How long an open COPY waits for a chunk to fill before it takes what came (or ends, when nothing did).
+    /// How long a streaming write waits for a chunk to fill before it takes what came (or ends, when nothing did).
     private static let chunkPatience = Duration.milliseconds(20)
 
     package init(
@@ -281,8 +281,8 @@ package final class NetworkLogWriter: Sendable {
         }
     }
 
-    /// Sends exchanges into one COPY that stays open while more come, for up to `interval`; returns whether it
-    /// committed. Rows of a COPY that fails go to the spool, all of them: PostgreSQL kept none.
+    /// Sends exchanges in one transaction that stays open while more come, for up to `interval`; returns whether it
+    /// committed. Rows of a write that fails go to the spool, all of them: PostgreSQL kept none.
     private func stream(_ first: CopyRows, generation: Int) async -> Bool {
         var sent = first
         state.withLock { $0.inFlight = first }
@@ -308,8 +308,8 @@ package final class NetworkLogWriter: Sendable {
         }
     }
 
-    /// The open COPY's next exchanges: a chunk once it fills, or what waits when it does not fill within
-    /// `chunkPatience`. Nil ends the COPY: its time is up, the writer stops, nothing came, other rows wait (they go in
+    /// The streaming write's next exchanges: a chunk once it fills, or what waits when it does not fill within
+    /// `chunkPatience`. Nil ends the write: its time is up, the writer stops, nothing came, other rows wait (they go in
     /// a transaction with the exchanges that name them), or the stream was given up on.
     private func nextChunk(deadline: ContinuousClock.Instant, generation: Int) async -> CopyRows? {
         enum Chunk { case rows(CopyRows), wait(Task<Void, Never>), end }
@@ -373,7 +373,7 @@ package final class NetworkLogWriter: Sendable {
                 do {
                     for (table, path) in zip(LogTable.allCases, paths) { try Self.append(rows[table], to: path) }
                 } catch {
-                    // A row cut in half would spoil every later COPY of the file: back to where each file was.
+                    // A row cut in half would spoil every later write of the file: back to where each file was.
                     for (path, size) in zip(paths, sizes) { truncate(path, off_t(size)) }
                     throw error
                 }
@@ -438,7 +438,7 @@ package final class NetworkLogWriter: Sendable {
         return numbered.map(\.path)
     }
 
-    /// A spool file in 1 MiB pieces (COPY takes rows split across pieces).
+    /// A spool file in 1 MiB pieces (rows may be split across pieces).
     private func chunks(of path: String) throws -> [ByteBuffer] {
         guard let handle = FileHandle(forReadingAtPath: path) else { return [] }
         defer { try? handle.close() }

@@ -106,8 +106,44 @@ struct CopyTextEncoderTests {
                     seen += 1
                 }
                 #expect(seen == count)
+
+                // The same text read back by CopyTextColumns, in chunks that cut rows and escapes, and inserted: what
+                // COPY stored, exactly.
+                try await connection.query(
+                    "CREATE TABLE inserted (i bigint, t text, b bytea, ts timestamptz)", logger: database.logger)
+                var columns = CopyTextColumns(count: 4)
+                var rest = rows
+                while let chunk = rest.readSlice(length: min(7, rest.readableBytes)), chunk.readableBytes > 0 {
+                    try columns.read(chunk)
+                }
+                #expect(columns.rows == count && !columns.holdsPartialRow)
+                var binds = PostgresBindings()
+                for column in columns.take() { binds.append(column) }
+                try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL: """
+                            INSERT INTO inserted SELECT i::bigint, t, b::bytea, ts::timestamptz
+                            FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS u(i, t, b, ts)
+                            """, binds: binds), logger: database.logger)
+                let differing = try await connection.query(
+                    """
+                    SELECT count(*)::int FROM ((TABLE copied EXCEPT TABLE inserted) UNION ALL
+                    (TABLE inserted EXCEPT TABLE copied)) AS differences
+                    """, logger: database.logger)
+                for try await differences in differing.decode(Int.self) { #expect(differences == 0) }
             }
         }
+    }
+
+    @Test("rows read back from COPY text: a row with too few or too many fields is an error, never a row")
+    func malformedRows() {
+        var columns = CopyTextColumns(count: 3)
+        #expect(throws: StoreError.self) { try columns.read(ByteBuffer(string: "1\t2\n")) }
+        columns = CopyTextColumns(count: 3)
+        #expect(throws: StoreError.self) { try columns.read(ByteBuffer(string: "1\t2\t3\t4\n")) }
+        columns = CopyTextColumns(count: 3)
+        #expect(throws: Never.self) { try columns.read(ByteBuffer(string: "1\t\\N\t3\n4\t")) }
+        #expect(columns.rows == 1 && columns.holdsPartialRow)
     }
 }
 

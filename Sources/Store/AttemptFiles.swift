@@ -117,7 +117,10 @@ package struct AttemptFiles: Sendable {
             do {
                 try root.folder(path: directory, creating: true).write(Data(data.readableBytesView), to: name)
             } catch {
-                throw StoreError(.badConfiguration, "\(error.description) (writing \(path) under \(folder))")
+                // A link or special file in the way is the folder given; a failed write (a full disk) is the host's.
+                throw StoreError(
+                    error.code == .notOwnFile ? .badConfiguration : .cannotWrite,
+                    "\(error.description) (writing \(path) under \(folder))")
             }
             written.append(KeptFile(path: path, bytes: bytes, stored: true))
         }

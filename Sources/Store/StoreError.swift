@@ -30,6 +30,8 @@ extension ErrorCode where Domain == StoreError {
     package static let migrationFailed = Self("migrationFailed")
     /// A query's result lacks a column the code reads (a query and its reader out of step).
     package static let missingColumn = Self("missingColumn")
+    /// A file could not be written on this host (a full disk, say).
+    package static let cannotWrite = Self("cannotWrite")
     /// Network log rows (in memory or a spool file) that cannot be read back: a row without its fields.
     package static let unreadableRows = Self("unreadableRows")
 }

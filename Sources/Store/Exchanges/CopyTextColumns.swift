@@ -30,10 +30,14 @@ package struct CopyTextColumns {
     /// Reads the complete rows of `chunk` (after what an earlier chunk left unfinished); an unfinished last row waits
     /// for the next chunk. Throws on a row with the wrong number of fields.
     package mutating func read(_ chunk: ByteBuffer) throws {
-        var chunk = chunk
-        partial.writeBuffer(&chunk)
+        // Whole rows (nearly every chunk) are read where they are; only a row cut in two is copied together.
+        var text = chunk
+        if partial.readableBytes > 0 {
+            partial.writeImmutableBuffer(chunk)
+            text = partial
+        }
         let count = columns.count
-        let consumed = try partial.withUnsafeReadableBytes { bytes -> Int in
+        let consumed = try text.withUnsafeReadableBytes { bytes -> Int in
             var rowStart = 0
             while let newline = bytes.index(of: UInt8(ascii: "\n"), from: rowStart, to: bytes.count) {
                 var fieldStart = rowStart
@@ -52,8 +56,8 @@ package struct CopyTextColumns {
             }
             return rowStart
         }
-        partial.moveReaderIndex(forwardBy: consumed)
-        partial.discardReadBytes()
+        text.moveReaderIndex(forwardBy: consumed)
+        partial = text.readableBytes > 0 ? ByteBuffer(buffer: text) : ByteBuffer()
     }
 
     /// The columns of the rows read so far; reading starts afresh (an unfinished row stays).

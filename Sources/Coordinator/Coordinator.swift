@@ -312,12 +312,14 @@ package final class Coordinator: Sendable {
             let tokens = state.withLock { $0.slots.heldTokens } + batcher.heldTokens
             do {
                 // A heartbeat that does not answer within its period (a partition) is tried again at the next one.
-                let held = try await within(heartbeatEvery) { try await self.queue.heartbeat(tokens: tokens) }
+                let held = try await abandoning(after: heartbeatEvery) {
+                    try await self.queue.heartbeat(tokens: tokens)
+                }
                 for token in tokens where !held.contains(token) { stopOrphan(token: token) }
                 sinceReap += heartbeatEvery
                 if sinceReap >= configuration.lease / 2 {
                     sinceReap = .zero
-                    let reclaimed = try await within(heartbeatEvery) {
+                    let reclaimed = try await abandoning(after: heartbeatEvery) {
                         try await self.queue.reapExpired(runID: self.configuration.runID)
                     }
                     if reclaimed > 0 { onEvent(.leasesReclaimed(count: reclaimed)) }

@@ -1,37 +1,10 @@
 import Synchronization
 
-/// The value of `operation`, or ``DeadlineExceeded`` once `limit` passed (the operation is cancelled, and waited for):
-/// for the database's clients, whose requests for a pooled connection wait without an error while the server is down.
-/// A caller cancelled meanwhile gets `CancellationError`, not a deadline it did not reach.
-package func within<T: Sendable>(
-    _ limit: Duration, _ operation: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: Result<T, any Error>?.self) { group in
-        group.addTask {
-            do {
-                return .success(try await operation())
-            } catch {
-                return .failure(error)
-            }
-        }
-        group.addTask {
-            do {
-                try await Task.sleep(for: limit)
-                return nil
-            } catch {
-                return .failure(CancellationError())
-            }
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let result = first else { throw DeadlineExceeded(limit: limit) }
-        return try result.get()
-    }
-}
-
-/// The value of `operation`, or ``DeadlineExceeded`` once `limit` passed — for an operation that may never end, not
-/// even when cancelled (a database write whose answer was lost). At the limit the operation is cancelled and left
-/// behind, never waited for: the caller goes on. Cancelling the caller ends the wait too. Where the operation heeds
-/// cancellation, ``within(_:_:)`` is the one to use: it leaves nothing running behind.
+/// The value of `operation`, or ``DeadlineExceeded`` once `limit` passed — for the database's clients, whose calls may
+/// never end, not even when cancelled: a request for a pooled connection waits without an error while the server is
+/// down, and a statement on a connection the server took and never answers (a cluster crashing over and over on a full
+/// disk) waits for good. At the limit the operation is cancelled and left behind, never waited for: the caller goes
+/// on. Cancelling the caller ends the wait too.
 package func abandoning<T: Sendable>(
     after limit: Duration, _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {

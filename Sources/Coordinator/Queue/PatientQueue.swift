@@ -48,7 +48,9 @@ package final class PatientQueue: Sendable {
             // While the queue does not answer, a try gets what is left of the patience.
             let left = state.withLock { $0.unreachableSince }.map { patience - (tried - $0) } ?? patience
             do {
-                let value = try await within(max(left, .milliseconds(100))) { [client] in try await operation(client) }
+                let value = try await abandoning(after: max(left, .milliseconds(100))) { [client] in
+                    try await operation(client)
+                }
                 let outage = state.withLock { state -> Duration? in
                     defer { state.unreachableSince = nil }
                     return state.unreachableSince.map { clock.now - $0 }

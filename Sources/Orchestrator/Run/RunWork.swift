@@ -205,11 +205,11 @@ struct RunWork {
                 // the stop ends here rather than after the connect timeout (a database crashing over and over, on a
                 // full disk, takes connections and never answers them).
                 if !joined {
-                    try await within(Coordinator.stoppingPatience) { [runs] in
+                    try await abandoning(after: Coordinator.stoppingPatience) { [runs] in
                         try await runs.setState(planned.runID, .interrupted)
                     }
                 }
-                try await within(Coordinator.stoppingPatience * 2) { [self] in
+                try await abandoning(after: Coordinator.stoppingPatience * 2) { [self] in
                     try await publish(
                         try await judge.unjudged(planned.runID).report, joined: joined, execution: execution,
                         trends: trends)

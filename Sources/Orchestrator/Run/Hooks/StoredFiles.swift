@@ -14,7 +14,7 @@ struct StoredFiles: AttemptHooks {
         guard let folder = result.folder else { return }
         do {
             // Bounded like every database call of a slot: a database that does not answer never holds the slot.
-            try await within(Database.defaultConnectTimeout) {
+            try await abandoning(after: Database.defaultConnectTimeout) {
                 try await files.store(attemptID: attempt.id, folder: folder)
             }
         } catch {

@@ -5,6 +5,7 @@ import OrchestrateModel
 import OrchestrateTesting
 import Orchestrator  // the PostgreSQL queue's conformance to the coordinator's queue protocol
 import Store
+import Synchronization
 import Testing
 
 @Suite("Coordinator", .timeLimit(.minutes(3)))
@@ -62,6 +63,27 @@ struct CoordinatorTests {
                 #expect(!late.accepted)
                 let report = try await RunStore(database: database).report(runID)
                 #expect(report.scenarios.allSatisfy { $0.result == .passed && $0.attempts.count == 1 })
+            }
+        }
+    }
+
+    @Test("a result whose round the queue does not answer for longer than a lease keeps its lease, and counts once")
+    func leaseHeldWhileRecording() async throws {
+        try await TemporaryDirectory.with { directory in
+            try await withTestDatabase { database in
+                let runID = try await plan(database, [scenario("a", "echo a >> runs")])
+                // Leases of 3 s, renewed every second; the round carrying the result is refused for 8 s meanwhile.
+                let queue = UnansweredResults(AttemptQueue(database: database, lease: .seconds(3)), for: .seconds(8))
+                let coordinator = Coordinator(
+                    configuration: configuration(runID, directory, lease: .seconds(3)), queue: queue,
+                    logger: Logger(label: "test"))
+                #expect(try await coordinator.run() == .drained)
+                #expect(queue.refusedRounds > 2)
+                // Run once, and its result taken: the reaper never took the attempt back while it waited.
+                #expect(directory.read("runs") == "a\n")
+                let report = try await RunStore(database: database).report(runID)
+                #expect(report.scenarios.first?.attempts.map(\.state) == [.finished])
+                #expect(report.scenarios.first?.result == .passed)
             }
         }
     }
@@ -154,4 +176,53 @@ struct CoordinatorTests {
             }
         }
     }
+}
+
+/// The PostgreSQL queue, except that a round carrying results fails — as when the database does not answer — for a
+/// while after the first one.
+final class UnansweredResults: AttemptQueueClient {
+    let queue: AttemptQueue
+    let period: Duration
+    private let state = Mutex<(since: ContinuousClock.Instant?, refused: Int)>((nil, 0))
+
+    init(_ queue: AttemptQueue, for period: Duration) {
+        (self.queue, self.period) = (queue, period)
+    }
+
+    struct Unanswered: Error {}
+
+    var refusedRounds: Int { state.withLock { $0.refused } }
+
+    func round(_ round: QueueRound) async throws -> QueueRoundReply {
+        if !round.completions.isEmpty {
+            let refuse = state.withLock { state -> Bool in
+                let since = state.since ?? .now
+                state.since = since
+                guard ContinuousClock.now - since < period else { return false }
+                state.refused += 1
+                return true
+            }
+            if refuse { throw Unanswered() }
+        }
+        return try await queue.round(round)
+    }
+
+    func release(_ claimed: ClaimedAttempt) async throws -> Bool { try await queue.release(claimed) }
+    func claimCompanions(
+        of head: ClaimedAttempt, limit: Int, slots: Int, budgetMilliseconds: Int64
+    ) async throws -> [ClaimedAttempt] {
+        try await queue.claimCompanions(of: head, limit: limit, slots: slots, budgetMilliseconds: budgetMilliseconds)
+    }
+    func requeue(attemptID: Int64, token: UUID, solo: Bool) async throws -> Bool {
+        try await queue.requeue(attemptID: attemptID, token: token, solo: solo)
+    }
+    func heartbeat(tokens: [UUID]) async throws -> Set<UUID> { try await queue.heartbeat(tokens: tokens) }
+    func reapExpired(runID: UUID) async throws -> Int { try await queue.reapExpired(runID: runID) }
+    func leaseHolders(runID: UUID) async throws -> [LeaseHolder] { try await queue.leaseHolders(runID: runID) }
+    func counts(runID: UUID) async throws -> QueueCounts { try await queue.counts(runID: runID) }
+    func releaseOrphans(runID: UUID, owner: String, keeping tokens: [UUID]) async throws -> Int {
+        try await queue.releaseOrphans(runID: runID, owner: owner, keeping: tokens)
+    }
+    var patience: Duration { .seconds(60) }
+    func describe(_ error: any Error) -> String { "\(error)" }
 }

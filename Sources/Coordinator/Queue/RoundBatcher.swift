@@ -166,9 +166,14 @@ package final class RoundBatcher: Sendable {
     /// The lease tokens of attempts claimed ahead (the heartbeat keeps them).
     var aheadTokens: [UUID] { state.withLock { $0.ahead.map(\.attempt.leaseToken) } }
 
-    /// The leases the batcher holds: what it claimed ahead, and the attempts whose results wait for the next round.
+    /// The leases the batcher holds: what it claimed ahead, and the attempts whose results are not recorded yet — due
+    /// with the next round, carried by the round in flight (tried again while the queue does not answer: a lease left
+    /// to expire meanwhile is taken back, and the result refused), or kept for the run taken up again.
     var heldTokens: [UUID] {
-        state.withLock { state in state.ahead.map(\.attempt.leaseToken) + state.completions.map(\.claimed.leaseToken) }
+        state.withLock { state in
+            state.ahead.map(\.attempt.leaseToken)
+                + (state.completions + state.sending + state.unrecorded).map(\.claimed.leaseToken)
+        }
     }
 
     /// The results that never reached the queue (its rounds failed for good), for the caller to keep.

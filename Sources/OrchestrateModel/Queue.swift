@@ -143,6 +143,9 @@ package struct AttemptResult: Sendable, Hashable, Codable {
     /// Where what the attempt left (its artifacts, and its output unless it passed) was kept; `nil` when it left
     /// nothing to keep. Not stored: the folder's place follows from the attempt.
     package var folder: String?
+    /// The time its process spent outside its tests (the runner's start-up and end), on the first attempt of a process
+    /// whose report timed every test it ran; what `suite.batch: auto` learns batch sizes from.
+    package var startupMilliseconds: Int64?
 
     package init(
         outcome: Outcome, exitCode: Int? = nil, signal: Int? = nil, durationMilliseconds: Int64, pid: Int32? = nil,

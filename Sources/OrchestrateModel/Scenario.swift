@@ -129,6 +129,9 @@ package struct Batch: Sendable, Codable, Hashable {
     package var size: Int
     /// Expected milliseconds per process at most (tests never seen count as nothing).
     package var milliseconds: Int64
+    /// The processes the suite's batches are meant to take (``BatchSizing``, fewer than the slots where the runner's
+    /// start-up is dear): the end of the queue is shared among at most this many. `nil`: among all the run's slots.
+    package var processes: Int?
 
     package init(command: String, size: Int, milliseconds: Int64) {
         self.command = command

@@ -277,6 +277,30 @@ package struct RunStore: Sendable {
         return result
     }
 
+    /// The start-up of each batch command's runner in `project` (the time its processes spent outside their tests): the
+    /// median of its 20 newest processes, those on `host` first (start-up differs between machines); absent when none
+    /// was measured.
+    package func startupMilliseconds(
+        of commands: [String], project: String, host: String
+    ) async throws -> [String: Int64] {
+        let rows = try await database.client.query(
+            """
+            SELECT c.command, recent.ms
+            FROM unnest(\(commands)::text[]) AS c(command),
+                 LATERAL (SELECT (percentile_cont(0.5) WITHIN GROUP (ORDER BY startup_ms))::bigint AS ms
+                          FROM (SELECT a.startup_ms FROM attempts a
+                                JOIN run_scenarios rs ON rs.run_id = a.run_id AND rs.scenario_id = a.scenario_id
+                                WHERE a.project = \(project) AND a.startup_ms IS NOT NULL AND a.finished_at > now() - interval '30 days'
+                                  AND rs.batch->>'command' = c.command
+                                ORDER BY a.host IS NOT DISTINCT FROM \(host) DESC, a.finished_at DESC LIMIT 20) last20) recent
+            WHERE recent.ms IS NOT NULL
+            """,
+            logger: database.logger)
+        var result: [String: Int64] = [:]
+        for try await (command, ms) in rows.decode((String, Int64).self) { result[command] = ms }
+        return result
+    }
+
     /// The planner's estimate for the scenarios `ids` selects: the median of each one's last 20 passing attempts (rows
     /// `scenario_id, ms`); scenarios never seen passing have no row and run first. Each scenario reads only its 20
     /// newest passes (from the index `attempts_scenario_history` alone), however long the history.

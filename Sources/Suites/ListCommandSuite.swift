@@ -11,9 +11,7 @@ struct ListCommandSuite: SuiteSource {
         let suite = context.definition
         let ids = try await context.ids(of: command, line: line)
         let template = suite.command ?? ""
-        let batch =
-            Batch.takesIDs(template)
-            ? Batch(command: template, size: suite.batch.size, milliseconds: Int64(suite.batch.seconds) * 1000) : nil
+        let batch = Batch.takesIDs(template) ? suite.batch.batch(template) : nil
         var scenarios: [Scenario] = []
         for id in ids {
             guard seen.insert(id).inserted else {

@@ -50,13 +50,24 @@ package struct SuiteDefinition: Sendable {
         }
     }
 
+    /// `suite.batch`: `auto` (the default) sizes a run's batches from what the runner costs (``BatchSizing``), within
+    /// `size` and `seconds`; with `auto: false` every batch fills up to them.
     package struct BatchBounds: Sendable {
-        /// Tests per process at most. Default 10.
-        package var size = 10
-        /// Expected seconds per process at most (from history; tests never seen count as nothing). Default 60.
-        package var seconds = 60
+        /// Tests per process at most. Default 10,000 with `auto`, else 10.
+        package var size: Int?
+        /// Expected seconds per process at most (from history; tests never seen count as nothing). Default 600 with
+        /// `auto`, else 60.
+        package var seconds: Int?
+        package var auto = true
 
         package init() {}
+
+        /// The bounds of a batch of `command`.
+        package func batch(_ command: String) -> Batch {
+            Batch(
+                command: command, size: size ?? (auto ? 10_000 : 10),
+                milliseconds: Int64(seconds ?? (auto ? 600 : 60)) * 1000)
+        }
     }
 
     package struct SwiftPM: @unchecked Sendable {

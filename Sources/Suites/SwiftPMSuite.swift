@@ -51,10 +51,10 @@ struct SwiftPMSuite: SuiteSource {
         // Commands run in the config's folder, on any host of the run: the package and its binary are named relative to
         // it.
         let enter = "cd \(ShellWord.quote(swiftpm.package)) || exit 3; "
-        let xctest = Batch(
-            command: enter
-                + "exec \(ShellWord.quote(String(relative))) {ids-comma} > \"$ORCHESTRATE_ARTIFACTS_DIR/tests.xctest.log\" 2>&1",
-            size: suite.batch.size, milliseconds: Int64(suite.batch.seconds) * 1000)
+        let xctest = suite.batch.batch(
+            enter
+                + "exec \(ShellWord.quote(String(relative))) {ids-comma} > \"$ORCHESTRATE_ARTIFACTS_DIR/tests.xctest.log\" 2>&1"
+        )
         var swiftTesting = xctest
         swiftTesting.command =
             enter

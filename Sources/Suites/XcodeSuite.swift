@@ -95,14 +95,12 @@ struct XcodeSuite: SuiteSource {
                 .duplicateID, file: context.configPath, line: xcode.line, "a test \"\(id)\" is listed twice")
         }
         let bundle = "\"$ORCHESTRATE_ARTIFACTS_DIR/tests.xcresult\""
-        let batch = Batch(
-            command:
-                "xcodebuild test-without-building -xctestrun \(ShellWord.quote(testRun)) -destination \"id=$ORCHESTRATE_SIMULATOR_UDID\" "
+        let batch = suite.batch.batch(
+            "xcodebuild test-without-building -xctestrun \(ShellWord.quote(testRun)) -destination \"id=$ORCHESTRATE_SIMULATOR_UDID\" "
                 + "-resultBundlePath \(bundle) {ids-only-testing}; status=$?; "
                 + "xcrun xcresulttool get test-results tests --path \(bundle) --format json > \"$ORCHESTRATE_ARTIFACTS_DIR/tests.xcresult.json\"; "
                 + "if [ $status -ne 0 ]; then xcrun xcresulttool export attachments --path \(bundle) "
-                + "--output-path \"$ORCHESTRATE_ARTIFACTS_DIR/attachments\" >/dev/null; fi; exit $status",
-            size: suite.batch.size, milliseconds: Int64(suite.batch.seconds) * 1000)
+                + "--output-path \"$ORCHESTRATE_ARTIFACTS_DIR/attachments\" >/dev/null; fi; exit $status")
         return ids.map { id in
             Scenario(
                 id: id, name: id, command: batch.command(for: [id]),

@@ -5,9 +5,11 @@ import Testing
 /// Batches: a runner's tests several to a process (`{ids}`), each with its own result, retry and history.
 @Suite("Batches: several tests to a process, each with its own result", .timeLimit(.minutes(5)))
 struct BatchTests {
-    /// A pytest suite of passing tests, one that always fails, one that fails on its first attempt, and `extra`.
+    /// A pytest suite of passing tests, one that always fails, one that fails on its first attempt, and `extra`;
+    /// `auto: false` fills every batch up to `size`; `conftest`: what pytest imports first in each process.
     static func project(
-        in directory: TemporaryDirectory, workers: Int, size: Int, retries: Int, extra: String = ""
+        in directory: TemporaryDirectory, workers: Int, size: Int, retries: Int, extra: String = "", auto: Bool = true,
+        conftest: String? = nil
     ) async throws
         -> OrchestrateCLI
     {
@@ -23,6 +25,7 @@ struct BatchTests {
             \(extra)
             """
         try directory.write("shop/tests/test_shop.py", "import os\nimport signal\n\n" + tests)
+        if let conftest { try directory.write("shop/tests/conftest.py", conftest) }
         try directory.write(
             "shop/orchestrate.yml",
             """
@@ -32,7 +35,7 @@ struct BatchTests {
               list: "python3 -m pytest --collect-only -q -p no:cacheprovider tests | grep ::"
               command: "python3 -m pytest -q -p no:cacheprovider -o junit_family=xunit2 --junitxml=$ORCHESTRATE_ARTIFACTS_DIR/junit.xml {ids}"
               results: junit
-              batch: { size: \(size) }
+              batch: { size: \(size)\(auto ? "" : ", auto: false") }
               env: { PYTHONDONTWRITEBYTECODE: "1" }
             """)
         return OrchestrateCLI(
@@ -97,6 +100,37 @@ struct BatchTests {
     }
 
     @Test(
+        "batch: auto learns the runner's start-up from a run: the next one takes fewer processes, each test still its own"
+    )
+    func learnsStartup() async throws {
+        try await TemporaryDirectory.with { directory in
+            // Each pytest process imports a conftest that takes half a second: a start-up dearer than all the tests.
+            let cli = try await Self.project(
+                in: directory, workers: 4, size: 100, retries: 1, conftest: "import time\ntime.sleep(0.5)\n")
+            var processes: [Int] = []
+            for _ in 1...2 {
+                let run = try await cli.run(["run", "--progress", "none", "--verbose"])
+                #expect(run.exitCode == 1, "\(run.stdout)\(run.stderr)")
+                #expect(run.stdout.contains("8 scenarios, 6 passed, 1 flaky, 1 failed"), "\(run.stdout)")
+                let first = try await Self.attempts(cli).filter { $0.attempt == 1 }
+                #expect(first.count == 8)
+                processes.append(Set(first.map(\.pid)).count)
+                if processes.count == 2 {
+                    #expect(run.stderr.contains("start-up"), "the choice is said with --verbose: \(run.stderr)")
+                }
+            }
+            // Without history: three batches per slot (here every test alone). With it: the start-up learned (the
+            // first attempt of each process carries it), at most one batch per slot.
+            #expect(processes[0] == 8, "\(processes)")
+            #expect(processes[1] <= 4 && processes[1] < processes[0], "\(processes)")
+            let learned = try await queryRows(
+                cli.environment["ORCHESTRATE_DATABASE_URL"]!,
+                "SELECT count(*) FROM attempts WHERE startup_ms >= 400", as: Int64.self)
+            #expect((learned.first ?? 0) >= 8, "every process's start-up was measured: \(learned)")
+        }
+    }
+
+    @Test(
         "a batch whose process dies: the tests it did not report run again alone, not failed; the one that kills it fails"
     )
     func crash() async throws {
@@ -106,7 +140,8 @@ struct BatchTests {
                     os.kill(os.getpid(), signal.SIGKILL)
                 """
             // One slot and batches as large as the suite: every test starts in the process the crasher takes down.
-            let cli = try await Self.project(in: directory, workers: 1, size: 20, retries: 0, extra: crasher)
+            let cli = try await Self.project(
+                in: directory, workers: 1, size: 20, retries: 0, extra: crasher, auto: false)
             let run = try await cli.run(["run", "--progress", "none"])
             #expect(run.exitCode == 1, "\(run.stdout)\(run.stderr)")
             #expect(run.stdout.contains("9 scenarios, 6 passed, 3 failed"), "\(run.stdout)")

@@ -244,7 +244,7 @@ package struct AttemptRunner: Sendable {
             process.outcome == .passed
             || (process.outcome == .failed && (1...127).contains(process.exitCode ?? 0)
                 && attempts.contains { matched[$0.scenario.id]?.status == .failed })
-        return attempts.map { attempt in
+        var dispositions = attempts.map { attempt -> Disposition in
             guard let report = matched[attempt.scenario.id] else {
                 guard alone else { return .alone }
                 return .finished(
@@ -278,6 +278,29 @@ package struct AttemptRunner: Sendable {
             }
             return .finished(result, reported: report)
         }
+        if case .finished(var first, let reported) = dispositions.first,
+            let startup = startup(of: process, running: attempts.map { matched[$0.scenario.id] })
+        {
+            first.startupMilliseconds = startup
+            dispositions[0] = .finished(first, reported: reported)
+        }
+        return dispositions
+    }
+
+    /// The time a process spent outside its tests, when its report timed all of them (`tests`: each test it ran, as
+    /// reported): its wall time less the span from the first test's start to the last one's end where the runner says when
+    /// each started (tests may run in parallel inside the process), else less the sum of their times.
+    package static func startup(of process: AttemptResult, running tests: [RunnerTestResult?]) -> Int64? {
+        let reports = tests.compactMap { $0 }
+        let times = reports.compactMap(\.seconds)
+        guard !tests.isEmpty, reports.count == tests.count, times.count == tests.count else { return nil }
+        let starts = reports.compactMap(\.startedAt)
+        let inside =
+            starts.count == reports.count
+            ? zip(starts, times).map { $0 + $1 }.max()! - starts.min()!
+            : times.reduce(0, +)
+        let outside = process.durationMilliseconds - Int64((inside * 1000).rounded())
+        return outside >= 0 ? outside : nil
     }
 
     /// `process` as the result of a test whose pass has no evidence: failed (its process's outcome, when that was not a

@@ -102,11 +102,21 @@ package enum ConfigLoader {
                 }
                 suite.results = format
             case "batch":
-                for (bound, limit) in try reader.mapping(value, what: "suite.batch", keys: ["size", "seconds"]) {
-                    if bound == "size" {
-                        suite.batch.size = try reader.integer(limit, key: "suite.batch.size", in: 1...10_000)
-                    } else {
+                if case .scalar(let scalar) = value {
+                    guard scalar.string == "auto" else {
+                        throw reader.error(
+                            at: value, "suite.batch must be auto or { size, seconds, auto } (got \"\(scalar.string)\")")
+                    }
+                    break
+                }
+                for (bound, limit) in try reader.mapping(
+                    value, what: "suite.batch", keys: ["size", "seconds", "auto"])
+                {
+                    switch bound {
+                    case "size": suite.batch.size = try reader.integer(limit, key: "suite.batch.size", in: 1...10_000)
+                    case "seconds":
                         suite.batch.seconds = try reader.integer(limit, key: "suite.batch.seconds", in: 1...86_400)
+                    default: suite.batch.auto = try reader.bool(limit, key: "suite.batch.auto")
                     }
                 }
             case "swiftpm":

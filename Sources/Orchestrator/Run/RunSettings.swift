@@ -116,6 +116,8 @@ package struct RunSettings: Sendable {
     package var configPath: String { file.path }
     /// How the suite's scenarios are described: commands, listing, Gherkin, SwiftPM, xcodebuild.
     package var suite: SuiteDefinition { file.suite }
+    /// Whether the run sizes the suite's batches from what its runner costs (`suite.batch: auto`).
+    package var sizesBatches: Bool { file.suite.batch.auto }
     /// What every mock server of the run does (hosts, matching, redaction, rewriting, stubs).
     package var mockServer: MockConfiguration { file.mock.server }
     /// Where cassettes live, absolute.

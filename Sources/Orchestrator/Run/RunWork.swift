@@ -81,6 +81,10 @@ struct RunWork {
     private func plan(git: (revision: String?, branch: String?), only ids: Set<String>? = nil) async throws -> RunPlan {
         var scenarios = try settings.selection.select(from: await settings.scenarios(), configPath: settings.configPath)
         if let ids { scenarios = scenarios.filter { ids.contains($0.id) } }
+        if settings.sizesBatches {
+            scenarios = try await RunPlanner(runs: runs, output: output).sizeBatches(
+                scenarios, settings: settings, logger: logger)
+        }
         return RunPlanner.plan(scenarios, settings: settings, git: git)
     }
 

@@ -19,6 +19,9 @@ package struct RunnerTestResult: Sendable, Equatable {
     package var status: Status
     /// The runner's time for the test; nil when it wrote none (xcpretty leaves it off failures).
     package var seconds: Double?
+    /// When it started, in seconds on the runner's own clock, where the runner says (Swift Testing's events): with it,
+    /// the time a process spent outside its tests is known even when they ran in parallel inside it.
+    package var startedAt: Double?
     /// The failure's or error's message (its text when it has no message attribute), or why it was skipped.
     package var message: String?
     /// The first `file:line` of a source file that the failure names.

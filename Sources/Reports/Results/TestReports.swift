@@ -214,11 +214,11 @@ package enum SwiftPMResults {
                 let seconds = zip(started[id], instant).map { max($1 - $0, 0) }
                 let status: RunnerTestResult.Status =
                     kind == "testSkipped" ? .skipped : issues[id] == nil ? .passed : .failed
-                results.append(
-                    RunnerTestResult(
-                        classname: classname, name: name, status: status, seconds: seconds,
-                        message: issues[id]?.message,
-                        location: issues[id]?.location))
+                var result = RunnerTestResult(
+                    classname: classname, name: name, status: status, seconds: seconds, message: issues[id]?.message,
+                    location: issues[id]?.location)
+                result.startedAt = started[id]
+                results.append(result)
             default:
                 break
             }

@@ -164,7 +164,7 @@ package struct AttemptQueue: Sendable {
             slots: Int64(max(slots, 1)),
             budgetMilliseconds: budgetMilliseconds, owner: head.worker.process.description,
             leaseMilliseconds: leaseMilliseconds,
-            host: head.worker.host)
+            host: head.worker.host, processes: Int64(head.scenario.batch?.processes ?? 0))
         var rows: [CompanionsStatement.Row] = []
         for try await row in try await database.client.execute(statement, logger: database.logger) { rows.append(row) }
         guard !rows.isEmpty else { return [] }

@@ -22,15 +22,16 @@ struct RoundStatement: PostgresPreparedStatement {
         WITH input AS (
             -- The completions as parallel arrays; absent numbers are -1 and an absent error is ''.
             SELECT u.id, u.token, u.worker, u.port, u.duration_ms, u.outcome, nullif(u.exit_code, -1) AS exit_code,
-                   nullif(u.signal, -1) AS signal, nullif(u.pid, -1) AS pid, u.stdout, u.stderr, nullif(u.error, '') AS error
+                   nullif(u.signal, -1) AS signal, nullif(u.pid, -1) AS pid, u.stdout, u.stderr, nullif(u.error, '') AS error,
+                   nullif(u.startup_ms, -1) AS startup_ms
             FROM unnest($2::bigint[], $8::uuid[], $9::text[], $10::integer[], $11::bigint[], $12::text[], $13::integer[],
-                        $14::integer[], $15::integer[], $16::text[], $17::text[], $18::text[])
-                 AS u(id, token, worker, port, duration_ms, outcome, exit_code, signal, pid, stdout, stderr, error)
+                        $14::integer[], $15::integer[], $16::text[], $17::text[], $18::text[], $21::bigint[])
+                 AS u(id, token, worker, port, duration_ms, outcome, exit_code, signal, pid, stdout, stderr, error, startup_ms)
         ), done AS (
             UPDATE attempts a
             SET state = 'finished', finished_at = now(), duration_ms = x.duration_ms, outcome = x.outcome,
                 exit_code = x.exit_code, signal = x.signal, pid = x.pid, stdout = x.stdout, stderr = x.stderr,
-                error = x.error, worker = x.worker, port = x.port, lease_expires_at = NULL
+                error = x.error, worker = x.worker, port = x.port, lease_expires_at = NULL, startup_ms = x.startup_ms
             FROM input x
             WHERE a.id = x.id AND a.lease_token = x.token AND a.state = 'running'
             RETURNING a.id, a.run_id, a.project, a.scenario_id, a.attempt, a.expected_ms, a.worker, a.outcome, a.mode, a.probe
@@ -194,7 +195,7 @@ struct RoundStatement: PostgresPreparedStatement {
     var passVerdict: (verdict: Verdict, reason: String)?
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 20)
+        var bindings = PostgresBindings(capacity: 21)
         bindings.append(runID)
         bindings.append(completions.map(\.claimed.id))
         bindings.append(claimants)
@@ -215,6 +216,7 @@ struct RoundStatement: PostgresPreparedStatement {
         bindings.append(completions.map { $0.result.error ?? "" })
         bindings.append(passVerdict?.verdict.rawValue ?? "")
         bindings.append(passVerdict?.reason ?? "")
+        bindings.append(completions.map { $0.result.startupMilliseconds ?? -1 })
         return bindings
     }
 
@@ -278,7 +280,11 @@ struct CountsStatement: PostgresPreparedStatement {
 struct CompanionsStatement: PostgresPreparedStatement {
     static let sql = """
         WITH slots AS (
-            SELECT greatest($5::bigint, coalesce((SELECT sum(workers) FROM run_members WHERE run_id = $1::uuid), 0)) AS n
+            -- The slots sharing what is queued: every host's, or fewer where the batches are meant to take fewer
+            -- processes ($10, Batch.processes; 0 for none).
+            SELECT CASE WHEN $10::bigint > 0 THEN least($10::bigint, all_slots.n) ELSE all_slots.n END AS n
+            FROM (SELECT greatest($5::bigint, coalesce((SELECT sum(workers) FROM run_members WHERE run_id = $1::uuid), 0))
+                  AS n) all_slots
         ), head AS (
             SELECT rs.batch->>'command' AS command
             FROM attempts a JOIN run_scenarios rs ON rs.run_id = a.run_id AND rs.scenario_id = a.scenario_id
@@ -319,9 +325,10 @@ struct CompanionsStatement: PostgresPreparedStatement {
     var owner: String
     var leaseMilliseconds: Int64
     var host: String
+    var processes: Int64
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 9)
+        var bindings = PostgresBindings(capacity: 10)
         bindings.append(runID)
         bindings.append(headID)
         bindings.append(headToken)
@@ -331,6 +338,7 @@ struct CompanionsStatement: PostgresPreparedStatement {
         bindings.append(owner)
         bindings.append(leaseMilliseconds)
         bindings.append(host)
+        bindings.append(processes)
         return bindings
     }
 

@@ -504,6 +504,13 @@ enum Schema {
         ALTER TABLE attempts ADD COLUMN files_left_out integer NOT NULL DEFAULT 0
         """
 
+    /// Version 18: the time a batched test's process spent outside its tests (its runner's start-up), on the process's
+    /// first attempt, with an index for the recent ones of a project: what `suite.batch: auto` sizes batches from.
+    static let version18 = """
+        ALTER TABLE attempts ADD COLUMN startup_ms bigint;
+        CREATE INDEX attempts_startup ON attempts (project, finished_at DESC) WHERE startup_ms IS NOT NULL
+        """
+
     /// `endpoint_days`' tallies (its columns in order) of the exchanges in `relation` (the table, or a trigger's new
     /// rows): counted per attempt first, so that each attempt's project and branch are looked up once.
     private static func endpointTally(from relation: String) -> String {

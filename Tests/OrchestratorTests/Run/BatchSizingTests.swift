@@ -1,0 +1,85 @@
+import OrchestrateModel
+import Testing
+
+/// `suite.batch: auto`: batches sized from the runner's start-up and the tests' times, within the suite's bounds.
+@Suite("Batch sizing")
+struct BatchSizingTests {
+    static let bounds = Batch(command: "run {ids}", size: 10_000, milliseconds: 600_000)
+
+    @Test("without history: three batches per slot, so that start-up is paid a few times per slot, not per ten tests")
+    func noHistory() {
+        let choice = BatchSizing(slots: 8, cores: 2).choose(
+            Self.bounds, tests: Array(repeating: nil, count: 880), startup: nil)
+        #expect(choice.processes == 24)
+        #expect(choice.batch.size == 37)
+        #expect(choice.batch.milliseconds == 600_000)
+        #expect(choice.reason.contains("no start-up measured yet"))
+        #expect(choice.batch.processes == nil)
+    }
+
+    @Test("a start-up that dwarfs quick tests: one batch per processor, not per slot")
+    func costlyStartup() {
+        // Swift Testing discovering every test of the binary in each process: 500 ms, against 880 tests of 2 ms.
+        let choice = BatchSizing(slots: 8, cores: 2).choose(
+            Self.bounds, tests: Array(repeating: 2, count: 880), startup: 500)
+        #expect(choice.processes == 2)
+        #expect(choice.batch.size >= 440)
+        #expect(choice.batch.milliseconds >= 880)
+        #expect(choice.reason.contains("one batch per processor"))
+        #expect(choice.batch.processes == 2, "the end of the queue is shared among 2, not cut up for 8 slots")
+    }
+
+    @Test("start-up at most a tenth of each batch where the tests allow it, and no more batches than that")
+    func startupShare() {
+        // pytest importing for 1 s; 770 tests, 60 s together: 6 batches of at least 9 s of tests each.
+        let tests: [Int64?] = Array(repeating: 60_000 / 770, count: 770)
+        let choice = BatchSizing(slots: 8, cores: 2).choose(Self.bounds, tests: tests, startup: 1_000)
+        #expect(choice.processes == 6)
+        let total = tests.compactMap { $0 }.reduce(0, +)
+        #expect(total / Int64(choice.processes) >= 9_000)
+        #expect(choice.reason.contains("at most 10% of each batch"))
+    }
+
+    @Test("a cheap start-up against long tests: three batches per slot, bounded in time so that none runs long")
+    func cheapStartup() {
+        let choice = BatchSizing(slots: 8, cores: 8).choose(
+            Self.bounds, tests: Array(repeating: 1_000, count: 100), startup: 50)
+        #expect(choice.processes == 24)
+        // An even share of the 100 s is 4.2 s, with a quarter of room for packing.
+        #expect(choice.batch.milliseconds == 5_208)
+        #expect(choice.batch.size == 8)
+    }
+
+    @Test("tests never seen count as the median of those seen; the suite's size and seconds stay upper bounds")
+    func boundsAndUnknowns() {
+        let bounded = Batch(command: "run {ids}", size: 10, milliseconds: 5_000)
+        let choice = BatchSizing(slots: 2, cores: 2).choose(
+            bounded, tests: [100, 300, nil, nil] + Array(repeating: 200, count: 96), startup: 10)
+        #expect(choice.batch.size <= 10)
+        #expect(choice.batch.milliseconds <= 5_000)
+        // 100 tests of 200 ms (the unknown two as the median), sized for 6 batches; the bound of 10 tests makes 10.
+        #expect(choice.processes == 10)
+    }
+
+    @Test("two batch commands (XCTest and Swift Testing in one package) share the slots by their tests")
+    func sharedSlots() {
+        let sizing = BatchSizing(slots: 2, cores: 2)
+        let half = sizing.choose(Self.bounds, tests: Array(repeating: nil, count: 5), startup: nil, share: 0.5)
+        #expect(half.processes == 3)
+        #expect(half.batch.size == 2)
+        #expect(half.reason.contains("50% of the batched tests"))
+        // Costly start-up: at least one process each.
+        let costly = sizing.choose(Self.bounds, tests: Array(repeating: 1, count: 5), startup: 1_000, share: 0.2)
+        #expect(costly.processes == 1)
+        #expect(costly.batch.size == 5)
+    }
+
+    @Test("never more processes than tests, never a batch of nothing")
+    func fewTests() {
+        let sizing = BatchSizing(slots: 8, cores: 2)
+        #expect(sizing.choose(Self.bounds, tests: [nil, nil, nil], startup: nil).batch.size == 1)
+        #expect(sizing.choose(Self.bounds, tests: [nil, nil, nil], startup: nil).processes == 3)
+        #expect(sizing.choose(Self.bounds, tests: [5], startup: 10_000).batch.size == 1)
+        #expect(sizing.choose(Self.bounds, tests: [], startup: nil).processes == 0)
+    }
+}

@@ -28,54 +28,100 @@ package struct BatchSizing: Sendable, Equatable {
         package var reason: String
     }
 
-    /// The batch for tests with these expected milliseconds (`nil`: never seen) and a runner whose start-up per
-    /// process is `startup` milliseconds (`nil`: never measured), within `bounds`. `share`: the part of the run's
-    /// batched tests these are (a suite with XCTest and Swift Testing tests has two batch commands, sharing the slots).
-    package func choose(_ bounds: Batch, tests: [Int64?], startup: Int64?, share: Double = 1) -> Choice {
+    /// The batch for tests with these expected milliseconds (`nil`: never seen) and a runner that costs `cost` per
+    /// process (`nil`: never measured), within `bounds`. `share`: the part of the run's batched tests these are (a
+    /// suite with XCTest and Swift Testing tests has two batch commands, sharing the slots).
+    package func choose(_ bounds: Batch, tests: [Int64?], cost: RunnerCost?, share: Double = 1) -> Choice {
         let count = tests.count
         guard count > 0 else { return Choice(batch: bounds, processes: 0, reason: "no tests") }
         let part = min(max(share, 0), 1)
         let balance = max(Int((Double(slots * Self.batchesPerSlot) * part).rounded()), 1)
         let known = tests.compactMap { $0 }
+        // Tests never seen are taken to last as long as the median of those seen.
+        let total =
+            known.isEmpty ? nil : known.reduce(0, +) + Int64(count - known.count) * known.sorted()[known.count / 2]
+        // What the tests cost inside their processes: less than their times add up to where they run in parallel there.
+        let work = cost?.perTest.map { $0 * Double(count) } ?? total.map(Double.init)
         var processes = balance
-        var total: Int64?
         let portion = part < 1 ? " (\(Int((part * 100).rounded()))% of the batched tests)" : ""
         var reason = "\(Self.batchesPerSlot) batches per slot\(portion): "
-        if let startup, startup > 0, !known.isEmpty {
-            // Tests never seen are taken to last as long as the median of those seen.
-            let median = known.sorted()[known.count / 2]
-            let sum = known.reduce(0, +) + Int64(count - known.count) * median
-            total = sum
+        if let startup = cost?.startup, startup > 0, let work {
             // Each batch's tests take at least (1 - share) / share times the start-up.
             let perBatch = Double(startup) * (1 - Self.startupShare) / Self.startupShare
-            let fewest = max(Int((Double(min(slots, cores)) * part).rounded()), 1)
-            let affordable = Int(Double(sum) / perBatch)
+            // The processors want one process each, unless the runner keeps several busy itself.
+            let inside = max(cost?.concurrency ?? 1, 1)
+            let fewest = max(Int((Double(min(slots, cores)) * part / inside).rounded()), 1)
+            let affordable = Int(work / perBatch)
+            let percent = Int(Self.startupShare * 100)
             if affordable < balance {
                 processes = max(affordable, fewest)
                 reason =
                     affordable >= fewest
-                    ? "start-up \(startup) ms at most \(Int(Self.startupShare * 100))% of each batch: "
-                    : "start-up \(startup) ms against \(sum) ms of tests: one batch per processor (\(fewest)): "
+                    ? "start-up \(startup) ms at most \(percent)% of each batch (\(Int(work)) ms of tests): "
+                    : "start-up \(startup) ms against \(Int(work)) ms of tests: "
+                        + (inside >= 1.5
+                            ? "the runner runs \((inside * 10).rounded() / 10) tests at once itself, \(fewest) batch(es): "
+                            : "one batch per processor (\(fewest)): ")
             } else {
-                reason += "start-up \(startup) ms is under \(Int(Self.startupShare * 100))% of each: "
+                reason += "start-up \(startup) ms is under \(percent)% of each (\(Int(work)) ms of tests): "
             }
         } else {
-            reason += startup == nil ? "no start-up measured yet: " : "no test times yet: "
+            reason += cost == nil ? "no start-up measured yet: " : "no test times yet: "
         }
         processes = max(min(processes, count), 1)
         var batch = bounds
-        // Fewer processes than slots: the end of the queue is shared among those, not cut up for every slot.
-        batch.processes = processes < slots ? processes : nil
-        // A little room over an even share: tests are packed longest first, and never cut in two.
         let even = (count + processes - 1) / processes
-        batch.size = max(min(bounds.size, count, total == nil ? even : even + (even + 1) / 2), 1)
-        if let total {
-            let share = (total + Int64(processes) - 1) / Int64(processes)
-            batch.milliseconds = max(min(bounds.milliseconds, share + share / 4), 1)
+        if processes < max(Int((Double(slots) * part).rounded()), 1) {
+            // Fewer processes than slots, each start-up dearer than what its tests take: an even share of the tests
+            // each, by count (where tests run in parallel inside a process their own times say little), and the end
+            // of the queue is not cut up for the idle slots (each more process pays the start-up again).
+            batch.processes = processes
+            batch.size = max(min(bounds.size, even), 1)
+        } else {
+            // A little room over an even share: tests are packed longest first, and never cut in two.
+            batch.size = max(min(bounds.size, count, total == nil ? even : even + (even + 1) / 2), 1)
+            if let total {
+                let share = (total + Int64(processes) - 1) / Int64(processes)
+                batch.milliseconds = max(min(bounds.milliseconds, share + share / 4), 1)
+            }
         }
         let made = max((count + batch.size - 1) / batch.size, processes)
         reason += "about \(made) processes for \(count) tests, up to \(batch.size) per batch"
-        if total != nil { reason += " and \(batch.milliseconds) ms of expected time" }
+        if batch.milliseconds != bounds.milliseconds { reason += " and \(batch.milliseconds) ms of expected time" }
         return Choice(batch: batch, processes: made, reason: reason)
+    }
+}
+
+extension BatchSizing {
+    /// The slots worth starting for `scenarios` out of `workers`: where every one of them is in a batch sized for
+    /// fewer processes than slots (``Batch/processes``: its runner's start-up outweighs its tests), the sum of those
+    /// processes — a slot more would only claim a test to run alone, paying the start-up again; otherwise all of them.
+    package static func slotsWorthStarting(for scenarios: [Scenario], workers: Int) -> Int {
+        var processes: [String: Int] = [:]
+        for scenario in scenarios {
+            guard let batch = scenario.batch, let wanted = batch.processes else { return workers }
+            processes[batch.command] = wanted
+        }
+        guard !processes.isEmpty else { return workers }
+        return min(max(processes.values.reduce(0, +), 1), workers)
+    }
+}
+
+/// What a batch command's runner costs per process, from the last processes that ran it.
+package struct RunnerCost: Sendable, Equatable {
+    /// Milliseconds a process spends outside its tests (its runner's start-up and end).
+    package var startup: Int64
+    /// Milliseconds a test takes of its process: the processes' time less their start-up, shared by their tests (`nil`:
+    /// not known).
+    package var perTest: Double?
+    /// How many tests a process ran at once, on average: their own times over the process's time less start-up (about
+    /// 1 where the runner runs them one after another; about the processors where it runs them in parallel, as Swift
+    /// Testing does). `nil`: not known.
+    package var concurrency: Double?
+
+    package init(startup: Int64, perTest: Double? = nil, concurrency: Double? = nil) {
+        self.startup = startup
+        self.perTest = perTest
+        self.concurrency = concurrency
     }
 }

@@ -146,6 +146,9 @@ package struct AttemptResult: Sendable, Hashable, Codable {
     /// The time its process spent outside its tests (the runner's start-up and end), on the first attempt of a process
     /// whose report timed every test it ran; what `suite.batch: auto` learns batch sizes from.
     package var startupMilliseconds: Int64?
+    /// The wall time of its process, beside ``startupMilliseconds``: what the tests of the process cost together, where
+    /// they ran in parallel inside it.
+    package var processMilliseconds: Int64?
 
     package init(
         outcome: Outcome, exitCode: Int? = nil, signal: Int? = nil, durationMilliseconds: Int64, pid: Int32? = nil,

@@ -130,7 +130,8 @@ package struct Batch: Sendable, Codable, Hashable {
     /// Expected milliseconds per process at most (tests never seen count as nothing).
     package var milliseconds: Int64
     /// The processes the suite's batches are meant to take (``BatchSizing``, fewer than the slots where the runner's
-    /// start-up is dear): the end of the queue is shared among at most this many. `nil`: among all the run's slots.
+    /// start-up outweighs its tests): each batch fills up to its size, the end of the queue is not shared out among the
+    /// slots, and only as many slots start. `nil`: the end of the queue is shared among all the run's slots.
     package var processes: Int?
 
     package init(command: String, size: Int, milliseconds: Int64) {
@@ -154,7 +155,7 @@ package struct Batch: Sendable, Codable, Hashable {
             case "ids": ids
             case "ids-regex": ["^(\(ids.map(Self.regexEscaped).joined(separator: "|")))$"]
             case "ids-comma": [ids.joined(separator: ",")]
-            case "ids-swift-testing": ["^(\(ids.map(Self.regexEscaped).joined(separator: "|")))(/|$)"]
+            case "ids-swift-testing": ["^\(Self.alternation(of: ids))(/|$)"]
             case "ids-only-testing": ids.map { "-only-testing:\($0)" }
             default: nil
             }
@@ -162,6 +163,44 @@ package struct Batch: Sendable, Codable, Hashable {
     }
 
     /// `text` matched literally by a regular expression (POSIX extended and ICU alike).
+    /// A group that matches exactly `ids`, with their common beginnings shared — `(?:M\.S/(?:a\(\)|b\(\)))` — so that
+    /// a regex engine that tries alternatives one by one (Swift's, behind Swift Testing's `--filter`, which it tries
+    /// against every test of the binary) rules out a test at its first differing character instead of trying every id:
+    /// with 881 ids, a flat alternation cost a batch half a second before its first test.
+    package static func alternation(of ids: [String]) -> String {
+        final class Node {
+            var children: [(Character, Node)] = []
+            var ends = false
+        }
+        let root = Node()
+        for id in ids {
+            var node = root
+            for character in id {
+                if let next = node.children.first(where: { $0.0 == character })?.1 {
+                    node = next
+                } else {
+                    let next = Node()
+                    node.children.append((character, next))
+                    node = next
+                }
+            }
+            node.ends = true
+        }
+        func pattern(_ node: Node) -> String {
+            var text = ""
+            var node = node
+            // A run of single characters needs no group.
+            while node.children.count == 1, !node.ends {
+                text += regexEscaped(String(node.children[0].0))
+                node = node.children[0].1
+            }
+            guard !node.children.isEmpty else { return text }
+            let branches = node.children.map { regexEscaped(String($0.0)) + pattern($0.1) } + (node.ends ? [""] : [])
+            return text + "(?:" + branches.joined(separator: "|") + ")"
+        }
+        return "(?:" + pattern(root) + ")"
+    }
+
     package static func regexEscaped(_ text: String) -> String {
         var escaped = ""
         for character in text {

@@ -277,27 +277,52 @@ package struct RunStore: Sendable {
         return result
     }
 
-    /// The start-up of each batch command's runner in `project` (the time its processes spent outside their tests): the
-    /// median of its 20 newest processes, those on `host` first (start-up differs between machines); absent when none
-    /// was measured.
-    package func startupMilliseconds(
-        of commands: [String], project: String, host: String
-    ) async throws -> [String: Int64] {
+    /// What each batch command's runner costs per process in `project`, from its 100 newest processes, those on
+    /// `host` first (machines differ): the median start-up of the newest 20; and, of the newest 5 runs, from the run
+    /// whose processes took least per test beyond their start-up, that time per test and how many tests they ran at
+    /// once. The least, because processes that crowd the processors (a run of many) take longer for the same tests,
+    /// which would keep the next run as crowded. Absent when none was measured.
+    package func runnerCosts(of commands: [String], project: String, host: String) async throws -> [String: RunnerCost]
+    {
         let rows = try await database.client.query(
             """
-            SELECT c.command, recent.ms
-            FROM unnest(\(commands)::text[]) AS c(command),
-                 LATERAL (SELECT (percentile_cont(0.5) WITHIN GROUP (ORDER BY startup_ms))::bigint AS ms
-                          FROM (SELECT a.startup_ms FROM attempts a
-                                JOIN run_scenarios rs ON rs.run_id = a.run_id AND rs.scenario_id = a.scenario_id
-                                WHERE a.project = \(project) AND a.startup_ms IS NOT NULL AND a.finished_at > now() - interval '30 days'
-                                  AND rs.batch->>'command' = c.command
-                                ORDER BY a.host IS NOT DISTINCT FROM \(host) DESC, a.finished_at DESC LIMIT 20) last20) recent
-            WHERE recent.ms IS NOT NULL
+            WITH processes AS (
+                SELECT c.command, p.*
+                FROM unnest(\(commands)::text[]) AS c(command),
+                     LATERAL (SELECT a.run_id, a.finished_at, a.startup_ms, a.process_ms, t.tests, t.test_ms,
+                                     a.host IS NOT DISTINCT FROM \(host) AS here
+                              FROM attempts a
+                              JOIN run_scenarios rs ON rs.run_id = a.run_id AND rs.scenario_id = a.scenario_id
+                              CROSS JOIN LATERAL (
+                                  SELECT count(*) AS tests, sum(o.duration_ms) AS test_ms FROM attempts o
+                                  WHERE o.run_id = a.run_id AND o.pid = a.pid AND o.host IS NOT DISTINCT FROM a.host
+                                    AND o.state = 'finished') t
+                              WHERE a.project = \(project) AND a.startup_ms IS NOT NULL AND a.process_ms IS NOT NULL
+                                AND a.finished_at > now() - interval '30 days' AND rs.batch->>'command' = c.command
+                              ORDER BY here DESC, a.finished_at DESC LIMIT 100) p
+            ), startups AS (
+                SELECT command, (percentile_cont(0.5) WITHIN GROUP (ORDER BY startup_ms))::bigint AS startup
+                FROM (SELECT command, startup_ms,
+                             row_number() OVER (PARTITION BY command ORDER BY here DESC, finished_at DESC) AS n
+                      FROM processes) newest
+                WHERE n <= 20 GROUP BY command
+            ), runs AS (
+                SELECT command, sum(process_ms - startup_ms)::float8 / nullif(sum(tests), 0) AS per_test,
+                       sum(test_ms)::float8 / nullif(sum(process_ms - startup_ms), 0) AS concurrency,
+                       row_number() OVER (PARTITION BY command ORDER BY bool_or(here) DESC, max(finished_at) DESC) AS n
+                FROM processes GROUP BY command, run_id
+            )
+            SELECT s.command, s.startup, best.per_test, best.concurrency
+            FROM startups s
+            LEFT JOIN LATERAL (SELECT r.per_test, r.concurrency FROM runs r
+                               WHERE r.command = s.command AND r.n <= 5 AND r.per_test IS NOT NULL
+                               ORDER BY r.per_test LIMIT 1) best ON true
             """,
             logger: database.logger)
-        var result: [String: Int64] = [:]
-        for try await (command, ms) in rows.decode((String, Int64).self) { result[command] = ms }
+        var result: [String: RunnerCost] = [:]
+        for try await (command, startup, perTest, concurrency) in rows.decode((String, Int64, Double?, Double?).self) {
+            result[command] = RunnerCost(startup: startup, perTest: perTest, concurrency: concurrency)
+        }
         return result
     }
 

@@ -2,8 +2,8 @@ import Foundation
 import OrchestrateModel
 
 /// `suite.swiftpm`: the tests of a Swift package as they are. The package's tests are built once per host (`swift build
-/// --build-tests`), listed with `swift test list` (XCTest `Module.Class/test`, Swift Testing `Module.Suite/func()`),
-/// and run in batches by the package's test binary itself — not by `swift test`, which holds a lock on the package's
+/// --build-tests`), listed by the package's test binary as `swift test list` lists them (XCTest `Module.Class/test`,
+/// Swift Testing `Module.Suite/func()`), and run in batches by that binary itself — not by `swift test`, which holds a lock on the package's
 /// `.build` folder and so runs one at a time. XCTest tests run as `<binary> id,id,…`, their output written to and read
 /// from `tests.xctest.log` (kept with a failure); Swift Testing tests as `<binary> --testing-library swift-testing
 /// --filter …`, their results read from its event stream (`events.jsonl`). Both files are written into the attempt's
@@ -31,10 +31,8 @@ struct SwiftPMSuite: SuiteSource {
         try await prepare(context)
         let suite = context.definition
         let package = context.resolve(swiftpm.package)
-        let quoted = ShellWord.quote(package)
-        var ids = try await context.ids(
-            of: "swift test list --skip-build --package-path \(quoted) 2>/dev/null", line: swiftpm.line,
-            what: "suite.swiftpm's listing")
+        let binary = try await testBinary(package: package, context: context)
+        var ids = try await listedIDs(binary: binary, package: package, context: context)
         if let filter = swiftpm.filter { ids = ids.filter { (try? filter.firstMatch(in: $0)) != nil } }
         guard !ids.isEmpty else {
             throw ConfigError(
@@ -46,7 +44,6 @@ struct SwiftPMSuite: SuiteSource {
             throw ConfigError(
                 .duplicateID, file: context.configPath, line: swiftpm.line, "a test \"\(id)\" is listed twice")
         }
-        let binary = try await testBinary(package: package, context: context)
         let relative = binary.hasPrefix(package + "/") ? "./" + binary.dropFirst(package.count + 1) : binary
         // Commands run in the config's folder, on any host of the run: the package and its binary are named relative to
         // it.
@@ -71,16 +68,60 @@ struct SwiftPMSuite: SuiteSource {
         }
     }
 
+    /// The package's test ids, listed by its test binary itself (XCTest's `--dump-tests-json`, then Swift Testing's
+    /// `--list-tests`) in milliseconds, where `swift test list` first loads the package (half a second and more); by
+    /// `swift test list` when the binary cannot list them.
+    private func listedIDs(binary: String, package: String, context: SuiteContext) async throws -> [String] {
+        let what = "suite.swiftpm's listing"
+        let executable = ShellWord.quote(binary)
+        let listing = "\(executable) --dump-tests-json; \(executable) --testing-library swift-testing --list-tests"
+        do {
+            async let xctest = context.output(
+                of: "exec \(executable) --dump-tests-json", line: swiftpm.line, what: what)
+            async let swiftTesting = context.output(
+                of: "exec \(executable) --testing-library swift-testing --list-tests", line: swiftpm.line, what: what)
+            let text =
+                try Self.xctestIDs(json: try await xctest.text).joined(separator: "\n") + "\n"
+                + (try await swiftTesting.text)
+            return try TestListing.ids(
+                in: (text, ""), of: listing, file: context.configPath, line: swiftpm.line, what: what)
+        } catch {
+            return try await context.ids(
+                of: "swift test list --skip-build --package-path \(ShellWord.quote(package)) 2>/dev/null",
+                line: swiftpm.line, what: what)
+        }
+    }
+
+    /// XCTest's tests in its `--dump-tests-json` listing (bundle, class, test): `Module.Class/test`, as `swift test
+    /// list` names them.
+    static func xctestIDs(json: String) throws -> [String] {
+        struct Node: Decodable {
+            var name: String
+            var tests: [Node]?
+        }
+        func leaves(_ node: Node, in parent: String) -> [String] {
+            guard let tests = node.tests else { return ["\(parent)/\(node.name)"] }
+            return tests.flatMap { leaves($0, in: node.name) }
+        }
+        return leaves(try JSONDecoder().decode(Node.self, from: Data(json.utf8)), in: "")
+    }
+
     /// The package's test binary: the one `*.xctest` in its build's bin folder.
+    /// SwiftPM's default build folder holds the debug build as `.build/debug` (a link to the platform's folder), where
+    /// it is found without loading the package; `swift build --show-bin-path` says where when it is not there.
     private func testBinary(package: String, context: SuiteContext) async throws -> String {
-        let output = try await context.output(
-            of: "swift build --show-bin-path --package-path \(ShellWord.quote(package))", line: swiftpm.line,
-            what: "suite.swiftpm")
-        let bin = output.text.split(whereSeparator: \.isNewline).last.map(String.init) ?? ""
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: bin)) ?? []).filter {
-            $0.hasSuffix(".xctest")
-        }.sorted()
-        guard let name = names.first else {
+        func binaries(in folder: String) -> [String] {
+            ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { $0.hasSuffix(".xctest") }
+                .sorted()
+        }
+        var bin = "\(package)/.build/debug"
+        if binaries(in: bin).isEmpty {
+            let output = try await context.output(
+                of: "swift build --show-bin-path --package-path \(ShellWord.quote(package))", line: swiftpm.line,
+                what: "suite.swiftpm")
+            bin = output.text.split(whereSeparator: \.isNewline).last.map(String.init) ?? ""
+        }
+        guard let name = binaries(in: bin).first else {
             throw ConfigError(
                 .commandFailed,
                 file: context.configPath, line: swiftpm.line,

@@ -17,6 +17,13 @@ enum TestListing {
         let output = try await self.output(
             of: command, directory: directory, environment: environment, timeout: timeout, file: file, line: line,
             what: what)
+        return try ids(in: output, of: command, file: file, line: line, what: what)
+    }
+
+    /// The ids in what `command` printed (`output`): every line that is not blank, checked, none twice.
+    static func ids(
+        in output: (text: String, said: String), of command: String, file: String, line: Int, what: String
+    ) throws -> [String] {
         var seen = Set<String>()
         var ids: [String] = []
         // Lines end at a line feed (CRLF is one character to Swift); a carriage return anywhere else is refused.

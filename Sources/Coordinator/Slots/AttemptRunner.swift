@@ -282,6 +282,7 @@ package struct AttemptRunner: Sendable {
             let startup = startup(of: process, running: attempts.map { matched[$0.scenario.id] })
         {
             first.startupMilliseconds = startup
+            first.processMilliseconds = process.durationMilliseconds
             dispositions[0] = .finished(first, reported: reported)
         }
         return dispositions

@@ -30,7 +30,16 @@ struct RunExecution {
     func execute() async throws -> CoordinatorOutcome {
         // Every host builds a Swift package's tests before its slots start (the host that planned the run did already).
         try await settings.buildTests()
-        let (workers, lease) = (settings.workers.value, settings.lease.value)
+        let lease = settings.lease.value
+        let workers =
+            planned.plan.map {
+                BatchSizing.slotsWorthStarting(for: $0.scenarios, workers: settings.workers.value)
+            } ?? settings.workers.value
+        if workers < settings.workers.value {
+            output.note(
+                "\(workers) of \(settings.workers.value) slots work this run: its runner's start-up outweighs its tests "
+                    + "(suite.batch: auto; --verbose says why)")
+        }
         var queue = AttemptQueue(database: database, lease: lease)
         queue.passVerdict = VerdictRule.singleLanePass
         if let plan = planned.plan { queue.remember(plan) }

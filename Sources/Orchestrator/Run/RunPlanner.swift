@@ -46,22 +46,21 @@ package struct RunPlanner {
     }
 
     /// `scenarios` with their batches sized from what their runner costs (`suite.batch: auto`, ``BatchSizing``): the
-    /// tests' expected times and each batch command's start-up on this host, from history. Each choice and its reason
-    /// are logged (`--verbose`).
+    /// tests' expected times and each batch command's cost per process on this host, from history. Each choice and its
+    /// reason are logged (`--verbose`).
     func sizeBatches(_ scenarios: [Scenario], settings: RunSettings, logger: Logger) async throws -> [Scenario] {
         let batched = scenarios.filter { $0.batch != nil }
         let commands = Array(Set(batched.compactMap { $0.batch?.command })).sorted()
         guard !commands.isEmpty else { return scenarios }
         let expected = try await runs.expectedDurations(batched.map(\.id), project: settings.project)
-        let startups = try await runs.startupMilliseconds(
-            of: commands, project: settings.project, host: HostFacts.hostName)
+        let costs = try await runs.runnerCosts(of: commands, project: settings.project, host: HostFacts.hostName)
         let sizing = BatchSizing(slots: settings.workers.value, cores: ProcessInfo.processInfo.activeProcessorCount)
         var chosen: [String: Batch] = [:]
         for command in commands {
             let tests = batched.filter { $0.batch?.command == command }
             guard let bounds = tests.first?.batch else { continue }
             let choice = sizing.choose(
-                bounds, tests: tests.map { expected[$0.id] }, startup: startups[command],
+                bounds, tests: tests.map { expected[$0.id] }, cost: costs[command],
                 share: Double(tests.count) / Double(batched.count))
             chosen[command] = choice.batch
             logger.info(

@@ -23,15 +23,17 @@ struct RoundStatement: PostgresPreparedStatement {
             -- The completions as parallel arrays; absent numbers are -1 and an absent error is ''.
             SELECT u.id, u.token, u.worker, u.port, u.duration_ms, u.outcome, nullif(u.exit_code, -1) AS exit_code,
                    nullif(u.signal, -1) AS signal, nullif(u.pid, -1) AS pid, u.stdout, u.stderr, nullif(u.error, '') AS error,
-                   nullif(u.startup_ms, -1) AS startup_ms
+                   nullif(u.startup_ms, -1) AS startup_ms, nullif(u.process_ms, -1) AS process_ms
             FROM unnest($2::bigint[], $8::uuid[], $9::text[], $10::integer[], $11::bigint[], $12::text[], $13::integer[],
-                        $14::integer[], $15::integer[], $16::text[], $17::text[], $18::text[], $21::bigint[])
-                 AS u(id, token, worker, port, duration_ms, outcome, exit_code, signal, pid, stdout, stderr, error, startup_ms)
+                        $14::integer[], $15::integer[], $16::text[], $17::text[], $18::text[], $21::bigint[], $22::bigint[])
+                 AS u(id, token, worker, port, duration_ms, outcome, exit_code, signal, pid, stdout, stderr, error, startup_ms,
+                      process_ms)
         ), done AS (
             UPDATE attempts a
             SET state = 'finished', finished_at = now(), duration_ms = x.duration_ms, outcome = x.outcome,
                 exit_code = x.exit_code, signal = x.signal, pid = x.pid, stdout = x.stdout, stderr = x.stderr,
-                error = x.error, worker = x.worker, port = x.port, lease_expires_at = NULL, startup_ms = x.startup_ms
+                error = x.error, worker = x.worker, port = x.port, lease_expires_at = NULL, startup_ms = x.startup_ms,
+                process_ms = x.process_ms
             FROM input x
             WHERE a.id = x.id AND a.lease_token = x.token AND a.state = 'running'
             RETURNING a.id, a.run_id, a.project, a.scenario_id, a.attempt, a.expected_ms, a.worker, a.outcome, a.mode, a.probe
@@ -195,7 +197,7 @@ struct RoundStatement: PostgresPreparedStatement {
     var passVerdict: (verdict: Verdict, reason: String)?
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 21)
+        var bindings = PostgresBindings(capacity: 22)
         bindings.append(runID)
         bindings.append(completions.map(\.claimed.id))
         bindings.append(claimants)
@@ -217,6 +219,7 @@ struct RoundStatement: PostgresPreparedStatement {
         bindings.append(passVerdict?.verdict.rawValue ?? "")
         bindings.append(passVerdict?.reason ?? "")
         bindings.append(completions.map { $0.result.startupMilliseconds ?? -1 })
+        bindings.append(completions.map { $0.result.processMilliseconds ?? -1 })
         return bindings
     }
 
@@ -280,11 +283,7 @@ struct CountsStatement: PostgresPreparedStatement {
 struct CompanionsStatement: PostgresPreparedStatement {
     static let sql = """
         WITH slots AS (
-            -- The slots sharing what is queued: every host's, or fewer where the batches are meant to take fewer
-            -- processes ($10, Batch.processes; 0 for none).
-            SELECT CASE WHEN $10::bigint > 0 THEN least($10::bigint, all_slots.n) ELSE all_slots.n END AS n
-            FROM (SELECT greatest($5::bigint, coalesce((SELECT sum(workers) FROM run_members WHERE run_id = $1::uuid), 0))
-                  AS n) all_slots
+            SELECT greatest($5::bigint, coalesce((SELECT sum(workers) FROM run_members WHERE run_id = $1::uuid), 0)) AS n
         ), head AS (
             SELECT rs.batch->>'command' AS command
             FROM attempts a JOIN run_scenarios rs ON rs.run_id = a.run_id AND rs.scenario_id = a.scenario_id
@@ -299,7 +298,9 @@ struct CompanionsStatement: PostgresPreparedStatement {
             WHERE q.run_id = $1::uuid AND q.state = 'queued' AND q.attempt = 1 AND q.mode IS NULL AND NOT q.solo
               AND rs.batch->>'command' = (SELECT command FROM head)
             ORDER BY q.expected_ms DESC NULLS FIRST, q.id
-            LIMIT least($4::bigint, (SELECT n FROM ahead) / (SELECT n FROM slots))
+            -- Near the end a batch takes its share of what is queued, unless the batches were sized to take a few
+            -- processes ($10, Batch.processes; 0 for none), each paying a start-up dearer than its tests.
+            LIMIT CASE WHEN $10::bigint > 0 THEN $4::bigint ELSE least($4::bigint, (SELECT n FROM ahead) / (SELECT n FROM slots)) END
             FOR UPDATE OF q SKIP LOCKED
         ), fitting AS (
             SELECT id FROM (SELECT id, sum(coalesce(expected_ms, 0)) OVER (ORDER BY expected_ms DESC NULLS FIRST, id) AS total

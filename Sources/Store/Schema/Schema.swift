@@ -504,10 +504,11 @@ enum Schema {
         ALTER TABLE attempts ADD COLUMN files_left_out integer NOT NULL DEFAULT 0
         """
 
-    /// Version 18: the time a batched test's process spent outside its tests (its runner's start-up), on the process's
-    /// first attempt, with an index for the recent ones of a project: what `suite.batch: auto` sizes batches from.
+    /// Version 18: the time a batched test's process spent outside its tests (its runner's start-up) and in all, on the
+    /// process's first attempt, with an index for the recent ones of a project: what `suite.batch: auto` sizes batches
+    /// from.
     static let version18 = """
-        ALTER TABLE attempts ADD COLUMN startup_ms bigint;
+        ALTER TABLE attempts ADD COLUMN startup_ms bigint, ADD COLUMN process_ms bigint;
         CREATE INDEX attempts_startup ON attempts (project, finished_at DESC) WHERE startup_ms IS NOT NULL
         """
 

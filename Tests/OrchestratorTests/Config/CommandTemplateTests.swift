@@ -96,6 +96,24 @@ struct CommandTemplateTests {
         }
     }
 
+    @Test("{ids-swift-testing}: exactly the batch's ids match, each followed by nothing or Swift Testing's /location")
+    func swiftTestingFilter() throws {
+        // Ids that share beginnings, ids that are the start of others, and hostile ones.
+        let ids = Self.randomIDs(60, seed: "filter") + ["M.S/f()", "M.S/f(_:)", "M.S/g()", "M.T/f()", "M.S/h", "M.S/f"]
+        let batch = Array(ids.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
+        let pattern = "^\(Batch.alternation(of: batch))(/|$)"
+        let regex = try Regex(pattern)
+        for id in Set(ids) {
+            let wanted = batch.contains(id)
+            #expect(((try? regex.firstMatch(in: id)) != nil) == wanted, "\(id) against \(pattern)")
+            #expect(((try? regex.firstMatch(in: id + "/M.swift:3:2")) != nil) == wanted, "\(id)/location")
+            #expect((try? regex.firstMatch(in: id + "x")) == nil || batch.contains(id + "x"), "\(id)x")
+        }
+        // The command carries it as one shell word.
+        let command = Batch(command: "run --filter {ids-swift-testing}", size: 10, milliseconds: 0).command(for: batch)
+        #expect(command.hasPrefix("run --filter "))
+    }
+
     @Test("what is not a placeholder stays: ${HOME}, {a,b}, an unclosed brace, an escaped one, one in a comment")
     func notPlaceholders() {
         #expect(

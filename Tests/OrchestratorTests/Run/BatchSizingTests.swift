@@ -9,7 +9,7 @@ struct BatchSizingTests {
     @Test("without history: three batches per slot, so that start-up is paid a few times per slot, not per ten tests")
     func noHistory() {
         let choice = BatchSizing(slots: 8, cores: 2).choose(
-            Self.bounds, tests: Array(repeating: nil, count: 880), startup: nil)
+            Self.bounds, tests: Array(repeating: nil, count: 880), cost: nil)
         #expect(choice.processes == 24)
         #expect(choice.batch.size == 37)
         #expect(choice.batch.milliseconds == 600_000)
@@ -21,29 +21,48 @@ struct BatchSizingTests {
     func costlyStartup() {
         // Swift Testing discovering every test of the binary in each process: 500 ms, against 880 tests of 2 ms.
         let choice = BatchSizing(slots: 8, cores: 2).choose(
-            Self.bounds, tests: Array(repeating: 2, count: 880), startup: 500)
+            Self.bounds, tests: Array(repeating: 2, count: 880), cost: RunnerCost(startup: 500))
         #expect(choice.processes == 2)
-        #expect(choice.batch.size >= 440)
-        #expect(choice.batch.milliseconds >= 880)
+        // An even share each, by count; the end of the queue is not cut up for the 6 idle slots.
+        #expect(choice.batch.size == 440)
+        #expect(choice.batch.milliseconds == Self.bounds.milliseconds)
         #expect(choice.reason.contains("one batch per processor"))
-        #expect(choice.batch.processes == 2, "the end of the queue is shared among 2, not cut up for 8 slots")
+        #expect(choice.batch.processes == 2)
     }
 
     @Test("start-up at most a tenth of each batch where the tests allow it, and no more batches than that")
     func startupShare() {
         // pytest importing for 1 s; 770 tests, 60 s together: 6 batches of at least 9 s of tests each.
         let tests: [Int64?] = Array(repeating: 60_000 / 770, count: 770)
-        let choice = BatchSizing(slots: 8, cores: 2).choose(Self.bounds, tests: tests, startup: 1_000)
+        let choice = BatchSizing(slots: 8, cores: 2).choose(Self.bounds, tests: tests, cost: RunnerCost(startup: 1_000))
         #expect(choice.processes == 6)
         let total = tests.compactMap { $0 }.reduce(0, +)
         #expect(total / Int64(choice.processes) >= 9_000)
         #expect(choice.reason.contains("at most 10% of each batch"))
     }
 
+    @Test("tests that run in parallel inside their process cost what the process took, not what their times add up to")
+    func parallelInside() {
+        // Swift Testing: 880 tests of 80 ms each by their own times, run in parallel inside processes whose time less
+        // start-up came to 1 ms per test.
+        let sizing = BatchSizing(slots: 8, cores: 2)
+        let tests: [Int64?] = Array(repeating: 80, count: 880)
+        let parallel = sizing.choose(Self.bounds, tests: tests, cost: RunnerCost(startup: 200, perTest: 1))
+        #expect(parallel.processes == 2)
+        #expect(parallel.batch.size == 440)
+        let serial = sizing.choose(Self.bounds, tests: tests, cost: RunnerCost(startup: 200))
+        #expect(serial.processes == 24)
+        // A runner that keeps both processors busy itself needs one process, not one per processor.
+        let busy = sizing.choose(Self.bounds, tests: tests, cost: RunnerCost(startup: 200, perTest: 1, concurrency: 2))
+        #expect(busy.processes == 1)
+        #expect(busy.batch.size == 880)
+        #expect(busy.reason.contains("runs 2.0 tests at once itself"))
+    }
+
     @Test("a cheap start-up against long tests: three batches per slot, bounded in time so that none runs long")
     func cheapStartup() {
         let choice = BatchSizing(slots: 8, cores: 8).choose(
-            Self.bounds, tests: Array(repeating: 1_000, count: 100), startup: 50)
+            Self.bounds, tests: Array(repeating: 1_000, count: 100), cost: RunnerCost(startup: 50))
         #expect(choice.processes == 24)
         // An even share of the 100 s is 4.2 s, with a quarter of room for packing.
         #expect(choice.batch.milliseconds == 5_208)
@@ -54,7 +73,7 @@ struct BatchSizingTests {
     func boundsAndUnknowns() {
         let bounded = Batch(command: "run {ids}", size: 10, milliseconds: 5_000)
         let choice = BatchSizing(slots: 2, cores: 2).choose(
-            bounded, tests: [100, 300, nil, nil] + Array(repeating: 200, count: 96), startup: 10)
+            bounded, tests: [100, 300, nil, nil] + Array(repeating: 200, count: 96), cost: RunnerCost(startup: 10))
         #expect(choice.batch.size <= 10)
         #expect(choice.batch.milliseconds <= 5_000)
         // 100 tests of 200 ms (the unknown two as the median), sized for 6 batches; the bound of 10 tests makes 10.
@@ -64,22 +83,42 @@ struct BatchSizingTests {
     @Test("two batch commands (XCTest and Swift Testing in one package) share the slots by their tests")
     func sharedSlots() {
         let sizing = BatchSizing(slots: 2, cores: 2)
-        let half = sizing.choose(Self.bounds, tests: Array(repeating: nil, count: 5), startup: nil, share: 0.5)
+        let half = sizing.choose(Self.bounds, tests: Array(repeating: nil, count: 5), cost: nil, share: 0.5)
         #expect(half.processes == 3)
         #expect(half.batch.size == 2)
         #expect(half.reason.contains("50% of the batched tests"))
         // Costly start-up: at least one process each.
-        let costly = sizing.choose(Self.bounds, tests: Array(repeating: 1, count: 5), startup: 1_000, share: 0.2)
+        let costly = sizing.choose(
+            Self.bounds, tests: Array(repeating: 1, count: 5), cost: RunnerCost(startup: 1_000), share: 0.2)
         #expect(costly.processes == 1)
         #expect(costly.batch.size == 5)
+    }
+
+    @Test("slots worth starting: the batches' processes when every test is in such a batch, else every slot")
+    func slotsWorthStarting() {
+        func scenario(_ id: String, _ batch: Batch?) -> Scenario {
+            Scenario(id: id, name: id, command: "x", timeoutMilliseconds: 1_000, batch: batch)
+        }
+        var swiftTesting = Batch(command: "st {ids}", size: 500, milliseconds: 60_000)
+        swiftTesting.processes = 2
+        var xctest = Batch(command: "xc {ids}", size: 500, milliseconds: 60_000)
+        xctest.processes = 1
+        let both = [scenario("a", swiftTesting), scenario("b", swiftTesting), scenario("c", xctest)]
+        #expect(BatchSizing.slotsWorthStarting(for: both, workers: 8) == 3)
+        #expect(BatchSizing.slotsWorthStarting(for: both, workers: 2) == 2)
+        // A test outside such a batch may need any slot.
+        #expect(BatchSizing.slotsWorthStarting(for: both + [scenario("d", nil)], workers: 8) == 8)
+        xctest.processes = nil
+        #expect(BatchSizing.slotsWorthStarting(for: both.dropLast() + [scenario("c", xctest)], workers: 8) == 8)
+        #expect(BatchSizing.slotsWorthStarting(for: [], workers: 8) == 8)
     }
 
     @Test("never more processes than tests, never a batch of nothing")
     func fewTests() {
         let sizing = BatchSizing(slots: 8, cores: 2)
-        #expect(sizing.choose(Self.bounds, tests: [nil, nil, nil], startup: nil).batch.size == 1)
-        #expect(sizing.choose(Self.bounds, tests: [nil, nil, nil], startup: nil).processes == 3)
-        #expect(sizing.choose(Self.bounds, tests: [5], startup: 10_000).batch.size == 1)
-        #expect(sizing.choose(Self.bounds, tests: [], startup: nil).processes == 0)
+        #expect(sizing.choose(Self.bounds, tests: [nil, nil, nil], cost: nil).batch.size == 1)
+        #expect(sizing.choose(Self.bounds, tests: [nil, nil, nil], cost: nil).processes == 3)
+        #expect(sizing.choose(Self.bounds, tests: [5], cost: RunnerCost(startup: 10_000)).batch.size == 1)
+        #expect(sizing.choose(Self.bounds, tests: [], cost: nil).processes == 0)
     }
 }

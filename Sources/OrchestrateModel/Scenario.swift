@@ -162,7 +162,6 @@ package struct Batch: Sendable, Codable, Hashable {
         }
     }
 
-    /// `text` matched literally by a regular expression (POSIX extended and ICU alike).
     /// A group that matches exactly `ids`, with their common beginnings shared — `(?:M\.S/(?:a\(\)|b\(\)))` — so that
     /// a regex engine that tries alternatives one by one (Swift's, behind Swift Testing's `--filter`, which it tries
     /// against every test of the binary) rules out a test at its first differing character instead of trying every id:
@@ -201,6 +200,7 @@ package struct Batch: Sendable, Codable, Hashable {
         return "(?:" + pattern(root) + ")"
     }
 
+    /// `text` matched literally by a regular expression (POSIX extended and ICU alike).
     package static func regexEscaped(_ text: String) -> String {
         var escaped = ""
         for character in text {

@@ -51,7 +51,9 @@ package actor TestPostgres {
     }
 
     private static func start() async throws -> (EmbeddedCluster, SupervisedProcess) {
-        removeStaleClusters()
+        // A whole test run's cluster holds hundreds of databases: removing one left behind takes a while on a busy
+        // disk, and nothing waits for it (on a pool thread it held every test back until it was done).
+        Thread.detachNewThread { removeStaleClusters() }
         let root = "/tmp/orch-test-\(getpid())-\(UInt16.random(in: 0...UInt16.max))"
         try FileManager.default.createDirectory(atPath: root, withIntermediateDirectories: true)
         chmod(root, 0o755)

@@ -80,9 +80,13 @@ struct SwiftPMSuite: SuiteSource {
                 of: "exec \(executable) --dump-tests-json", line: swiftpm.line, what: what)
             async let swiftTesting = context.output(
                 of: "exec \(executable) --testing-library swift-testing --list-tests", line: swiftpm.line, what: what)
+            let functions = try await swiftTesting.text.split(whereSeparator: \.isNewline)
+            // A Swift Testing id names a function with its parameter list; anything else is not such a listing (a
+            // binary without Swift Testing taking the flags for something else).
+            guard functions.allSatisfy({ $0.hasSuffix(")") }) else { throw ListingUnread() }
             let text =
                 try Self.xctestIDs(json: try await xctest.text).joined(separator: "\n") + "\n"
-                + (try await swiftTesting.text)
+                + functions.joined(separator: "\n")
             return try TestListing.ids(
                 in: (text, ""), of: listing, file: context.configPath, line: swiftpm.line, what: what)
         } catch {
@@ -91,6 +95,8 @@ struct SwiftPMSuite: SuiteSource {
                 line: swiftpm.line, what: what)
         }
     }
+
+    private struct ListingUnread: Error {}
 
     /// XCTest's tests in its `--dump-tests-json` listing (bundle, class, test): `Module.Class/test`, as `swift test
     /// list` names them.

@@ -102,7 +102,7 @@ package struct AttemptRunner: Sendable {
             environment[variable.testRunnerName] = value
         }
 
-        let timeout = attempts.reduce(0) { $0 + $1.scenario.timeoutMilliseconds }
+        let timeout = Self.timeLimit(of: attempts)
         let text =
             attempts.count > 1
             ? claimed.scenario.batch?.command(for: attempts.map(\.scenario.id)) ?? claimed.scenario.command
@@ -286,6 +286,18 @@ package struct AttemptRunner: Sendable {
             dispositions[0] = .finished(first, reported: reported)
         }
         return dispositions
+    }
+
+    /// The time limit of a process running `attempts`: the sum of their limits, or — when every one of them has been
+    /// seen — the longest limit and three times what they are expected to take together, whichever is less (a batch
+    /// of hundreds would otherwise hold its slot for days on a test that hangs; what it did not report runs again
+    /// alone).
+    package static func timeLimit(of attempts: [ClaimedAttempt]) -> Int64 {
+        let sum = attempts.reduce(0) { $0 + $1.scenario.timeoutMilliseconds }
+        let expected = attempts.compactMap(\.expectedMilliseconds)
+        guard attempts.count > 1, expected.count == attempts.count else { return sum }
+        let longest = attempts.map(\.scenario.timeoutMilliseconds).max() ?? 0
+        return min(sum, longest + 3 * expected.reduce(0, +))
     }
 
     /// The time a process spent outside its tests, when its report timed all of them (`tests`: each test it ran, as

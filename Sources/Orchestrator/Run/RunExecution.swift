@@ -31,9 +31,11 @@ struct RunExecution {
         // Every host builds a Swift package's tests before its slots start (the host that planned the run did already).
         try await settings.buildTests()
         let lease = settings.lease.value
+        // A compare run's lanes never join a batch, and run on different slots.
         let workers =
-            planned.plan.map {
-                BatchSizing.slotsWorthStarting(for: $0.scenarios, workers: settings.workers.value)
+            planned.plan.flatMap { plan in
+                settings.mode.value == .compare
+                    ? nil : BatchSizing.slotsWorthStarting(for: plan.scenarios, workers: settings.workers.value)
             } ?? settings.workers.value
         if workers < settings.workers.value {
             output.note(

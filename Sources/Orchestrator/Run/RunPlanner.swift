@@ -45,6 +45,9 @@ package struct RunPlanner {
         return plan
     }
 
+    /// What a batch's ids may take of its command, in bytes (a tenth under Linux's limit on one argument).
+    static let commandBytes = 115_000
+
     /// `scenarios` with their batches sized from what their runner costs (`suite.batch: auto`, ``BatchSizing``): the
     /// tests' expected times and each batch command's cost per process on this host, from history. Each choice and its
     /// reason are logged (`--verbose`).
@@ -58,7 +61,10 @@ package struct RunPlanner {
         var chosen: [String: Batch] = [:]
         for command in commands {
             let tests = batched.filter { $0.batch?.command == command }
-            guard let bounds = tests.first?.batch else { continue }
+            guard var bounds = tests.first?.batch else { continue }
+            // The batch's ids go into one shell word of its command: Linux takes at most 128 KiB in one.
+            let longest = tests.map(\.id.utf8.count).max() ?? 0
+            bounds.size = min(bounds.size, max(Self.commandBytes / (longest + 8), 1))
             let choice = sizing.choose(
                 bounds, tests: tests.map { expected[$0.id] }, cost: costs[command],
                 share: Double(tests.count) / Double(batched.count))

@@ -78,4 +78,24 @@ struct StartupTests {
             try Self.startups(Self.junit(["0.6", "0.6"]), format: .junit, ids: ids, wallMilliseconds: 1_000)
                 == [nil, nil])
     }
+
+    @Test(
+        "a batch's time limit: its tests' limits together, or its longest and three times what all are expected to take"
+    )
+    func timeLimit() {
+        func attempt(_ id: String, timeout: Int64, expected: Int64?) -> ClaimedAttempt {
+            ClaimedAttempt(
+                id: 1, runID: UUID(), scenario: Scenario(id: id, name: id, command: "x", timeoutMilliseconds: timeout),
+                attempt: 1, maxAttempts: 1, leaseToken: UUID(), expectedMilliseconds: expected,
+                worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: 1)
+        }
+        // 400 quick tests of 5 minutes each: 33 hours summed; 5 minutes and 2.4 s when all were seen.
+        let seen = (0..<400).map { attempt("t\($0)", timeout: 300_000, expected: 2) }
+        #expect(AttemptRunner.timeLimit(of: seen) == 300_000 + 2_400)
+        // One never seen: nothing to go by but the sum.
+        #expect(AttemptRunner.timeLimit(of: seen + [attempt("new", timeout: 300_000, expected: nil)]) == 401 * 300_000)
+        #expect(AttemptRunner.timeLimit(of: [attempt("alone", timeout: 1_000, expected: 50_000)]) == 1_000)
+        let slow = [attempt("a", timeout: 1_000, expected: 900), attempt("b", timeout: 1_000, expected: 900)]
+        #expect(AttemptRunner.timeLimit(of: slow) == 2_000)
+    }
 }

@@ -6,6 +6,10 @@ package struct BatchSizing: Sendable, Equatable {
     /// At most this share of a batch's process goes to its runner's start-up, when the tests are long enough to allow
     /// it with one process per slot.
     package static let startupShare = 0.1
+    /// What a test is taken to cost, in milliseconds, in a suite without history: its runner's listing time says what
+    /// each process will pay to start, and tests of 20 ms make a process dearer to start than to run for a suite of
+    /// a few hundred, which is where batches of ten lose (the next run knows better).
+    package static let assumedPerTest = 20.0
     /// Batches per slot when start-up is cheap or unknown: the slots finish together (the queue's tail is shared out
     /// too, down to single tests).
     package static let batchesPerSlot = 3
@@ -44,7 +48,10 @@ package struct BatchSizing: Sendable, Equatable {
         let work = cost?.perTest.map { $0 * Double(count) } ?? total.map(Double.init)
         var processes = balance
         let portion = part < 1 ? " (\(Int((part * 100).rounded()))% of the batched tests)" : ""
-        var reason = "\(Self.batchesPerSlot) batches per slot\(portion): "
+        let origin =
+            cost?.assumed == true
+            ? "no history: the listing's time as start-up, \(Int(Self.assumedPerTest)) ms per test; " : ""
+        var reason = origin + "\(Self.batchesPerSlot) batches per slot\(portion): "
         if let startup = cost?.startup, startup > 0, let work {
             // Each batch's tests take at least (1 - share) / share times the start-up.
             let perBatch = Double(startup) * (1 - Self.startupShare) / Self.startupShare
@@ -56,12 +63,13 @@ package struct BatchSizing: Sendable, Equatable {
             if affordable < balance {
                 processes = max(affordable, fewest)
                 reason =
-                    affordable >= fewest
-                    ? "start-up \(startup) ms at most \(percent)% of each batch (\(Int(work)) ms of tests): "
-                    : "start-up \(startup) ms against \(Int(work)) ms of tests: "
-                        + (inside >= 1.5
-                            ? "the runner runs \((inside * 10).rounded() / 10) tests at once itself, \(fewest) batch(es): "
-                            : "one batch per processor (\(fewest)): ")
+                    origin
+                    + (affordable >= fewest
+                        ? "start-up \(startup) ms at most \(percent)% of each batch (\(Int(work)) ms of tests): "
+                        : "start-up \(startup) ms against \(Int(work)) ms of tests: "
+                            + (inside >= 1.5
+                                ? "the runner runs \((inside * 10).rounded() / 10) tests at once itself, \(fewest) batch(es): "
+                                : "one batch per processor (\(fewest)): "))
             } else {
                 reason += "start-up \(startup) ms is under \(percent)% of each (\(Int(work)) ms of tests): "
             }
@@ -119,9 +127,21 @@ package struct RunnerCost: Sendable, Equatable {
     /// Testing does). `nil`: not known.
     package var concurrency: Double?
 
+    /// Taken from the time the runner took to list the tests, with ``BatchSizing/assumedPerTest``: a suite without
+    /// history.
+    package var assumed = false
+
     package init(startup: Int64, perTest: Double? = nil, concurrency: Double? = nil) {
         self.startup = startup
         self.perTest = perTest
         self.concurrency = concurrency
+    }
+
+    /// A suite without history: its runner took `listing` milliseconds to list the tests (it imported or discovered
+    /// them all, as each batch's process will), and each test is taken to cost ``BatchSizing/assumedPerTest``.
+    package static func listing(_ milliseconds: Int64) -> RunnerCost {
+        var cost = RunnerCost(startup: milliseconds, perTest: BatchSizing.assumedPerTest)
+        cost.assumed = true
+        return cost
     }
 }

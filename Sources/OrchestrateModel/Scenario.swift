@@ -133,6 +133,9 @@ package struct Batch: Sendable, Codable, Hashable {
     /// start-up outweighs its tests): each batch fills up to its size, the end of the queue is not shared out among the
     /// slots, and only as many slots start. `nil`: the end of the queue is shared among all the run's slots.
     package var processes: Int?
+    /// How long the runner took to list the suite's tests when the run was planned: its start-up, as far as a suite
+    /// without history can tell (``BatchSizing``).
+    package var listedMilliseconds: Int64?
 
     package init(command: String, size: Int, milliseconds: Int64) {
         self.command = command

@@ -9,9 +9,13 @@ struct ListCommandSuite: SuiteSource {
 
     func scenarios(_ context: SuiteContext, seen: inout Set<String>) async throws -> [Scenario] {
         let suite = context.definition
+        let clock = ContinuousClock()
+        let started = clock.now
         let ids = try await context.ids(of: command, line: line)
+        let listed = (clock.now - started).wholeMilliseconds
         let template = suite.command ?? ""
-        let batch = Batch.takesIDs(template) ? suite.batch.batch(template) : nil
+        var batch = Batch.takesIDs(template) ? suite.batch.batch(template) : nil
+        batch?.listedMilliseconds = listed
         var scenarios: [Scenario] = []
         for id in ids {
             guard seen.insert(id).inserted else {

@@ -32,7 +32,10 @@ struct SwiftPMSuite: SuiteSource {
         let suite = context.definition
         let package = context.resolve(swiftpm.package)
         let binary = try await testBinary(package: package, context: context)
+        let clock = ContinuousClock()
+        let started = clock.now
         var ids = try await listedIDs(binary: binary, package: package, context: context)
+        let listed = (clock.now - started).wholeMilliseconds
         if let filter = swiftpm.filter { ids = ids.filter { (try? filter.firstMatch(in: $0)) != nil } }
         guard !ids.isEmpty else {
             throw ConfigError(
@@ -48,10 +51,11 @@ struct SwiftPMSuite: SuiteSource {
         // Commands run in the config's folder, on any host of the run: the package and its binary are named relative to
         // it.
         let enter = "cd \(ShellWord.quote(swiftpm.package)) || exit 3; "
-        let xctest = suite.batch.batch(
+        var xctest = suite.batch.batch(
             enter
                 + "exec \(ShellWord.quote(String(relative))) {ids-comma} > \"$ORCHESTRATE_ARTIFACTS_DIR/tests.xctest.log\" 2>&1"
         )
+        xctest.listedMilliseconds = listed
         var swiftTesting = xctest
         swiftTesting.command =
             enter

@@ -66,7 +66,8 @@ package struct RunPlanner {
             let longest = tests.map(\.id.utf8.count).max() ?? 0
             bounds.size = min(bounds.size, max(Self.commandBytes / (longest + 8), 1))
             let choice = sizing.choose(
-                bounds, tests: tests.map { expected[$0.id] }, cost: costs[command],
+                bounds, tests: tests.map { expected[$0.id] },
+                cost: costs[command] ?? bounds.listedMilliseconds.map(RunnerCost.listing),
                 share: Double(tests.count) / Double(batched.count))
             chosen[command] = choice.batch
             logger.info(

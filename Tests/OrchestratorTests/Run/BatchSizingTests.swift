@@ -17,6 +17,18 @@ struct BatchSizingTests {
         #expect(choice.batch.processes == nil)
     }
 
+    @Test("without history but with the listing's time: a slow listing means few processes, a quick one many")
+    func listing() {
+        let sizing = BatchSizing(slots: 8, cores: 2)
+        // pytest importing 1,386 tests for 6 s, tests taken at 20 ms: one process per processor.
+        let slow = sizing.choose(Self.bounds, tests: Array(repeating: nil, count: 1_386), cost: .listing(6_000))
+        #expect(slow.processes == 2)
+        #expect(slow.reason.hasPrefix("no history: the listing's time as start-up, 20 ms per test; "))
+        // An XCTest binary listing 560 tests in 30 ms: three batches per slot.
+        let quick = sizing.choose(Self.bounds, tests: Array(repeating: nil, count: 560), cost: .listing(30))
+        #expect(quick.processes == 24)
+    }
+
     @Test("a start-up that dwarfs quick tests: one batch per processor, not per slot")
     func costlyStartup() {
         // Swift Testing discovering every test of the binary in each process: 500 ms, against 880 tests of 2 ms.

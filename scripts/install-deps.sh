@@ -3,7 +3,7 @@
 # PostgreSQL's server programs (for the embedded database and the tests) and python3 (used by tests);
 # with `test`, also headless Chromium and the PyPI packages haralyzer, junitparser and gherkin-official, which the
 # tests open the HTML report, HAR files and JUnit XML with and compare the Gherkin parser with; with `bench`, also
-# wrk, nginx, psql and pgbench for the benchmarks.
+# wrk, nginx, psql and pgbench, and pytest-xdist and hypothesis, for the benchmarks.
 set -eu
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=""
@@ -43,6 +43,12 @@ assert version('gherkin-official') == '$gherkin_official'" >/dev/null 2>&1; then
   echo "installing: haralyzer junitparser kubernetes-validate grafana-foundation-sdk pytest behave gherkin-official==$gherkin_official (PyPI)"
   packages="haralyzer junitparser kubernetes-validate grafana-foundation-sdk pytest behave gherkin-official==$gherkin_official"
   python3 -m pip install -q $packages 2>/dev/null || python3 -m pip install -q --break-system-packages $packages
+fi
+# The benchmarks' real suites: pytest with pytest-xdist (the peer's own parallel mode) and hypothesis (attrs' tests).
+if [ "${1:-}" = bench ] && ! python3 -c "import pytest, xdist, hypothesis" >/dev/null 2>&1; then
+  echo "installing: pytest pytest-xdist hypothesis (PyPI)"
+  python3 -m pip install -q pytest pytest-xdist hypothesis 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages pytest pytest-xdist hypothesis
 fi
 # initdb and postgres refuse to run as root: as root, orchestrate runs them as the 'postgres' user.
 if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then

@@ -21,6 +21,8 @@ struct SwiftPMSuiteTests {
     func package() async throws {
         try await TemporaryDirectory.with { directory in
             try Self.copyFixture(to: directory.file("shop"))
+            // Batches of 3 as they come, not sized from the listing's time (which a loaded machine stretches): which
+            // tests share a process with the one that crashes it decides what runs again alone.
             try directory.write(
                 "shop/orchestrate.yml",
                 """
@@ -29,7 +31,7 @@ struct SwiftPMSuiteTests {
                 suite:
                   swiftpm:
                     package: .
-                  batch: { size: 3 }
+                  batch: { size: 3, auto: false }
                 mock: { mode: live }
                 """)
             let cli = OrchestrateCLI(
@@ -84,7 +86,7 @@ struct SwiftPMSuiteTests {
                 workers: 1
                 suite:
                   swiftpm: { package: ., build: false, filter: "discount|free|passesThenExits" }
-                  batch: { size: 3 }
+                  batch: { size: 3, auto: false }
                   env: { SHOP_EXIT_AFTER_PASSING: "1" }
                 mock: { mode: live }
                 """)

@@ -236,10 +236,13 @@ package struct AttemptRunner: Sendable {
                     attempt.scenario.uri.flatMap { uri in attempt.scenario.line.map { "\(uri):\($0)" } }
                 )
             }, reports)
-        let known = attempts.compactMap { matched[$0.scenario.id]?.seconds }
-        let unknown = attempts.count { matched[$0.scenario.id] != nil && matched[$0.scenario.id]?.seconds == nil }
+        // A report's own times, where they are times at all (a hostile one may say "nan" or 1e300).
+        let known = attempts.compactMap { matched[$0.scenario.id]?.seconds.flatMap(Self.milliseconds) }
+        let unknown = attempts.count {
+            matched[$0.scenario.id] != nil && matched[$0.scenario.id]?.seconds.flatMap(Self.milliseconds) == nil
+        }
         let share =
-            unknown == 0 ? 0 : max(process.durationMilliseconds - Int64(known.reduce(0, +) * 1000), 0) / Int64(unknown)
+            unknown == 0 ? 0 : max(process.durationMilliseconds - known.reduce(0, +), 0) / Int64(unknown)
         let endedWell =
             process.outcome == .passed
             || (process.outcome == .failed && (1...127).contains(process.exitCode ?? 0)
@@ -255,7 +258,7 @@ package struct AttemptRunner: Sendable {
                     ), reported: nil)
             }
             var result = process
-            result.durationMilliseconds = report.seconds.map { Int64(($0 * 1000).rounded()) } ?? share
+            result.durationMilliseconds = report.seconds.flatMap(Self.milliseconds) ?? share
             switch report.status {
             case .failed:
                 result.outcome = .failed
@@ -305,15 +308,23 @@ package struct AttemptRunner: Sendable {
     /// each started (tests may run in parallel inside the process), else less the sum of their times.
     package static func startup(of process: AttemptResult, running tests: [RunnerTestResult?]) -> Int64? {
         let reports = tests.compactMap { $0 }
-        let times = reports.compactMap(\.seconds)
+        let times = reports.compactMap { $0.seconds.flatMap(milliseconds) == nil ? nil : $0.seconds }
         guard !tests.isEmpty, reports.count == tests.count, times.count == tests.count else { return nil }
-        let starts = reports.compactMap(\.startedAt)
+        let starts = reports.compactMap { $0.startedAt.flatMap { $0.isFinite ? $0 : nil } }
         let inside =
             starts.count == reports.count
             ? zip(starts, times).map { $0 + $1 }.max()! - starts.min()!
             : times.reduce(0, +)
-        let outside = process.durationMilliseconds - Int64((inside * 1000).rounded())
+        guard let inside = milliseconds(inside) else { return nil }
+        let outside = process.durationMilliseconds - inside
         return outside >= 0 ? outside : nil
+    }
+
+    /// `seconds` from a report in whole milliseconds, when they are a time at all: finite, not negative, under a
+    /// thousand years (a report is outside data: "nan" or 1e300 would otherwise end the process converting them).
+    static func milliseconds(_ seconds: Double) -> Int64? {
+        guard seconds.isFinite, seconds >= 0, seconds < 3e10 else { return nil }
+        return Int64((seconds * 1000).rounded())
     }
 
     /// `process` as the result of a test whose pass has no evidence: failed (its process's outcome, when that was not a

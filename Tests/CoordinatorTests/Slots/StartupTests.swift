@@ -79,6 +79,16 @@ struct StartupTests {
                 == [nil, nil])
     }
 
+    @Test("a report's times that are no times (nan, inf, 1e300, negative) neither end the process nor teach anything")
+    func hostileTimes() throws {
+        let ids = ["t.test_0", "t.test_1"]
+        for time in ["nan", "inf", "1e300", "-5", "-inf"] {
+            let startups = try Self.startups(
+                Self.junit([time, "0.1"]), format: .junit, ids: ids, wallMilliseconds: 1_000)
+            #expect(startups == [nil, nil], "\(time)")
+        }
+    }
+
     @Test(
         "a batch's time limit: its tests' limits together, or its longest and three times what all are expected to take"
     )

@@ -173,6 +173,27 @@ struct ConfigLoaderTests {
             ])
     }
 
+    @Test(
+        "suite.batch: auto by default, bounds that stay bounds, auto: false to fill them; anything else names its line")
+    func batch() throws {
+        func bounds(_ batch: String) throws -> Batch {
+            let config = try parse("suite:\n  command: run {id}\n  scenarios: [{ id: a }]\n" + batch)
+            return config.suite.batch.batch("run {ids}")
+        }
+        #expect(try parse("suite:\n  scenarios: [{ id: a, command: x }]\n").suite.batch.auto)
+        #expect(try bounds("").size == 10_000)
+        #expect(try bounds("  batch: auto\n").milliseconds == 600_000)
+        let bounded = try bounds("  batch: { size: 50, seconds: 120 }\n")
+        #expect(bounded.size == 50 && bounded.milliseconds == 120_000)
+        #expect(
+            try parse("suite:\n  scenarios: [{ id: a, command: x }]\n  batch: { auto: false }\n").suite.batch.auto
+                == false)
+        #expect(try bounds("  batch: { auto: false }\n").size == 10)
+        #expect(error("suite:\n  scenarios: [{ id: a, command: x }]\n  batch: fast\n").contains("orchestrate.yml:3"))
+        #expect(
+            error("suite:\n  scenarios: [{ id: a, command: x }]\n  batch: fast\n").contains("suite.batch must be auto"))
+    }
+
     @Test("a scenario's mode tag wins over the run's mode")
     func scenarioMode() {
         let scenario = Scenario(id: "a", name: "a", command: "x", tags: ["smoke", "@mock"], timeoutMilliseconds: 1)

@@ -236,11 +236,10 @@ package struct AttemptRunner: Sendable {
                     attempt.scenario.uri.flatMap { uri in attempt.scenario.line.map { "\(uri):\($0)" } }
                 )
             }, reports)
-        // A report's own times, where they are times at all (a hostile one may say "nan" or 1e300).
-        let known = attempts.compactMap { matched[$0.scenario.id]?.seconds.flatMap(Self.milliseconds) }
-        let unknown = attempts.count {
-            matched[$0.scenario.id] != nil && matched[$0.scenario.id]?.seconds.flatMap(Self.milliseconds) == nil
-        }
+        // Each reported test's own time, where it is a time at all (a hostile report may say "nan" or 1e300).
+        let times = matched.mapValues { $0.seconds.flatMap(Self.milliseconds) }
+        let known = times.values.compactMap { $0 }
+        let unknown = times.values.count { $0 == nil }
         let share =
             unknown == 0 ? 0 : max(process.durationMilliseconds - known.reduce(0, +), 0) / Int64(unknown)
         let endedWell =
@@ -258,7 +257,7 @@ package struct AttemptRunner: Sendable {
                     ), reported: nil)
             }
             var result = process
-            result.durationMilliseconds = report.seconds.flatMap(Self.milliseconds) ?? share
+            result.durationMilliseconds = times[attempt.scenario.id].flatMap { $0 } ?? share
             switch report.status {
             case .failed:
                 result.outcome = .failed

@@ -184,8 +184,25 @@ package final class Database: Sendable {
         }
     }
 
+    /// The rows of `statement`, once its transaction has committed. PostgreSQL sends a statement's rows before it
+    /// commits it (at the protocol's Sync), and a commit that fails then (a server that cannot write its WAL dies
+    /// there) never reaches the reader of those rows: an answer acted on — a result taken as recorded, a claim run —
+    /// waits for a COMMIT of its own, which answers only once it is durable.
+    package func committedRows<Statement: PostgresPreparedStatement>(
+        of statement: Statement
+    ) async throws -> [Statement.Row] where Statement.Row: Sendable {
+        try await client.withTransaction(logger: logger) { connection in
+            var rows: [Statement.Row] = []
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+            return rows
+        }
+    }
+
     /// A one-line description of a database error, without the query's bound values.
     package static func describe(_ error: any Error) -> String {
+        if let error = error as? PostgresTransactionError {
+            return describe(error.commitError ?? error.closureError ?? error.beginError ?? error.rollbackError ?? error)
+        }
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] { return message }
             if let underlying = error.underlying { return "\(error.code): \(underlying)" }

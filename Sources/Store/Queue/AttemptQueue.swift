@@ -56,7 +56,7 @@ package struct AttemptQueue: Sendable {
         var acks: [Int64: CompletionAck] = [:]
         var claimedRows: [RoundStatement.Row.Claim] = []
         var counts: QueueCounts?
-        for try await row in try await database.client.execute(statement, logger: database.logger) {
+        for row in try await database.committedRows(of: statement) {
             for ack in row.acks {
                 acks[ack.attemptID] = CompletionAck(
                     accepted: ack.accepted, retryQueued: ack.retryQueued, settled: ack.settled)
@@ -165,8 +165,7 @@ package struct AttemptQueue: Sendable {
             budgetMilliseconds: budgetMilliseconds, owner: head.worker.process.description,
             leaseMilliseconds: leaseMilliseconds,
             host: head.worker.host, processes: Int64(head.scenario.batch?.processes ?? 0))
-        var rows: [CompanionsStatement.Row] = []
-        for try await row in try await database.client.execute(statement, logger: database.logger) { rows.append(row) }
+        let rows = try await database.committedRows(of: statement)
         guard !rows.isEmpty else { return [] }
         let entries = try await planned.entries(of: head.runID, including: rows.map(\.scenarioID), database: database)
         return try rows.sorted { $0.attemptID < $1.attemptID }.map { row in

@@ -1,6 +1,7 @@
 import Foundation
 import OrchestrateModel
 import OrchestrateTesting
+import PostgresNIO
 import Store
 import Synchronization
 import Testing
@@ -82,6 +83,43 @@ struct AttemptQueueTests {
             let report = try await RunStore(database: database).report(runID)
             #expect(report.scenarios[0].attempts.count == 1)
             #expect(report.scenarios[0].attempts[0].outcome == .passed)
+        }
+    }
+
+    /// PostgreSQL answers a statement's rows before it commits it (at the protocol's Sync), and a commit can still fail
+    /// then: a server that cannot write its WAL (a full disk) dies there. A result acknowledged from such rows was never
+    /// recorded, and a claim handed out from them was never made.
+    @Test("a round whose commit fails is not acknowledged: no result taken as recorded, no claim handed out")
+    func commitFails() async throws {
+        try await withTestDatabase { database in
+            let runID = try await plan(database, count: 2)
+            let queue = AttemptQueue(database: database)
+            let worker = WorkerIdentity(host: "h", pid: 1, slot: 1)
+            let claimed = try #require(try await queue.claim(runID: runID, worker: worker, port: 1))
+            // A check that runs only at commit, after the statement has answered with its rows.
+            try await database.client.query(
+                """
+                CREATE FUNCTION refuse_at_commit() RETURNS trigger LANGUAGE plpgsql AS
+                    $$ BEGIN RAISE EXCEPTION 'refused at commit'; END $$
+                """,
+                logger: database.logger)
+            try await database.client.query(
+                """
+                CREATE CONSTRAINT TRIGGER refuse_at_commit AFTER UPDATE ON attempts
+                    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_at_commit()
+                """,
+                logger: database.logger)
+            await #expect(throws: (any Error).self) {
+                try await queue.round(
+                    QueueRound(
+                        runID: runID, completions: [(claimed, passed())],
+                        claimants: [Claimant(worker: worker, port: 1)]))
+            }
+            try await database.client.query("DROP TRIGGER refuse_at_commit ON attempts", logger: database.logger)
+            // Nothing of the round was kept: the attempt still runs under its lease, the other is still queued.
+            let counts = try await queue.counts(runID: runID)
+            #expect(counts.running == 1 && counts.queued == 1, "\(counts)")
+            #expect(try await queue.complete(claimed, result: passed()).accepted)
         }
     }
 

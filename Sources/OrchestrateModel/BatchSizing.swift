@@ -60,7 +60,14 @@ package struct BatchSizing: Sendable, Equatable {
             let fewest = max(Int((Double(min(slots, cores)) * part / inside).rounded()), 1)
             let affordable = Int(work / perBatch)
             let percent = Int(Self.startupShare * 100)
-            if affordable < balance {
+            if cost?.assumed == true, inside >= 1.5 {
+                // Without history a test's cost is a guess, and a runner that keeps the processors busy itself loses
+                // nothing by running them all in one process per processor's worth; more pay its start-up again.
+                processes = fewest
+                reason =
+                    "no history: the runner runs \((inside * 10).rounded() / 10) tests at once itself, \(fewest) "
+                    + "batch(es) until history says what its tests cost: "
+            } else if affordable < balance {
                 processes = max(affordable, fewest)
                 reason =
                     origin
@@ -139,8 +146,9 @@ package struct RunnerCost: Sendable, Equatable {
 
     /// A suite without history: its runner took `listing` milliseconds to list the tests (it imported or discovered
     /// them all, as each batch's process will), and each test is taken to cost ``BatchSizing/assumedPerTest``.
-    package static func listing(_ milliseconds: Int64) -> RunnerCost {
-        var cost = RunnerCost(startup: milliseconds, perTest: BatchSizing.assumedPerTest)
+    /// `concurrency`: the tests a process runs at once, where the runner runs them in parallel itself.
+    package static func listing(_ milliseconds: Int64, concurrency: Double? = nil) -> RunnerCost {
+        var cost = RunnerCost(startup: milliseconds, perTest: BatchSizing.assumedPerTest, concurrency: concurrency)
         cost.assumed = true
         return cost
     }

@@ -136,6 +136,13 @@ package struct Batch: Sendable, Codable, Hashable {
     /// How long the runner took to list the suite's tests when the run was planned: its start-up, as far as a suite
     /// without history can tell (``BatchSizing``).
     package var listedMilliseconds: Int64?
+    /// How many tests the runner has for this command in all, where the run holds every one of them: a batch of all of
+    /// them is run without naming them (`{ids-swift-testing}` becomes `.`). Swift Testing tries its `--filter` against
+    /// every test of the binary, which costs hundreds of milliseconds for a few hundred ids. `nil`: always named.
+    package var whole: Int?
+    /// `true`: the runner runs a process's tests several at once itself, on every processor (Swift Testing does), so a
+    /// few processes keep the host busy.
+    package var parallel: Bool?
 
     package init(command: String, size: Int, milliseconds: Int64) {
         self.command = command
@@ -158,11 +165,24 @@ package struct Batch: Sendable, Codable, Hashable {
             case "ids": ids
             case "ids-regex": ["^(\(ids.map(Self.regexEscaped).joined(separator: "|")))$"]
             case "ids-comma": [ids.joined(separator: ",")]
-            case "ids-swift-testing": ["^\(Self.alternation(of: ids))(/|$)"]
+            case "ids-swift-testing": [ids.count == whole ? "." : "^\(Self.alternation(of: ids))(/|$)"]
             case "ids-only-testing": ids.map { "-only-testing:\($0)" }
             default: nil
             }
         }
+    }
+
+    /// The most of `ids` a batch of this command holds, for each shell word its ids make to stay under `bytes` (Linux
+    /// takes at most 128 KiB in one): Swift Testing's filter alone shares the ids' common beginnings, and may hold them
+    /// all.
+    package func largestSize(of ids: [String], bytes: Int) -> Int {
+        let others = Self.placeholders.filter { $0 != "{ids-swift-testing}" }
+        if command.contains("{ids-swift-testing}"), !others.contains(where: command.contains),
+            Self.alternation(of: ids).utf8.count + 16 <= bytes
+        {
+            return max(ids.count, 1)
+        }
+        return max(bytes / ((ids.map(\.utf8.count).max() ?? 0) + 8), 1)
     }
 
     /// A group that matches exactly `ids`, with their common beginnings shared — `(?:M\.S/(?:a\(\)|b\(\)))` — so that

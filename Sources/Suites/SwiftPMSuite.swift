@@ -34,8 +34,9 @@ struct SwiftPMSuite: SuiteSource {
         let binary = try await testBinary(package: package, context: context)
         let clock = ContinuousClock()
         let started = clock.now
-        var ids = try await listedIDs(binary: binary, package: package, context: context)
+        let all = try await listedIDs(binary: binary, package: package, context: context)
         let listed = (clock.now - started).wholeMilliseconds
+        var ids = all
         if let filter = swiftpm.filter { ids = ids.filter { (try? filter.firstMatch(in: $0)) != nil } }
         guard !ids.isEmpty else {
             throw ConfigError(
@@ -61,9 +62,13 @@ struct SwiftPMSuite: SuiteSource {
             enter
             + "exec \(ShellWord.quote(String(relative))) --testing-library swift-testing --filter {ids-swift-testing} "
             + "--event-stream-output-path \"$ORCHESTRATE_ARTIFACTS_DIR/events.jsonl\" --event-stream-version 0"
+        // Swift Testing runs the tests of a process in parallel (XCTest, one after another).
+        swiftTesting.parallel = true
+        // Every Swift Testing test of the binary in one batch needs no filter.
+        let swiftTestingIDs = ids.count(where: Self.isSwiftTesting)
+        if swiftTestingIDs == all.count(where: Self.isSwiftTesting) { swiftTesting.whole = swiftTestingIDs }
         return ids.map { id in
-            // Swift Testing names a function with its parameter list: `func()`, `add(_:to:)`.
-            let batch = id.hasSuffix(")") ? swiftTesting : xctest
+            let batch = Self.isSwiftTesting(id) ? swiftTesting : xctest
             return Scenario(
                 id: id, name: id, command: batch.command(for: [id]),
                 timeoutMilliseconds: suite.timeout.wholeMilliseconds,
@@ -71,6 +76,9 @@ struct SwiftPMSuite: SuiteSource {
                 batch: batch)
         }
     }
+
+    /// Swift Testing names a function with its parameter list: `func()`, `add(_:to:)`.
+    static func isSwiftTesting(_ id: String) -> Bool { id.hasSuffix(")") }
 
     /// The package's test ids, listed by its test binary itself (XCTest's `--dump-tests-json`, then Swift Testing's
     /// `--list-tests`) in milliseconds, where `swift test list` first loads the package (half a second and more); by
@@ -87,7 +95,7 @@ struct SwiftPMSuite: SuiteSource {
             let functions = try await swiftTesting.text.split(whereSeparator: \.isNewline)
             // A Swift Testing id names a function with its parameter list; anything else is not such a listing (a
             // binary without Swift Testing taking the flags for something else).
-            guard functions.allSatisfy({ $0.hasSuffix(")") }) else { throw ListingUnread() }
+            guard functions.allSatisfy({ Self.isSwiftTesting(String($0)) }) else { throw ListingUnread() }
             let text =
                 try Self.xctestIDs(json: try await xctest.text).joined(separator: "\n") + "\n"
                 + functions.joined(separator: "\n")

@@ -98,6 +98,29 @@ struct SwiftPMSuiteTests {
             #expect(
                 exiter.stdout.contains("its report says it passed, but its process did not end well"),
                 "\(exiter.stdout)")
+
+            // Batches sized by orchestrate, without history (a project of its own): Swift Testing runs a process's
+            // tests in parallel itself, so its tests share one process, run without naming them.
+            try directory.write(
+                "shop/orchestrate.yml",
+                """
+                project: shop-sized
+                workers: 4
+                suite:
+                  swiftpm: { package: ., build: false }
+                mock: { mode: live }
+                """)
+            let sized = try await cli.run(["run", "--progress", "none", "--verbose"])
+            #expect(sized.exitCode == 1, "\(sized.stdout)\(sized.stderr)")
+            #expect(sized.stderr.contains("tests at once itself, 1 batch(es)"), "\(sized.stderr)")
+            let sizedID = try #require(sized.stdout.split(separator: " ").dropFirst().first.map(String.init))
+            let processes = try await queryRows(
+                cli.environment["ORCHESTRATE_DATABASE_URL"]!,
+                "SELECT count(DISTINCT pid) FROM attempts WHERE run_id = '\(sizedID)' AND attempt = 1 AND scenario_id LIKE '%)'",
+                as: Int64.self)
+            #expect(processes == [1], "Swift Testing's processes: \(processes)")
+            let total = try await cli.run(["logs", sizedID, "ShopTests.PriceTests/total()"])
+            #expect(total.stdout.contains("seven is not eight"), "\(total.stdout)")
         }
     }
 

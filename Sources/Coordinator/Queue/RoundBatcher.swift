@@ -50,6 +50,9 @@ package final class RoundBatcher: Sendable {
         var draining = false
         /// Moving average of recent attempt durations; `nil` until the first result.
         var averageMilliseconds: Double?
+        /// Whether the run's tests run in batches: then none is claimed ahead. A test claimed ahead would head a process
+        /// of its own (companions come from the queue), where its batch was sized for a few.
+        var batched = false
         /// A round that failed for good: every later request fails with it.
         var failure: (any Error)?
         /// The results of the rounds that failed, and of those handed in after: never recorded in the queue.
@@ -108,6 +111,7 @@ package final class RoundBatcher: Sendable {
     package func finish(_ claimed: ClaimedAttempt, result: AttemptResult) {
         let lead = state.withLock { state -> Bool in
             state.completions.append((claimed, result))
+            if claimed.scenario.batch != nil { state.batched = true }
             let average = state.averageMilliseconds ?? Double(result.durationMilliseconds)
             state.averageMilliseconds = average * 0.8 + Double(result.durationMilliseconds) * 0.2
             return Self.startDraining(&state)
@@ -339,8 +343,10 @@ package final class RoundBatcher: Sendable {
                 for waiter in state.waiters { state.inFlight[waiter.id] = waiter.continuation }
                 state.waiters.removeAll(keepingCapacity: true)
             }
-            let aheadWanted = max(
-                workers * Self.aheadPerSlot(averageMilliseconds: state.averageMilliseconds) - state.ahead.count, 0)
+            let aheadWanted =
+                state.batched
+                ? 0
+                : max(workers * Self.aheadPerSlot(averageMilliseconds: state.averageMilliseconds) - state.ahead.count, 0)
             return (state.completions, state.waiters, aheadWanted)
         }
     }

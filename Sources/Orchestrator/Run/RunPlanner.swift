@@ -62,12 +62,13 @@ package struct RunPlanner {
         for command in commands {
             let tests = batched.filter { $0.batch?.command == command }
             guard var bounds = tests.first?.batch else { continue }
-            // The batch's ids go into one shell word of its command: Linux takes at most 128 KiB in one.
-            let longest = tests.map(\.id.utf8.count).max() ?? 0
-            bounds.size = min(bounds.size, max(Self.commandBytes / (longest + 8), 1))
+            bounds.size = min(bounds.size, bounds.largestSize(of: tests.map(\.id), bytes: Self.commandBytes))
             let choice = sizing.choose(
                 bounds, tests: tests.map { expected[$0.id] },
-                cost: costs[command] ?? bounds.listedMilliseconds.map(RunnerCost.listing),
+                cost: costs[command]
+                    ?? bounds.listedMilliseconds.map {
+                        RunnerCost.listing($0, concurrency: bounds.parallel == true ? Double(sizing.cores) : nil)
+                    },
                 share: Double(tests.count) / Double(batched.count))
             chosen[command] = choice.batch
             logger.info(

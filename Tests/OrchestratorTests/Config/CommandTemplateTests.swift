@@ -114,6 +114,24 @@ struct CommandTemplateTests {
         #expect(command.hasPrefix("run --filter "))
     }
 
+    @Test("a batch of every test the runner has is not named (Swift Testing's filter is dear), fewer are")
+    func wholeSuite() {
+        var batch = Batch(command: "run --filter {ids-swift-testing}", size: 10, milliseconds: 0)
+        batch.whole = 3
+        #expect(batch.command(for: ["M.S/a()", "M.S/b()", "M.S/c()"]) == "run --filter .")
+        #expect(batch.command(for: ["M.S/a()", "M.S/b()"]) == "run --filter '^(?:M\\.S/(?:a\\(\\)|b\\(\\)))(/|$)'")
+    }
+
+    @Test("a batch's ids fit one shell word: Swift Testing's shared beginnings hold hundreds, a flat list fewer")
+    func largestSize() {
+        let ids = (0..<900).map { "GraphQLTests.SomeLongSuiteName\($0 % 9)Tests/aTestWithAFairlyLongName\($0)()" }
+        let swiftTesting = Batch(command: "run --filter {ids-swift-testing}", size: 10_000, milliseconds: 0)
+        #expect(swiftTesting.largestSize(of: ids, bytes: 115_000) == 900)
+        let comma = Batch(command: "run {ids-comma}", size: 10_000, milliseconds: 0)
+        #expect(comma.largestSize(of: ids, bytes: 115_000) == 115_000 / (ids.map(\.utf8.count).max()! + 8))
+        #expect(swiftTesting.largestSize(of: ids, bytes: 2_000) < 900)
+    }
+
     @Test("what is not a placeholder stays: ${HOME}, {a,b}, an unclosed brace, an escaped one, one in a comment")
     func notPlaceholders() {
         #expect(

@@ -29,6 +29,21 @@ struct BatchSizingTests {
         #expect(quick.processes == 24)
     }
 
+    @Test("without history, a runner that runs its tests in parallel itself (Swift Testing): one process per its width")
+    func parallelRunnerWithoutHistory() {
+        // 881 tests listed in 150 ms by a runner that keeps both processors busy: one process, not one per 20 ms guess.
+        let two = BatchSizing(slots: 8, cores: 2).choose(
+            Self.bounds, tests: Array(repeating: nil, count: 881), cost: .listing(150, concurrency: 2))
+        #expect(two.processes == 1)
+        #expect(two.batch.processes == 1)
+        #expect(two.batch.size == 881)
+        #expect(two.reason.hasPrefix("no history: the runner runs 2.0 tests at once itself, 1 batch(es)"))
+        // The same runner told to run one test at a time (concurrency 1): batches by the 20 ms guess, as for XCTest.
+        let serial = BatchSizing(slots: 8, cores: 2).choose(
+            Self.bounds, tests: Array(repeating: nil, count: 881), cost: .listing(150, concurrency: 1))
+        #expect(serial.processes > 1)
+    }
+
     @Test("a start-up that dwarfs quick tests: one batch per processor, not per slot")
     func costlyStartup() {
         // Swift Testing discovering every test of the binary in each process: 500 ms, against 880 tests of 2 ms.

@@ -2,8 +2,8 @@
 # Installs what orchestrate needs on a fresh Debian/Ubuntu machine with the Swift toolchain:
 # PostgreSQL's server programs (for the embedded database and the tests) and python3 (used by tests);
 # with `test`, also headless Chromium and the PyPI packages haralyzer, junitparser and gherkin-official, which the
-# tests open the HTML report, HAR files and JUnit XML with and compare the Gherkin parser with; with `bench`, also
-# wrk, nginx, psql and pgbench, and pytest-xdist and hypothesis, for the benchmarks.
+# tests open the HTML report, HAR files and JUnit XML with and compare the Gherkin parser with, and pgbouncer; with
+# `bench`, also wrk, nginx, psql, pgbench and pgbouncer, and pytest-xdist and hypothesis, for the benchmarks.
 set -eu
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=""
@@ -19,6 +19,8 @@ if [ "${1:-}" = test ]; then
   command -v ip >/dev/null 2>&1 || [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || missing="$missing iproute2"
   command -v unshare >/dev/null 2>&1 || missing="$missing util-linux"
   command -v curl >/dev/null 2>&1 || missing="$missing curl"
+  # PoolerTests run orchestrate through pgbouncer in transaction mode.
+  [ -x /usr/sbin/pgbouncer ] || command -v pgbouncer >/dev/null 2>&1 || missing="$missing pgbouncer"
 fi
 # `install-deps.sh bench`: also the peers the benchmarks measure against.
 if [ "${1:-}" = bench ]; then
@@ -26,6 +28,8 @@ if [ "${1:-}" = bench ]; then
   command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || missing="$missing nginx"
   command -v psql >/dev/null 2>&1 || missing="$missing postgresql-client"
   command -v pgbench >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/pgbench >/dev/null 2>&1 || missing="$missing postgresql-contrib"
+  # (i) puts pgbouncer in transaction mode between a thousand slots and PostgreSQL.
+  [ -x /usr/sbin/pgbouncer ] || command -v pgbouncer >/dev/null 2>&1 || missing="$missing pgbouncer"
 fi
 if [ -n "$missing" ]; then
   echo "installing:$missing"

@@ -92,12 +92,15 @@ package final class Database: Sendable {
         // The queue's prepared statements run thousands of times per run with plans that do not depend on
         // their parameters: plan them once per connection instead of re-planning each execution. Every
         // statement is short: compiling one with JIT costs more than it can save.
-        configuration.options.additionalStartupParameters = [
-            ("plan_cache_mode", "force_generic_plan"), ("jit", "off"),
-            // A result, a claim or a logged exchange acknowledged is one a crash of the server does not lose, whatever
-            // the server's own default.
-            ("synchronous_commit", "on"),
-        ]
+        configuration.options.additionalStartupParameters =
+            endpoint.transactionPooled
+            ? []
+            : [
+                ("plan_cache_mode", "force_generic_plan"), ("jit", "off"),
+                // A result, a claim or a logged exchange acknowledged is one a crash of the server does not lose,
+                // whatever the server's own default.
+                ("synchronous_commit", "on"),
+            ]
         return configuration
     }
 
@@ -167,6 +170,9 @@ package final class Database: Sendable {
                 database: endpoint.database)
         }
         configuration.options.connectTimeout = .seconds(5)
+        // As the pool connects: a pooler that refuses its settings refuses this connection too.
+        configuration.options.additionalStartupParameters =
+            Self.configuration(endpoint, maximumConnections: 1).options.additionalStartupParameters
         while true {
             do {
                 let connection = try await PostgresConnection.connect(
@@ -175,7 +181,10 @@ package final class Database: Sendable {
                 try? await connection.close()
                 return
             } catch {
-                if clock.now + delay > deadline {
+                // A server that answered with a refusal (a setting or a password it does not take, no such database)
+                // says the same next time; one starting up or full of connections may not.
+                let refused = ((error as? PSQLError)?.serverInfo?[.sqlState]).map(Self.refusals.contains) ?? false
+                if refused || clock.now + delay > deadline {
                     throw StoreError(.unreachable, "database \(endpoint) unreachable: \(Self.describe(error))")
                 }
                 try await Task.sleep(for: delay)
@@ -192,11 +201,34 @@ package final class Database: Sendable {
         of statement: Statement
     ) async throws -> [Statement.Row] where Statement.Row: Sendable {
         try await client.withTransaction(logger: logger) { connection in
-            var rows: [Statement.Row] = []
-            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
-            return rows
+            try await rows(of: statement, on: connection)
         }
     }
+
+    /// The rows of `statement`, prepared once per connection — or, through a pooler in transaction mode (whose server
+    /// connections change from one transaction to the next), sent whole each time.
+    package func rows<Statement: PostgresPreparedStatement>(
+        of statement: Statement, on connection: PostgresConnection? = nil
+    ) async throws -> [Statement.Row] where Statement.Row: Sendable {
+        var rows: [Statement.Row] = []
+        if endpoint.transactionPooled {
+            let query = PostgresQuery(unsafeSQL: Statement.sql, binds: try statement.makeBindings())
+            let sequence =
+                if let connection { try await connection.query(query, logger: logger) } else {
+                    try await client.query(query, logger: logger)
+                }
+            for try await row in sequence { rows.append(try statement.decodeRow(row)) }
+        } else if let connection {
+            for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
+        } else {
+            for try await row in try await client.execute(statement, logger: logger) { rows.append(row) }
+        }
+        return rows
+    }
+
+    /// The SQLSTATEs of a connection refused for good: a protocol violation (pgbouncer's unsupported startup
+    /// parameter), a password or role refused, no such database.
+    static let refusals: Set<String> = ["08P01", "28P01", "28000", "3D000"]
 
     /// A one-line description of a database error, without the query's bound values.
     package static func describe(_ error: any Error) -> String {
@@ -204,7 +236,11 @@ package final class Database: Sendable {
             return describe(error.commitError ?? error.closureError ?? error.beginError ?? error.rollbackError ?? error)
         }
         if let error = error as? PSQLError {
-            if let message = error.serverInfo?[.message] { return message }
+            if let message = error.serverInfo?[.message] {
+                guard message.hasPrefix("unsupported startup parameter") else { return message }
+                return message
+                    + " (a pooler in transaction mode, such as pgbouncer's, takes pool_mode=transaction in the database URL)"
+            }
             if let underlying = error.underlying { return "\(error.code): \(underlying)" }
             return "\(error.code)"
         }

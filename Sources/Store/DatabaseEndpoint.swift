@@ -39,6 +39,10 @@ package struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
     package var rootCertificate: String?
     /// A libpq password file to take the password from when none is given (``PasswordFile``), read when connecting.
     package var passwordFile: String?
+    /// The server is a pooler that hands each transaction to any of its server connections (pgbouncer's `pool_mode =
+    /// transaction`; `pool_mode=transaction` in the URL): no statement is prepared once per connection, and no setting
+    /// is sent when connecting (pgbouncer refuses those it does not know).
+    package var transactionPooled = false
 
     package init(
         address: Address, username: String, password: String? = nil, database: String, tls: TLSMode = .prefer,
@@ -70,6 +74,7 @@ package struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
             parameters.append("host=\((path as NSString).deletingLastPathComponent)")
         }
         if let passwordFile { parameters.append("passfile=\(passwordFile)") }
+        if transactionPooled { parameters.append("pool_mode=transaction") }
         return "postgresql://\(username)@\(hostPart)/\(database)"
             + (parameters.isEmpty ? "" : "?" + parameters.joined(separator: "&"))
     }
@@ -112,6 +117,11 @@ package struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
                 .badConfiguration,
                 "database URL: sslmode must be disable, prefer, require, verify-ca or verify-full (got \(sslmode))")
         }
+        let poolMode = query["pool_mode"] ?? "session"
+        guard ["session", "transaction"].contains(poolMode) else {
+            throw StoreError(
+                .badConfiguration, "database URL: pool_mode must be session or transaction (got \(poolMode))")
+        }
         self.init(
             address: host.hasPrefix("/")
                 ? .unixSocket(path: "\(host)/.s.PGSQL.\(port)") : .tcp(host: Self.unbracketed(host), port: port),
@@ -122,6 +132,7 @@ package struct DatabaseEndpoint: Sendable, Equatable, CustomStringConvertible {
             rootCertificate: (query["sslrootcert"] ?? environment["PGSSLROOTCERT"]).flatMap { $0.isEmpty ? nil : $0 },
             passwordFile: query["passfile"].flatMap { $0.isEmpty ? nil : $0 }
         )
+        transactionPooled = poolMode == "transaction"
     }
 
     /// An IPv6 address without the brackets a URL puts around it.

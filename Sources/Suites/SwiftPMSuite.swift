@@ -32,10 +32,18 @@ struct SwiftPMSuite: SuiteSource {
         let suite = context.definition
         let package = context.resolve(swiftpm.package)
         let binary = try await testBinary(package: package, context: context)
-        let clock = ContinuousClock()
-        let started = clock.now
-        let all = try await listedIDs(binary: binary, package: package, context: context)
-        let listed = (clock.now - started).wholeMilliseconds
+        let cache = ListingCache(binary: binary, directory: context.directory)
+        let all: [String]
+        let listed: Int64
+        if let kept = cache?.read(configPath: context.configPath, line: swiftpm.line) {
+            (all, listed) = kept
+        } else {
+            let clock = ContinuousClock()
+            let started = clock.now
+            all = try await listedIDs(binary: binary, package: package, context: context)
+            listed = (clock.now - started).wholeMilliseconds
+            cache?.write(all, milliseconds: listed)
+        }
         var ids = all
         if let filter = swiftpm.filter { ids = ids.filter { (try? filter.firstMatch(in: $0)) != nil } }
         guard !ids.isEmpty else {
@@ -146,5 +154,46 @@ struct SwiftPMSuite: SuiteSource {
                 "suite.swiftpm: no test binary (*.xctest) in \(bin) after the build")
         }
         return "\(bin)/\(name)"
+    }
+}
+
+/// A test binary's listing, kept in the project's `.orchestrate/listings/` with what identifies the binary (its path,
+/// inode, size, modification and change times): a binary not rebuilt since lists the same tests, so a run lists them
+/// again only after a build. The listing's time is kept too: it stands for the runner's start-up in a suite without
+/// history.
+struct ListingCache {
+    let path: String
+    let key: String
+
+    init?(binary: String, directory: String) {
+        var facts = stat()
+        guard stat(binary, &facts) == 0 else { return nil }
+        key =
+            "\(binary)\t\(facts.st_ino) \(facts.st_size) \(facts.st_mtim.tv_sec).\(facts.st_mtim.tv_nsec) "
+            + "\(facts.st_ctim.tv_sec).\(facts.st_ctim.tv_nsec)"
+        // FNV-1a of the path: one file per binary, whatever its path's characters.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in binary.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        path = "\(directory)/.orchestrate/listings/\(String(hash, radix: 16)).txt"
+    }
+
+    /// The ids and the listing's milliseconds, when kept for this very binary; checked as a listing is.
+    func read(configPath: String, line: Int) -> (ids: [String], milliseconds: Int64)? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        let lines = text.split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: false)
+        guard lines.count == 3, lines[0] == key.replacingOccurrences(of: "\n", with: " "),
+            let milliseconds = Int64(lines[1]), milliseconds >= 0,
+            let ids = try? TestListing.ids(
+                in: (String(lines[2]), ""), of: "the kept listing \(path)", file: configPath, line: line,
+                what: "suite.swiftpm's listing"),
+            !ids.isEmpty
+        else { return nil }
+        return (ids, milliseconds)
+    }
+
+    /// Keeps `ids` for the binary; a listing that cannot be kept is listed again next time.
+    func write(_ ids: [String], milliseconds: Int64) {
+        let text = key.replacingOccurrences(of: "\n", with: " ") + "\n\(milliseconds)\n" + ids.joined(separator: "\n")
+        try? AtomicFile.write(text, to: path, permissions: 0o600)
     }
 }

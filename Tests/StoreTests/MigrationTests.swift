@@ -49,6 +49,11 @@ struct MigrationTests {
             verified.description == "postgresql://ci@[fd00::5]:5432/runs?sslmode=verify-full&sslrootcert=/etc/ca.pem")
         #expect(try DatabaseEndpoint(url: "postgres://ci@h/db").tls == .prefer)
         #expect(throws: StoreError.self) { try DatabaseEndpoint(url: "postgres://ci@h/db?sslmode=verify-everything") }
+        // Through a pooler in transaction mode: said in the URL, kept in its description.
+        let pooled = try DatabaseEndpoint(url: "postgres://ci@pool:6432/db?pool_mode=transaction")
+        #expect(pooled.transactionPooled && pooled.description.hasSuffix("?pool_mode=transaction"))
+        #expect(try !DatabaseEndpoint(url: "postgres://ci@h/db?pool_mode=session").transactionPooled)
+        #expect(throws: StoreError.self) { try DatabaseEndpoint(url: "postgres://ci@h/db?pool_mode=statement") }
         // Without a password in the URL or a password file, PGPASSWORD is used, and still never printed.
         #expect(verified.resolvedPassword(environment: ["PGPASSWORD": "from-env"]) == "from-env")
         #expect(!verified.description.contains("from-env"))

@@ -121,6 +121,15 @@ struct SwiftPMSuiteTests {
             #expect(processes == [1], "Swift Testing's processes: \(processes)")
             let total = try await cli.run(["logs", sizedID, "ShopTests.PriceTests/total()"])
             #expect(total.stdout.contains("seven is not eight"), "\(total.stdout)")
+
+            // The listing is kept for the binary it came from: a test added and built is listed.
+            let kept = try FileManager.default.contentsOfDirectory(atPath: directory.file("shop/.orchestrate/listings"))
+            #expect(kept.count == 1, "\(kept)")
+            try directory.write("shop/Tests/ShopTests/AddedTests.swift", "import Testing\n@Test func added() {}\n")
+            try directory.write(
+                "shop/orchestrate.yml", "workers: 1\nsuite:\n  swiftpm: { package: . }\nmock: { mode: live }\n")
+            let relisted = try await cli.run(["scenarios"])
+            #expect(relisted.stdout.contains("ShopTests.added()"), "\(relisted.stdout)\(relisted.stderr)")
         }
     }
 

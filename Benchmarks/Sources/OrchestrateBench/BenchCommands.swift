@@ -91,11 +91,12 @@ enum BenchCommands {
     }
 
     /// Works the run with `slots` slots through ``RoundBatcher`` and ``AttemptQueue`` as a coordinator does, every
-    /// attempt passing at once; returns how many it completed, and when its first claim was asked for and its last
-    /// result acknowledged (seconds since 1970).
+    /// attempt passing at once, with the coordinator's heartbeat (every third of the lease) and reaper (every half);
+    /// returns how many it completed, when its first claim was asked for and its last result acknowledged (seconds
+    /// since 1970), and how long each claim took to answer (milliseconds).
     static func claim(
         runID: UUID, slots: Int, database url: String?, logger: Logger
-    ) async throws -> (Int, Double, Double) {
+    ) async throws -> (completed: Int, start: Double, end: Double, latencies: [Double]) {
         try await ProjectDatabase.open(flag: url, config: here, logger: logger, maximumConnections: 4) { database in
             let queue = AttemptQueue(database: database)
             let process = WorkerIdentity(host: HostFacts.hostName, pid: getpid(), slot: 0)
@@ -104,30 +105,46 @@ enum BenchCommands {
                 runID: runID, workers: slots, process: process, queue: PatientQueue(queue, logger: logger),
                 logger: logger, slotLeases: { [] },
                 onEvent: { event in if case .attemptFinished = event { completed.add(1, ordering: .relaxed) } })
+            let leases = Task {
+                let every = queue.lease / 3
+                var beats = 0
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: every)
+                    _ = try? await queue.heartbeat(tokens: batcher.heldTokens)
+                    beats += 1
+                    if beats % 2 == 0 { _ = try? await queue.reapExpired(runID: runID) }
+                }
+            }
+            defer { leases.cancel() }
             let start = Date().timeIntervalSince1970
-            try await withThrowingTaskGroup(of: Void.self) { group in
+            let latencies = try await withThrowingTaskGroup(of: [Double].self) { group in
                 for slot in 1...slots {
                     group.addTask {
                         let claimant = Claimant(
                             worker: WorkerIdentity(host: process.host, pid: process.pid, slot: slot), port: 0)
+                        var mine: [Double] = []
                         while true {
+                            let asked = ContinuousClock.now
                             let answer = try await batcher.next(for: claimant)
                             if let claimed = answer.claimed {
+                                let took = ContinuousClock.now - asked
+                                mine.append(
+                                    Double(took.components.seconds) * 1000 + Double(took.components.attoseconds) / 1e15)
                                 batcher.finish(
                                     claimed, result: AttemptResult(outcome: .passed, durationMilliseconds: 0))
                                 continue
                             }
                             var counts = answer.counts
                             if counts == nil { counts = try await queue.counts(runID: runID) }
-                            if counts?.isDrained == true { return }
+                            if counts?.isDrained == true { return mine }
                             await batcher.waitForResults(since: answer.recorded, atMost: .milliseconds(100))
                         }
                     }
                 }
-                try await group.waitForAll()
+                return try await group.reduce(into: []) { $0 += $1 }
             }
             try await batcher.flush()
-            return (completed.load(ordering: .relaxed), start, Date().timeIntervalSince1970)
+            return (completed.load(ordering: .relaxed), start, Date().timeIntervalSince1970, latencies)
         }
     }
 

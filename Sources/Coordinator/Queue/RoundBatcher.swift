@@ -173,7 +173,7 @@ package final class RoundBatcher: Sendable {
     /// The leases the batcher holds: what it claimed ahead, and the attempts whose results are not recorded yet — due
     /// with the next round, carried by the round in flight (tried again while the queue does not answer: a lease left
     /// to expire meanwhile is taken back, and the result refused), or kept for the run taken up again.
-    var heldTokens: [UUID] {
+    package var heldTokens: [UUID] {
         state.withLock { state in
             state.ahead.map(\.attempt.leaseToken)
                 + (state.completions + state.sending + state.unrecorded).map(\.claimed.leaseToken)
@@ -343,10 +343,8 @@ package final class RoundBatcher: Sendable {
                 for waiter in state.waiters { state.inFlight[waiter.id] = waiter.continuation }
                 state.waiters.removeAll(keepingCapacity: true)
             }
-            let aheadWanted =
-                state.batched
-                ? 0
-                : max(workers * Self.aheadPerSlot(averageMilliseconds: state.averageMilliseconds) - state.ahead.count, 0)
+            let perSlot = state.batched ? 0 : Self.aheadPerSlot(averageMilliseconds: state.averageMilliseconds)
+            let aheadWanted = max(workers * perSlot - state.ahead.count, 0)
             return (state.completions, state.waiters, aheadWanted)
         }
     }

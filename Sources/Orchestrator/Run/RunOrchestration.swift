@@ -16,7 +16,7 @@ package enum RunOrchestration {
 
     package static func run(_ settings: RunSettings, output: any RunOutput, logger: Logger) async throws -> Int32 {
         settings.log(to: logger)
-        // Asking git (two processes in a repository) overlaps with reading the scenarios and reaching the database.
+        // Asking git (three processes in a repository) overlaps with reaching the database and listing the scenarios.
         let git = settings.role.plans ? Task { await HostFacts.git(in: settings.directory) } : nil
         try RunPreflight.check(settings)
         var server: MetricsServer?
@@ -38,7 +38,7 @@ package enum RunOrchestration {
             let code = try await ProjectDatabase.open(settings.database, logger: logger) { database in
                 let work = RunWork(
                     settings: settings, database: database, output: output, logger: logger, metrics: metrics)
-                switch try await work.arrive(git: await git?.value ?? (nil, nil)) {
+                switch try await work.arrive(git: git) {
                 case .settled(let code): return code
                 case .work(let planned, let joined): return try await work.work(planned, joined: joined)
                 }

@@ -38,7 +38,8 @@ struct RunWork {
         case settled(Int32)
     }
 
-    func arrive(git: (revision: String?, branch: String?)) async throws -> Arrival {
+    /// `git`: the revision and branch a new run is recorded with, asked while the scenarios are listed.
+    func arrive(git: Task<(revision: String?, branch: String?), Never>?) async throws -> Arrival {
         let planner = RunPlanner(runs: runs, output: output)
         let key: String
         switch settings.role {
@@ -78,14 +79,16 @@ struct RunWork {
     }
 
     /// The run the selected scenarios make, not yet stored.
-    private func plan(git: (revision: String?, branch: String?), only ids: Set<String>? = nil) async throws -> RunPlan {
+    private func plan(
+        git: Task<(revision: String?, branch: String?), Never>?, only ids: Set<String>? = nil
+    ) async throws -> RunPlan {
         var scenarios = try settings.selection.select(from: await settings.scenarios(), configPath: settings.configPath)
         if let ids { scenarios = scenarios.filter { ids.contains($0.id) } }
         if settings.sizesBatches {
             scenarios = try await RunPlanner(runs: runs, output: output).sizeBatches(
                 scenarios, settings: settings, logger: logger)
         }
-        return RunPlanner.plan(scenarios, settings: settings, git: git)
+        return RunPlanner.plan(scenarios, settings: settings, git: await git?.value ?? (nil, nil))
     }
 
     /// Works a run planned elsewhere: running (or interrupted, taken up again), or settled already (said, with its
@@ -110,7 +113,7 @@ struct RunWork {
     /// A node that joins its run again after the run finished (its CI job was re-run): it re-runs exactly the scenarios
     /// it ran there, or those of them that failed, as a run of its own — never an arbitrary new share.
     private func rerun(
-        _ run: JoinableRun, key: String, git: (revision: String?, branch: String?)
+        _ run: JoinableRun, key: String, git: Task<(revision: String?, branch: String?), Never>?
     ) async throws -> Arrival {
         let id = run.id.uuidString.lowercased()
         guard let share = try await runs.share(of: node, in: run.id, failedOnly: settings.failedOnly) else {

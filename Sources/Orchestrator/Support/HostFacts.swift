@@ -44,9 +44,9 @@ package enum HostFacts {
 
     /// `git rev-parse HEAD` in `directory`, with `+dirty` when the work tree has changes; `nil` outside git.
     static func gitRevision(in directory: String) async -> String? {
+        async let status = run(["git", "status", "--porcelain", "--untracked-files=no"], in: directory)
         guard let head = await run(["git", "rev-parse", "HEAD"], in: directory), !head.isEmpty else { return nil }
-        let status = await run(["git", "status", "--porcelain", "--untracked-files=no"], in: directory) ?? ""
-        return status.isEmpty ? head : "\(head)+dirty"
+        return (await status ?? "").isEmpty ? head : "\(head)+dirty"
     }
 
     private static func run(_ arguments: [String], in directory: String) async -> String? {

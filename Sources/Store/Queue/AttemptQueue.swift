@@ -274,11 +274,7 @@ package struct AttemptQueue: Sendable {
 
     /// How many attempts of the run are queued and running.
     package func counts(runID: UUID) async throws -> QueueCounts {
-        for try await (queued, running) in try await database.client.execute(
-            CountsStatement(runID: runID), logger: database.logger)
-        {
-            return QueueCounts(queued: Int(queued), running: Int(running))
-        }
-        return QueueCounts(queued: 0, running: 0)
+        let (queued, running) = try await database.rows(of: CountsStatement(runID: runID)).first ?? (0, 0)
+        return QueueCounts(queued: Int(queued), running: Int(running))
     }
 }

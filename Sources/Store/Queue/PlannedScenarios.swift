@@ -5,8 +5,10 @@ import PostgresNIO
 import Synchronization
 
 /// The scenarios of runs as they were planned (command, environment, limits, names and places), by run: a claim then
-/// says only which scenario it is, instead of the queue sending every definition again with every attempt. Read once
-/// per run from the database, or handed over by whoever just planned the run (``AttemptQueue/remember(_:)``).
+/// says only which scenario it is, instead of the queue sending every definition again with every attempt. Read from
+/// the database as they are first claimed, or handed over whole by whoever just planned the run
+/// (``AttemptQueue/remember(_:)``). Never the whole run at once: a hundred hosts joining a run of a hundred thousand
+/// scenarios would each read every definition at the same moment.
 final class PlannedScenarios: Sendable {
     struct Entry: Sendable {
         var scenario: Scenario
@@ -16,17 +18,19 @@ final class PlannedScenarios: Sendable {
     private let runs = Mutex<[UUID: [String: Entry]]>([:])
 
     func remember(_ runID: UUID, _ entries: [String: Entry]) {
-        runs.withLock { $0[runID] = entries }
+        runs.withLock { $0[runID, default: [:]].merge(entries) { _, new in new } }
     }
 
-    /// The run's scenarios, read from the database the first time they are asked for (or when one is missing).
+    /// The run's scenarios known so far, with those of `ids` read from the database when missing.
     func entries(of runID: UUID, including ids: [String], database: Database) async throws -> [String: Entry] {
-        if let known = runs.withLock({ $0[runID] }), ids.allSatisfy({ known[$0] != nil }) { return known }
+        let known = runs.withLock { $0[runID] } ?? [:]
+        let missing = Array(Set(ids.filter { known[$0] == nil }))
+        if missing.isEmpty { return known }
         let rows = try await database.client.query(
             """
             SELECT \(unescaped: RunStore.plannedScenarioColumns), rs.max_attempts
             FROM run_scenarios rs JOIN scenarios s ON s.project = rs.project AND s.id = rs.scenario_id
-            WHERE rs.run_id = \(runID)
+            WHERE rs.run_id = \(runID) AND rs.scenario_id = ANY(\(missing))
             """,
             logger: database.logger
         )
@@ -39,6 +43,6 @@ final class PlannedScenarios: Sendable {
             entries[scenario.id] = Entry(scenario: scenario, maxAttempts: try column("max_attempts"))
         }
         remember(runID, entries)
-        return entries
+        return runs.withLock { $0[runID] } ?? entries
     }
 }

@@ -10,13 +10,14 @@ import PostgresNIO
 /// retries, settles scenarios, and claims the longest expected attempts for the free slots.
 ///
 /// One row: the acks of the completions, the claimed attempts, and what is left of the run (only when a claimant got
-/// nothing), as arrays. A claim never sees what this statement itself changed (one
-/// snapshot), so a retry queued here is claimable from the next round on — it avoids its slot for a
-/// second anyway. A retry avoids the failing slot: when that slot asks alone the retry is not claimed;
-/// when several ask, the caller hands it to another one. The lanes of a compare run's scenario (replay, live) run
-/// on different slots the same way, for as long as the run has more than one: a lane is not claimed by a slot asking
-/// alone that ran (or just finished) its other lane, and is handed to another slot when several ask (a slot running
-/// the other lane is not asking).
+/// nothing), as arrays. It runs in a transaction of its own (``Database/committedRows(of:)``): its times are the
+/// statement's (`statement_timestamp()`), not the transaction's start, which may be a round trip earlier. A claim never
+/// sees what this statement itself changed (one snapshot), so a retry queued here is claimable from the next round on —
+/// it avoids its slot for a second anyway. A retry avoids the failing slot: when that slot asks alone the retry is not
+/// claimed; when several ask, the caller hands it to another one. The lanes of a compare run's scenario (replay, live)
+/// run on different slots the same way, for as long as the run has more than one: a lane is not claimed by a slot
+/// asking alone that ran (or just finished) its other lane, and is handed to another slot when several ask (a slot
+/// running the other lane is not asking).
 struct RoundStatement: PostgresPreparedStatement {
     static let sql = """
         WITH input AS (
@@ -30,7 +31,7 @@ struct RoundStatement: PostgresPreparedStatement {
                       process_ms)
         ), done AS (
             UPDATE attempts a
-            SET state = 'finished', finished_at = now(), duration_ms = x.duration_ms, outcome = x.outcome,
+            SET state = 'finished', finished_at = statement_timestamp(), duration_ms = x.duration_ms, outcome = x.outcome,
                 exit_code = x.exit_code, signal = x.signal, pid = x.pid, stdout = x.stdout, stderr = x.stderr,
                 error = x.error, worker = x.worker, port = x.port, lease_expires_at = NULL, startup_ms = x.startup_ms,
                 process_ms = x.process_ms
@@ -42,12 +43,12 @@ struct RoundStatement: PostgresPreparedStatement {
             -- but the abandoned execution keeps what it said, for the record.
             UPDATE attempts a
             SET fenced = jsonb_build_object('outcome', x.outcome, 'duration_ms', x.duration_ms, 'exit_code', x.exit_code,
-                                            'worker', x.worker, 'at', now())
+                                            'worker', x.worker, 'at', statement_timestamp())
             FROM input x
             WHERE a.id = x.id AND a.lease_token = x.token AND a.state = 'abandoned'
         ), retry AS (
             INSERT INTO attempts (run_id, project, scenario_id, attempt, mode, expected_ms, avoid_worker, avoid_until)
-            SELECT d.run_id, d.project, d.scenario_id, d.attempt + 1, d.mode, d.expected_ms, d.worker, now() + $7::bigint * interval '1 millisecond'
+            SELECT d.run_id, d.project, d.scenario_id, d.attempt + 1, d.mode, d.expected_ms, d.worker, statement_timestamp() + $7::bigint * interval '1 millisecond'
             FROM done d JOIN run_scenarios rs ON rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
             WHERE d.outcome <> 'passed' AND d.attempt < rs.max_attempts AND NOT d.probe
             ON CONFLICT DO NOTHING
@@ -82,7 +83,7 @@ struct RoundStatement: PostgresPreparedStatement {
         ), next AS (
             SELECT q.id FROM attempts q
             WHERE q.run_id = $1::uuid AND q.state = 'queued'
-              AND (q.avoid_worker IS NULL OR q.avoid_until <= now() OR cardinality($3::text[]) > 1
+              AND (q.avoid_worker IS NULL OR q.avoid_until <= statement_timestamp() OR cardinality($3::text[]) > 1
                    OR q.avoid_worker <> ($3::text[])[1])
               AND (q.mode IS NULL OR cardinality($3::text[]) > 1 OR (SELECT workers FROM runs WHERE id = $1::uuid) = 1
                    OR NOT EXISTS (SELECT 1 FROM attempts s WHERE s.run_id = q.run_id AND s.scenario_id = q.scenario_id
@@ -95,13 +96,13 @@ struct RoundStatement: PostgresPreparedStatement {
         ), claimed AS (
             UPDATE attempts a
             SET state = 'running', lease_owner = $4::text, lease_token = gen_random_uuid(),
-                lease_expires_at = now() + $5::bigint * interval '1 millisecond',
-                host = $6::text, worker = NULL, port = NULL, started_at = now()
+                lease_expires_at = statement_timestamp() + $5::bigint * interval '1 millisecond',
+                host = $6::text, worker = NULL, port = NULL, started_at = statement_timestamp()
             FROM next
             WHERE a.id = next.id
             -- Which scenario, not its definition: the caller has the run's plan (PlannedScenarios).
             RETURNING a.id, a.scenario_id, a.attempt, a.lease_token, a.expected_ms,
-                      CASE WHEN a.avoid_until > now() THEN a.avoid_worker
+                      CASE WHEN a.avoid_until > statement_timestamp() THEN a.avoid_worker
                            WHEN a.mode IS NOT NULL THEN coalesce(
                                (SELECT s.worker FROM attempts s WHERE s.run_id = a.run_id AND s.scenario_id = a.scenario_id
                                   AND s.mode <> a.mode AND s.worker IS NOT NULL ORDER BY s.id DESC LIMIT 1),
@@ -309,8 +310,8 @@ struct CompanionsStatement: PostgresPreparedStatement {
         )
         UPDATE attempts a
         SET state = 'running', lease_owner = $7::text, lease_token = gen_random_uuid(),
-            lease_expires_at = now() + $8::bigint * interval '1 millisecond', host = $9::text, worker = NULL, port = NULL,
-            started_at = now()
+            lease_expires_at = statement_timestamp() + $8::bigint * interval '1 millisecond', host = $9::text, worker = NULL, port = NULL,
+            started_at = statement_timestamp()
         FROM fitting f
         WHERE a.id = f.id
         RETURNING a.id, a.scenario_id, a.attempt, a.lease_token, a.expected_ms, a.lost_hosts

@@ -59,7 +59,8 @@ struct RunSettingsTests {
     @Test("the database: --database, else ORCHESTRATE_DATABASE_URL, else orchestrate.yml, else the embedded cluster")
     func database() async throws {
         let yaml = "database: postgres://file@localhost/suite\nsuite: { scenarios: [{ id: one, command: \"true\" }] }\n"
-        #expect(try await Self.settings(yaml).database.source == .config)
+        let configured = try await Self.settings(yaml).database
+        #expect(configured.source == .config, "\(configured.source) \(configured.endpoint)")
         let flagged = try await Self.settings(yaml) { $0.database = "postgres://flag@localhost/suite" }
         #expect(flagged.database.source == .flag && flagged.database.endpoint.description.contains("flag@"))
         let embedded = try await Self.settings("suite: { scenarios: [{ id: one, command: \"true\" }] }\n")

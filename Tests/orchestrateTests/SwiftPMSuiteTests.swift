@@ -100,7 +100,8 @@ struct SwiftPMSuiteTests {
                 "\(exiter.stdout)")
 
             // Batches sized by orchestrate, without history (a project of its own): Swift Testing runs a process's
-            // tests in parallel itself, so its tests share one process, run without naming them.
+            // tests in parallel itself, so its tests are sized for one process, run without naming them. Two slots work
+            // (one per suite kind); asking in the same round, each may take one of them to head a process.
             try directory.write(
                 "shop/orchestrate.yml",
                 """
@@ -118,7 +119,7 @@ struct SwiftPMSuiteTests {
                 cli.environment["ORCHESTRATE_DATABASE_URL"]!,
                 "SELECT count(DISTINCT pid) FROM attempts WHERE run_id = '\(sizedID)' AND attempt = 1 AND scenario_id LIKE '%)'",
                 as: Int64.self)
-            #expect(processes == [1], "Swift Testing's processes: \(processes)")
+            #expect((processes.first ?? 5) <= 2, "Swift Testing's processes: \(processes)")
             let total = try await cli.run(["logs", sizedID, "ShopTests.PriceTests/total()"])
             #expect(total.stdout.contains("seven is not eight"), "\(total.stdout)")
 

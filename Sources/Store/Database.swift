@@ -98,7 +98,7 @@ package final class Database: Sendable {
             : [
                 ("plan_cache_mode", "force_generic_plan"), ("jit", "off"),
                 // A result, a claim or a logged exchange acknowledged is one a crash of the server does not lose,
-                // whatever the server's own default.
+                // whatever the server's own default (through a pooler, the server's default must be on: sizing.md).
                 ("synchronous_commit", "on"),
             ]
         return configuration
@@ -183,7 +183,7 @@ package final class Database: Sendable {
             } catch {
                 // A server that answered with a refusal (a setting or a password it does not take, no such database)
                 // says the same next time; one starting up or full of connections may not.
-                let refused = ((error as? PSQLError)?.serverInfo?[.sqlState]).map(Self.refusals.contains) ?? false
+                let refused = Self.refusedForGood(error)
                 if refused || clock.now + delay > deadline {
                     throw StoreError(.unreachable, "database \(endpoint) unreachable: \(Self.describe(error))")
                 }
@@ -193,15 +193,18 @@ package final class Database: Sendable {
         }
     }
 
-    /// The rows of `statement`, once its transaction has committed. PostgreSQL sends a statement's rows before it
-    /// commits it (at the protocol's Sync), and a commit that fails then (a server that cannot write its WAL dies
-    /// there) never reaches the reader of those rows: an answer acted on — a result taken as recorded, a claim run —
-    /// waits for a COMMIT of its own, which answers only once it is durable.
+    /// The rows of `statement`, once it has committed. PostgreSQL sends a statement's rows before it commits it (at
+    /// the protocol's Sync), and a commit that fails then (a server that cannot write its WAL dies there) never
+    /// reaches the reader of those rows, only the connection: an answer acted on — a result taken as recorded, a claim
+    /// run — waits for the answer to a `SELECT 1` sent after it on the same connection, which comes only after the
+    /// commit's. (A transaction of its own would cost a round trip more and hold the claimed rows' locks across it.)
     package func committedRows<Statement: PostgresPreparedStatement>(
         of statement: Statement
     ) async throws -> [Statement.Row] where Statement.Row: Sendable {
-        try await client.withTransaction(logger: logger) { connection in
-            try await rows(of: statement, on: connection)
+        try await client.withConnection { connection in
+            let rows = try await rows(of: statement, on: connection)
+            try await connection.query("SELECT 1", logger: logger)
+            return rows
         }
     }
 
@@ -226,9 +229,13 @@ package final class Database: Sendable {
         return rows
     }
 
-    /// The SQLSTATEs of a connection refused for good: a protocol violation (pgbouncer's unsupported startup
-    /// parameter), a password or role refused, no such database.
-    static let refusals: Set<String> = ["08P01", "28P01", "28000", "3D000"]
+    /// Whether a connection was refused for good: a password or role refused, no such database, or a setting a pooler
+    /// does not take (pgbouncer says 08P01 for that, and for passing troubles too: too many clients, shutting down).
+    static func refusedForGood(_ error: any Error) -> Bool {
+        guard let info = (error as? PSQLError)?.serverInfo, let state = info[.sqlState] else { return false }
+        if state == "08P01" { return info[.message]?.hasPrefix("unsupported startup parameter") ?? false }
+        return ["28P01", "28000", "3D000"].contains(state)
+    }
 
     /// A one-line description of a database error, without the query's bound values.
     package static func describe(_ error: any Error) -> String {

@@ -77,8 +77,11 @@ struct SwiftPMSuite: SuiteSource {
         if swiftTestingIDs == all.count(where: Self.isSwiftTesting) { swiftTesting.whole = swiftTestingIDs }
         return ids.map { id in
             let batch = Self.isSwiftTesting(id) ? swiftTesting : xctest
+            // A test's own command names it, whatever else the binary holds (its history keys on it).
+            var named = batch
+            named.whole = nil
             return Scenario(
-                id: id, name: id, command: batch.command(for: [id]),
+                id: id, name: id, command: named.command(for: [id]),
                 timeoutMilliseconds: suite.timeout.wholeMilliseconds,
                 environment: suite.environment, uri: context.configPath, line: swiftpm.line, results: .swiftpm,
                 batch: batch)
@@ -179,7 +182,12 @@ struct ListingCache {
 
     /// The ids and the listing's milliseconds, when kept for this very binary; checked as a listing is.
     func read(configPath: String, line: Int) -> (ids: [String], milliseconds: Int64)? {
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        // No larger than a listing may be, and never through a link.
+        guard let facts = try? FileManager.default.attributesOfItem(atPath: path),
+            facts[.type] as? FileAttributeType == .typeRegular,
+            (facts[.size] as? Int ?? .max) <= TestListing.maximumBytes,
+            let text = try? String(contentsOfFile: path, encoding: .utf8)
+        else { return nil }
         let lines = text.split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: false)
         guard lines.count == 3, lines[0] == key.replacingOccurrences(of: "\n", with: " "),
             let milliseconds = Int64(lines[1]), milliseconds >= 0,

@@ -165,9 +165,18 @@ package struct AttemptQueue: Sendable {
             budgetMilliseconds: budgetMilliseconds, owner: head.worker.process.description,
             leaseMilliseconds: leaseMilliseconds,
             host: head.worker.host, processes: Int64(head.scenario.batch?.processes ?? 0))
-        let rows = try await database.committedRows(of: statement)
+        // The definitions are read in the claim's transaction: a claim whose scenarios cannot be read is not made (a
+        // claim tried again would leave the first one's attempts running until their leases expire).
+        let (rows, entries) = try await database.client.withTransaction(logger: database.logger) { connection in
+            let rows = try await database.rows(of: statement, on: connection)
+            let entries =
+                rows.isEmpty
+                ? [:]
+                : try await planned.entries(
+                    of: head.runID, including: rows.map(\.scenarioID), database: database, on: connection)
+            return (rows, entries)
+        }
         guard !rows.isEmpty else { return [] }
-        let entries = try await planned.entries(of: head.runID, including: rows.map(\.scenarioID), database: database)
         return try rows.sorted { $0.attemptID < $1.attemptID }.map { row in
             guard let entry = entries[row.scenarioID] else {
                 throw StoreError(

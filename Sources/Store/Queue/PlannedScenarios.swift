@@ -21,19 +21,23 @@ final class PlannedScenarios: Sendable {
         runs.withLock { $0[runID, default: [:]].merge(entries) { _, new in new } }
     }
 
-    /// The run's scenarios known so far, with those of `ids` read from the database when missing.
-    func entries(of runID: UUID, including ids: [String], database: Database) async throws -> [String: Entry] {
+    /// The run's scenarios known so far, with those of `ids` read from the database when missing (on `connection`,
+    /// in its transaction, when given).
+    func entries(
+        of runID: UUID, including ids: [String], database: Database, on connection: PostgresConnection? = nil
+    ) async throws -> [String: Entry] {
         let known = runs.withLock { $0[runID] } ?? [:]
         let missing = Array(Set(ids.filter { known[$0] == nil }))
         if missing.isEmpty { return known }
-        let rows = try await database.client.query(
-            """
+        let query: PostgresQuery = """
             SELECT \(unescaped: RunStore.plannedScenarioColumns), rs.max_attempts
             FROM run_scenarios rs JOIN scenarios s ON s.project = rs.project AND s.id = rs.scenario_id
             WHERE rs.run_id = \(runID) AND rs.scenario_id = ANY(\(missing))
-            """,
-            logger: database.logger
-        )
+            """
+        let rows =
+            if let connection { try await connection.query(query, logger: database.logger) } else {
+                try await database.client.query(query, logger: database.logger)
+            }
         var entries: [String: Entry] = [:]
         let decoder = JSONDecoder()
         var batches: [String: Batch] = [:]

@@ -10,8 +10,8 @@ import PostgresNIO
 /// retries, settles scenarios, and claims the longest expected attempts for the free slots.
 ///
 /// One row: the acks of the completions, the claimed attempts, and what is left of the run (only when a claimant got
-/// nothing), as arrays; it is acknowledged once committed (``Database/committedRows(of:)``). Its times are the
-/// statement's (`statement_timestamp()`), not its transaction's start, should it run in one. A claim never
+/// nothing), as arrays. It runs in a transaction of its own (``Database/committedRows(of:)``): its times are the
+/// statement's (`statement_timestamp()`), not the transaction's start, which may be a round trip earlier. A claim never
 /// sees what this statement itself changed (one snapshot), so a retry queued here is claimable from the next round on —
 /// it avoids its slot for a second anyway. A retry avoids the failing slot: when that slot asks alone the retry is not
 /// claimed; when several ask, the caller hands it to another one. The lanes of a compare run's scenario (replay, live)

@@ -89,7 +89,9 @@ struct AttemptQueueTests {
     /// PostgreSQL answers a statement's rows before it commits it (at the protocol's Sync), and a commit can still fail
     /// then: a server that cannot write its WAL (a full disk) dies there. A result acknowledged from such rows was never
     /// recorded, and a claim handed out from them was never made.
-    @Test("a round whose commit fails is not acknowledged: no result taken as recorded, no claim handed out")
+    @Test(
+        "a round whose commit fails is not acknowledged: no result taken as recorded, no claim handed out",
+        .timeLimit(.minutes(2)))
     func commitFails() async throws {
         try await withTestDatabase { database in
             let runID = try await plan(database, count: 2)

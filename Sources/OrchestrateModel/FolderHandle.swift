@@ -148,7 +148,7 @@ package final class FolderHandle: Sendable {
 
     /// Writes `data` as the file `name`, whole or not at all: a new temporary file beside it (never through a link),
     /// synced, renamed over the name. A link at the name is an error (it was not made here).
-    package func write(_ data: Data, to name: String, permissions: mode_t = 0o644) throws(FolderError) {
+    package func writeFile(_ data: Data, named name: String, permissions: mode_t = 0o644) throws(FolderError) {
         if kind(of: name) == .other {
             throw FolderError(.notOwnFile, "\(path)/\(name) is a link or a special file; not written through")
         }

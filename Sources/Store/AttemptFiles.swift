@@ -115,7 +115,7 @@ package struct AttemptFiles: Sendable {
             let data = try compressed.decompress(with: .gzip(), maxSize: Int(clamping: bytes) + 1)
             let (directory, name) = Self.split(path)
             do {
-                try root.folder(path: directory, creating: true).write(Data(data.readableBytesView), to: name)
+                try root.folder(path: directory, creating: true).writeFile(Data(data.readableBytesView), named: name)
             } catch {
                 // A link or special file in the way is the folder given; a failed write (a full disk) is the host's.
                 throw StoreError(

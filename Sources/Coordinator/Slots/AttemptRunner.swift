@@ -351,7 +351,7 @@ package struct AttemptRunner: Sendable {
             do {
                 let data = try folder.contents(of: name, maximumBytes: Self.largestLog)
                 guard let scrubbed = secrets.scrubbed(Array(data)) else { continue }
-                try folder.write(Data(scrubbed), to: name)
+                try folder.writeFile(Data(scrubbed), named: name)
             } catch {
                 // Not a file of its own, too large to scrub, or not writable: not kept.
                 try? folder.remove(name)

@@ -60,13 +60,12 @@ package struct BatchSizing: Sendable, Equatable {
             let fewest = max(Int((Double(min(slots, cores)) * part / inside).rounded()), 1)
             let affordable = Int(work / perBatch)
             let percent = Int(Self.startupShare * 100)
+            let atOnce = "the runner runs \((inside * 10).rounded() / 10) tests at once itself, \(fewest) batch(es)"
             if cost?.assumed == true, inside >= 1.5 {
                 // Without history a test's cost is a guess, and a runner that keeps the processors busy itself loses
                 // nothing by running them all in one process per processor's worth; more pay its start-up again.
                 processes = fewest
-                reason =
-                    "no history: the runner runs \((inside * 10).rounded() / 10) tests at once itself, \(fewest) "
-                    + "batch(es) until history says what its tests cost: "
+                reason = "no history: \(atOnce) until history says what its tests cost: "
             } else if affordable < balance {
                 processes = max(affordable, fewest)
                 reason =
@@ -74,9 +73,7 @@ package struct BatchSizing: Sendable, Equatable {
                     + (affordable >= fewest
                         ? "start-up \(startup) ms at most \(percent)% of each batch (\(Int(work)) ms of tests): "
                         : "start-up \(startup) ms against \(Int(work)) ms of tests: "
-                            + (inside >= 1.5
-                                ? "the runner runs \((inside * 10).rounded() / 10) tests at once itself, \(fewest) batch(es): "
-                                : "one batch per processor (\(fewest)): "))
+                            + (inside >= 1.5 ? "\(atOnce): " : "one batch per processor (\(fewest)): "))
             } else {
                 reason += "start-up \(startup) ms is under \(percent)% of each (\(Int(work)) ms of tests): "
             }

@@ -215,17 +215,21 @@ package final class Database: Sendable {
         var rows: [Statement.Row] = []
         if endpoint.transactionPooled {
             let query = PostgresQuery(unsafeSQL: Statement.sql, binds: try statement.makeBindings())
-            let sequence =
-                if let connection { try await connection.query(query, logger: logger) } else {
-                    try await client.query(query, logger: logger)
-                }
-            for try await row in sequence { rows.append(try statement.decodeRow(row)) }
+            for try await row in try await self.query(query, on: connection) {
+                rows.append(try statement.decodeRow(row))
+            }
         } else if let connection {
             for try await row in try await connection.execute(statement, logger: logger) { rows.append(row) }
         } else {
             for try await row in try await client.execute(statement, logger: logger) { rows.append(row) }
         }
         return rows
+    }
+
+    /// `query`'s rows, on `connection` (in its transaction) when given, else on a connection of the pool.
+    package func query(_ query: PostgresQuery, on connection: PostgresConnection?) async throws -> PostgresRowSequence {
+        if let connection { return try await connection.query(query, logger: logger) }
+        return try await client.query(query, logger: logger)
     }
 
     /// Whether a connection was refused for good: a password or role refused, no such database, or a setting a pooler

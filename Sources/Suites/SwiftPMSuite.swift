@@ -171,9 +171,10 @@ struct ListingCache {
     init?(binary: String, directory: String) {
         var facts = stat()
         guard stat(binary, &facts) == 0 else { return nil }
+        // One line, whatever the path holds.
         key =
-            "\(binary)\t\(facts.st_ino) \(facts.st_size) \(facts.st_mtim.tv_sec).\(facts.st_mtim.tv_nsec) "
-            + "\(facts.st_ctim.tv_sec).\(facts.st_ctim.tv_nsec)"
+            "\(binary.replacingOccurrences(of: "\n", with: " "))\t\(facts.st_ino) \(facts.st_size) "
+            + "\(facts.st_mtim.tv_sec).\(facts.st_mtim.tv_nsec) \(facts.st_ctim.tv_sec).\(facts.st_ctim.tv_nsec)"
         // FNV-1a of the path: one file per binary, whatever its path's characters.
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in binary.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
@@ -189,7 +190,7 @@ struct ListingCache {
             let text = try? String(contentsOfFile: path, encoding: .utf8)
         else { return nil }
         let lines = text.split(separator: "\n", maxSplits: 2, omittingEmptySubsequences: false)
-        guard lines.count == 3, lines[0] == key.replacingOccurrences(of: "\n", with: " "),
+        guard lines.count == 3, lines[0] == key,
             let milliseconds = Int64(lines[1]), milliseconds >= 0,
             let ids = try? TestListing.ids(
                 in: (String(lines[2]), ""), of: "the kept listing \(path)", file: configPath, line: line,
@@ -201,7 +202,7 @@ struct ListingCache {
 
     /// Keeps `ids` for the binary; a listing that cannot be kept is listed again next time.
     func write(_ ids: [String], milliseconds: Int64) {
-        let text = key.replacingOccurrences(of: "\n", with: " ") + "\n\(milliseconds)\n" + ids.joined(separator: "\n")
+        let text = key + "\n\(milliseconds)\n" + ids.joined(separator: "\n")
         try? AtomicFile.write(text, to: path, permissions: 0o600)
     }
 }

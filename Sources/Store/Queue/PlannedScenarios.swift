@@ -29,15 +29,12 @@ final class PlannedScenarios: Sendable {
         let known = runs.withLock { $0[runID] } ?? [:]
         let missing = Array(Set(ids.filter { known[$0] == nil }))
         if missing.isEmpty { return known }
-        let query: PostgresQuery = """
+        let rows = try await database.query(
+            """
             SELECT \(unescaped: RunStore.plannedScenarioColumns), rs.max_attempts
             FROM run_scenarios rs JOIN scenarios s ON s.project = rs.project AND s.id = rs.scenario_id
             WHERE rs.run_id = \(runID) AND rs.scenario_id = ANY(\(missing))
-            """
-        let rows =
-            if let connection { try await connection.query(query, logger: database.logger) } else {
-                try await database.client.query(query, logger: database.logger)
-            }
+            """, on: connection)
         var entries: [String: Entry] = [:]
         let decoder = JSONDecoder()
         var batches: [String: Batch] = [:]

@@ -36,7 +36,10 @@ struct RoundStatement: PostgresPreparedStatement {
                 error = x.error, worker = x.worker, port = x.port, lease_expires_at = NULL, startup_ms = x.startup_ms,
                 process_ms = x.process_ms
             FROM input x
-            WHERE a.id = x.id AND a.lease_token = x.token AND a.state = 'running'
+            -- A lookup by id for each completion. Written `state = 'running'`, the condition matches the partial index
+            -- of running attempts, which the planner (its statistics taken between runs) expects to hold a row or so:
+            -- it then reads every running attempt once per completion, quadratic in a batch's size.
+            WHERE a.id = x.id AND a.lease_token = x.token AND a.state || '' = 'running'
             RETURNING a.id, a.run_id, a.project, a.scenario_id, a.attempt, a.expected_ms, a.worker, a.outcome, a.mode, a.probe
         ), late AS (
             -- A completion whose lease was taken back (its host was presumed lost and the attempt requeued) does not count,
@@ -57,8 +60,8 @@ struct RoundStatement: PostgresPreparedStatement {
             -- A lane's last word; with one lane (every run but a compare run) it is the scenario's result, and the
             -- lanes object (lane → result, for a compare run's settlement) is not needed.
             SELECT run_id, scenario_id, min(lane_count) AS lane_count, max(result) AS result,
-                   jsonb_object_agg(lane, result) FILTER (WHERE lane_count > 1) AS results
-            FROM (SELECT d.run_id, d.scenario_id, rs.lane_count, coalesce(d.mode, '') AS lane,
+                   jsonb_object_agg(lane, result) FILTER (WHERE lane_count > 1) AS results, max(id) AS newest
+            FROM (SELECT d.id, d.run_id, d.scenario_id, rs.lane_count, coalesce(d.mode, '') AS lane,
                          CASE WHEN d.outcome = 'passed' THEN (CASE WHEN d.attempt > 1 THEN 'flaky' ELSE 'passed' END)
                               ELSE 'failed' END AS result
                   FROM done d JOIN run_scenarios rs ON rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
@@ -79,7 +82,7 @@ struct RoundStatement: PostgresPreparedStatement {
                                       ELSE rs.verdict_reason END
             FROM lane l
             WHERE rs.run_id = l.run_id AND rs.scenario_id = l.scenario_id
-            RETURNING rs.run_id, rs.scenario_id, rs.result
+            RETURNING rs.run_id, rs.scenario_id, rs.result, l.newest
         ), next AS (
             SELECT q.id FROM attempts q
             WHERE q.run_id = $1::uuid AND q.state = 'queued'
@@ -109,20 +112,24 @@ struct RoundStatement: PostgresPreparedStatement {
                                (SELECT x.worker FROM input x JOIN attempts d ON d.id = x.id WHERE d.run_id = a.run_id
                                   AND d.scenario_id = a.scenario_id AND d.mode <> a.mode LIMIT 1)) END AS avoid, a.mode,
                       array_to_string(a.lost_hosts, ' ') AS lost
+        ), answers AS (
+            -- What the acks say of their scenarios, as two objects read by key: the scenarios a retry was queued for, and
+            -- the result a scenario settled with, under the id of its newest completion this round (a scenario settles
+            -- once: when both lanes of a compare run finish in one round, the later one says so). Joined instead, these
+            -- statement-made rows, each expected to be a row or so, are read once per completion.
+            SELECT (SELECT coalesce(jsonb_object_agg(r.run_id::text || '/' || r.scenario_id, true), '{}') FROM retry r) AS retried,
+                   (SELECT coalesce(jsonb_object_agg(st.newest::text, st.result), '{}') FROM settle st) AS settled
         ), acks AS (
             -- A result recorded already under the same token was this round's own, sent again after its answer was lost
             -- (the server died after committing it): accepted, with what it did then.
             SELECT x.id, d.id IS NOT NULL OR f.id IS NOT NULL AS accepted,
-                   CASE WHEN d.id IS NOT NULL THEN EXISTS (SELECT 1 FROM retry r WHERE r.run_id = d.run_id AND r.scenario_id = d.scenario_id)
+                   CASE WHEN d.id IS NOT NULL THEN o.retried ? (d.run_id::text || '/' || d.scenario_id)
                         ELSE f.next IS NOT NULL END AS retried,
-                   -- A scenario settles once: when both lanes of a compare run finish in one round, the later one says so.
-                   CASE WHEN d.id IS NOT NULL THEN
-                            (SELECT st.result FROM settle st WHERE st.run_id = d.run_id AND st.scenario_id = d.scenario_id
-                               AND d.id = (SELECT max(o.id) FROM done o WHERE o.run_id = d.run_id AND o.scenario_id = d.scenario_id))
+                   CASE WHEN d.id IS NOT NULL THEN o.settled ->> d.id::text
                         WHEN f.id IS NOT NULL AND f.next IS NULL THEN
                             (SELECT rs.result FROM run_scenarios rs WHERE rs.run_id = f.run_id AND rs.scenario_id = f.scenario_id)
                    END AS settled
-            FROM input x LEFT JOIN done d ON d.id = x.id
+            FROM input x CROSS JOIN answers o LEFT JOIN done d ON d.id = x.id
             -- LIMIT 1 keeps this a lookup by id for each completion: joined instead, with the statistics of a young table
             -- it became a scan of every finished attempt in the database.
             LEFT JOIN LATERAL (

@@ -422,32 +422,11 @@ enum Schema {
         CREATE FUNCTION orchestrate_roll_up_days(keys_project text[], keys_scenario text[], keys_day date[]) RETURNS void LANGUAGE plpgsql AS $f$
         BEGIN
             -- The days of the keys given (a range of an index per key), or without keys every finished attempt in one pass.
-            EXECUTE format($q$
-            INSERT INTO scenario_days AS d (project, scenario_id, branch, git_revision, live, day, attempts, passes, transitions, flips,
-                                            first_passed, last_passed)
-            SELECT project, scenario_id, branch, git_revision, live, day, count(*), count(*) FILTER (WHERE passed), count(previous),
-                   count(*) FILTER (WHERE previous <> passed), bool_or(passed) FILTER (WHERE position = 1),
-                   bool_or(passed) FILTER (WHERE position = size)
-            FROM (
-                SELECT *, lag(passed) OVER w AS previous, row_number() OVER w AS position,
-                       count(*) OVER (PARTITION BY project, scenario_id, branch, git_revision, live, day) AS size
-                FROM (SELECT k.project, k.scenario_id, k.day, coalesce(r.branch, '') AS branch, coalesce(r.git_revision, '') AS git_revision,
-                             coalesce(a.mode, r.mode) IN ('live', 'record') AS live, a.outcome = 'passed' AS passed, a.finished_at, a.id
-                      FROM %s
-                      JOIN runs r ON r.id = a.run_id
-                      WHERE a.state = 'finished' AND a.outcome IS NOT NULL) t
-                WINDOW w AS (PARTITION BY project, scenario_id, branch, git_revision, live, day ORDER BY finished_at, id)
-            ) x
-            GROUP BY project, scenario_id, branch, git_revision, live, day
-            ORDER BY project, day, scenario_id, branch, git_revision, live
-            ON CONFLICT (project, day, scenario_id, branch, git_revision, live) DO UPDATE SET
-                attempts = excluded.attempts, passes = excluded.passes, transitions = excluded.transitions, flips = excluded.flips,
-                first_passed = excluded.first_passed, last_passed = excluded.last_passed
-            $q$, CASE WHEN keys_project IS NULL
+            EXECUTE format($q$\(scenarioDaysUpsert)$q$, CASE WHEN keys_project IS NULL
                       THEN $s$attempts a CROSS JOIN LATERAL (SELECT a.project, a.scenario_id, (a.finished_at AT TIME ZONE 'UTC')::date) AS k(project, scenario_id, day)$s$
                       ELSE $s$unnest($1, $2, $3) AS k(project, scenario_id, day)
                              JOIN attempts a ON a.project = k.project AND a.scenario_id = k.scenario_id
-                              AND a.finished_at >= k.day::timestamp AT TIME ZONE 'UTC' AND a.finished_at < (k.day + 1)::timestamp AT TIME ZONE 'UTC'$s$ END)
+                              AND a.finished_at >= k.day::timestamp AT TIME ZONE 'UTC' AND a.finished_at < (k.day + 1)::timestamp AT TIME ZONE 'UTC'$s$ END, 'true')
             USING keys_project, keys_scenario, keys_day;
         END
         $f$;
@@ -510,6 +489,62 @@ enum Schema {
     static let version18 = """
         ALTER TABLE attempts ADD COLUMN startup_ms bigint, ADD COLUMN process_ms bigint;
         CREATE INDEX attempts_startup ON attempts (project, finished_at DESC) WHERE startup_ms IS NOT NULL
+        """
+
+    /// Version 19: a run's scenario-days are counted with one statement per project and UTC day, its scenarios as an
+    /// array, planned with their values. A join of one key per scenario is estimated at a row per key, and the planner
+    /// then reads the runs table once per run against every attempt of those scenarios that day. Its sorts (the
+    /// attempts of a day, in order) get the memory to stay off disk.
+    static let version19 = """
+        CREATE OR REPLACE FUNCTION orchestrate_roll_up_days(keys_project text[], keys_scenario text[], keys_day date[]) RETURNS void
+        LANGUAGE plpgsql SET work_mem = '32MB' AS $f$
+        DECLARE
+            key record;
+        BEGIN
+            IF keys_project IS NULL THEN
+                -- Every finished attempt, in one pass.
+                EXECUTE format($q$\(scenarioDaysUpsert)$q$,
+                    $s$attempts a CROSS JOIN LATERAL (SELECT a.project, a.scenario_id, (a.finished_at AT TIME ZONE 'UTC')::date) AS k(project, scenario_id, day)$s$,
+                    'true');
+                RETURN;
+            END IF;
+            -- In the order of the table's key, so that rollups of runs that settle together take their rows in one order.
+            FOR key IN SELECT u.project, u.day, array_agg(DISTINCT u.scenario_id) AS scenarios
+                       FROM unnest(keys_project, keys_scenario, keys_day) AS u(project, scenario_id, day)
+                       GROUP BY u.project, u.day ORDER BY u.project, u.day LOOP
+                EXECUTE format($q$\(scenarioDaysUpsert)$q$,
+                    $s$attempts a CROSS JOIN LATERAL (SELECT a.project, a.scenario_id, $3::date) AS k(project, scenario_id, day)$s$,
+                    $s$a.project = $1 AND a.scenario_id = ANY ($2) AND a.finished_at >= $3::timestamp AT TIME ZONE 'UTC'
+                       AND a.finished_at < ($3 + 1)::timestamp AT TIME ZONE 'UTC'$s$)
+                USING key.project, key.scenarios, key.day;
+            END LOOP;
+        END
+        $f$
+        """
+
+    /// The statement that counts `scenario_days` again from `attempts` (a `format` template): its first `%s` the source
+    /// of the attempts, as `a` beside their key `k` (project, scenario id, day); its second a condition on them.
+    private static let scenarioDaysUpsert = """
+        INSERT INTO scenario_days AS d (project, scenario_id, branch, git_revision, live, day, attempts, passes, transitions, flips,
+                                        first_passed, last_passed)
+        SELECT project, scenario_id, branch, git_revision, live, day, count(*), count(*) FILTER (WHERE passed), count(previous),
+               count(*) FILTER (WHERE previous <> passed), bool_or(passed) FILTER (WHERE position = 1),
+               bool_or(passed) FILTER (WHERE position = size)
+        FROM (
+            SELECT *, lag(passed) OVER w AS previous, row_number() OVER w AS position,
+                   count(*) OVER (PARTITION BY project, scenario_id, branch, git_revision, live, day) AS size
+            FROM (SELECT k.project, k.scenario_id, k.day, coalesce(r.branch, '') AS branch, coalesce(r.git_revision, '') AS git_revision,
+                         coalesce(a.mode, r.mode) IN ('live', 'record') AS live, a.outcome = 'passed' AS passed, a.finished_at, a.id
+                  FROM %s
+                  JOIN runs r ON r.id = a.run_id
+                  WHERE a.state = 'finished' AND a.outcome IS NOT NULL AND %s) t
+            WINDOW w AS (PARTITION BY project, scenario_id, branch, git_revision, live, day ORDER BY finished_at, id)
+        ) x
+        GROUP BY project, scenario_id, branch, git_revision, live, day
+        ORDER BY project, day, scenario_id, branch, git_revision, live
+        ON CONFLICT (project, day, scenario_id, branch, git_revision, live) DO UPDATE SET
+            attempts = excluded.attempts, passes = excluded.passes, transitions = excluded.transitions, flips = excluded.flips,
+            first_passed = excluded.first_passed, last_passed = excluded.last_passed
         """
 
     /// `endpoint_days`' tallies (its columns in order) of the exchanges in `relation` (the table, or a trigger's new

@@ -232,6 +232,39 @@ struct AttemptQueueTests {
         }
     }
 
+    @Test("a round of a whole batch's results says of each whether it was retried and how its scenario settled")
+    func batchRound() async throws {
+        try await withTestDatabase { database in
+            let count = 150
+            let runID = try await plan(database, count: count, retries: 1)
+            let queue = AttemptQueue(database: database)
+            let slots = (1...count).map { Claimant(worker: WorkerIdentity(host: "h", pid: 7, slot: $0), port: $0) }
+            let claimed = try await queue.round(QueueRound(runID: runID, claimants: slots)).claimed.compactMap { $0 }
+            #expect(claimed.count == count)
+            // Every third fails; the others pass at once. An earlier result sent again is accepted as it was.
+            let failing = Set(claimed.enumerated().filter { $0.offset % 3 == 0 }.map(\.element.scenario.id))
+            let results = claimed.map {
+                (
+                    $0,
+                    failing.contains($0.scenario.id)
+                        ? AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 2) : passed()
+                )
+            }
+            let reply = try await queue.round(QueueRound(runID: runID, completions: results))
+            #expect(reply.acks.count == count && reply.acks.allSatisfy(\.accepted))
+            for (index, ack) in reply.acks.enumerated() {
+                let failed = failing.contains(claimed[index].scenario.id)
+                #expect(ack.retryQueued == failed, "\(claimed[index].scenario.id): \(ack)")
+                #expect(ack.settled == (failed ? nil : .passed), "\(claimed[index].scenario.id): \(ack)")
+            }
+            let again = try await queue.round(QueueRound(runID: runID, completions: Array(results.prefix(3))))
+            #expect(again.acks.map(\.accepted) == [true, true, true])
+            #expect(again.acks.map(\.retryQueued) == [true, false, false])
+            #expect(again.acks.map(\.settled) == [nil, .passed, .passed])
+            #expect(try await queue.counts(runID: runID) == QueueCounts(queued: failing.count, running: 0))
+        }
+    }
+
     @Test("failing every attempt settles the scenario as failed after retries")
     func exhaustedRetries() async throws {
         try await withTestDatabase { database in

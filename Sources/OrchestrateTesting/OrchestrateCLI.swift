@@ -49,8 +49,10 @@ package struct OrchestrateCLI: Sendable {
         self.environment = environment
     }
 
-    /// Starts the command without waiting.
+    /// Starts the command without waiting. An earlier command's output under the same name goes first: the files are
+    /// made at a process's first byte, and one that writes none would be read as having written the old ones.
     package func launch(_ arguments: [String], name: String = "cli") throws -> SupervisedProcess {
+        for stream in ["stdout", "stderr"] { unlink("\(directory)/\(name).\(stream)") }
         var command = SupervisedCommand(
             executable: Self.executable, arguments: arguments, environment: environment, workingDirectory: directory,
             stdoutPath: "\(directory)/\(name).stdout", stderrPath: "\(directory)/\(name).stderr"

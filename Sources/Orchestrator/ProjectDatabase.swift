@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import Store
 
@@ -5,13 +6,18 @@ import Store
 /// `database`, else the PG* variables, else the embedded cluster, which is started first — connected, migrated, for the
 /// length of `body`.
 package enum ProjectDatabase {
+    /// `creating: false` (the commands that only read history) never makes the embedded cluster: where there is none,
+    /// there is no history to read, and the error says why (no config found, or no run yet).
     package static func open<R: Sendable>(
-        flag: String?, config: OrchestrateConfig, logger: Logger, maximumConnections: Int = 20,
+        flag: String?, config: OrchestrateConfig, logger: Logger, maximumConnections: Int = 20, creating: Bool = true,
         _ body: @Sendable (Database) async throws -> R
     ) async throws -> R {
-        try await open(
-            DatabaseSelection.resolve(flag: flag, configured: config.database, projectDirectory: config.directory),
-            logger: logger, maximumConnections: maximumConnections, body)
+        let selection = try DatabaseSelection.resolve(
+            flag: flag, configured: config.database, projectDirectory: config.directory)
+        if !creating, let cluster = selection.cluster, !cluster.isInitialized {
+            throw UsageError(.notFound, noHistory(config))
+        }
+        return try await open(selection, logger: logger, maximumConnections: maximumConnections, body)
     }
 
     package static func open<R: Sendable>(
@@ -19,7 +25,11 @@ package enum ProjectDatabase {
         _ body: @Sendable (Database) async throws -> R
     ) async throws -> R {
         do {
-            if let cluster = selection.cluster { try await cluster.startDetached(logger: logger) }
+            if let cluster = selection.cluster, try await cluster.startDetached(logger: logger) {
+                Console.detached.note(
+                    "made orchestrate's own PostgreSQL in \(cluster.dataDirectory); it keeps running for the next "
+                        + "commands (orchestrate db stop stops it; add .orchestrate/ to .gitignore)")
+            }
             return try await Database.with(
                 selection.endpoint, logger: logger, maximumConnections: maximumConnections, body)
         } catch {
@@ -30,5 +40,16 @@ package enum ProjectDatabase {
             else { throw error }
             throw RunError.diskFull(note, cause: error)
         }
+    }
+
+    /// Why a command that reads history has none to read, when the embedded cluster was never made.
+    static func noHistory(_ config: OrchestrateConfig) -> String {
+        guard config.fromFile else {
+            return
+                "no \(ConfigLoader.fileName) in \(config.directory) or a folder above it, and no database to read: run "
+                + "this in your project's folder, pass --config PATH or --database URL, or write a first config with "
+                + "orchestrate init"
+        }
+        return "no history yet: \(config.path) has no runs (its database is made by the first orchestrate run)"
     }
 }

@@ -61,8 +61,15 @@ struct Orchestrate: AsyncParsableCommand {
 
 /// Options every command shares.
 struct CommonOptions: ParsableArguments {
-    @Option(name: .long, help: "The config file; commands run in its folder.")
-    var config = "orchestrate.yml"
+    @Option(
+        name: .long,
+        help:
+            "The config file; commands run in its folder. (default: orchestrate.yml here, else in the nearest folder above)"
+    )
+    var config: String?
+
+    /// `--config`, else the orchestrate.yml found here or above.
+    var configPath: String { ConfigLoader.locate(config) }
 
     @Option(
         name: .long,
@@ -196,7 +203,7 @@ struct Run: AsyncParsableCommand {
 
     func run() async throws {
         var options = RunOptions()
-        options.configPath = common.config
+        options.configPath = common.configPath
         options.database = common.database
         work.apply(to: &options)
         options.mode = mode
@@ -353,7 +360,7 @@ struct Agent: AsyncParsableCommand {
 
     func run() async throws {
         var options = RunOptions()
-        options.configPath = common.config
+        options.configPath = common.configPath
         options.database = common.database
         work.apply(to: &options)
         options.agent = true
@@ -407,7 +414,7 @@ struct Report: AsyncParsableCommand {
         try await printing {
             try await ReportCommand.write(
                 run: run.map { .id(UUID(uuidString: $0)!) } ?? .joinKey(join ?? ""), junit: junit, html: html,
-                configPath: common.config,
+                configPath: common.configPath,
                 database: common.database, logger: logger)
         }
     }
@@ -449,7 +456,7 @@ struct Artifacts: AsyncParsableCommand {
         try await printing {
             try await ReportCommand.artifacts(
                 runID: UUID(uuidString: run)!, scenario: scenario, attempt: attempt, out: out,
-                configPath: common.config, database: common.database,
+                configPath: common.configPath, database: common.database,
                 logger: logger)
         }
     }
@@ -478,7 +485,7 @@ struct Scenarios: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await ListingCommands.scenarios(
-                configPath: common.config, only: only, tags: tags, database: common.database, format: format,
+                configPath: common.configPath, only: only, tags: tags, database: common.database, format: format,
                 logger: logger
             )
         }
@@ -511,7 +518,7 @@ struct Runs: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await ListingCommands.runs(
-                configPath: common.config, limit: listing.limit, database: common.database, format: listing.format,
+                configPath: common.configPath, limit: listing.limit, database: common.database, format: listing.format,
                 logger: logger
             )
         }
@@ -536,7 +543,7 @@ struct History: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await ListingCommands.history(
-                configPath: common.config, scenario: scenario, limit: listing.limit, database: common.database,
+                configPath: common.configPath, scenario: scenario, limit: listing.limit, database: common.database,
                 format: listing.format, logger: logger
             )
         }
@@ -573,7 +580,7 @@ struct Flaky: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await FlakinessCommands.flaky(
-                configPath: common.config, since: window, branch: branch, limit: listing.limit,
+                configPath: common.configPath, since: window, branch: branch, limit: listing.limit,
                 database: common.database, format: listing.format,
                 logger: logger
             )
@@ -610,7 +617,7 @@ struct Logs: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await FlakinessCommands.logs(
-                configPath: common.config, run: runID, scenario: scenario, attempt: attempt, lane: lane, har: har,
+                configPath: common.configPath, run: runID, scenario: scenario, attempt: attempt, lane: lane, har: har,
                 database: common.database,
                 logger: logger
             )
@@ -648,7 +655,7 @@ struct QuarantineCommand: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await FlakinessCommands.quarantine(
-                configPath: common.config, action: action, scenario: scenario, reason: reason,
+                configPath: common.configPath, action: action, scenario: scenario, reason: reason,
                 database: common.database, format: format,
                 logger: logger
             )
@@ -686,7 +693,7 @@ struct DB: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await DatabaseCommands.perform(
-                action, configPath: common.config, database: common.database, listen: listen, logger: logger)
+                action, configPath: common.configPath, database: common.database, listen: listen, logger: logger)
         }
     }
 }
@@ -740,7 +747,7 @@ struct Mock: AsyncParsableCommand {
             try await exiting {
                 try await MockCommands.serve(
                     .init(
-                        configPath: common.config, port: port, mode: mode, cassette: cassette,
+                        configPath: common.configPath, port: port, mode: mode, cassette: cassette,
                         database: common.database, log: log),
                     logger: logger
                 )

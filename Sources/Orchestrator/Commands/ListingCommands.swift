@@ -77,6 +77,8 @@ package enum ListingCommands {
             expected = try await withStore(config, database: database, logger: logger) { store in
                 try await store.expectedDurations(scenarios.map(\.id), project: config.project)
             }
+        } catch let error as UsageError {
+            console.note("expected durations unknown: \(error.message)")
         } catch {
             console.note("warning: no history (\(error)); expected durations unknown")
         }
@@ -101,12 +103,14 @@ package enum ListingCommands {
         }
     }
 
-    /// The project's history store (the embedded cluster started when it is the one selected).
+    /// The project's history store (the embedded cluster started when it is the one selected; never made: where
+    /// there is none, there is no history).
     static func withStore<T: Sendable>(
         _ config: OrchestrateConfig, database: String?, logger: Logger, _ body: @Sendable (RunStore) async throws -> T
     ) async throws -> T {
-        try await ProjectDatabase.open(flag: database, config: config, logger: logger, maximumConnections: 2) {
-            database in
+        try await ProjectDatabase.open(
+            flag: database, config: config, logger: logger, maximumConnections: 2, creating: false
+        ) { database in
             try await body(RunStore(database: database))
         }
     }

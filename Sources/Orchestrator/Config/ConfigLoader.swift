@@ -7,14 +7,41 @@ import Yams
 /// Reads orchestrate.yml strictly: unknown keys, wrong types and duplicate ids are errors that name
 /// file:line:column.
 package enum ConfigLoader {
+    /// The name of the config file a command looks for.
+    package static let fileName = "orchestrate.yml"
+
+    /// The config a command reads: `--config` as given; else the first orchestrate.yml in `directory` (the current
+    /// folder) or a folder above it, as git finds its repository; else orchestrate.yml in `directory`, which is not
+    /// there.
+    package static func locate(
+        _ explicit: String?, from directory: String = FileManager.default.currentDirectoryPath
+    ) -> String {
+        if let explicit { return explicit }
+        var folder = URL(fileURLWithPath: directory).standardizedFileURL
+        while true {
+            let candidate = folder.appendingPathComponent(fileName).path
+            if FileManager.default.fileExists(atPath: candidate) {
+                // Said as given when it is here, in full when it is above.
+                return folder.path == URL(fileURLWithPath: directory).standardizedFileURL.path ? fileName : candidate
+            }
+            let parent = folder.deletingLastPathComponent()
+            guard parent.path != folder.path else { return fileName }
+            folder = parent
+        }
+    }
+
     /// Loads the file at `path` (relative paths start at the current directory).
     package static func load(path: String) throws(ConfigError) -> OrchestrateConfig {
         let url = URL(fileURLWithPath: path)
         guard let data = FileManager.default.contents(atPath: url.path) else {
             let exists = FileManager.default.fileExists(atPath: url.path)
             throw ConfigError(
-                .unreadable,
-                file: path, exists ? "cannot read the file" : "no such file (create it, or pass --config PATH)")
+                .unreadable, file: path,
+                exists
+                    ? "cannot read the file"
+                    : path == fileName
+                        ? "no such file here or in a folder above (orchestrate init writes a first one, or pass --config PATH)"
+                        : "no such file")
         }
         guard let text = String(data: data, encoding: .utf8) else {
             throw ConfigError(.unreadable, file: path, "the file is not UTF-8 text")
@@ -26,7 +53,9 @@ package enum ConfigLoader {
     /// that only read history work without a config).
     package static func load(path: String, required: Bool) throws(ConfigError) -> OrchestrateConfig {
         if !required && !FileManager.default.fileExists(atPath: path) {
-            return OrchestrateConfig(directory: FileManager.default.currentDirectoryPath, path: path)
+            var config = OrchestrateConfig(directory: FileManager.default.currentDirectoryPath, path: path)
+            config.fromFile = false
+            return config
         }
         return try load(path: path)
     }

@@ -31,6 +31,8 @@ package struct OrchestrateConfig: Sendable {
     package var directory: String
     /// The config file as given (for messages).
     package var path: String
+    /// False for the defaults a command that reads history uses where there is no config file.
+    package var fromFile = true
     /// The line each setting the file gives is on, by key (`workers`, `mock.mode`): where ``RunSettings`` says a value
     /// came from.
     package var lines: [String: Int] = [:]

@@ -81,11 +81,12 @@ package struct EmbeddedCluster: Sendable {
         return kill(pid, 0) == 0 || errno == EPERM
     }
 
-    /// Creates the cluster if needed and starts it in the background, where it stays for later queries.
-    /// Safe to call from several processes at once.
-    package func startDetached(logger: Logger) async throws(StoreError) {
-        try await withClusterLock { () async throws(StoreError) in
-            try await prepare(logger: logger)
+    /// Creates the cluster if needed and starts it in the background, where it stays for later queries. Safe to call
+    /// from several processes at once. True when this call created the cluster.
+    @discardableResult
+    package func startDetached(logger: Logger) async throws(StoreError) -> Bool {
+        try await withClusterLock { () async throws(StoreError) -> Bool in
+            let created = try await prepare(logger: logger)
             if await !isRunning() {
                 let binaries = try PostgresBinaries.locate()
                 logger.info("starting the embedded PostgreSQL", metadata: ["postgres.data": "\(dataDirectory)"])
@@ -99,6 +100,7 @@ package struct EmbeddedCluster: Sendable {
                 }
             }
             try await provision(logger: logger)
+            return created
         }
     }
 
@@ -131,7 +133,9 @@ package struct EmbeddedCluster: Sendable {
     }
 
     /// Creates the private folders and, when missing, the cluster itself (its superuser's password generated first).
-    package func prepare(logger: Logger) async throws(StoreError) {
+    /// True when it created the cluster.
+    @discardableResult
+    package func prepare(logger: Logger) async throws(StoreError) -> Bool {
         let binaries = try PostgresBinaries.locate()
         let user = ServerUser.current
         if geteuid() == 0 && user == nil {
@@ -147,7 +151,7 @@ package struct EmbeddedCluster: Sendable {
         let parent = (dataDirectory as NSString).deletingLastPathComponent
         if parent != root { try PrivateDirectory.ensure(parent, owner: user, adoptable: rootOwned) }
         try PrivateDirectory.ensure(dataDirectory, owner: user)
-        guard !isInitialized else { return }
+        guard !isInitialized else { return false }
         // What a crashed initdb left behind goes: initdb wants an empty folder.
         try? FileManager.default.removeItem(atPath: dataDirectory)
         try PrivateDirectory.ensure(dataDirectory, owner: user)
@@ -191,6 +195,7 @@ package struct EmbeddedCluster: Sendable {
             try? FileManager.default.removeItem(atPath: dataDirectory)
             throw error
         }
+        return true
     }
 
     /// Makes the running cluster's roles as orchestrate uses them, once (when ``passwordFile`` is missing): the

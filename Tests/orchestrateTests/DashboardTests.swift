@@ -97,7 +97,12 @@ struct DashboardTests {
         }
     }
 
-    @Test("every panel and variable query runs read-only on real history and returns what its format needs")
+    /// A branch whose name has a quote in it.
+    static let otherBranch = "feature/o'neil"
+
+    @Test(
+        "every panel and variable query, its variables filled as Grafana fills them (All, one value, two), runs read-only on real history and returns what its format needs"
+    )
     func queriesRun() async throws {
         let upstream = try await TestUpstream.start()
         try await TemporaryDirectory.with { directory in
@@ -137,6 +142,12 @@ struct DashboardTests {
             #expect(try await cli.run(["run", "--mode", "record", "--progress", "none"]).exitCode == 0)
             let compare = try await cli.run(["run", "--mode", "compare", "--progress", "none"])
             #expect(compare.stdout.contains("1 drift") && compare.stdout.contains("$.hit"), "\(compare.stdout)")
+            // A second branch (its name with a quote, which Grafana doubles) and a second project.
+            cli.environment["GITHUB_REF_NAME"] = Self.otherBranch
+            #expect([0, 1].contains(try await cli.run(["run", "--progress", "none"]).exitCode))
+            try directory.write("cafe/orchestrate.yml", "suite:\n  scenarios:\n    - { id: menu, command: \"true\" }\n")
+            let cafe = OrchestrateCLI(directory: directory.file("cafe"), database: url)
+            #expect(try await cafe.run(["run", "--progress", "none"]).exitCode == 0)
 
             let differences = try await Database.with(
                 try DatabaseEndpoint(url: url), logger: Logger(label: "test"), maximumConnections: 1
@@ -154,22 +165,33 @@ struct DashboardTests {
             ) { database in
                 var ran = 0
                 for (name, dashboard) in try Self.dashboards() {
-                    let variables = (dashboard["templating"] as? [String: Any])?["list"] as? [[String: Any]] ?? []
-                    for variable in variables {
+                    // The variables as a user sets them: the project picked from what its query offers, then the
+                    // branch from what its query offers for that project.
+                    var variables = GrafanaVariable.variables(of: dashboard)
+                    let definitions = (dashboard["templating"] as? [String: Any])?["list"] as? [[String: Any]] ?? []
+                    for (index, definition) in definitions.enumerated() {
                         let sql = GrafanaSQL.expand(
-                            variable["query"] as? String ?? "", project: "shop", branch: "%", range: range)
+                            definition["query"] as? String ?? "", variables: variables, range: range)
                         let (columns, rows) = try await Self.run(sql, on: database)
-                        #expect(
-                            columns.count == 1 && !rows.isEmpty, "\(name): variable \(variable["name"] ?? ""): \(sql)")
+                        #expect(columns.count == 1, "\(name): variable \(variables[index].name): \(sql)")
+                        variables[index].options = rows.map { $0.first ?? "" }
+                        variables[index].pick = .values([variables[index].name == "project" ? "shop" : "main"])
                         ran += 1
                     }
+                    #expect(variables.map(\.options) == [["cafe", "shop"], [Self.otherBranch, "main"]], "\(name)")
                     for panel in dashboard["panels"] as? [[String: Any]] ?? [] {
                         for target in panel["targets"] as? [[String: Any]] ?? [] {
-                            for branch in ["%", "main"] {
+                            // "All", one branch, the other (no drift there: rows not required), both.
+                            let picks: [(GrafanaVariable.Pick, rowsRequired: Bool)] = [
+                                (.all, true), (.values(["main"]), true), (.values([Self.otherBranch]), false),
+                                (.values(["main", Self.otherBranch]), true),
+                            ]
+                            for (pick, rowsRequired) in picks {
+                                variables[1].pick = pick
                                 let sql = GrafanaSQL.expand(
-                                    target["rawSql"] as? String ?? "", project: "shop", branch: branch, range: range)
+                                    target["rawSql"] as? String ?? "", variables: variables, range: range)
                                 let (columns, rows) = try await Self.run(sql, on: database)
-                                let title = "\(name): \(panel["title"] ?? "")"
+                                let title = "\(name): \(panel["title"] ?? "") (branch \(pick))"
                                 #expect(!columns.isEmpty, "\(title)")
                                 if target["format"] as? String == "time_series" {
                                     #expect(columns.first?.name == "time", "\(title): the first column is time")
@@ -181,13 +203,11 @@ struct DashboardTests {
                                         columns.dropFirst().allSatisfy {
                                             [.float8, .numeric, .int8, .int4].contains($0.type)
                                         }, "\(title)")
-                                    #expect(!rows.isEmpty, "\(title): the seeded history has points")
                                     #expect(
                                         rows.map { $0.first ?? "" } == rows.map { $0.first ?? "" }.sorted(),
                                         "\(title): ordered by time")
-                                } else {
-                                    #expect(!rows.isEmpty, "\(title): the seeded history has rows")
                                 }
+                                #expect(!rowsRequired || !rows.isEmpty, "\(title): the seeded history has rows")
                                 ran += 1
                             }
                         }
@@ -195,7 +215,7 @@ struct DashboardTests {
                 }
                 return ran
             }
-            #expect(ran >= 40, "\(ran) queries")
+            #expect(ran >= 64, "\(ran) queries")
         }
         await upstream.stop()
     }
@@ -208,7 +228,12 @@ struct DashboardTests {
             _ = try await connection.query("START TRANSACTION READ ONLY", logger: database.logger)
             defer { Task { _ = try? await connection.query("ROLLBACK", logger: database.logger) } }
             // Text rows keep the order checkable for any type: a sortable rendering of the first column.
-            let rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: database.logger)
+            let rows: PostgresRowSequence
+            do {
+                rows = try await connection.query(PostgresQuery(unsafeSQL: sql), logger: database.logger)
+            } catch let error as PSQLError {
+                throw QueryFailed(message: error.serverInfo?[.message] ?? "\(error)", sql: sql)
+            }
             let columns = rows.columns.map { (name: $0.name, type: $0.dataType) }
             var values: [[String]] = []
             for try await row in rows {
@@ -227,4 +252,11 @@ struct DashboardTests {
             return (columns, values)
         }
     }
+}
+
+/// A query PostgreSQL refused: its message and the query, to read in the test's failure.
+struct QueryFailed: Error, CustomStringConvertible {
+    var message: String
+    var sql: String
+    var description: String { "\(message): \(sql)" }
 }

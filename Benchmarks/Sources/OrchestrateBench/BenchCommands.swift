@@ -153,15 +153,22 @@ enum BenchCommands {
     static func panels(
         dashboards folder: String, days: Int, database url: String?, logger: Logger
     ) async throws -> [(Int, String)] {
-        var queries: [(String, String)] = []
+        var queries: [(String, String, [GrafanaVariable])] = []
         for name in try FileManager.default.contentsOfDirectory(atPath: folder).filter({ $0.hasSuffix(".json") })
             .sorted()
         {
             let data = try Data(contentsOf: URL(fileURLWithPath: "\(folder)/\(name)"))
             let dashboard = try JSONSerialization.jsonObject(with: data) as? [String: Any] ?? [:]
+            // This folder's project, every branch ("All").
+            let variables = GrafanaVariable.variables(of: dashboard).map {
+                var variable = $0
+                if variable.name == "project" { variable.pick = .values([here.project]) }
+                return variable
+            }
             for panel in dashboard["panels"] as? [[String: Any]] ?? [] {
                 for target in panel["targets"] as? [[String: Any]] ?? [] {
-                    queries.append(("\(name): \(panel["title"] as? String ?? "")", target["rawSql"] as? String ?? ""))
+                    queries.append(
+                        ("\(name): \(panel["title"] as? String ?? "")", target["rawSql"] as? String ?? "", variables))
                 }
             }
         }
@@ -170,8 +177,8 @@ enum BenchCommands {
         return try await ProjectDatabase.open(flag: url, config: here, logger: logger, maximumConnections: 1) {
             database in
             var timings: [(Int, String)] = []
-            for (name, sql) in panels {
-                let expanded = GrafanaSQL.expand(sql, project: here.project, branch: "%", range: range)
+            for (name, sql, variables) in panels {
+                let expanded = GrafanaSQL.expand(sql, variables: variables, range: range)
                 var best = Int.max
                 for _ in 0..<3 {
                     let clock = ContinuousClock.now

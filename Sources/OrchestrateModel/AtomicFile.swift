@@ -9,18 +9,22 @@ import Darwin
 /// Writes a file so readers see the old content or the new, never half of it (temp + rename).
 package enum AtomicFile {
     package static func write(
-        _ text: String, to path: String, permissions: mode_t = 0o666, owner: (uid: uid_t, gid: gid_t)? = nil
+        _ text: String, to path: String, permissions: mode_t = 0o666, owner: (uid: uid_t, gid: gid_t)? = nil,
+        replacing: Bool = true
     ) throws {
-        try write(Data(text.utf8), to: path, permissions: permissions, owner: owner)
+        try write(Data(text.utf8), to: path, permissions: permissions, owner: owner, replacing: replacing)
     }
 
     /// Creates the missing folders, writes a temporary file beside `path` and renames it over `path`.
     ///
     /// The temporary file is made new (never through a link planted at its name) with `permissions` (less the umask)
     /// and given to `owner` before it has any content, so that a private file is never readable by others, not even for
-    /// a moment; it reaches the disk before the rename. A link at `path` itself is replaced, not followed.
+    /// a moment; it reaches the disk before the rename. A link at `path` itself is replaced, not followed. Not
+    /// `replacing`, the file is linked in under its name instead, which fails when anything is there already
+    /// (`CocoaError.fileWriteFileExists`): even a file made a moment before is never overwritten.
     package static func write(
-        _ data: Data, to path: String, permissions: mode_t = 0o666, owner: (uid: uid_t, gid: gid_t)? = nil
+        _ data: Data, to path: String, permissions: mode_t = 0o666, owner: (uid: uid_t, gid: gid_t)? = nil,
+        replacing: Bool = true
     ) throws {
         let url = URL(fileURLWithPath: path)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -38,11 +42,12 @@ package enum AtomicFile {
             unlink(temporary)
             throw error
         }
-        guard rename(temporary, path) == 0 else {
+        guard replacing ? rename(temporary, path) == 0 : link(temporary, path) == 0 else {
             let error = failure(path)
             unlink(temporary)
             throw error
         }
+        if !replacing { unlink(temporary) }
     }
 
     /// The error of the call that just failed (`errno`), about `path`.
@@ -53,6 +58,7 @@ package enum AtomicFile {
             case EACCES, EPERM: .fileWriteNoPermission
             case ENOSPC, EDQUOT: .fileWriteOutOfSpace
             case EROFS: .fileWriteVolumeReadOnly
+            case EEXIST: .fileWriteFileExists
             default: .fileWriteUnknown
             }
         return CocoaError(

@@ -26,9 +26,11 @@ package enum ProjectDatabase {
     ) async throws -> R {
         do {
             if let cluster = selection.cluster, try await cluster.startDetached(logger: logger) {
+                let ignore =
+                    InitCommand.ignoresOwnFiles(in: selection.projectFolder) ? "" : "; add .orchestrate/ to .gitignore"
                 Console.detached.note(
                     "made orchestrate's own PostgreSQL in \(cluster.dataDirectory); it keeps running for the next "
-                        + "commands (orchestrate db stop stops it; add .orchestrate/ to .gitignore)")
+                        + "commands (orchestrate db stop stops it\(ignore))")
             }
             return try await Database.with(
                 selection.endpoint, logger: logger, maximumConnections: maximumConnections, body)

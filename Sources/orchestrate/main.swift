@@ -19,7 +19,8 @@ struct Orchestrate: AsyncParsableCommand {
             3 infrastructure (database unreachable, no free port), 130 interrupted (resume with --resume RUN_ID).
             """,
         subcommands: [
-            Run.self, Agent.self, Report.self, Artifacts.self, Scenarios.self, Runs.self, History.self, Flaky.self,
+            Init.self, Run.self, Agent.self, Report.self, Artifacts.self, Scenarios.self, Runs.self, History.self,
+            Flaky.self,
             Logs.self, QuarantineCommand.self,
             Mock.self,
             GherkinGroup.self,
@@ -461,6 +462,47 @@ struct Artifacts: AsyncParsableCommand {
         }
     }
 }
+
+struct Init: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Write a first orchestrate.yml for the suite in this folder.",
+        usage: "orchestrate init [--suite swiftpm|xcodebuild|pytest|gherkin|jest] [--config <file>]",
+        discussion: """
+            Looks at the folder for a Swift package (Package.swift), an Xcode project or workspace, a pytest suite (its \
+            config, conftest.py or test_*.py), feature files (run by behave, cucumber-js or Cucumber when it finds \
+            them), or jest (package.json); writes a commented orchestrate.yml for it; adds .orchestrate/ (the \
+            database, reports and kept files) to .gitignore; and shows what would run. With several suites it asks on \
+            a terminal, else writes the first and says so. It never overwrites a file.
+            """
+    )
+
+    @Option(name: .long, help: "The kind of suite to write, when the folder has several.")
+    var suite: InitCommand.Kind?
+
+    @Option(name: .long, help: "The file to write, in this folder.")
+    var config = ConfigLoader.fileName
+
+    @Flag(name: .long, help: "Log what orchestrate does (to stderr).")
+    var verbose = false
+
+    func validate() throws {
+        if config.contains("/") || config.hasPrefix(".") || !config.hasSuffix(".yml") {
+            throw ValidationError("--config is a file name in this folder ending in .yml (got \(config))")
+        }
+    }
+
+    func run() async throws {
+        var logger = Logger(label: "orchestrate") { ConsoleLogHandler(label: $0) }
+        logger.logLevel = verbose ? .debug : .warning
+        try await printing {
+            try await InitCommand.run(
+                directory: FileManager.default.currentDirectoryPath, configName: config, kind: suite,
+                console: .standard, logger: logger)
+        }
+    }
+}
+
+extension InitCommand.Kind: ExpressibleByArgument {}
 
 struct Scenarios: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -25,17 +25,21 @@ package struct VerdictRule: Sendable {
         var passed: Bool? { thisRun.last }
     }
 
-    package static func judge(replay: Outcomes?, live: Outcomes?) -> (verdict: Verdict, reason: String) {
+    /// `plain`: the run made no exchange through its mock servers, and the reason names no backend.
+    package static func judge(
+        replay: Outcomes?, live: Outcomes?, plain: Bool = false
+    ) -> (verdict: Verdict, reason: String) {
         for (mode, outcomes) in [("replay", replay), ("live", live)] {
             guard let outcomes, outcomes.isMixed else { continue }
             let run = outcomes.thisRun
+            let lane = plain ? "" : "\(mode): "
             if run.contains(true) && run.contains(false) {
-                return (.nondeterministic, "\(mode): \(Self.sequence(run)) in this run, with nothing else changed")
+                return (.nondeterministic, "\(lane)\(Self.sequence(run)) in this run, with nothing else changed")
             }
             let passes = (outcomes.history + run).filter { $0 }.count
             return (
                 .nondeterministic,
-                "\(mode): passed \(passes) of \(outcomes.history.count + run.count) times on this revision"
+                "\(lane)passed \(passes) of \(outcomes.history.count + run.count) times on this revision"
             )
         }
         switch (replay?.passed, live?.passed) {

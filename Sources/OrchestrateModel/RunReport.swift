@@ -55,6 +55,9 @@ package struct RunReport: Sendable, Codable {
     package var gitRevision: String?
     package var mode: Mode
     package var scenarios: [ScenarioEntry]
+    /// Whether any attempt of the run made an exchange through its mock server. A run without (a plain suite) is
+    /// reported without the vocabulary of backends: no mode, no replay or live lanes, no empty HAR files.
+    package var mockTraffic = true
 
     package init(
         runID: UUID, state: RunState, startedAt: Date, finishedAt: Date?, host: String, gitRevision: String?,
@@ -72,4 +75,35 @@ package struct RunReport: Sendable, Codable {
     }
 
     package func count(_ result: ScenarioResult) -> Int { scenarios.filter { $0.result == result }.count }
+}
+
+extension RunReport.ScenarioEntry {
+    /// Where the test is, for reports and annotations. A scenario written in orchestrate.yml or a feature file: its own
+    /// place there. A test its runner listed: where its last failure happened when the runner said (`file:line: …`
+    /// leading the failure), else the file its id names (pytest's `path::name`, a jest file); else none, never the line
+    /// of orchestrate.yml that lists the suite.
+    package var location: (file: String, line: Int?)? {
+        if let uri = scenario.uri { return (uri, scenario.line) }
+        if let failed = attempts.last(where: { $0.outcome != nil && $0.outcome != .passed }),
+            let place = Self.leadingPlace(failed.error ?? "")
+        {
+            return place
+        }
+        let head = scenario.id.components(separatedBy: "::")[0]
+        let extensionName = head.split(separator: ".").last.map(String.init) ?? ""
+        guard head != scenario.id || scenario.id.contains("/"), head.contains("."), !head.contains(" "),
+            (1...5).contains(extensionName.count), extensionName.allSatisfy(\.isLetter)
+        else { return nil }
+        return (head, nil)
+    }
+
+    /// `file:line` leading a failure's text (`tests/test_cart.py:3: AssertionError`).
+    package static func leadingPlace(_ text: String) -> (file: String, line: Int?)? {
+        let first = text.prefix { $0 != "\n" }
+        let parts = first.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, !parts[0].contains(" "), let line = Int(parts[1]), line > 0,
+            parts[2].hasPrefix(" ")
+        else { return nil }
+        return (String(parts[0]), line)
+    }
 }

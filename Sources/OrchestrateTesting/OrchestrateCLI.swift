@@ -51,10 +51,13 @@ package struct OrchestrateCLI: Sendable {
 
     /// Starts the command without waiting. An earlier command's output under the same name goes first: the files are
     /// made at a process's first byte, and one that writes none would be read as having written the old ones.
-    package func launch(_ arguments: [String], name: String = "cli") throws -> SupervisedProcess {
+    /// `executable`: another program to run with the command's environment and folder (`script`, for a terminal).
+    package func launch(
+        _ arguments: [String], name: String = "cli", executable: String = Self.executable
+    ) throws -> SupervisedProcess {
         for stream in ["stdout", "stderr"] { unlink("\(directory)/\(name).\(stream)") }
         var command = SupervisedCommand(
-            executable: Self.executable, arguments: arguments, environment: environment, workingDirectory: directory,
+            executable: executable, arguments: arguments, environment: environment, workingDirectory: directory,
             stdoutPath: "\(directory)/\(name).stdout", stderrPath: "\(directory)/\(name).stderr"
         )
         command.timeout = .seconds(300)
@@ -63,8 +66,10 @@ package struct OrchestrateCLI: Sendable {
     }
 
     /// Runs the command to its end.
-    package func run(_ arguments: [String], name: String = "cli") async throws -> Result {
-        let process = try launch(arguments, name: name)
+    package func run(
+        _ arguments: [String], name: String = "cli", executable: String = Self.executable
+    ) async throws -> Result {
+        let process = try launch(arguments, name: name, executable: executable)
         let termination = await process.wait()
         return output(termination, name: name)
     }

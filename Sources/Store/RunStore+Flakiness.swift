@@ -53,6 +53,18 @@ extension RunStore {
     /// runs settle), the window's first, partial day from the attempts themselves. `scenarioIDs` narrows it to those
     /// (`nil`: all), `branch` to the runs of one branch. `scoresOnly` leaves out the verdict counts and the newest
     /// evidence (two lookups per scenario; automatic quarantine needs only the scores).
+    /// Whether any attempt of the project made an exchange through its mock server since `since` (whole UTC days, from
+    /// the endpoints' rollup).
+    package func madeExchanges(project: String, since: Date) async throws -> Bool {
+        let rows = try await database.client.query(
+            """
+            SELECT EXISTS (SELECT 1 FROM endpoint_days
+                           WHERE project = \(project) AND day >= (\(since)::timestamptz AT TIME ZONE 'UTC')::date)
+            """, logger: database.logger)
+        for try await made in rows.decode(Bool.self) { return made }
+        return false
+    }
+
     package func flakiness(
         project: String, since: Date, scenarioIDs: [String]? = nil, branch: String? = nil, limit: Int,
         scoresOnly: Bool = false

@@ -277,6 +277,23 @@ package struct RunStore: Sendable {
         return result
     }
 
+    /// The last finished attempt's time of each scenario of `scenarioIDs` that has one (passed or not): what a scenario
+    /// never seen passing took.
+    package func lastDurations(_ scenarioIDs: [String], project: String) async throws -> [String: Int64] {
+        let rows = try await database.client.query(
+            """
+            SELECT ids.id, last.duration_ms
+            FROM unnest(\(scenarioIDs)::text[]) AS ids(id),
+                 LATERAL (SELECT a.duration_ms FROM attempts a
+                          WHERE a.project = \(project) AND a.scenario_id = ids.id AND a.outcome IS NOT NULL
+                          ORDER BY a.finished_at DESC LIMIT 1) last
+            WHERE last.duration_ms IS NOT NULL
+            """, logger: database.logger)
+        var result: [String: Int64] = [:]
+        for try await (id, milliseconds) in rows.decode((String, Int64).self) { result[id] = milliseconds }
+        return result
+    }
+
     /// What each batch command's runner costs per process in `project`, from its 100 newest processes, those on
     /// `host` first (machines differ): the median start-up of the newest 20; and, of the newest 5 runs, from the run
     /// whose processes took least per test beyond their start-up, that time per test and how many tests they ran at
@@ -462,6 +479,7 @@ package struct RunStore: Sendable {
         // The three reads go side by side (the pool has connections to spare at the end of a run).
         async let summaryRead = summary(runID)
         async let attemptsRead = attemptRecords(runID)
+        async let trafficRead = mockTraffic(runID)
         let scenarioRows = try await database.client.query(
             """
             SELECT \(unescaped: Self.plannedScenarioColumns), rs.result,
@@ -500,11 +518,25 @@ package struct RunStore: Sendable {
             entry.attempts = attempts[entry.scenario.id] ?? []
             return entry
         }
-        return RunReport(
+        var report = RunReport(
             runID: runID, state: summary.state, startedAt: summary.createdAt, finishedAt: summary.finishedAt,
             host: summary.host, gitRevision: summary.gitRevision, mode: Mode(rawValue: summary.mode) ?? .replay,
             scenarios: entries
         )
+        report.mockTraffic = try await trafficRead
+        return report
+    }
+
+    /// Whether any attempt of the run made an exchange (a compare run is about its backends, whatever they did).
+    package func mockTraffic(_ runID: UUID) async throws -> Bool {
+        let rows = try await database.client.query(
+            """
+            SELECT r.mode = 'compare' OR EXISTS (SELECT 1 FROM attempts a JOIN exchanges e ON e.attempt_id = a.id
+                                                 WHERE a.run_id = r.id)
+            FROM runs r WHERE r.id = \(runID)
+            """, logger: database.logger)
+        for try await traffic in rows.decode(Bool.self) { return traffic }
+        return false
     }
 
     /// The last `limit` finished attempts of each of the run's scenarios in its project (this run's included), oldest

@@ -30,7 +30,7 @@ struct ListCommandSuite: SuiteSource {
                     command: batch?.command(for: [id])
                         ?? CommandTemplate.fill(template, id: id, name: id, uri: context.configPath, line: line),
                     timeoutMilliseconds: suite.timeout.wholeMilliseconds, environment: suite.environment,
-                    uri: context.configPath, line: line,
+                    // A listed test is not defined in orchestrate.yml: no place there (reports take its own).
                     results: suite.results, batch: batch
                 ))
         }

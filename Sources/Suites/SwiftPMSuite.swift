@@ -83,7 +83,7 @@ struct SwiftPMSuite: SuiteSource {
             return Scenario(
                 id: id, name: id, command: named.command(for: [id]),
                 timeoutMilliseconds: suite.timeout.wholeMilliseconds,
-                environment: suite.environment, uri: context.configPath, line: swiftpm.line, results: .swiftpm,
+                environment: suite.environment, results: .swiftpm,
                 batch: batch)
         }
     }

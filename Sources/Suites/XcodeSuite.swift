@@ -105,7 +105,7 @@ struct XcodeSuite: SuiteSource {
             Scenario(
                 id: id, name: id, command: batch.command(for: [id]),
                 timeoutMilliseconds: suite.timeout.wholeMilliseconds,
-                environment: suite.environment, uri: context.configPath, line: xcode.line, results: .xcresult,
+                environment: suite.environment, results: .xcresult,
                 batch: batch)
         }
     }

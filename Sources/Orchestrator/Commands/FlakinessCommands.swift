@@ -15,8 +15,12 @@ package enum FlakinessCommands {
     ) async throws -> String {
         let config = try ConfigLoader.load(path: configPath, required: false)
         let start = Date().addingTimeInterval(-Double(since.wholeMilliseconds) / 1000)
-        let lines = try await ListingCommands.withStore(config, database: database, logger: logger) { store in
-            try await store.flakiness(project: config.project, since: start, branch: branch, limit: limit)
+        let (lines, traffic) = try await ListingCommands.withStore(config, database: database, logger: logger) {
+            store in
+            (
+                try await store.flakiness(project: config.project, since: start, branch: branch, limit: limit),
+                try await store.madeExchanges(project: config.project, since: start)
+            )
         }
         switch format {
         case .json:
@@ -25,7 +29,10 @@ package enum FlakinessCommands {
             guard !lines.isEmpty else {
                 return "no attempts finished since \(ISO8601DateFormatter().string(from: start))"
             }
-            var table = TextTable(header: ["SCORE", "REPLAY", "LIVE", "FLIPS", "VERDICTS", "SCENARIO", "LAST EVIDENCE"])
+            // A project whose tests made no exchange in the window (a plain suite) has no backends to tell apart.
+            var table = TextTable(
+                header: ["SCORE"] + (traffic ? ["REPLAY", "LIVE"] : ["PASSED"])
+                    + ["FLIPS", "VERDICTS", "SCENARIO", "LAST EVIDENCE"], elidable: ["VERDICTS", "SCENARIO"])
             for line in lines {
                 let verdicts = line.verdicts.sorted { $0.key.rawValue < $1.key.rawValue }.map {
                     "\($0.value) \($0.key.rawValue)"
@@ -33,16 +40,23 @@ package enum FlakinessCommands {
                     separator: ", ")
                 let evidence =
                     line.lastEvidence.map { "\($0.place.map { "\($0): " } ?? "")\($0)" } ?? line.lastReason ?? "-"
-                table.rows.append([
-                    String(format: "%.2f", line.score) + (line.quarantined ? " Q" : ""),
-                    line.lanes[Mode.replay.rawValue].map { "\($0.passed)/\($0.attempts)" } ?? "-",
-                    line.lanes[Mode.live.rawValue].map { "\($0.passed)/\($0.attempts)" } ?? "-",
-                    "\(line.flips)/\(line.transitions)", verdicts.isEmpty ? "-" : verdicts, line.scenarioID, evidence,
-                ])
+                let tallies =
+                    traffic
+                    ? [
+                        line.lanes[Mode.replay.rawValue].map { "\($0.passed)/\($0.attempts)" } ?? "-",
+                        line.lanes[Mode.live.rawValue].map { "\($0.passed)/\($0.attempts)" } ?? "-",
+                    ] : ["\(line.passed)/\(line.attempts)"]
+                table.rows.append(
+                    [String(format: "%.2f", line.score) + (line.quarantined ? " Q" : "")] + tallies + [
+                        "\(line.flips)/\(line.transitions)", verdicts.isEmpty ? "-" : verdicts, line.scenarioID,
+                        evidence,
+                    ])
             }
             return table.render()
-                + "\nREPLAY, LIVE: passed/attempts against a controlled (replay, mock, hybrid) and the real backend (live, record)"
-                + "\nscore = (flips + 1) / (transitions + 10) on the same branch, revision and backend; Q = quarantined"
+                + (traffic
+                    ? "\nREPLAY, LIVE: passed/attempts against a controlled (replay, mock, hybrid) and the real backend (live, record)"
+                        + "\nscore = (flips + 1) / (transitions + 10) on the same branch, revision and backend; Q = quarantined"
+                    : "\nscore = (flips + 1) / (transitions + 10) on the same branch and revision; Q = quarantined")
         }
     }
 
@@ -61,7 +75,7 @@ package enum FlakinessCommands {
                 let entries = try await store.quarantined(project: config.project)
                 if format == .json { return try OutputFormat.json(entries) }
                 guard !entries.isEmpty else { return "no scenario is quarantined" }
-                var table = TextTable(header: ["SCENARIO", "SINCE", "BY", "REASON"])
+                var table = TextTable(header: ["SCENARIO", "SINCE", "BY", "REASON"], elidable: ["SCENARIO"])
                 let dates = ISO8601DateFormatter()
                 for entry in entries {
                     table.rows.append([

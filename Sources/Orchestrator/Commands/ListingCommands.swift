@@ -13,6 +13,8 @@ package enum ListingCommands {
         var tags: [String]
         var timeoutMs: Int64
         var expectedMs: Int64?
+        /// A scenario never seen passing: its last attempt's time.
+        var lastMs: Int64?
         var uri: String?
         var line: Int?
     }
@@ -73,9 +75,12 @@ package enum ListingCommands {
         let suite = try await SuiteSources(config.suite).scenarios(config.suiteContext)
         let scenarios = try ScenarioSelection(only: only, tags: tags).select(from: suite, configPath: config.path)
         var expected: [String: Int64] = [:]
+        var last: [String: Int64] = [:]
         do {
-            expected = try await withStore(config, database: database, logger: logger) { store in
-                try await store.expectedDurations(scenarios.map(\.id), project: config.project)
+            (expected, last) = try await withStore(config, database: database, logger: logger) { store in
+                let expected = try await store.expectedDurations(scenarios.map(\.id), project: config.project)
+                let unknown = scenarios.map(\.id).filter { expected[$0] == nil }
+                return (expected, try await store.lastDurations(unknown, project: config.project))
             }
         } catch let error as UsageError {
             console.note("expected durations unknown: \(error.message)")
@@ -85,19 +90,26 @@ package enum ListingCommands {
         let lines = scenarios.map {
             ScenarioLine(
                 id: $0.id, name: $0.name, command: $0.command, tags: $0.tags, timeoutMs: $0.timeoutMilliseconds,
-                expectedMs: expected[$0.id], uri: $0.uri, line: $0.line)
+                expectedMs: expected[$0.id], lastMs: last[$0.id], uri: $0.uri, line: $0.line)
         }.sorted { ($0.expectedMs ?? .max) > ($1.expectedMs ?? .max) }
         switch format {
         case .json:
             return try OutputFormat.json(lines)
         case .table:
-            var table = TextTable(header: ["ID", "EXPECTED", "TIMEOUT", "TAGS", "NAME"])
+            // A runner's tests are named by their ids: the names are left out when every one is its id.
+            let named = lines.contains { $0.name != $0.id }
+            var table = TextTable(
+                header: ["ID", "EXPECTED", "TIMEOUT", "TAGS"] + (named ? ["NAME"] : []),
+                elidable: ["ID", "TAGS", "NAME"])
+            func seconds(_ milliseconds: Int64) -> String { String(format: "%.1fs", Double(milliseconds) / 1000) }
             for line in lines {
-                table.rows.append([
-                    line.id, line.expectedMs.map { String(format: "%.1fs", Double($0) / 1000) } ?? "new",
-                    String(format: "%.0fs", Double(line.timeoutMs) / 1000),
-                    line.tags.map { "@\($0)" }.joined(separator: " "), line.name,
-                ])
+                let expected =
+                    line.expectedMs.map(seconds) ?? line.lastMs.map { "\(seconds($0)), never passed" } ?? "new"
+                table.rows.append(
+                    [
+                        line.id, expected, String(format: "%.0fs", Double(line.timeoutMs) / 1000),
+                        line.tags.map { "@\($0)" }.joined(separator: " "),
+                    ] + (named ? [line.name] : []))
             }
             return table.render()
         }
@@ -129,11 +141,15 @@ package enum ListingCommands {
         case .table:
             var table = TextTable(
                 header: [
-                    "RUN", "STARTED", "STATE", "SCENARIOS", "PASSED", "FLAKY", "FAILED", "LEFT", "TIME", "HOSTS",
+                    "RUN", "STARTED (UTC)", "STATE", "TESTS", "PASSED", "FLAKY", "FAILED", "LEFT", "TIME", "HOSTS",
                     "SLOTS", "PROJECT", "BRANCH",
                     "REVISION",
-                ])
-            let dates = ISO8601DateFormatter()
+                ], elidable: ["HOSTS", "PROJECT", "BRANCH"])
+            // To the minute: the run's id says which one (--format json has the whole time).
+            let dates = DateFormatter()
+            dates.locale = Locale(identifier: "en_US_POSIX")
+            dates.timeZone = TimeZone(identifier: "UTC")
+            dates.dateFormat = "yyyy-MM-dd HH:mm"
             for run in runs {
                 let seconds = run.finishedAt.map { String(format: "%.1fs", $0.timeIntervalSince(run.createdAt)) } ?? "-"
                 table.rows.append([
@@ -180,30 +196,33 @@ extension ListingCommands {
         case .json:
             return try OutputFormat.json(attempts)
         case .table:
-            var table = TextTable(header: [
-                "RUN", "STARTED", "MODE", "ATTEMPT", "OUTCOME", "TIME", "STEPS", "EXCHANGES", "REVISION",
-            ])
+            // A scenario that never made an exchange (a plain suite's test) is listed without modes and exchanges.
+            let traffic = attempts.contains { $0.exchanges > 0 }
+            var table = TextTable(
+                header: ["RUN", "STARTED"] + (traffic ? ["MODE"] : []) + ["ATTEMPT", "OUTCOME", "TIME", "STEPS"]
+                    + (traffic ? ["EXCHANGES"] : []) + ["REVISION"])
             let dates = ISO8601DateFormatter()
             for attempt in attempts {
-                table.rows.append([
-                    attempt.runID.uuidString.lowercased(), attempt.startedAt.map(dates.string) ?? "-", attempt.mode,
-                    "\(attempt.attempt)",
-                    attempt.outcome ?? "-",
-                    attempt.durationMs.map { String(format: "%.2fs", Double($0) / 1000) } ?? "-",
-                    "\(attempt.steps.count)",
-                    "\(attempt.exchanges)"
-                        + (attempt.unmatchedExchanges > 0 ? " (\(attempt.unmatchedExchanges) unmatched)" : ""),
-                    String((attempt.gitRevision ?? "-").prefix(12)),
-                ])
+                let unmatched = attempt.unmatchedExchanges > 0 ? " (\(attempt.unmatchedExchanges) unmatched)" : ""
+                let time = attempt.durationMs.map { String(format: "%.2fs", Double($0) / 1000) } ?? "-"
+                var row: [String] = [attempt.runID.uuidString.lowercased(), attempt.startedAt.map(dates.string) ?? "-"]
+                if traffic { row.append(attempt.mode) }
+                row += ["\(attempt.attempt)", attempt.outcome ?? "-", time, "\(attempt.steps.count)"]
+                if traffic { row.append("\(attempt.exchanges)\(unmatched)") }
+                row.append(String((attempt.gitRevision ?? "-").prefix(12)))
+                table.rows.append(row)
             }
             var text = "\(id)\n" + table.render()
             if let latest = attempts.first, !latest.steps.isEmpty {
-                var steps = TextTable(header: ["STATUS", "STEP", "TIME", "EXCHANGES"])
+                var steps = TextTable(
+                    header: ["STATUS", "STEP", "TIME"] + (traffic ? ["EXCHANGES"] : []), elidable: ["STEP"])
                 for step in latest.steps {
-                    steps.rows.append([
-                        step.status.rawValue, "\(step.keyword)\(step.name)", step.durationMs.map { "\($0) ms" } ?? "-",
-                        "\(step.exchanges)",
-                    ])
+                    steps.rows.append(
+                        [
+                            step.status.rawValue, "\(step.keyword)\(step.name)",
+                            step.durationMs.map { "\($0) ms" } ?? "-",
+                        ]
+                            + (traffic ? ["\(step.exchanges)"] : []))
                 }
                 text += "\n\nsteps of the newest attempt:\n" + steps.render()
             }

@@ -123,13 +123,25 @@ final class ProgressReporter: Sendable {
     private func describe(
         _ attempt: ClaimedAttempt, _ result: AttemptResult, _ ack: CompletionAck, slot: Int, progress: RunProgress
     ) -> String {
-        let count = "[\(String(progress.settled).leftPadded(to: String(progress.total).count))/\(progress.total)]"
+        // The count moves only on the line that settles a scenario: an attempt retried, or a compare run's lane with
+        // the other lane still to run, leaves its place blank rather than say the same count again.
+        let count =
+            ack.settled == nil
+            ? String(repeating: " ", count: 2 * String(progress.total).count + 3)
+            : "[\(String(progress.settled).leftPadded(to: String(progress.total).count))/\(progress.total)]"
         let seconds = String(format: "%.1fs", Double(result.durationMilliseconds) / 1000)
+        let lane = attempt.lane.map { " (\($0.rawValue))" } ?? ""
         var text =
-            "\(count) \(result.outcome.rawValue.padded(to: 9)) \(attempt.scenario.id)  \(seconds)  worker \(slot)"
+            "\(count) \(result.outcome.rawValue.padded(to: 9)) \(attempt.scenario.id)\(lane)  \(seconds)  worker \(slot)"
         if attempt.attempt > 1 { text += "  attempt \(attempt.attempt)" }
         switch result.outcome {
-        case .failed: if let code = result.exitCode { text += "  exit \(code)" }
+        case .failed:
+            // A test its runner reported failed is at its failure's place; a process that failed says its status.
+            if let place = RunReport.ScenarioEntry.leadingPlace(result.error ?? "") {
+                text += "  at \(place.file)\(place.line.map { ":\($0)" } ?? "")"
+            } else if let code = result.exitCode {
+                text += "  exit \(code)"
+            }
         case .crashed: text += "  signal \(result.signal ?? 0)"
         case .infrastructureError: text += "  \(result.error ?? "")"
         case .passed, .timedOut: break

@@ -91,7 +91,8 @@ package struct RunJudge {
                 guard !run.isEmpty else { return nil }
                 return VerdictRule.Outcomes(thisRun: run, history: earlier.filter { $0.lane == lane }.map(\.passed))
             }
-            let (verdict, reason) = VerdictRule.judge(replay: outcomes(.replay), live: outcomes(.live))
+            let (verdict, reason) = VerdictRule.judge(
+                replay: outcomes(.replay), live: outcomes(.live), plain: !report.mockTraffic)
             guard verdict != .stable else {
                 judged.append((entry, verdict, reason, nil, nil, []))
                 continue

@@ -5,7 +5,7 @@ import Reports
 import Store
 
 /// A finished run's files under `<reports>/<run>/`: `junit.xml`, `report.html`, and for every attempt that did not
-/// pass its exchanges as HAR and its step timeline (`attachments/<scenario>/<attempt>.har|.timeline.txt`), which
+/// pass its exchanges as HAR (when it made any) and its step timeline (`attachments/<scenario>/<attempt>.har|.timeline.txt`), which
 /// the JUnit XML and the HTML page reference. Every file is written whole (temporary file, then rename).
 struct RunReportFiles {
     let runs: RunStore
@@ -34,9 +34,13 @@ struct RunReportFiles {
                 let base =
                     "\(directory)/attachments/\(AttemptFolders.safeName(entry.scenario.id))/"
                     + AttemptFolders.name(attempt: attempt.attempt, lane: attempt.lane)
-                try AtomicFile.write(try NetworkLogExport.har(log.exchanges), to: base + ".har")
+                // A HAR file of no exchanges says nothing: an attempt that made none has its timeline only.
+                if !log.exchanges.isEmpty {
+                    try AtomicFile.write(try NetworkLogExport.har(log.exchanges), to: base + ".har")
+                    attachments[entry.scenario.id, default: []].append(base + ".har")
+                }
                 try AtomicFile.write(NetworkLogExport.timeline(log, attempt: attempt), to: base + ".timeline.txt")
-                attachments[entry.scenario.id, default: []] += [base + ".har", base + ".timeline.txt"]
+                attachments[entry.scenario.id, default: []].append(base + ".timeline.txt")
             }
         }
         // The two documents of a large run take tens of milliseconds each: they are written side by side.

@@ -79,11 +79,8 @@ package enum HTMLReport {
     }
 
     private static func summaryLine(_ report: RunReport) -> String {
-        var parts = [
-            report.state.rawValue, "mode \(report.mode.rawValue)",
-            "started \(ISO8601DateFormatter().string(from: report.startedAt))",
-            "host \(report.host)",
-        ]
+        var parts = [report.state.rawValue] + (report.mockTraffic ? ["mode \(report.mode.rawValue)"] : [])
+        parts += ["started \(ISO8601DateFormatter().string(from: report.startedAt))", "host \(report.host)"]
         if let revision = report.gitRevision { parts.append("revision \(revision)") }
         let results = ScenarioResult.allCases.compactMap { result in
             report.count(result) > 0 ? "\(report.count(result)) \(result.rawValue)" : nil
@@ -104,7 +101,9 @@ package enum HTMLReport {
         if entry.quarantined { html += " " + badge("quarantined") }
         html += "</h2></summary>\n"
         html += "<p class=\"meta\"><code>\(escape(entry.scenario.id))</code>"
-        if let uri = entry.scenario.uri { html += " · \(escape(uri))\(entry.scenario.line.map { ":\($0)" } ?? "")" }
+        if let location = entry.location {
+            html += " · \(escape(location.file))\(location.line.map { ":\($0)" } ?? "")"
+        }
         html += "</p>\n"
         if let reason = entry.verdictReason { html += "<p class=\"reason\">\(escape(reason))</p>\n" }
         if !entry.evidence.isEmpty {

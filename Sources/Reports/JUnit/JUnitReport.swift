@@ -52,8 +52,10 @@ package enum JUnitReport {
             ? Self.runnerNames(scenario.id) : (className, scenario.name)
         var attributes = #"name="\#(XMLText.escape(name))" classname="\#(XMLText.escape(className))""#
         attributes += #" time="\#(seconds(entry.attempts.last?.durationMilliseconds ?? 0))""#
-        if let uri = scenario.uri { attributes += #" file="\#(XMLText.escape(uri))""# }
-        if let line = scenario.line { attributes += #" line="\#(line)""# }
+        if let location = entry.location {
+            attributes += #" file="\#(XMLText.escape(location.file))""#
+            if let line = location.line { attributes += #" line="\#(line)""# }
+        }
         var xml = "    <testcase \(attributes)>\n"
         xml += "      <properties>\n"
         xml += property("orchestrate.scenario_id", scenario.id, indent: 8)

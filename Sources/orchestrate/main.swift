@@ -114,6 +114,7 @@ func exiting(_ body: () async throws -> Int32) async throws {
 extension Mode: ExpressibleByArgument {}
 extension OutputFormat: ExpressibleByArgument {}
 extension RunOptions.ProgressChoice: ExpressibleByArgument {}
+extension RunOptions.AnnotationsChoice: ExpressibleByArgument {}
 extension DatabaseCommands.Action: ExpressibleByArgument {}
 extension FlakinessCommands.QuarantineAction: ExpressibleByArgument {}
 
@@ -239,6 +240,17 @@ struct WorkOptions: ParsableArguments {
     @Option(name: .long, help: "Reports folder (default: orchestrate.yml's reports, else .orchestrate/reports).")
     var reports: String?
 
+    @Option(
+        name: .long,
+        help: """
+            github: an ::error annotation per failing test at its file:line, ::warning for flaky and quarantined ones, \
+            and the Markdown summary appended to $GITHUB_STEP_SUMMARY (default: github when GITHUB_ACTIONS=true) | none.
+            """)
+    var annotations: RunOptions.AnnotationsChoice?
+
+    @Option(name: .long, help: "Also write the run's Markdown summary here (a GitLab or Buildkite annotation, say).")
+    var summary: String?
+
     @Flag(
         name: .long, help: "Flaky passes, nondeterministic verdicts and quarantined failures fail the run too (exit 1)."
     )
@@ -282,6 +294,8 @@ struct WorkOptions: ParsableArguments {
     func apply(to options: inout RunOptions) {
         options.workers = workers
         options.junitPath = junit
+        options.annotations = annotations
+        options.summaryPath = summary
         options.reportsDirectory = reports
         options.strict = strict
         options.progress = progress

@@ -11,6 +11,10 @@ package struct RunOptions: Sendable {
     /// A Cucumber tag expression (`@smoke and not @wip`) that selects scenarios by their tags.
     package var tags: String?
     package var junitPath: String?
+    /// `--annotations`: GitHub's workflow commands for the judged run; `nil`: when GITHUB_ACTIONS is true.
+    package var annotations: AnnotationsChoice?
+    /// `--summary PATH`: the run in Markdown.
+    package var summaryPath: String?
     package var reportsDirectory: String?
     package var database: String?
     package var resume: UUID?
@@ -41,6 +45,11 @@ package struct RunOptions: Sendable {
     package var planWait: Duration = .seconds(600)
     /// `--detect-new-flakes`: new tests run extra times, unless more than this share of the suite is new; `nil`: off.
     package var newTestsShare: Double?
+
+    package enum AnnotationsChoice: String, Sendable, CaseIterable {
+        case github
+        case none
+    }
 
     package enum ProgressChoice: String, Sendable, CaseIterable {
         case automatic = "auto"

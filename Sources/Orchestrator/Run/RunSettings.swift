@@ -89,6 +89,14 @@ package struct RunSettings: Sendable {
     package var reports: Setting<String>
     /// `--junit`, absolute.
     package var junit: String?
+    /// GitHub's annotations and job summary (appended to the file GITHUB_STEP_SUMMARY names, when it does), written by
+    /// the process that judges the run: `--annotations github`, else GITHUB_ACTIONS=true.
+    package var annotations: Setting<Bool>
+    /// Where GitHub wants the job summary (GITHUB_STEP_SUMMARY), and the workflow run's page, with annotations on.
+    package var stepSummary: String?
+    package var workflowRunURL: String?
+    /// `--summary`, absolute: the run in Markdown.
+    package var summary: String?
     /// The database the run is kept in.
     package var database: DatabaseSelection
     /// The name this process's share of a joined run is kept under.
@@ -140,6 +148,14 @@ package struct RunSettings: Sendable {
         let reports = Setting.resolve(
             flag: ("--reports", options.reportsDirectory), file: ("reports", file.reports), in: file,
             standard: ".orchestrate/reports")
+        let annotations: Setting<Bool> =
+            if let choice = options.annotations {
+                Setting(choice == .github, from: .flag("--annotations"))
+            } else if environment["GITHUB_ACTIONS"] == "true" {
+                Setting(true, from: .environment("GITHUB_ACTIONS"))
+            } else {
+                Setting(false, from: .standard("none"))
+            }
         return RunSettings(
             role: role,
             selection: ScenarioSelection(only: options.only, tags: options.tags),
@@ -154,6 +170,10 @@ package struct RunSettings: Sendable {
                 flag: ("--lease", options.lease), file: ("lease", file.lease), in: file, standard: "30 s"),
             reports: Setting(file.resolve(reports.value), from: reports.source),
             junit: options.junitPath.map { OrchestrateConfig.resolve($0, against: currentDirectory) },
+            annotations: annotations,
+            stepSummary: annotations.value ? environment["GITHUB_STEP_SUMMARY"].flatMap { $0.isEmpty ? nil : $0 } : nil,
+            workflowRunURL: annotations.value ? Self.workflowRunURL(environment) : nil,
+            summary: options.summaryPath.map { OrchestrateConfig.resolve($0, against: currentDirectory) },
             database: try DatabaseSelection.resolve(
                 flag: options.database, configured: file.database, projectDirectory: file.directory,
                 environment: environment),
@@ -164,6 +184,14 @@ package struct RunSettings: Sendable {
             metrics: options.metricsPort.map { (options.metricsAddress, $0) }, trapsSignals: options.trapsSignals,
             file: file
         )
+    }
+
+    /// The workflow run's page on GitHub (where its artifacts are), from the variables Actions sets.
+    static func workflowRunURL(_ environment: [String: String]) -> String? {
+        guard let server = environment["GITHUB_SERVER_URL"], let repository = environment["GITHUB_REPOSITORY"],
+            let run = environment["GITHUB_RUN_ID"], !server.isEmpty, !repository.isEmpty, !run.isEmpty
+        else { return nil }
+        return "\(server)/\(repository)/actions/runs/\(run)"
     }
 
     private static func role(of options: RunOptions) -> Role {
@@ -201,6 +229,7 @@ package struct RunSettings: Sendable {
                 "reports": "\(reports.value) (\(reports.source))",
                 "database": "\(database.endpoint) (\(database.source.rawValue))",
                 "node": "\(node.value) (\(node.source))",
+                "annotations": "\(annotations.value ? "github" : "none") (\(annotations.source))",
             ])
     }
 }

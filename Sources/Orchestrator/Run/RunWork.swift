@@ -240,7 +240,8 @@ struct RunWork {
                     try await QuarantineUpdate.apply(
                         after: judgement, settings.quarantine, project: planned.project, runs: runs, output: output)
                 }()
-                try await publish(judgement.report, joined: joined, execution: execution, trends: trends)
+                try await publish(
+                    judgement.report, joined: joined, execution: execution, trends: trends, judged: true)
                 try await saved
                 try await quarantined
                 let failed = judgement.report.scenarios.contains { $0.failsRun(strict: settings.strict) }
@@ -272,16 +273,52 @@ struct RunWork {
             "new tests: \(probes.newTests) of \(probes.tests); \(probes.probes) extra run\(probes.probes == 1 ? "" : "s") of those that passed"
     }
 
-    /// The run's report files under the reports folder (and `--junit`), then its summary with a line per host.
+    /// The run's report files under the reports folder (and `--junit`), then its summary with a line per host; the
+    /// Markdown summary where `--summary` asks; and, by the process that `judged` the run, GitHub's annotations and job
+    /// summary when they are on.
     private func publish(
-        _ report: RunReport, joined: Bool, execution: RunExecution, trends: Task<[String: [TrendPoint]], any Error>
+        _ report: RunReport, joined: Bool, execution: RunExecution, trends: Task<[String: [TrendPoint]], any Error>,
+        judged: Bool = false
     ) async throws {
         let directory = settings.reports.value + "/" + report.runID.uuidString.lowercased()
+        let trends = try await trends.value
         let files = try await RunReportFiles(runs: runs, directory: directory).write(
-            report, extraJUnit: junit(report, joined: joined), trends: try await trends.value)
+            report, extraJUnit: junit(report, joined: joined), trends: trends)
         let hosts = try await runs.hostShares(report.runID)
         output.summary(
             RunSummaryText.render(report, attemptsDirectory: execution.attemptsDirectory, files: files, hosts: hosts))
+        let github = judged && settings.annotations.value
+        guard github || settings.summary != nil else { return }
+        let markdown = MarkdownSummary.render(
+            report, hosts: hosts, trends: trends, report: files.html, runURL: settings.workflowRunURL)
+        if github {
+            let commands = GitHubAnnotations.commands(for: report)
+            if !commands.isEmpty { output.summary(commands.joined(separator: "\n")) }
+            if let path = settings.stepSummary { Self.append(markdown, to: path, output: output) }
+        }
+        if let path = settings.summary {
+            do {
+                try AtomicFile.write(markdown, to: path)
+            } catch {
+                output.note("cannot write the Markdown summary to \(path): \(error.localizedDescription)")
+            }
+        }
+    }
+
+    /// Appends `text` to the job summary GitHub reads (it may hold other steps' summaries), in one write; a summary
+    /// that cannot be written is said, and the run's result stands.
+    static func append(_ text: String, to path: String, output: any RunOutput) {
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
+            output.note("cannot append the job summary to \(path): \(String(cString: strerror(errno)))")
+            return
+        }
+        defer { close(descriptor) }
+        let bytes = Array(text.utf8)
+        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+        if written != bytes.count {
+            output.note("the job summary in \(path) was cut short: \(String(cString: strerror(errno)))")
+        }
     }
 
     /// `--junit`: in a joined run, the scenarios this process settled (their last attempt ran here), so that the files

@@ -2,6 +2,9 @@
 # make test   builds and runs the whole test suite (real PostgreSQL, real processes)
 # make lint   checks the formatting (swift format, .swift-format); make format applies it
 # make bench  release build and the benchmarks (ratios against peers measured in the same run)
+# make install  the release binary and its libraries under PREFIX (default /usr/local), from make dist's archive
+# make dist     dist/orchestrate-VERSION-linux-ARCH.tar.gz (+ .sha256): runs without a Swift toolchain
+# make test-install  that archive in a fresh Debian root (debootstrap) and in an image built from Deploy/Containerfile
 SWIFT ?= swift
 # Extra flags for the test build; CI passes -Xswiftc -warnings-as-errors.
 SWIFT_BUILD_FLAGS ?=
@@ -13,7 +16,9 @@ DEBUG_BIN := $(CURDIR)/.build/debug/orchestrate
 RELEASE_BIN := $(CURDIR)/.build/release/orchestrate
 FORMATTED := Sources Tests Benchmarks/Sources Examples Package.swift
 
-.PHONY: all deps build test lint format demo bench clean
+PREFIX ?= /usr/local
+
+.PHONY: all deps build test lint format demo bench clean dist install test-install
 
 all: build
 
@@ -42,6 +47,21 @@ bench:
 	@./scripts/install-deps.sh bench
 	$(SWIFT) build -c release
 	./Benchmarks/run.sh $(RELEASE_BIN)
+
+dist:
+	@./scripts/install-deps.sh
+	./scripts/dist.sh dist
+
+# The archive's tree (bin/orchestrate, lib/orchestrate/), so that the binary finds its libraries where it looks.
+install: dist
+	mkdir -p "$(DESTDIR)$(PREFIX)"
+	tar -xzf "$$(ls -t dist/orchestrate-*.tar.gz | head -1)" -C "$(DESTDIR)$(PREFIX)" --strip-components=1 \
+		--no-same-owner orchestrate/bin orchestrate/lib
+	@echo "installed $(DESTDIR)$(PREFIX)/bin/orchestrate"
+
+test-install:
+	@./scripts/install-deps.sh install
+	./scripts/test-install.sh
 
 clean:
 	rm -rf .build .orchestrate Examples/*/.orchestrate Examples/clinic/Recordings

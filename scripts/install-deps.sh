@@ -3,7 +3,8 @@
 # PostgreSQL's server programs (for the embedded database and the tests) and python3 (used by tests);
 # with `test`, also headless Chromium and the PyPI packages haralyzer, junitparser and gherkin-official, which the
 # tests open the HTML report, HAR files and JUnit XML with and compare the Gherkin parser with, and pgbouncer; with
-# `bench`, also wrk, nginx, psql, pgbench and pgbouncer, and pytest-xdist and hypothesis, for the benchmarks.
+# `bench`, also wrk, nginx, psql, pgbench and pgbouncer, and pytest-xdist and hypothesis, for the benchmarks; with
+# `install`, debootstrap, buildah and runc, for make test-install.
 set -eu
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 missing=""
@@ -30,6 +31,12 @@ if [ "${1:-}" = bench ]; then
   command -v pgbench >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/pgbench >/dev/null 2>&1 || missing="$missing postgresql-contrib"
   # (i) puts pgbouncer in transaction mode between a thousand slots and PostgreSQL.
   [ -x /usr/sbin/pgbouncer ] || command -v pgbouncer >/dev/null 2>&1 || missing="$missing pgbouncer"
+fi
+# `install-deps.sh install`: make test-install's Debian root and image.
+if [ "${1:-}" = install ]; then
+  command -v debootstrap >/dev/null 2>&1 || [ -x /usr/sbin/debootstrap ] || missing="$missing debootstrap"
+  command -v buildah >/dev/null 2>&1 || missing="$missing buildah"
+  command -v runc >/dev/null 2>&1 || [ -x /usr/sbin/runc ] || missing="$missing runc"
 fi
 if [ -n "$missing" ]; then
   echo "installing:$missing"

@@ -49,8 +49,9 @@ struct ProjectDiscoveryTests {
         try await TemporaryDirectory.with { directory in
             let cli = Self.cli(directory.path)
             for arguments in [
-                ["runs"], ["flaky"], ["history", "alpha"], ["logs", UUID().uuidString, "alpha"], ["report", UUID().uuidString],
-                ["artifacts", UUID().uuidString, "alpha", "--out", "kept"], ["quarantine", "list"], ["scenarios"],
+                ["runs"], ["flaky"], ["history", "alpha"], ["logs", UUID().uuidString, "alpha"],
+                ["report", UUID().uuidString], ["artifacts", UUID().uuidString, "alpha", "--out", "kept"],
+                ["quarantine", "list"], ["scenarios"],
             ] {
                 let result = try await cli.run(arguments)
                 #expect(result.exitCode == 2, "\(arguments): \(result.stderr)")

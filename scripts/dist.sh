@@ -23,7 +23,8 @@ echo "building $name (release, static Swift standard library and Foundation)" >&
 links="$PWD/$build/link-names"
 mkdir -p "$links"
 for library in curl xml2; do
-  found=$(ldconfig -p | awk -v name="lib$library.so." '$1 ~ "^" name { print $NF; exit }')
+  # (awk reads to the end: one that stopped early would leave ldconfig to die of SIGPIPE under pipefail)
+  found=$(ldconfig -p | awk -v name="lib$library.so." '$1 ~ "^" name && found == "" { found = $NF } END { print found }')
   [ -n "$found" ] || { echo "lib$library is not installed (apt-get install libcurl4 libxml2)" >&2; exit 1; }
   ln -sf "$found" "$links/lib$library.so"
 done

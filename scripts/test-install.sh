@@ -36,8 +36,11 @@ work=$(mktemp -d /var/tmp/orchestrate-install.XXXXXX)
 root="$work/root"
 container=""
 cleanup() {
-  for mount in "$root/dev" "$root/proc"; do mountpoint -q "$mount" && umount -l "$mount"; done
-  [ -n "$container" ] && buildah rm "$container" >/dev/null 2>&1
+  # The example's PostgreSQL, when a check stopped the script before it was stopped.
+  pid_file="$root/tmp/basic/.orchestrate/postgres/postmaster.pid"
+  if [ -f "$pid_file" ]; then kill "$(head -1 "$pid_file")" 2>/dev/null || true; fi
+  for mount in "$root/dev" "$root/proc"; do if mountpoint -q "$mount"; then umount -l "$mount"; fi; done
+  if [ -n "$container" ]; then buildah rm "$container" >/dev/null 2>&1 || true; fi
   buildah rmi -f localhost/orchestrate-install-suite localhost/orchestrate-install-base >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -45,9 +48,8 @@ trap cleanup EXIT
 
 echo "== a fresh Debian root without Swift"
 debootstrap --variant=minbase --include=postgresql-15 --unpack-tarball="$tarball" bookworm "$root" "$mirror" >/dev/null
-if find "$root" -name 'libswiftCore*' -o -name 'swift' -type f | grep -q .; then
-  echo "the root holds a Swift toolchain" >&2; exit 1
-fi
+swift_files=$(find "$root" \( -name 'libswiftCore*' -o -name 'swift' -type f \) -print -quit)
+[ -z "$swift_files" ] || { echo "the root holds a Swift toolchain: $swift_files" >&2; exit 1; }
 mkdir -p "$root/tmp/basic"
 cp -r Examples/basic/. "$root/tmp/basic/"
 rm -rf "$root/tmp/basic/.orchestrate"

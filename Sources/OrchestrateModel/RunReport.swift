@@ -90,18 +90,29 @@ extension RunReport.ScenarioEntry {
             return place
         }
         let head = scenario.id.components(separatedBy: "::")[0]
-        let extensionName = head.split(separator: ".").last.map(String.init) ?? ""
-        guard head != scenario.id || scenario.id.contains("/"), head.contains("."), !head.contains(" "),
-            (1...5).contains(extensionName.count), extensionName.allSatisfy(\.isLetter)
-        else { return nil }
+        guard head != scenario.id || scenario.id.contains("/"), Self.isSourceFile(head) else { return nil }
         return (head, nil)
+    }
+
+    /// The extensions of the files tests are written in: what a `file:line` or an id must name to be taken for a place
+    /// (`localhost:5432: refused` names none).
+    static let sourceExtensions: Set<String> = [
+        "py", "swift", "js", "mjs", "cjs", "ts", "jsx", "tsx", "rb", "go", "java", "kt", "kts", "scala", "cs", "c",
+        "cc",
+        "cpp", "h", "m", "mm", "php", "rs", "ex", "exs", "dart", "feature",
+    ]
+
+    static func isSourceFile(_ path: String) -> Bool {
+        guard !path.contains(" "), let dot = path.lastIndex(of: "."), !path[path.index(after: dot)...].contains("/")
+        else { return false }
+        return sourceExtensions.contains(String(path[path.index(after: dot)...]))
     }
 
     /// `file:line` leading a failure's text (`tests/test_cart.py:3: AssertionError`).
     package static func leadingPlace(_ text: String) -> (file: String, line: Int?)? {
         let first = text.prefix { $0 != "\n" }
         let parts = first.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, !parts[0].contains(" "), let line = Int(parts[1]), line > 0,
+        guard parts.count == 3, isSourceFile(String(parts[0])), let line = Int(parts[1]), line > 0,
             parts[2].hasPrefix(" ")
         else { return nil }
         return (String(parts[0]), line)

@@ -55,6 +55,11 @@ struct Orchestrate: AsyncParsableCommand {
                 Console.standard.note("error: \(message(for: error)) (orchestrate help)")
                 Foundation.exit(ExitStatus.badInput)
             }
+            // One of orchestrate's own (a config found but refused, before a command's work began): its line and code.
+            if error is any CodedError {
+                Console.standard.note("error: \(ExitStatus.describe(error))")
+                Foundation.exit(ExitStatus.code(for: error))
+            }
             exit(withError: error)
         }
     }
@@ -70,7 +75,7 @@ struct CommonOptions: ParsableArguments {
     var config: String?
 
     /// `--config`, else the orchestrate.yml found here or above.
-    var configPath: String { ConfigLoader.locate(config) }
+    func configPath() throws -> String { try ConfigLoader.locate(config) }
 
     @Option(
         name: .long,
@@ -205,7 +210,7 @@ struct Run: AsyncParsableCommand {
 
     func run() async throws {
         var options = RunOptions()
-        options.configPath = common.configPath
+        options.configPath = try common.configPath()
         options.database = common.database
         work.apply(to: &options)
         options.mode = mode
@@ -375,7 +380,7 @@ struct Agent: AsyncParsableCommand {
 
     func run() async throws {
         var options = RunOptions()
-        options.configPath = common.configPath
+        options.configPath = try common.configPath()
         options.database = common.database
         work.apply(to: &options)
         options.agent = true
@@ -429,7 +434,7 @@ struct Report: AsyncParsableCommand {
         try await printing {
             try await ReportCommand.write(
                 run: run.map { .id(UUID(uuidString: $0)!) } ?? .joinKey(join ?? ""), junit: junit, html: html,
-                configPath: common.configPath,
+                configPath: try common.configPath(),
                 database: common.database, logger: logger)
         }
     }
@@ -471,7 +476,7 @@ struct Artifacts: AsyncParsableCommand {
         try await printing {
             try await ReportCommand.artifacts(
                 runID: UUID(uuidString: run)!, scenario: scenario, attempt: attempt, out: out,
-                configPath: common.configPath, database: common.database,
+                configPath: try common.configPath(), database: common.database,
                 logger: logger)
         }
     }
@@ -486,7 +491,8 @@ struct Init: AsyncParsableCommand {
             config, conftest.py or test_*.py), feature files (run by behave, cucumber-js or Cucumber when it finds \
             them), or jest (package.json); writes a commented orchestrate.yml for it; adds .orchestrate/ (the \
             database, reports and kept files) to .gitignore; and shows what would run. With several suites it asks on \
-            a terminal, else writes the first and says so. It never overwrites a file.
+            a terminal, else writes the first and says so. It never overwrites a file. Listing runs the suite's own code, \
+            as orchestrate scenarios does (pytest imports the test modules; a Swift package is built).
             """
     )
 
@@ -541,7 +547,7 @@ struct Scenarios: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await ListingCommands.scenarios(
-                configPath: common.configPath, only: only, tags: tags, database: common.database, format: format,
+                configPath: try common.configPath(), only: only, tags: tags, database: common.database, format: format,
                 logger: logger
             )
         }
@@ -574,7 +580,8 @@ struct Runs: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await ListingCommands.runs(
-                configPath: common.configPath, limit: listing.limit, database: common.database, format: listing.format,
+                configPath: try common.configPath(), limit: listing.limit, database: common.database,
+                format: listing.format,
                 logger: logger
             )
         }
@@ -599,7 +606,8 @@ struct History: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await ListingCommands.history(
-                configPath: common.configPath, scenario: scenario, limit: listing.limit, database: common.database,
+                configPath: try common.configPath(), scenario: scenario, limit: listing.limit,
+                database: common.database,
                 format: listing.format, logger: logger
             )
         }
@@ -636,7 +644,7 @@ struct Flaky: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await FlakinessCommands.flaky(
-                configPath: common.configPath, since: window, branch: branch, limit: listing.limit,
+                configPath: try common.configPath(), since: window, branch: branch, limit: listing.limit,
                 database: common.database, format: listing.format,
                 logger: logger
             )
@@ -673,7 +681,8 @@ struct Logs: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await FlakinessCommands.logs(
-                configPath: common.configPath, run: runID, scenario: scenario, attempt: attempt, lane: lane, har: har,
+                configPath: try common.configPath(), run: runID, scenario: scenario, attempt: attempt, lane: lane,
+                har: har,
                 database: common.database,
                 logger: logger
             )
@@ -711,7 +720,7 @@ struct QuarantineCommand: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await FlakinessCommands.quarantine(
-                configPath: common.configPath, action: action, scenario: scenario, reason: reason,
+                configPath: try common.configPath(), action: action, scenario: scenario, reason: reason,
                 database: common.database, format: format,
                 logger: logger
             )
@@ -749,7 +758,7 @@ struct DB: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await DatabaseCommands.perform(
-                action, configPath: common.configPath, database: common.database, listen: listen, logger: logger)
+                action, configPath: try common.configPath(), database: common.database, listen: listen, logger: logger)
         }
     }
 }
@@ -803,7 +812,7 @@ struct Mock: AsyncParsableCommand {
             try await exiting {
                 try await MockCommands.serve(
                     .init(
-                        configPath: common.configPath, port: port, mode: mode, cassette: cassette,
+                        configPath: try common.configPath(), port: port, mode: mode, cassette: cassette,
                         database: common.database, log: log),
                     logger: logger
                 )

@@ -101,7 +101,20 @@ struct CISurfacesTests {
             #expect(run.exitCode == 1, "\(run.stdout)\(run.stderr)")
 
             // Workflow commands: one per test that needs a look, each title naming its test whole.
-            let commands = run.stdout.split(separator: "\n").map(String.init).filter { $0.hasPrefix("::") }
+            // Commands are stopped from the run's first line under a token; resumed only for the run's own annotations,
+            // stopped again under another around the summary (with what came from outside), and resumed at the end.
+            let lines = run.stdout.split(separator: "\n").map(String.init)
+            let first = try #require(lines.first.flatMap(Self.parse), "\(run.stdout)")
+            #expect(first.name == "stop-commands" && first.message.count == 36, "\(lines[0])")
+            let resumed = try #require(lines.firstIndex(of: "::\(first.message)::"), "\(run.stdout)")
+            let stopped = try #require(
+                lines.indices.first { $0 > resumed && lines[$0].hasPrefix("::stop-commands::") }, "\(run.stdout)")
+            let again = String(lines[stopped].dropFirst("::stop-commands::".count))
+            #expect(again != first.message && lines.last == "::\(again)::", "\(run.stdout)")
+            #expect(
+                lines[1..<resumed].allSatisfy { !$0.hasPrefix("::") }
+                    && lines[(stopped + 1)..<(lines.count - 1)].allSatisfy { !$0.hasPrefix("::") }, "\(run.stdout)")
+            let commands = Array(lines[(resumed + 1)..<stopped])
             let parsed = commands.compactMap(Self.parse)
             #expect(parsed.count == commands.count && commands.count == Self.hostile.count + 1, "\(run.stdout)")
             let errors = Set(parsed.filter { $0.name == "error" }.compactMap { $0.properties["title"] })

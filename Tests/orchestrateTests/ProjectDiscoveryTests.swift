@@ -44,6 +44,33 @@ struct ProjectDiscoveryTests {
         }
     }
 
+    @Test(
+        "a config found above that another user owns is refused; none is looked for at or above a folder anyone may write to",
+        .enabled(if: geteuid() == 0, "needs root to give a file to another user"))
+    func othersConfigs() async throws {
+        try await TemporaryDirectory.with { directory in
+            try directory.write("orchestrate.yml", Self.config)
+            try FileManager.default.createDirectory(atPath: directory.file("sub"), withIntermediateDirectories: true)
+            let below = Self.cli(directory.file("sub"))
+            #expect(chown(directory.file("orchestrate.yml"), 65534, 65534) == 0)
+            let refused = try await below.run(["scenarios"])
+            #expect(refused.exitCode == 2, "\(refused.stdout)\(refused.stderr)")
+            #expect(refused.stderr.contains("belongs to another user (uid 65534)"), "\(refused.stderr)")
+            #expect(refused.stderr.contains("--config"), "\(refused.stderr)")
+            // Named, it is used: the user chose it.
+            let named = try await below.run(["scenarios", "--config", "../orchestrate.yml"])
+            #expect(named.exitCode == 0 && named.stdout.contains("alpha"), "\(named.stderr)")
+            // Back to root's, but in a folder anybody may write to: not looked in from below.
+            #expect(chown(directory.file("orchestrate.yml"), 0, 0) == 0)
+            #expect(chmod(directory.path, 0o1777) == 0)
+            let unseen = try await below.run(["scenarios"])
+            #expect(
+                unseen.exitCode == 2 && unseen.stderr.contains("no such file here or in a folder above"),
+                "\(unseen.stderr)")
+            #expect(chmod(directory.path, 0o755) == 0)
+        }
+    }
+
     @Test("with no config and no database, a command that reads history says so, exits 2 and makes nothing")
     func nothingToRead() async throws {
         try await TemporaryDirectory.with { directory in

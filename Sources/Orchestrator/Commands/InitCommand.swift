@@ -89,7 +89,7 @@ package enum InitCommand {
             throw UsageError(.cannotWrite, "cannot write \(configName): \(error.localizedDescription)")
         }
         lines.append("wrote \(configName): a \(finding.kind.rawValue) suite (found \(finding.evidence))")
-        if try ignoreOwnFiles(in: directory) { lines.append("added .orchestrate/ to .gitignore") }
+        if let said = ignoreOwnFiles(in: directory) { lines.append(said) }
         if let todo = finding.todo {
             lines.append("before it runs: \(todo)")
             lines.append("then: orchestrate scenarios (what would run), orchestrate run")
@@ -118,26 +118,40 @@ package enum InitCommand {
 
     /// Whether the folder's .gitignore names `.orchestrate/`.
     static func ignoresOwnFiles(in directory: String) -> Bool {
-        let text = (try? String(contentsOfFile: "\(directory)/.gitignore", encoding: .utf8)) ?? ""
-        return text.split(whereSeparator: \.isNewline).contains {
+        guard let data = FileManager.default.contents(atPath: "\(directory)/.gitignore") else { return false }
+        return String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).contains {
             [".orchestrate", ".orchestrate/", "/.orchestrate", "/.orchestrate/"].contains(
                 $0.trimmingCharacters(in: .whitespaces))
         }
     }
 
-    /// `.orchestrate/` added to the folder's .gitignore (made when missing); false when it ignores it already.
-    static func ignoreOwnFiles(in directory: String) throws -> Bool {
-        if ignoresOwnFiles(in: directory) { return false }
+    /// Adds `.orchestrate/` to the folder's .gitignore: appended to the one there (through a link, to the file git
+    /// reads), or a new one. What to say of it; nil when it is ignored already.
+    static func ignoreOwnFiles(in directory: String) -> String? {
+        if ignoresOwnFiles(in: directory) { return nil }
         let path = "\(directory)/.gitignore"
-        let text = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
-        let separator = text.isEmpty || text.hasSuffix("\n") ? "" : "\n"
-        do {
-            try AtomicFile.write(
-                text + separator + "# orchestrate's database, reports and kept files\n.orchestrate/\n", to: path)
-        } catch {
-            throw UsageError(.cannotWrite, "cannot add .orchestrate/ to \(path): \(error.localizedDescription)")
+        let addition = "# orchestrate's database, reports and kept files\n.orchestrate/\n"
+        var status = stat()
+        guard lstat(path, &status) == 0 else {
+            do {
+                try AtomicFile.write(addition, to: path, replacing: false)
+                return "added .orchestrate/ to .gitignore"
+            } catch {
+                return "could not make .gitignore (\(error.localizedDescription)): add .orchestrate/ to it by hand"
+            }
         }
-        return true
+        // Appended whole, in one write, after a line break when the file does not end with one; never rewritten.
+        guard let existing = FileManager.default.contents(atPath: path) else {
+            return "could not read .gitignore: add .orchestrate/ to it by hand"
+        }
+        let bytes = Array(((existing.isEmpty || existing.last == 0x0A ? "" : "\n") + addition).utf8)
+        let descriptor = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
+        guard descriptor >= 0 else { return "could not write .gitignore: add .orchestrate/ to it by hand" }
+        defer { close(descriptor) }
+        guard bytes.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) == bytes.count else {
+            return "could not write .gitignore: add .orchestrate/ to it by hand"
+        }
+        return "added .orchestrate/ to .gitignore"
     }
 
     /// The suite to write, asked on a terminal (nil elsewhere, or when the answer is not one of them).
@@ -268,14 +282,19 @@ extension InitCommand {
                   # The scheme's tests: built once (build-for-testing), listed, run in -only-testing batches; each slot has
                   # its own simulator, cloned from device and deleted at the end.
                   xcodebuild:
-                    \(key): \(project)
-                    scheme: \(name)        # xcodebuild -list names the schemes
+                    \(key): \(yaml(project))
+                    scheme: \(yaml(name))        # xcodebuild -list names the schemes
                     device: iPhone 16
                   batch: { size: 10, seconds: 120 }
                   timeout: 10m
                 """ + liveMock,
             todo: "check scheme and device in orchestrate.yml (xcodebuild -list names the schemes, xcrun simctl list "
                 + "devicetypes the devices)")
+    }
+
+    /// A name from the folder as a YAML string: JSON's quoting, which YAML reads as it is.
+    static func yaml(_ text: String) -> String {
+        (try? JSONEncoder().encode(text)).flatMap { String(data: $0, encoding: .utf8) } ?? "\"\""
     }
 
     static func pytest(_ evidence: String) -> Finding {

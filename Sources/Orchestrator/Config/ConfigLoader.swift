@@ -12,17 +12,29 @@ package enum ConfigLoader {
 
     /// The config a command reads: `--config` as given; else the first orchestrate.yml in `directory` (the current
     /// folder) or a folder above it, as git finds its repository; else orchestrate.yml in `directory`, which is not
-    /// there.
+    /// there. A config found, not named, runs commands: one that belongs to another user (not root) is refused, as git
+    /// refuses another user's repository, and no folder at or above one anybody may write to (`/tmp`) is looked in.
     package static func locate(
         _ explicit: String?, from directory: String = FileManager.default.currentDirectoryPath
-    ) -> String {
+    ) throws(ConfigError) -> String {
         if let explicit { return explicit }
-        var folder = URL(fileURLWithPath: directory).standardizedFileURL
+        let start = URL(fileURLWithPath: directory).standardizedFileURL
+        var folder = start
         while true {
+            var status = stat()
+            if folder.path != start.path, stat(folder.path, &status) == 0, status.st_mode & S_IWOTH != 0 {
+                return fileName
+            }
             let candidate = folder.appendingPathComponent(fileName).path
-            if FileManager.default.fileExists(atPath: candidate) {
+            if lstat(candidate, &status) == 0 {
+                guard status.st_uid == geteuid() || status.st_uid == 0 else {
+                    throw ConfigError(
+                        .unreadable, file: candidate,
+                        "belongs to another user (uid \(status.st_uid)): orchestrate runs the commands of a config it "
+                            + "finds only when it is yours; name it with --config to use it")
+                }
                 // Said as given when it is here, in full when it is above.
-                return folder.path == URL(fileURLWithPath: directory).standardizedFileURL.path ? fileName : candidate
+                return folder.path == start.path ? fileName : candidate
             }
             let parent = folder.deletingLastPathComponent()
             guard parent.path != folder.path else { return fileName }

@@ -7,17 +7,20 @@ import Store
 /// Values are escaped as GitHub's toolkit escapes them (`escapeData`, `escapeProperty`), so no test name or message
 /// can end a command early or start another.
 package enum GitHubAnnotations {
-    /// At most this many commands: GitHub shows no more than 50 annotations of a job; the rest are in the summary.
-    package static let maximum = 50
+    /// At most this many of each kind: GitHub shows no more than 10 errors and 10 warnings of a step; the rest are
+    /// counted in a notice and listed in the summary.
+    package static let maximum = 10
 
-    package static func commands(for report: RunReport) -> [String] {
-        var commands: [String] = []
+    /// `strict`: `--strict`, under which a flaky test fails the run (an error).
+    package static func commands(for report: RunReport, strict: Bool = false) -> [String] {
+        var errors: [String] = []
+        var warnings: [String] = []
         var left = 0
         for entry in report.scenarios {
             let kind: String
             let title: String
-            if entry.failsRun(strict: false) {
-                (kind, title) = ("error", "\(entry.scenario.id) failed")
+            if entry.failsRun(strict: strict) {
+                (kind, title) = ("error", "\(entry.scenario.id) \(entry.result == .failed ? "failed" : "is flaky")")
             } else if entry.result == .failed, entry.quarantined {
                 (kind, title) = ("warning", "\(entry.scenario.id) failed (quarantined)")
             } else if entry.result == .flaky || entry.verdict == .nondeterministic {
@@ -25,7 +28,7 @@ package enum GitHubAnnotations {
             } else {
                 continue
             }
-            guard commands.count < maximum else {
+            guard (kind == "error" ? errors : warnings).count < maximum else {
                 left += 1
                 continue
             }
@@ -35,8 +38,10 @@ package enum GitHubAnnotations {
                 if let line = location.line { properties.append("line=\(line)") }
             }
             properties.append("title=\(escapeProperty(title))")
-            commands.append("::\(kind) \(properties.joined(separator: ","))::\(escapeData(message(entry)))")
+            let command = "::\(kind) \(properties.joined(separator: ","))::\(escapeData(message(entry)))"
+            if kind == "error" { errors.append(command) } else { warnings.append(command) }
         }
+        var commands = errors + warnings
         if left > 0 {
             commands.append("::notice::\(escapeData("\(left) more tests failed or were flaky: see the job summary"))")
         }
@@ -89,12 +94,14 @@ package enum MarkdownSummary {
         let failing = report.scenarios.filter { $0.result == .failed }
         if !failing.isEmpty {
             lines += ["", "### Failed", "", "| Test | Where | Why |", "| --- | --- | --- |"]
-            for entry in failing {
+            for entry in failing.prefix(rows) {
                 let new = isNewFailure(entry, trends: trends[entry.scenario.id] ?? [])
                 let tags = (new ? " **new**" : "") + (entry.quarantined ? " (quarantined)" : "")
-                lines.append(
-                    "| \(text(entry.scenario.id))\(tags) | \(place(entry)) | \(text(GitHubAnnotations.message(entry))) |"
-                )
+                let why = text(shortened(GitHubAnnotations.message(entry)))
+                lines.append("| \(text(entry.scenario.id))\(tags) | \(place(entry)) | \(why) |")
+            }
+            if failing.count > rows {
+                lines += ["", "… and \(failing.count - rows) more failed: see the HTML report."]
             }
         }
         let flaky = report.scenarios.filter {
@@ -102,9 +109,10 @@ package enum MarkdownSummary {
         }
         if !flaky.isEmpty {
             lines += ["", "### Flaky", "", "| Test | Evidence |", "| --- | --- |"]
-            for entry in flaky {
-                lines.append("| \(text(entry.scenario.id)) | \(text(GitHubAnnotations.message(entry))) |")
+            for entry in flaky.prefix(rows) {
+                lines.append("| \(text(entry.scenario.id)) | \(text(shortened(GitHubAnnotations.message(entry)))) |")
             }
+            if flaky.count > rows { lines += ["", "… and \(flaky.count - rows) more flaky: see the HTML report."] }
         }
         let verdicts = Verdict.allCases.compactMap { verdict in
             let count = report.scenarios.filter { $0.verdict == verdict }.count
@@ -137,6 +145,14 @@ package enum MarkdownSummary {
             "",
         ]
         return lines.joined(separator: "\n")
+    }
+
+    /// The rows of a table at most (GitHub drops a step summary past 1 MiB); the HTML report has them all.
+    static let rows = 50
+
+    /// A message cut to 500 characters.
+    static func shortened(_ message: String) -> String {
+        message.count > 500 ? String(message.prefix(499)) + "…" : message
     }
 
     /// A failure that is new: the test's attempt before this run passed, or it has none.

@@ -16,6 +16,11 @@ package enum RunOrchestration {
 
     package static func run(_ settings: RunSettings, output: any RunOutput, logger: Logger) async throws -> Int32 {
         settings.log(to: logger)
+        if settings.annotations.value {
+            // On GitHub Actions nothing the run prints (a runner's message, a test's output, a name) is taken for a
+            // workflow command: GitHub's stop-commands, under a token no test can know, until the run's own annotations.
+            output.summary("::stop-commands::\(settings.commandsToken)")
+        }
         // Asking git (three processes in a repository) overlaps with reaching the database and listing the scenarios.
         let git = settings.role.plans ? Task { await HostFacts.git(in: settings.directory) } : nil
         try RunPreflight.check(settings)

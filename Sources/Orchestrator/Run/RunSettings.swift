@@ -95,6 +95,8 @@ package struct RunSettings: Sendable {
     /// Where GitHub wants the job summary (GITHUB_STEP_SUMMARY), and the workflow run's page, with annotations on.
     package var stepSummary: String?
     package var workflowRunURL: String?
+    /// The token GitHub's workflow commands are stopped under while the run prints what came from outside.
+    package var commandsToken = UUID().uuidString.lowercased()
     /// `--summary`, absolute: the run in Markdown.
     package var summary: String?
     /// The database the run is kept in.

@@ -285,23 +285,34 @@ struct RunWork {
         let files = try await RunReportFiles(runs: runs, directory: directory).write(
             report, extraJUnit: junit(report, joined: joined), trends: trends)
         let hosts = try await runs.hostShares(report.runID)
-        output.summary(
-            RunSummaryText.render(report, attemptsDirectory: execution.attemptsDirectory, files: files, hosts: hosts))
-        let github = judged && settings.annotations.value
-        guard github || settings.summary != nil else { return }
-        let markdown = MarkdownSummary.render(
-            report, hosts: hosts, trends: trends, report: files.html, runURL: settings.workflowRunURL)
+        let text = RunSummaryText.render(
+            report, attemptsDirectory: execution.attemptsDirectory, files: files, hosts: hosts)
+        let github = settings.annotations.value
         if github {
-            let commands = GitHubAnnotations.commands(for: report)
-            if !commands.isEmpty { output.summary(commands.joined(separator: "\n")) }
-            if let path = settings.stepSummary { Self.append(markdown, to: path, output: output) }
+            // The run's own workflow commands (commands are stopped since the run began: see RunOrchestration), then
+            // the summary with commands stopped again under a new token, then commands back for the rest of the step.
+            let token = UUID().uuidString.lowercased()
+            var lines = ["::\(settings.commandsToken)::"]
+            if judged { lines += GitHubAnnotations.commands(for: report, strict: settings.strict) }
+            lines += ["::stop-commands::\(token)", text, "::\(token)::"]
+            output.summary(lines.joined(separator: "\n"))
+        } else {
+            output.summary(text)
         }
-        if let path = settings.summary {
-            do {
-                try AtomicFile.write(markdown, to: path)
-            } catch {
-                output.note("cannot write the Markdown summary to \(path): \(error.localizedDescription)")
-            }
+        let stepSummary = github && judged ? settings.stepSummary : nil
+        guard stepSummary != nil || settings.summary != nil else { return }
+        let markdown = MarkdownSummary.render(
+            report, hosts: hosts, trends: trends, report: files.html, runURL: github ? settings.workflowRunURL : nil)
+        if let path = stepSummary { Self.append(markdown, to: path, output: output) }
+        if let path = settings.summary { writeSummary(markdown, to: path) }
+    }
+
+    /// `--summary`: the run in Markdown (temporary file, then rename); a summary that cannot be written is said.
+    private func writeSummary(_ markdown: String, to path: String) {
+        do {
+            try AtomicFile.write(markdown, to: path)
+        } catch {
+            output.note("cannot write the Markdown summary to \(path): \(error.localizedDescription)")
         }
     }
 

@@ -35,7 +35,7 @@ enum Migrations {
         ),
         (17, "how many files an attempt left past the cap on kept files", Schema.version17),
         (18, "the start-up of a batched test's process", Schema.version18),
-        (19, "a run's scenario-days counted per project and day", Schema.version19),
+        (19, "a run's scenario-days counted per project and day; each project's branches", Schema.version19),
     ]
 
     /// Applies the migrations not applied yet, up to `version` (the newest by default; tests stop earlier to make rows

@@ -494,7 +494,9 @@ enum Schema {
     /// Version 19: a run's scenario-days are counted with one statement per project and UTC day, its scenarios as an
     /// array, planned with their values. A join of one key per scenario is estimated at a row per key, and the planner
     /// then reads the runs table once per run against every attempt of those scenarios that day. Its sorts (the
-    /// attempts of a day, in order) get the memory to stay off disk.
+    /// attempts of a day, in order) get the memory to stay off disk. A run that finished no attempt rolls up nothing
+    /// (its keys, none, were the NULL that asks for a recount of every attempt). `dash_branches`: each project's
+    /// branches, what the dashboards' branch variable offers and its "All" stands for.
     static let version19 = """
         CREATE OR REPLACE FUNCTION orchestrate_roll_up_days(keys_project text[], keys_scenario text[], keys_day date[]) RETURNS void
         LANGUAGE plpgsql SET work_mem = '32MB' AS $f$
@@ -519,7 +521,15 @@ enum Schema {
                 USING key.project, key.scenarios, key.day;
             END LOOP;
         END
-        $f$
+        $f$;
+        CREATE OR REPLACE FUNCTION orchestrate_roll_up_run(settled uuid) RETURNS void LANGUAGE sql AS $$
+            SELECT orchestrate_roll_up_days(array_agg(project), array_agg(scenario_id), array_agg(day))
+            FROM (SELECT DISTINCT project, scenario_id, (finished_at AT TIME ZONE 'UTC')::date AS day FROM attempts
+                  WHERE run_id = settled AND state = 'finished' AND outcome IS NOT NULL) k
+            HAVING count(*) > 0
+        $$;
+        CREATE VIEW dash_branches AS
+        SELECT DISTINCT project, coalesce(branch, '') AS branch FROM runs
         """
 
     /// The statement that counts `scenario_days` again from `attempts` (a `format` template): its first `%s` the source

@@ -46,6 +46,9 @@ package struct OrchestrateCLI: Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["CI"] = "true"
         environment["ORCHESTRATE_DATABASE_URL"] = database
+        // The tests' own CI (GitHub Actions, say) is not the one a test stands for: a test that wants its annotations
+        // sets these.
+        for name in ["GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"] { environment[name] = nil }
         self.environment = environment
     }
 

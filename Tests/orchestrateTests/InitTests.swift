@@ -105,6 +105,53 @@ struct InitTests {
         }
     }
 
+    /// Runs `orchestrate init` in a folder on a pseudo-terminal, answers its question with `answer` once it asks, and
+    /// prints its exit status and what it showed, as JSON.
+    static let terminal = """
+        import json, os, pty, select, sys, time
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.chdir(sys.argv[2])
+            os.execv(sys.argv[1], [sys.argv[1], "init"])
+        output, answered, deadline = b"", False, time.time() + 120
+        while time.time() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.5)
+            if fd not in ready:
+                continue
+            try:
+                data = os.read(fd, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            output += data
+            if not answered and b"[1]" in output:
+                os.write(fd, sys.argv[3].encode() + b"\\n")
+                answered = True
+        _, status = os.waitpid(pid, 0)
+        print(json.dumps({"status": os.waitstatus_to_exitcode(status), "output": output.decode(errors="replace")}))
+        """
+
+    @Test("several suites on a terminal: init asks which one, and writes the one answered")
+    func asks() async throws {
+        try await TemporaryDirectory.with { directory in
+            try directory.write("conftest.py", "")
+            try directory.write("features/a.feature", "Feature: a\n  Scenario: s\n    Given x\n")
+            try directory.write("features/steps/a.py", "from behave import given\n@given('x')\ndef x(context): pass\n")
+            let line = try #require(
+                try await Python.lines(
+                    script: Self.terminal, arguments: [OrchestrateCLI.executable, directory.path, "2"],
+                    hint: "python3's pty module"
+                ).last)
+            let result = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+            let output = (result["output"] as? String ?? "").replacingOccurrences(of: "\r", with: "")
+            #expect(result["status"] as? Int == 0, "\(output)")
+            #expect(output.contains("1) pytest (conftest.py)") && output.contains("2) gherkin (features/a.feature)"))
+            #expect(output.contains("wrote orchestrate.yml: a gherkin suite"), "\(output)")
+            #expect(directory.read("orchestrate.yml").contains(#"gherkin: ["features/**/*.feature"]"#))
+        }
+    }
+
     @Test("several suites: the first is written and the others named; --suite writes another; none is an error")
     func severalAndNone() async throws {
         try await TemporaryDirectory.with { directory in

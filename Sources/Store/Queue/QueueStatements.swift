@@ -11,7 +11,9 @@ import PostgresNIO
 ///
 /// One row: the acks of the completions, the claimed attempts, and what is left of the run (only when a claimant got
 /// nothing), as arrays. It runs in a transaction of its own (``Database/committedRows(of:)``): its times are the
-/// statement's (`statement_timestamp()`), not the transaction's start, which may be a round trip earlier. A claim never
+/// statement's (`statement_timestamp()`), not the transaction's start, which may be a round trip earlier; a claimed
+/// attempt's start is the moment it is claimed (`clock_timestamp()`), which a statement that waited on a lock before
+/// its claim reaches later than it began: claims by several hosts are stamped in the order they were made. A claim never
 /// sees what this statement itself changed (one snapshot), so a retry queued here is claimable from the next round on —
 /// it avoids its slot for a second anyway. A retry avoids the failing slot: when that slot asks alone the retry is not
 /// claimed; when several ask, the caller hands it to another one. The lanes of a compare run's scenario (replay, live)
@@ -100,7 +102,7 @@ struct RoundStatement: PostgresPreparedStatement {
             UPDATE attempts a
             SET state = 'running', lease_owner = $4::text, lease_token = gen_random_uuid(),
                 lease_expires_at = statement_timestamp() + $5::bigint * interval '1 millisecond',
-                host = $6::text, worker = NULL, port = NULL, started_at = statement_timestamp()
+                host = $6::text, worker = NULL, port = NULL, started_at = clock_timestamp()
             FROM next
             WHERE a.id = next.id
             -- Which scenario, not its definition: the caller has the run's plan (PlannedScenarios).
@@ -318,7 +320,7 @@ struct CompanionsStatement: PostgresPreparedStatement {
         UPDATE attempts a
         SET state = 'running', lease_owner = $7::text, lease_token = gen_random_uuid(),
             lease_expires_at = statement_timestamp() + $8::bigint * interval '1 millisecond', host = $9::text, worker = NULL, port = NULL,
-            started_at = statement_timestamp()
+            started_at = clock_timestamp()
         FROM fitting f
         WHERE a.id = f.id
         RETURNING a.id, a.scenario_id, a.attempt, a.lease_token, a.expected_ms, a.lost_hosts

@@ -422,11 +422,32 @@ enum Schema {
         CREATE FUNCTION orchestrate_roll_up_days(keys_project text[], keys_scenario text[], keys_day date[]) RETURNS void LANGUAGE plpgsql AS $f$
         BEGIN
             -- The days of the keys given (a range of an index per key), or without keys every finished attempt in one pass.
-            EXECUTE format($q$\(scenarioDaysUpsert)$q$, CASE WHEN keys_project IS NULL
+            EXECUTE format($q$
+            INSERT INTO scenario_days AS d (project, scenario_id, branch, git_revision, live, day, attempts, passes, transitions, flips,
+                                            first_passed, last_passed)
+            SELECT project, scenario_id, branch, git_revision, live, day, count(*), count(*) FILTER (WHERE passed), count(previous),
+                   count(*) FILTER (WHERE previous <> passed), bool_or(passed) FILTER (WHERE position = 1),
+                   bool_or(passed) FILTER (WHERE position = size)
+            FROM (
+                SELECT *, lag(passed) OVER w AS previous, row_number() OVER w AS position,
+                       count(*) OVER (PARTITION BY project, scenario_id, branch, git_revision, live, day) AS size
+                FROM (SELECT k.project, k.scenario_id, k.day, coalesce(r.branch, '') AS branch, coalesce(r.git_revision, '') AS git_revision,
+                             coalesce(a.mode, r.mode) IN ('live', 'record') AS live, a.outcome = 'passed' AS passed, a.finished_at, a.id
+                      FROM %s
+                      JOIN runs r ON r.id = a.run_id
+                      WHERE a.state = 'finished' AND a.outcome IS NOT NULL) t
+                WINDOW w AS (PARTITION BY project, scenario_id, branch, git_revision, live, day ORDER BY finished_at, id)
+            ) x
+            GROUP BY project, scenario_id, branch, git_revision, live, day
+            ORDER BY project, day, scenario_id, branch, git_revision, live
+            ON CONFLICT (project, day, scenario_id, branch, git_revision, live) DO UPDATE SET
+                attempts = excluded.attempts, passes = excluded.passes, transitions = excluded.transitions, flips = excluded.flips,
+                first_passed = excluded.first_passed, last_passed = excluded.last_passed
+            $q$, CASE WHEN keys_project IS NULL
                       THEN $s$attempts a CROSS JOIN LATERAL (SELECT a.project, a.scenario_id, (a.finished_at AT TIME ZONE 'UTC')::date) AS k(project, scenario_id, day)$s$
                       ELSE $s$unnest($1, $2, $3) AS k(project, scenario_id, day)
                              JOIN attempts a ON a.project = k.project AND a.scenario_id = k.scenario_id
-                              AND a.finished_at >= k.day::timestamp AT TIME ZONE 'UTC' AND a.finished_at < (k.day + 1)::timestamp AT TIME ZONE 'UTC'$s$ END, 'true')
+                              AND a.finished_at >= k.day::timestamp AT TIME ZONE 'UTC' AND a.finished_at < (k.day + 1)::timestamp AT TIME ZONE 'UTC'$s$ END)
             USING keys_project, keys_scenario, keys_day;
         END
         $f$;

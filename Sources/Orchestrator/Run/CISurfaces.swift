@@ -79,10 +79,7 @@ package enum MarkdownSummary {
         runURL: String? = nil
     ) -> String {
         let elapsed = (report.finishedAt ?? Date()).timeIntervalSince(report.startedAt)
-        var counts = ["\(report.count(.passed)) passed"]
-        if report.count(.flaky) > 0 { counts.append("\(report.count(.flaky)) flaky") }
-        counts.append("\(report.count(.failed)) failed")
-        if report.count(.pending) > 0 { counts.append("\(report.count(.pending)) not run") }
+        let counts = RunSummaryText.counts(report)
         var lines = [
             "## orchestrate: \(counts.joined(separator: ", ")) of \(report.scenarios.count) tests in "
                 + String(format: "%.1f s", elapsed),
@@ -114,10 +111,7 @@ package enum MarkdownSummary {
             }
             if flaky.count > rows { lines += ["", "… and \(flaky.count - rows) more flaky: see the HTML report."] }
         }
-        let verdicts = Verdict.allCases.compactMap { verdict in
-            let count = report.scenarios.filter { $0.verdict == verdict }.count
-            return count > 0 ? "\(count) \(verdict.rawValue)" : nil
-        }
+        let verdicts = RunSummaryText.verdicts(report)
         if !verdicts.isEmpty { lines += ["", "**Verdicts:** \(text(verdicts.joined(separator: ", ")))"] }
         let slowest = report.scenarios.filter { !$0.attempts.isEmpty }.sorted {
             $0.totalMilliseconds > $1.totalMilliseconds

@@ -11,10 +11,7 @@ enum RunSummaryText {
     ) -> String {
         let id = report.runID.uuidString.lowercased()
         var lines = [headline(report)]
-        let verdicts = Verdict.allCases.compactMap { verdict in
-            let count = report.scenarios.filter { $0.verdict == verdict }.count
-            return count > 0 ? "\(count) \(verdict.rawValue)" : nil
-        }
+        let verdicts = verdicts(report)
         if report.mode == .compare || verdicts.contains(where: { !$0.hasSuffix("stable") }) {
             lines.append("verdicts: \(verdicts.joined(separator: ", "))")
         }
@@ -67,10 +64,6 @@ enum RunSummaryText {
     /// The first line: the run, how long it took, its counts.
     static func headline(_ report: RunReport) -> String {
         let elapsed = (report.finishedAt ?? Date()).timeIntervalSince(report.startedAt)
-        var counts = ["\(report.count(.passed)) passed"]
-        if report.count(.flaky) > 0 { counts.append("\(report.count(.flaky)) flaky") }
-        counts.append("\(report.count(.failed)) failed")
-        if report.count(.pending) > 0 { counts.append("\(report.count(.pending)) not run") }
         let verb =
             switch report.state {
             case .interrupted: "interrupted after"
@@ -79,7 +72,24 @@ enum RunSummaryText {
             }
         return
             "run \(report.runID.uuidString.lowercased()) \(verb) \(String(format: "%.1f", elapsed))s: \(report.scenarios.count) scenarios, "
-            + counts.joined(separator: ", ")
+            + counts(report).joined(separator: ", ")
+    }
+
+    /// The run's results counted: passed and failed always, flaky and not run when there are any.
+    static func counts(_ report: RunReport) -> [String] {
+        var counts = ["\(report.count(.passed)) passed"]
+        if report.count(.flaky) > 0 { counts.append("\(report.count(.flaky)) flaky") }
+        counts.append("\(report.count(.failed)) failed")
+        if report.count(.pending) > 0 { counts.append("\(report.count(.pending)) not run") }
+        return counts
+    }
+
+    /// Each verdict the run's scenarios got, counted (`3 stable`), in the verdicts' order.
+    static func verdicts(_ report: RunReport) -> [String] {
+        Verdict.allCases.compactMap { verdict in
+            let count = report.scenarios.filter { $0.verdict == verdict }.count
+            return count > 0 ? "\(count) \(verdict.rawValue)" : nil
+        }
     }
 
     /// A line per host (slots, attempts, how busy its slots were), and the host that finished last when it lagged the

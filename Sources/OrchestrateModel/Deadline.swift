@@ -8,17 +8,30 @@ import Synchronization
 package func abandoning<T: Sendable>(
     after limit: Duration, _ operation: @escaping @Sendable () async throws -> T
 ) async throws -> T {
+    try await abandoning(
+        when: {
+            guard (try? await Task.sleep(for: limit)) != nil else { return nil }
+            return DeadlineExceeded(limit: limit)
+        }, operation)
+}
+
+/// The value of `operation`, or the error `watch` returns first: `watch` runs beside it, and returns an error when the
+/// operation is to be given up on (`nil` once cancelled, when the operation ended). The operation is then cancelled
+/// and left behind, never waited for. Cancelling the caller ends the wait too.
+package func abandoning<T: Sendable>(
+    when watch: @escaping @Sendable () async -> (any Error)?, _ operation: @escaping @Sendable () async throws -> T
+) async throws -> T {
     let race = Race<T>()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in
-            race.start(continuation, limit: limit, operation)
+            race.start(continuation, watch: watch, operation)
         }
     } onCancel: {
         race.finish(.failure(CancellationError()))
     }
 }
 
-/// An operation against a timer: whichever ends first resumes the waiting caller, once; the other is cancelled.
+/// An operation against a watch: whichever ends first resumes the waiting caller, once; the other is cancelled.
 private final class Race<T: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<T, any Error>?
@@ -31,7 +44,7 @@ private final class Race<T: Sendable>: Sendable {
     private let state = Mutex(State())
 
     func start(
-        _ continuation: CheckedContinuation<T, any Error>, limit: Duration,
+        _ continuation: CheckedContinuation<T, any Error>, watch: @escaping @Sendable () async -> (any Error)?,
         _ operation: @escaping @Sendable () async throws -> T
     ) {
         let early = state.withLock { state -> Result<T, any Error>? in
@@ -48,8 +61,7 @@ private final class Race<T: Sendable>: Sendable {
             }
         }
         let timer = Task {
-            guard (try? await Task.sleep(for: limit)) != nil else { return }
-            self.finish(.failure(DeadlineExceeded(limit: limit)))
+            if let error = await watch() { self.finish(.failure(error)) }
         }
         let finished = state.withLock { state -> Bool in
             state.tasks = [work, timer]

@@ -3,6 +3,7 @@ import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
+import OrchestrateModel
 import PostgresNIO
 
 /// A connection pool to the orchestrate database, with the schema migrated.
@@ -193,18 +194,39 @@ package final class Database: Sendable {
         }
     }
 
-    /// The rows of `statement`, once its transaction has committed. PostgreSQL sends a statement's rows before it
-    /// commits it (at the protocol's Sync), and a commit that fails then (a server that cannot write its WAL dies
-    /// there) never reaches the reader of those rows: an answer acted on — a result taken as recorded, a claim run —
-    /// waits for a COMMIT of its own, which answers only once it is durable. (A `SELECT 1` after the statement on the
-    /// same connection would save a round trip, but the failed commit's error then arrives where postgres-nio expects
-    /// none, and beside stress-ng the tests hung there.)
-    package func committedRows<Statement: PostgresPreparedStatement>(
-        of statement: Statement
-    ) async throws -> [Statement.Row] where Statement.Row: Sendable {
-        try await client.withTransaction(logger: logger) { connection in
-            try await rows(of: statement, on: connection)
+    /// `body` in a transaction on a connection of the pool, committed before this returns (rolled back when `body`
+    /// throws). Unlike postgres-nio's own `withTransaction`, it never waits on a connection that closed: postgres-nio
+    /// drops a statement written to a connection whose channel is already torn down, without an answer — the ROLLBACK
+    /// after a statement the dying server failed, or a BEGIN on a connection the pool leased as it closed — so BEGIN,
+    /// COMMIT and ROLLBACK are given up on once the connection is closed, and the call throws.
+    package func withTransaction<Result: Sendable>(
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await client.withConnection { connection in
+            try await unlessClosed(connection, "BEGIN")
+            let value: Result
+            do {
+                value = try await body(connection)
+            } catch {
+                try? await unlessClosed(connection, "ROLLBACK")
+                throw error
+            }
+            try await unlessClosed(connection, "COMMIT")
+            return value
         }
+    }
+
+    /// `command` on `connection`, or ``ConnectionClosed`` once the connection is closed (checked every 20 ms).
+    private func unlessClosed(_ connection: PostgresConnection, _ command: String) async throws {
+        let logger = logger
+        try await abandoning(
+            when: {
+                while !connection.isClosed {
+                    guard (try? await Task.sleep(for: .milliseconds(20))) != nil else { return nil }
+                }
+                return ConnectionClosed(command: command)
+            },
+            { _ = try await connection.query(PostgresQuery(unsafeSQL: command), logger: logger) })
     }
 
     /// The rows of `statement`, prepared once per connection — or, through a pooler in transaction mode (whose server
@@ -270,4 +292,10 @@ final class EventLoopTaskExecutor: TaskExecutor {
         let job = UnownedJob(job)
         loop.execute { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
+}
+
+/// A transaction's BEGIN, COMMIT or ROLLBACK given up on: its connection closed (the server went away).
+package struct ConnectionClosed: Error, CustomStringConvertible {
+    package var command: String
+    package var description: String { "the connection closed before \(command) was answered" }
 }

@@ -224,7 +224,7 @@ extension RunStore {
         project: String, add: [(scenarioID: String, score: Double, reason: String)], release: [String]
     ) async throws -> (added: [String], released: [String]) {
         guard !add.isEmpty || !release.isEmpty else { return ([], []) }
-        return try await database.client.withTransaction(logger: database.logger) { connection in
+        return try await database.withTransaction { connection in
             var added: [String] = []
             var released: [String] = []
             let addedRows = try await connection.query(

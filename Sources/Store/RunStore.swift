@@ -243,7 +243,7 @@ package struct RunStore: Sendable {
 
     /// Ends what ``createRunning(_:)`` started: the attempt passed, the run finished.
     package func finishRunning(_ runID: UUID, attemptID: Int64) async throws {
-        try await database.client.withTransaction(logger: database.logger) { connection in
+        try await database.withTransaction { connection in
             try await connection.query(
                 """
                 UPDATE attempts SET state = 'finished', outcome = 'passed', finished_at = now(),

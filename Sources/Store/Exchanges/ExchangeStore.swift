@@ -24,7 +24,7 @@ package struct ExchangeStore: Sendable {
             var rest = chunks.makeIterator()
             return try await stream(table) { rest.next() }
         }
-        try await database.client.withTransaction(logger: database.logger) { connection in
+        try await database.withTransaction { connection in
             for (table, chunks) in filled {
                 var rest = chunks.makeIterator()
                 try await insert(table, deduplicate: deduplicate, on: connection) { rest.next() }

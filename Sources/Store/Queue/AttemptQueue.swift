@@ -56,7 +56,8 @@ package struct AttemptQueue: Sendable {
         var acks: [Int64: CompletionAck] = [:]
         var claimedRows: [RoundStatement.Row.Claim] = []
         var counts: QueueCounts?
-        for row in try await database.committedRows(of: statement) {
+        // The procedure commits before it answers: no transaction of the client's around it.
+        for row in try await database.rows(of: statement) {
             for ack in row.acks {
                 acks[ack.attemptID] = CompletionAck(
                     accepted: ack.accepted, retryQueued: ack.retryQueued, settled: ack.settled)
@@ -167,7 +168,7 @@ package struct AttemptQueue: Sendable {
             host: head.worker.host, processes: Int64(head.scenario.batch?.processes ?? 0))
         // The definitions are read in the claim's transaction: a claim whose scenarios cannot be read is not made (a
         // claim tried again would leave the first one's attempts running until their leases expire).
-        let (rows, entries) = try await database.client.withTransaction(logger: database.logger) { connection in
+        let (rows, entries) = try await database.withTransaction { connection in
             let rows = try await database.rows(of: statement, on: connection)
             let entries =
                 rows.isEmpty

@@ -36,13 +36,14 @@ enum Migrations {
         (17, "how many files an attempt left past the cap on kept files", Schema.version17),
         (18, "the start-up of a batched test's process", Schema.version18),
         (19, "a run's scenario-days counted per project and day; each project's branches", Schema.version19),
+        (20, "the queue round as a procedure that commits before it answers", Schema.version20),
     ]
 
     /// Applies the migrations not applied yet, up to `version` (the newest by default; tests stop earlier to make rows
     /// as an older orchestrate left them).
     static func apply(on database: Database, through version: Int = latest) async throws {
         do {
-            try await database.client.withTransaction(logger: database.logger) { connection in
+            try await database.withTransaction { connection in
                 try await connection.query("SELECT pg_advisory_xact_lock(\(lockKey))", logger: database.logger)
                 try await connection.query(
                     """

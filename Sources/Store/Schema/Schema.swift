@@ -553,6 +553,183 @@ enum Schema {
         SELECT DISTINCT project, coalesce(branch, '') AS branch FROM runs
         """
 
+    /// Version 20: the queue round (``RoundStatement``) as a procedure that commits its own work before it answers. Sent
+    /// as one statement, a round is acknowledged only once committed — a commit that fails (a full disk, a deferred
+    /// check) fails the call — and it holds its locks for its own execution only: in a transaction of the client's
+    /// (BEGIN, the round, COMMIT) they were held across two more round trips, which a client short of CPU stretched, and
+    /// claimers that had locked a just-claimed attempt (a row an older snapshot still saw queued) kept its owner's next
+    /// round waiting. Its parameters are the round's, in order; its INOUT parameters are the answer's columns.
+    static let version20 = """
+        CREATE OR REPLACE PROCEDURE orchestrate_round(
+            uuid, bigint[], text[], text, bigint, text, bigint, uuid[], text[], integer[], bigint[], text[], integer[],
+            integer[], integer[], text[], text[], text[], text, text, bigint[], bigint[],
+            INOUT ack_ids bigint[] DEFAULT NULL,
+            INOUT ack_accepted boolean[] DEFAULT NULL,
+            INOUT ack_retried boolean[] DEFAULT NULL,
+            INOUT ack_settled text[] DEFAULT NULL,
+            INOUT claim_ids bigint[] DEFAULT NULL,
+            INOUT claim_scenarios text[] DEFAULT NULL,
+            INOUT claim_attempts integer[] DEFAULT NULL,
+            INOUT claim_tokens uuid[] DEFAULT NULL,
+            INOUT claim_expected bigint[] DEFAULT NULL,
+            INOUT claim_modes text[] DEFAULT NULL,
+            INOUT claim_avoid text[] DEFAULT NULL,
+            INOUT claim_lost text[] DEFAULT NULL,
+            INOUT queued bigint DEFAULT NULL,
+            INOUT running bigint DEFAULT NULL)
+        LANGUAGE plpgsql AS $p$
+        #variable_conflict use_column
+        BEGIN
+            WITH input AS (
+                -- The completions as parallel arrays; absent numbers are -1 and an absent error is ''.
+                SELECT u.id, u.token, u.worker, u.port, u.duration_ms, u.outcome, nullif(u.exit_code, -1) AS exit_code,
+                       nullif(u.signal, -1) AS signal, nullif(u.pid, -1) AS pid, u.stdout, u.stderr, nullif(u.error, '') AS error,
+                       nullif(u.startup_ms, -1) AS startup_ms, nullif(u.process_ms, -1) AS process_ms
+                FROM unnest($2::bigint[], $8::uuid[], $9::text[], $10::integer[], $11::bigint[], $12::text[], $13::integer[],
+                            $14::integer[], $15::integer[], $16::text[], $17::text[], $18::text[], $21::bigint[], $22::bigint[])
+                     AS u(id, token, worker, port, duration_ms, outcome, exit_code, signal, pid, stdout, stderr, error, startup_ms,
+                          process_ms)
+            ), done AS (
+                UPDATE attempts a
+                SET state = 'finished', finished_at = statement_timestamp(), duration_ms = x.duration_ms, outcome = x.outcome,
+                    exit_code = x.exit_code, signal = x.signal, pid = x.pid, stdout = x.stdout, stderr = x.stderr,
+                    error = x.error, worker = x.worker, port = x.port, lease_expires_at = NULL, startup_ms = x.startup_ms,
+                    process_ms = x.process_ms
+                FROM input x
+                -- A lookup by id for each completion. Written `state = 'running'`, the condition matches the partial index
+                -- of running attempts, which the planner (its statistics taken between runs) expects to hold a row or so:
+                -- it then reads every running attempt once per completion, quadratic in a batch's size.
+                WHERE a.id = x.id AND a.lease_token = x.token AND a.state || '' = 'running'
+                RETURNING a.id, a.run_id, a.project, a.scenario_id, a.attempt, a.expected_ms, a.worker, a.outcome, a.mode, a.probe
+            ), late AS (
+                -- A completion whose lease was taken back (its host was presumed lost and the attempt requeued) does not count,
+                -- but the abandoned execution keeps what it said, for the record.
+                UPDATE attempts a
+                SET fenced = jsonb_build_object('outcome', x.outcome, 'duration_ms', x.duration_ms, 'exit_code', x.exit_code,
+                                                'worker', x.worker, 'at', statement_timestamp())
+                FROM input x
+                WHERE a.id = x.id AND a.lease_token = x.token AND a.state = 'abandoned'
+            ), retry AS (
+                INSERT INTO attempts (run_id, project, scenario_id, attempt, mode, expected_ms, avoid_worker, avoid_until)
+                SELECT d.run_id, d.project, d.scenario_id, d.attempt + 1, d.mode, d.expected_ms, d.worker, statement_timestamp() + $7::bigint * interval '1 millisecond'
+                FROM done d JOIN run_scenarios rs ON rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
+                WHERE d.outcome <> 'passed' AND d.attempt < rs.max_attempts AND NOT d.probe
+                ON CONFLICT DO NOTHING
+                RETURNING run_id, scenario_id
+            ), lane AS (
+                -- A lane's last word; with one lane (every run but a compare run) it is the scenario's result, and the
+                -- lanes object (lane → result, for a compare run's settlement) is not needed.
+                SELECT run_id, scenario_id, min(lane_count) AS lane_count, max(result) AS result,
+                       jsonb_object_agg(lane, result) FILTER (WHERE lane_count > 1) AS results, max(id) AS newest
+                FROM (SELECT d.id, d.run_id, d.scenario_id, rs.lane_count, coalesce(d.mode, '') AS lane,
+                             CASE WHEN d.outcome = 'passed' THEN (CASE WHEN d.attempt > 1 THEN 'flaky' ELSE 'passed' END)
+                                  ELSE 'failed' END AS result
+                      FROM done d JOIN run_scenarios rs ON rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
+                      -- An extra run of a new test (a probe) has no say: its scenario settled with its first attempt.
+                      WHERE NOT d.probe AND (d.outcome = 'passed' OR d.attempt >= rs.max_attempts)) last_word
+                GROUP BY run_id, scenario_id
+            ), settle AS (
+                UPDATE run_scenarios rs
+                SET lanes = CASE WHEN l.lane_count = 1 THEN rs.lanes ELSE rs.lanes || l.results END,
+                    result = CASE WHEN l.lane_count = 1 THEN l.result ELSE (
+                        SELECT CASE WHEN count(*) < rs.lane_count THEN NULL WHEN bool_or(v = 'failed') THEN 'failed'
+                                    WHEN bool_or(v = 'flaky') THEN 'flaky' ELSE 'passed' END
+                        FROM jsonb_each_text(rs.lanes || l.results) AS e(k, v)) END,
+                    -- A single lane's pass gets the verdict such a pass gets unless history says otherwise ($19, $20; '' for
+                    -- none): the judge then writes only the verdicts that differ, not one per scenario of every run.
+                    verdict = CASE WHEN l.lane_count = 1 AND l.result = 'passed' AND $19::text <> '' THEN $19::text ELSE rs.verdict END,
+                    verdict_reason = CASE WHEN l.lane_count = 1 AND l.result = 'passed' AND $19::text <> '' THEN $20::text
+                                          ELSE rs.verdict_reason END
+                FROM lane l
+                WHERE rs.run_id = l.run_id AND rs.scenario_id = l.scenario_id
+                RETURNING rs.run_id, rs.scenario_id, rs.result, l.newest
+            ), next AS (
+                SELECT q.id FROM attempts q
+                WHERE q.run_id = $1::uuid AND q.state = 'queued'
+                  AND (q.avoid_worker IS NULL OR q.avoid_until <= statement_timestamp() OR cardinality($3::text[]) > 1
+                       OR q.avoid_worker <> ($3::text[])[1])
+                  AND (q.mode IS NULL OR cardinality($3::text[]) > 1 OR (SELECT workers FROM runs WHERE id = $1::uuid) = 1
+                       OR NOT EXISTS (SELECT 1 FROM attempts s WHERE s.run_id = q.run_id AND s.scenario_id = q.scenario_id
+                                        AND s.mode <> q.mode AND s.worker = ($3::text[])[1])
+                          AND NOT EXISTS (SELECT 1 FROM input x JOIN attempts d ON d.id = x.id WHERE d.run_id = q.run_id
+                                            AND d.scenario_id = q.scenario_id AND d.mode <> q.mode AND x.worker = ($3::text[])[1]))
+                ORDER BY q.expected_ms DESC NULLS FIRST, q.id
+                LIMIT cardinality($3::text[])
+                FOR UPDATE SKIP LOCKED
+            ), claimed AS (
+                UPDATE attempts a
+                SET state = 'running', lease_owner = $4::text, lease_token = gen_random_uuid(),
+                    lease_expires_at = statement_timestamp() + $5::bigint * interval '1 millisecond',
+                    host = $6::text, worker = NULL, port = NULL, started_at = clock_timestamp()
+                FROM next
+                WHERE a.id = next.id
+                -- Which scenario, not its definition: the caller has the run's plan (PlannedScenarios).
+                RETURNING a.id, a.scenario_id, a.attempt, a.lease_token, a.expected_ms,
+                          CASE WHEN a.avoid_until > statement_timestamp() THEN a.avoid_worker
+                               WHEN a.mode IS NOT NULL THEN coalesce(
+                                   (SELECT s.worker FROM attempts s WHERE s.run_id = a.run_id AND s.scenario_id = a.scenario_id
+                                      AND s.mode <> a.mode AND s.worker IS NOT NULL ORDER BY s.id DESC LIMIT 1),
+                                   (SELECT x.worker FROM input x JOIN attempts d ON d.id = x.id WHERE d.run_id = a.run_id
+                                      AND d.scenario_id = a.scenario_id AND d.mode <> a.mode LIMIT 1)) END AS avoid, a.mode,
+                          array_to_string(a.lost_hosts, ' ') AS lost
+            ), answers AS (
+                -- What the acks say of their scenarios, as two objects read by key: the scenarios a retry was queued for, and
+                -- the result a scenario settled with, under the id of its newest completion this round (a scenario settles
+                -- once: when both lanes of a compare run finish in one round, the later one says so). Joined instead, these
+                -- statement-made rows, each expected to be a row or so, are read once per completion.
+                SELECT (SELECT coalesce(jsonb_object_agg(r.run_id::text || '/' || r.scenario_id, true), '{}') FROM retry r) AS retried,
+                       (SELECT coalesce(jsonb_object_agg(st.newest::text, st.result), '{}') FROM settle st) AS settled
+            ), acks AS (
+                -- A result recorded already under the same token was this round's own, sent again after its answer was lost
+                -- (the server died after committing it): accepted, with what it did then.
+                SELECT x.id, d.id IS NOT NULL OR f.id IS NOT NULL AS accepted,
+                       CASE WHEN d.id IS NOT NULL THEN o.retried ? (d.run_id::text || '/' || d.scenario_id)
+                            ELSE f.next IS NOT NULL END AS retried,
+                       CASE WHEN d.id IS NOT NULL THEN o.settled ->> d.id::text
+                            WHEN f.id IS NOT NULL AND f.next IS NULL THEN
+                                (SELECT rs.result FROM run_scenarios rs WHERE rs.run_id = f.run_id AND rs.scenario_id = f.scenario_id)
+                       END AS settled
+                FROM input x CROSS JOIN answers o LEFT JOIN done d ON d.id = x.id
+                -- LIMIT 1 keeps this a lookup by id for each completion: joined instead, with the statistics of a young table
+                -- it became a scan of every finished attempt in the database.
+                LEFT JOIN LATERAL (
+                    SELECT a.id, a.run_id, a.scenario_id,
+                           (SELECT n.id FROM attempts n WHERE n.run_id = a.run_id AND n.scenario_id = a.scenario_id
+                              AND n.mode IS NOT DISTINCT FROM a.mode AND n.attempt = a.attempt + 1 AND n.state <> 'abandoned' LIMIT 1) AS next
+                    FROM attempts a WHERE d.id IS NULL AND a.id = x.id AND a.lease_token = x.token AND a.state = 'finished'
+                    LIMIT 1
+                ) f ON true
+            )
+            -- One row: arrays in the same order (by attempt id) rather than a row per attempt, which cost the client more to
+            -- take apart than the server to build. Absent values are '' and -1 (arrays cannot carry NULLs to the client).
+            SELECT (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM acks) AS ack_ids,
+                   (SELECT coalesce(array_agg(accepted ORDER BY id), '{}') FROM acks) AS ack_accepted,
+                   (SELECT coalesce(array_agg(retried ORDER BY id), '{}') FROM acks) AS ack_retried,
+                   (SELECT coalesce(array_agg(coalesce(settled, '') ORDER BY id), '{}') FROM acks) AS ack_settled,
+                   (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM claimed) AS claim_ids,
+                   (SELECT coalesce(array_agg(scenario_id ORDER BY id), '{}') FROM claimed) AS claim_scenarios,
+                   (SELECT coalesce(array_agg(attempt ORDER BY id), '{}') FROM claimed) AS claim_attempts,
+                   (SELECT coalesce(array_agg(lease_token ORDER BY id), '{}') FROM claimed) AS claim_tokens,
+                   (SELECT coalesce(array_agg(coalesce(expected_ms, -1) ORDER BY id), '{}') FROM claimed) AS claim_expected,
+                   (SELECT coalesce(array_agg(coalesce(mode, '') ORDER BY id), '{}') FROM claimed) AS claim_modes,
+                   (SELECT coalesce(array_agg(coalesce(avoid, '') ORDER BY id), '{}') FROM claimed) AS claim_avoid,
+                   (SELECT coalesce(array_agg(lost ORDER BY id), '{}') FROM claimed) AS claim_lost,
+                   -- What is left of the run, when a claimant got nothing (-1 otherwise).
+                   CASE WHEN (SELECT count(*) FROM claimed) < cardinality($3::text[]) THEN
+                       (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'queued')
+                           - (SELECT count(*) FROM claimed) + (SELECT count(*) FROM retry)
+                   ELSE -1 END AS queued,
+                   CASE WHEN (SELECT count(*) FROM claimed) < cardinality($3::text[]) THEN
+                       (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'running')
+                           - (SELECT count(*) FROM done) + (SELECT count(*) FROM claimed)
+                   ELSE -1 END AS running
+            INTO ack_ids, ack_accepted, ack_retried, ack_settled, claim_ids, claim_scenarios, claim_attempts, claim_tokens,
+                 claim_expected, claim_modes, claim_avoid, claim_lost, queued, running;
+            COMMIT;
+        END
+        $p$
+        """
+
     /// The statement that counts `scenario_days` again from `attempts` (a `format` template): its first `%s` the source
     /// of the attempts, as `a` beside their key `k` (project, scenario id, day); its second a condition on them.
     private static let scenarioDaysUpsert = """

@@ -4,10 +4,12 @@ import Synchronization
 
 /// The run queue, asked again while the database is unavailable — for as long as the queue's
 /// ``AttemptQueueClient/patience`` (ORCHESTRATE_CONNECT_TIMEOUT, 15 s) since it stopped answering; then the run gives
-/// up with one line (exit 3). A try waits for at most a quarter of the patience (at least 5 s): a request for a pooled
-/// connection waits without an error while the server is down, and one made as the server died may never be answered
-/// at all — tried again, the queue is reached once the server is back. The outage is said once, and its end. A run being stopped gives back what it holds if the
-/// queue answers soon: it does not wait out the whole patience.
+/// up with one line (exit 3). A try waits for at most half the patience (at least 5 s): a request for a pooled
+/// connection waits without an error while the server is down, and one queued behind a connection that closes may not
+/// be served at all — tried again, the queue is reached once the server is back. Half, not less: on a database serving
+/// a thousand slots a round may take seconds, and a try given up on is a round sent again. The outage is said once, and
+/// its end. A run being stopped gives back what it holds if the queue answers soon: it does not wait out the whole
+/// patience.
 package final class PatientQueue: Sendable {
     package let client: any AttemptQueueClient
     private let logger: Logger
@@ -48,7 +50,7 @@ package final class PatientQueue: Sendable {
             let tried = clock.now
             // While the queue does not answer, a try gets what is left of the patience, up to its share.
             let left = state.withLock { $0.unreachableSince }.map { patience - (tried - $0) } ?? patience
-            let share = max(patience / 4, .seconds(5))
+            let share = max(patience / 2, .seconds(5))
             do {
                 let value = try await abandoning(after: max(min(left, share), .milliseconds(100))) { [client] in
                     try await operation(client)

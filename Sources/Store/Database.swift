@@ -198,35 +198,46 @@ package final class Database: Sendable {
     /// throws). Unlike postgres-nio's own `withTransaction`, it never waits on a connection that closed: postgres-nio
     /// drops a statement written to a connection whose channel is already torn down, without an answer — the ROLLBACK
     /// after a statement the dying server failed, or a BEGIN on a connection the pool leased as it closed — so BEGIN,
-    /// COMMIT and ROLLBACK are given up on once the connection is closed, and the call throws.
+    /// COMMIT and ROLLBACK are given up on once the connection is closed, and the call throws. They are never given up
+    /// on for the caller's sake (a caller cancelled, or out of patience): a connection goes back to the pool outside a
+    /// transaction, or closed when its transaction's end was not answered.
     package func withTransaction<Result: Sendable>(
         _ body: (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         try await client.withConnection { connection in
-            try await unlessClosed(connection, "BEGIN")
+            try await ending(connection, "BEGIN")
             let value: Result
             do {
                 value = try await body(connection)
             } catch {
-                try? await unlessClosed(connection, "ROLLBACK")
+                try? await ending(connection, "ROLLBACK")
                 throw error
             }
-            try await unlessClosed(connection, "COMMIT")
+            try await ending(connection, "COMMIT")
             return value
         }
     }
 
-    /// `command` on `connection`, or ``ConnectionClosed`` once the connection is closed (checked every 20 ms).
-    private func unlessClosed(_ connection: PostgresConnection, _ command: String) async throws {
+    /// `command` on `connection`, run to its end whatever happens to the caller, or ``ConnectionClosed`` once the
+    /// connection is closed (checked every 20 ms). When it fails, the connection is closed: a session whose
+    /// transaction may still be open never serves another caller.
+    private func ending(_ connection: PostgresConnection, _ command: String) async throws {
         let logger = logger
-        try await abandoning(
-            when: {
-                while !connection.isClosed {
-                    guard (try? await Task.sleep(for: .milliseconds(20))) != nil else { return nil }
-                }
-                return ConnectionClosed(command: command)
-            },
-            { _ = try await connection.query(PostgresQuery(unsafeSQL: command), logger: logger) })
+        do {
+            try await Task {
+                try await abandoning(
+                    when: {
+                        while !connection.isClosed {
+                            guard (try? await Task.sleep(for: .milliseconds(20))) != nil else { return nil }
+                        }
+                        return ConnectionClosed(command: command)
+                    },
+                    { _ = try await connection.query(PostgresQuery(unsafeSQL: command), logger: logger) })
+            }.value
+        } catch {
+            try? await connection.close()
+            throw error
+        }
     }
 
     /// The rows of `statement`, prepared once per connection — or, through a pooler in transaction mode (whose server
@@ -264,9 +275,6 @@ package final class Database: Sendable {
 
     /// A one-line description of a database error, without the query's bound values.
     package static func describe(_ error: any Error) -> String {
-        if let error = error as? PostgresTransactionError {
-            return describe(error.commitError ?? error.closureError ?? error.beginError ?? error.rollbackError ?? error)
-        }
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] {
                 guard message.hasPrefix("unsupported startup parameter") else { return message }

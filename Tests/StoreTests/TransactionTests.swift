@@ -6,7 +6,7 @@ import Store
 import Synchronization
 import Testing
 
-@Suite("Transactions on a connection that closes", .timeLimit(.minutes(3)))
+@Suite("Transactions: a connection that closes, a caller that gives up", .timeLimit(.minutes(3)))
 struct TransactionTests {
     /// A server that ends a connection mid-statement fails the statement; postgres-nio's own transaction then writes a
     /// ROLLBACK that, once the connection's channel is torn down, is dropped without an answer — about every other
@@ -21,6 +21,46 @@ struct TransactionTests {
             // The pool goes on with new connections.
             let one = try await database.client.query("SELECT 1", logger: database.logger).collect().count
             #expect(one == 1)
+        }
+    }
+
+    /// A caller that gives up (a queue try out of its time cancels its work) still has its transaction ended: a
+    /// connection handed back with its transaction open held the claim's locks, and the next caller's statements ran
+    /// in that transaction — a round's CALL then failed, and a heartbeat was never committed.
+    @Test(
+        "a transaction whose caller is cancelled before it commits is committed, and its connection serves the next caller"
+    )
+    func cancelledBeforeCommit() async throws {
+        try await withTestDatabase { database in
+            try await database.client.query("CREATE TABLE kept (n integer)", logger: database.logger)
+            // One connection, so that the next caller gets the one the cancelled caller gave back.
+            try await Database.with(database.endpoint, logger: database.logger, maximumConnections: 1, migrate: false) {
+                single in
+                let written = Mutex(false)
+                let transaction = Task {
+                    try await single.withTransaction { connection in
+                        try await connection.query("INSERT INTO kept VALUES (1)", logger: single.logger)
+                        written.withLock { $0 = true }
+                        // Ends when the caller is cancelled.
+                        _ = await eventually(timeout: .seconds(30)) { Task.isCancelled }
+                    }
+                }
+                #expect(await eventually(timeout: .seconds(30)) { written.withLock { $0 } })
+                transaction.cancel()
+                _ = await transaction.result
+                // Seen from another pool: committed, not left open on the connection.
+                let kept = try await database.client.query("SELECT count(*) FROM kept", logger: database.logger)
+                    .collect().first?.decode(Int64.self)
+                #expect(kept == 1)
+                // The same connection, next: a procedure that commits (as a queue round does) runs outside a transaction.
+                try await single.client.query(
+                    "CREATE PROCEDURE commits() LANGUAGE plpgsql AS $$ BEGIN INSERT INTO kept VALUES (2); COMMIT; END $$",
+                    logger: single.logger)
+                try await single.client.query("CALL commits()", logger: single.logger)
+                let both = try await database.client.query("SELECT count(*) FROM kept", logger: database.logger)
+                    .collect().first?.decode(Int64.self)
+                #expect(both == 2)
+            }
         }
     }
 

@@ -70,7 +70,7 @@ enum HistoryGenerator {
             // The runs were made settled, so no settling counted their days: count them all at once.
             "SELECT orchestrate_roll_up_days(NULL, NULL, NULL)",
         ]
-        try await database.client.withTransaction(logger: logger) { connection in
+        try await database.withTransaction { connection in
             try await connection.query("SET LOCAL synchronous_commit = off", logger: logger)
             for statement in statements {
                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)

@@ -12,8 +12,8 @@ import PostgresNIO
 /// One row: the acks of the completions, the claimed attempts, and what is left of the run (only when a claimant got
 /// nothing), as arrays. The statement itself is migration 20's procedure `orchestrate_round` (Schema.version20), which
 /// commits its work before it answers: a round whose commit fails throws, and the round holds its locks for its own
-/// execution, not across the client's round trips. A later change to the round is a new migration that replaces the
-/// procedure. Its times are the statement's (`statement_timestamp()`); a claimed attempt's start is the moment it is
+/// execution, not across the client's round trips. A later change to the round is a new procedure under a new name,
+/// made by a new migration (an INOUT column cannot be changed in place): hosts of an older version keep calling theirs. Its times are the statement's (`statement_timestamp()`); a claimed attempt's start is the moment it is
 /// claimed (`clock_timestamp()`), which a statement that waited on a lock before its claim reaches later than it
 /// began: claims by several hosts are stamped in the order they were made. A claim never
 /// sees what this statement itself changed (one snapshot), so a retry queued here is claimable from the next round on —

@@ -13,10 +13,11 @@ import PostgresNIO
 /// nothing), as arrays. The statement itself is migration 20's procedure `orchestrate_round` (Schema.version20), which
 /// commits its work before it answers: a round whose commit fails throws, and the round holds its locks for its own
 /// execution, not across the client's round trips. A later change to the round is a new procedure under a new name,
-/// made by a new migration (an INOUT column cannot be changed in place): hosts of an older version keep calling theirs. Its times are the statement's (`statement_timestamp()`); a claimed attempt's start is the moment it is
+/// made by a new migration (an INOUT column cannot be changed in place): hosts of an older version keep calling
+/// theirs. Its times are the statement's (`statement_timestamp()`); a claimed attempt's start is the moment it is
 /// claimed (`clock_timestamp()`), which a statement that waited on a lock before its claim reaches later than it
-/// began: claims by several hosts are stamped in the order they were made. A claim never
-/// sees what this statement itself changed (one snapshot), so a retry queued here is claimable from the next round on —
+/// began: claims by several hosts are stamped in the order they were made. A claim never sees what this statement
+/// itself changed (one snapshot), so a retry queued here is claimable from the next round on —
 /// it avoids its slot for a second anyway. A retry avoids the failing slot: when that slot asks alone the retry is not
 /// claimed; when several ask, the caller hands it to another one. The lanes of a compare run's scenario (replay, live)
 /// run on different slots the same way, for as long as the run has more than one: a lane is not claimed by a slot

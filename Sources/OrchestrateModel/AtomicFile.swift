@@ -50,6 +50,17 @@ package enum AtomicFile {
         if !replacing { unlink(temporary) }
     }
 
+    /// Appends `text` to the end of `path` (`O_APPEND`): what is there is never rewritten. `creating`: the file is made
+    /// when missing (0o644 less the umask), never through a link at `path`; otherwise it must be there, and a link is
+    /// followed to the file it names.
+    package static func append(_ text: String, to path: String, creating: Bool) throws {
+        let flags = O_WRONLY | O_APPEND | O_CLOEXEC | (creating ? O_CREAT | O_NOFOLLOW : 0)
+        let descriptor = open(path, flags, 0o644)
+        guard descriptor >= 0 else { throw failure(path) }
+        defer { close(descriptor) }
+        try FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).write(contentsOf: Data(text.utf8))
+    }
+
     /// The error of the call that just failed (`errno`), about `path`.
     private static func failure(_ path: String) -> any Error {
         let number = errno

@@ -55,11 +55,6 @@ struct Orchestrate: AsyncParsableCommand {
                 Console.standard.note("error: \(message(for: error)) (orchestrate help)")
                 Foundation.exit(ExitStatus.badInput)
             }
-            // One of orchestrate's own (a config found but refused, before a command's work began): its line and code.
-            if error is any CodedError {
-                Console.standard.note("error: \(ExitStatus.describe(error))")
-                Foundation.exit(ExitStatus.code(for: error))
-            }
             exit(withError: error)
         }
     }
@@ -210,7 +205,6 @@ struct Run: AsyncParsableCommand {
 
     func run() async throws {
         var options = RunOptions()
-        options.configPath = try common.configPath()
         options.database = common.database
         work.apply(to: &options)
         options.mode = mode
@@ -225,7 +219,9 @@ struct Run: AsyncParsableCommand {
         let logger = common.logger
         StopGuard.arm()
         try await exiting {
-            try await RunOrchestration.run(
+            // The config found here or above, refused when it is another user's: said as every error is.
+            options.configPath = try common.configPath()
+            return try await RunOrchestration.run(
                 options, output: ConsoleRunOutput(progress: work.progress, console: .detached), logger: logger)
         }
     }
@@ -380,7 +376,6 @@ struct Agent: AsyncParsableCommand {
 
     func run() async throws {
         var options = RunOptions()
-        options.configPath = try common.configPath()
         options.database = common.database
         work.apply(to: &options)
         options.agent = true
@@ -392,7 +387,9 @@ struct Agent: AsyncParsableCommand {
         let logger = common.logger
         StopGuard.arm()
         try await exiting {
-            try await RunOrchestration.run(
+            // The config found here or above, refused when it is another user's: said as every error is.
+            options.configPath = try common.configPath()
+            return try await RunOrchestration.run(
                 options, output: ConsoleRunOutput(progress: work.progress, console: .detached), logger: logger)
         }
     }

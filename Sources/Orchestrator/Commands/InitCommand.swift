@@ -144,12 +144,11 @@ package enum InitCommand {
         guard let existing = FileManager.default.contents(atPath: path) else {
             return "could not read .gitignore: add .orchestrate/ to it by hand"
         }
-        let bytes = Array(((existing.isEmpty || existing.last == 0x0A ? "" : "\n") + addition).utf8)
-        let descriptor = open(path, O_WRONLY | O_APPEND | O_CLOEXEC)
-        guard descriptor >= 0 else { return "could not write .gitignore: add .orchestrate/ to it by hand" }
-        defer { close(descriptor) }
-        guard bytes.withUnsafeBytes({ write(descriptor, $0.baseAddress, $0.count) }) == bytes.count else {
-            return "could not write .gitignore: add .orchestrate/ to it by hand"
+        do {
+            try AtomicFile.append(
+                (existing.isEmpty || existing.last == 0x0A ? "" : "\n") + addition, to: path, creating: false)
+        } catch {
+            return "could not write .gitignore (\(error.localizedDescription)): add .orchestrate/ to it by hand"
         }
         return "added .orchestrate/ to .gitignore"
     }

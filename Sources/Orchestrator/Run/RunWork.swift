@@ -303,7 +303,15 @@ struct RunWork {
         guard stepSummary != nil || settings.summary != nil else { return }
         let markdown = MarkdownSummary.render(
             report, hosts: hosts, trends: trends, report: files.html, runURL: github ? settings.workflowRunURL : nil)
-        if let path = stepSummary { Self.append(markdown, to: path, output: output) }
+        if let path = stepSummary {
+            // The job summary GitHub reads may hold other steps' summaries: appended, in one write. A summary that
+            // cannot be written is said, and the run's result stands.
+            do {
+                try AtomicFile.append(markdown, to: path, creating: true)
+            } catch {
+                output.note("cannot append the job summary to \(path): \(error.localizedDescription)")
+            }
+        }
         if let path = settings.summary { writeSummary(markdown, to: path) }
     }
 
@@ -313,22 +321,6 @@ struct RunWork {
             try AtomicFile.write(markdown, to: path)
         } catch {
             output.note("cannot write the Markdown summary to \(path): \(error.localizedDescription)")
-        }
-    }
-
-    /// Appends `text` to the job summary GitHub reads (it may hold other steps' summaries), in one write; a summary
-    /// that cannot be written is said, and the run's result stands.
-    static func append(_ text: String, to path: String, output: any RunOutput) {
-        let descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            output.note("cannot append the job summary to \(path): \(String(cString: strerror(errno)))")
-            return
-        }
-        defer { close(descriptor) }
-        let bytes = Array(text.utf8)
-        let written = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
-        if written != bytes.count {
-            output.note("the job summary in \(path) was cut short: \(String(cString: strerror(errno)))")
         }
     }
 

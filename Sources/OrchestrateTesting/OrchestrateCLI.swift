@@ -52,6 +52,15 @@ package struct OrchestrateCLI: Sendable {
         self.environment = environment
     }
 
+    /// Commands in `directory` on the project's own embedded cluster: no database named, and none of libpq's variables.
+    package static func embedded(in directory: String) -> OrchestrateCLI {
+        var cli = OrchestrateCLI(directory: directory, database: nil)
+        for name in ["PGHOST", "PGDATABASE", "PGUSER", "PGPASSWORD", "PGPASSFILE", "PGSERVICE"] {
+            cli.environment[name] = nil
+        }
+        return cli
+    }
+
     /// Starts the command without waiting. An earlier command's output under the same name goes first: the files are
     /// made at a process's first byte, and one that writes none would be read as having written the old ones.
     /// `executable`: another program to run with the command's environment and folder (`script`, for a terminal).

@@ -15,12 +15,6 @@ import Glibc
     .timeLimit(.minutes(3)))
 struct EmbeddedClusterSecurityTests {
     /// The CLI with the embedded cluster of its folder (no database URL).
-    static func cli(_ directory: String) -> OrchestrateCLI {
-        var cli = OrchestrateCLI(directory: directory, database: nil)
-        for name in ["PGHOST", "PGDATABASE", "PGUSER", "PGPASSWORD", "PGPASSFILE"] { cli.environment[name] = nil }
-        return cli
-    }
-
     static func nobody() throws -> (uid: UInt32, gid: UInt32) {
         var entry = passwd()
         var found: UnsafeMutablePointer<passwd>?
@@ -49,7 +43,7 @@ struct EmbeddedClusterSecurityTests {
     static func withEmbeddedCluster(_ body: (TemporaryDirectory, EmbeddedCluster) async throws -> Void) async throws {
         try await TemporaryDirectory.with { directory in
             chmod(directory.path, 0o755)
-            let cli = Self.cli(directory.path)
+            let cli = OrchestrateCLI.embedded(in: directory.path)
             let migrate = try await cli.run(["db", "migrate"])
             try #require(migrate.exitCode == 0, "\(migrate.stderr)")
             let cluster = EmbeddedCluster(root: directory.file(".orchestrate"))
@@ -113,7 +107,7 @@ struct EmbeddedClusterSecurityTests {
             chmod(victim, 0o755)
 
             func refused(_ project: String, at planted: String, because reason: String) async throws {
-                let run = try await Self.cli(project).run(["db", "migrate"])
+                let run = try await OrchestrateCLI.embedded(in: project).run(["db", "migrate"])
                 #expect(run.exitCode == 3, "\(run.stdout)\(run.stderr)")
                 #expect(run.stderr.contains("\(planted) is not orchestrate's to use: \(reason)"), "\(run.stderr)")
                 var info = stat()

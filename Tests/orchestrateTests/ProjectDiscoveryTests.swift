@@ -7,14 +7,6 @@ import Testing
 @Suite("Finding the project", .timeLimit(.minutes(3)))
 struct ProjectDiscoveryTests {
     /// The CLI in `directory` with no database but the embedded cluster of the project it finds.
-    static func cli(_ directory: String) -> OrchestrateCLI {
-        var cli = OrchestrateCLI(directory: directory, database: nil)
-        for name in ["PGHOST", "PGDATABASE", "PGUSER", "PGPASSWORD", "PGPASSFILE", "PGSERVICE"] {
-            cli.environment[name] = nil
-        }
-        return cli
-    }
-
     static let config = """
         suite:
           list: "printf 'alpha\\\\nbeta\\\\n'"
@@ -51,7 +43,7 @@ struct ProjectDiscoveryTests {
         try await TemporaryDirectory.with { directory in
             try directory.write("orchestrate.yml", Self.config)
             try FileManager.default.createDirectory(atPath: directory.file("sub"), withIntermediateDirectories: true)
-            let below = Self.cli(directory.file("sub"))
+            let below = OrchestrateCLI.embedded(in: directory.file("sub"))
             #expect(chown(directory.file("orchestrate.yml"), 65534, 65534) == 0)
             let refused = try await below.run(["scenarios"])
             #expect(refused.exitCode == 2, "\(refused.stdout)\(refused.stderr)")
@@ -74,7 +66,7 @@ struct ProjectDiscoveryTests {
     @Test("with no config and no database, a command that reads history says so, exits 2 and makes nothing")
     func nothingToRead() async throws {
         try await TemporaryDirectory.with { directory in
-            let cli = Self.cli(directory.path)
+            let cli = OrchestrateCLI.embedded(in: directory.path)
             for arguments in [
                 ["runs"], ["flaky"], ["history", "alpha"], ["logs", UUID().uuidString, "alpha"],
                 ["report", UUID().uuidString], ["artifacts", UUID().uuidString, "alpha", "--out", "kept"],
@@ -94,7 +86,7 @@ struct ProjectDiscoveryTests {
     func firstStartSaysWhere() async throws {
         try await TemporaryDirectory.with { directory in
             try directory.write("orchestrate.yml", Self.config)
-            let cli = Self.cli(directory.path)
+            let cli = OrchestrateCLI.embedded(in: directory.path)
             let before = try await cli.run(["runs"])
             #expect(before.exitCode == 2 && before.stderr.contains("no history yet"), "\(before.stderr)")
             #expect(!FileManager.default.fileExists(atPath: directory.file(".orchestrate/postgres")))

@@ -126,7 +126,8 @@ package final class Coordinator: Sendable {
         let claimant = Claimant(
             worker: WorkerIdentity(host: configuration.host, pid: getpid(), slot: slot), port: port.port)
         let runner = AttemptRunner(configuration: configuration)
-        let folder = "\(configuration.attemptsDirectory)/\(configuration.runID.uuidString.lowercased())/.slots/\(slot)"
+        let folder =
+            "\(configuration.attemptsDirectory)/\(configuration.runID.uuidString.lowercased())/.slots/\(getpid())/\(slot)"
         var resources = try SlotResources(number: slot, portLease: port, supervisor: try Supervisor(), folder: folder)
         (resources.environment, resources.fixedKeys) = runner.slotEnvironment(resources)
         defer { resources.supervisor.shutdown() }

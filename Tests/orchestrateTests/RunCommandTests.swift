@@ -116,12 +116,15 @@ struct RunCommandTests {
                 #expect(seen.mockURL?.absoluteString == "http://127.0.0.1:\(port)" && seen.frozenNow != nil)
                 // HOME, TMPDIR and the artifacts folder are the slot's, emptied before every attempt: nothing carries
                 // over.
+                // The slot's folder belongs to this process (`.slots/<pid>/<slot>`).
                 let worker = try #require(env["ORCHESTRATE_WORKER"])
-                #expect(
-                    env["ORCHESTRATE_ARTIFACTS_DIR"]?.hasSuffix(
-                        "/.orchestrate/runs/\(runID)/.slots/\(worker)/artifacts") == true)
-                #expect(env["HOME"]?.hasSuffix("/.orchestrate/runs/\(runID)/.slots/\(worker)/home") == true)
-                #expect(env["TMPDIR"]?.hasSuffix("/.orchestrate/runs/\(runID)/.slots/\(worker)/tmp") == true)
+                let slot = try #require(
+                    env["HOME"]?.firstMatch(
+                        of: #/\/\.orchestrate\/runs\/[0-9a-f-]+\/\.slots\/[0-9]+\/([0-9]+)\/home$/#)?.1)
+                #expect(String(slot) == worker && env["HOME"]?.contains("/runs/\(runID)/") == true)
+                let folderOfSlot = String(try #require(env["HOME"]).dropLast("/home".count))
+                #expect(env["ORCHESTRATE_ARTIFACTS_DIR"] == folderOfSlot + "/artifacts")
+                #expect(env["TMPDIR"] == folderOfSlot + "/tmp")
                 let leftovers = directory.read("\(folder)/leftovers.txt").split(separator: "\n").filter {
                     !$0.isEmpty && !$0.hasSuffix(":")
                 }

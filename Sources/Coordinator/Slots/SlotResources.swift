@@ -8,7 +8,8 @@ struct SlotResources: Sendable {
     var number: Int
     var portLease: PortLease
     var supervisor: Supervisor
-    /// The slot's folder, `<attempts>/<run>/.slots/<n>`.
+    /// The slot's folder, `<attempts>/<run>/.slots/<pid>/<n>`: the process's own, so that two processes working a run in
+    /// one project folder (two nodes on one machine) never empty each other's HOME.
     var folder: String
     /// The slot's folder as it was made: its entries are reached through it.
     let handle: FolderHandle

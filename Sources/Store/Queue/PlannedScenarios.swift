@@ -29,11 +29,17 @@ final class PlannedScenarios: Sendable {
         let known = runs.withLock { $0[runID] } ?? [:]
         let missing = Array(Set(ids.filter { known[$0] == nil }))
         if missing.isEmpty { return known }
+        // A lookup by key for each id. Written `rs.scenario_id = ANY(ids)`, the condition became a filter on every
+        // scenario of the run whenever the table's statistics were taken before the run was planned (they said the
+        // run had a row or so): a fifth of a second of the server's CPU per claim of a run of 100,000 scenarios.
         let rows = try await database.query(
             """
             SELECT \(unescaped: RunStore.plannedScenarioColumns), rs.max_attempts
-            FROM run_scenarios rs JOIN scenarios s ON s.project = rs.project AND s.id = rs.scenario_id
-            WHERE rs.run_id = \(runID) AND rs.scenario_id = ANY(\(missing))
+            FROM unnest(\(missing)::text[]) AS m(id)
+            CROSS JOIN LATERAL (
+                SELECT * FROM run_scenarios rs WHERE rs.run_id = \(runID) AND rs.scenario_id = m.id LIMIT 1
+            ) rs
+            JOIN scenarios s ON s.project = rs.project AND s.id = rs.scenario_id
             """, on: connection)
         var entries: [String: Entry] = [:]
         let decoder = JSONDecoder()

@@ -10,25 +10,24 @@ import PostgresNIO
 /// retries, settles scenarios, and claims the longest expected attempts for the free slots.
 ///
 /// One row: the acks of the completions, the claimed attempts, and what is left of the run (only when a claimant got
-/// nothing), as arrays. The statement itself is migration 20's procedure `orchestrate_round` (Schema.version20), which
-/// commits its work before it answers: a round whose commit fails throws, and the round holds its locks for its own
-/// execution, not across the client's round trips. A later change to the round is a new procedure under a new name,
-/// made by a new migration (an INOUT column cannot be changed in place): hosts of an older version keep calling
-/// theirs. Its times are the statement's (`statement_timestamp()`); a claimed attempt's start is the moment it is
-/// claimed (`clock_timestamp()`), which a statement that waited on a lock before its claim reaches later than it
-/// began: claims by several hosts are stamped in the order they were made. A claim never sees what this statement
-/// itself changed (one snapshot), so a retry queued here is claimable from the next round on —
-/// it avoids its slot for a second anyway. A retry avoids the failing slot: when that slot asks alone the retry is not
-/// claimed; when several ask, the caller hands it to another one. The lanes of a compare run's scenario (replay, live)
-/// run on different slots the same way, for as long as the run has more than one: a lane is not claimed by a slot
-/// asking alone that ran (or just finished) its other lane, and is handed to another slot when several ask (a slot
-/// running the other lane is not asking).
+/// nothing), as arrays. The statement itself is migration 21's procedure `orchestrate_round2` (Schema.version21): the
+/// completions are recorded and committed, then the claim is made and committed, each with a snapshot of its own,
+/// before it answers. A round whose commit fails throws (completions committed before it are acknowledged as recorded
+/// when sent again), and the round holds its locks for its own execution, not across the client's round trips. A later
+/// change to the round is a new procedure under a new name, made by a new migration (an INOUT column cannot be changed
+/// in place): hosts of an older version keep calling theirs. Its times are the statement's (`statement_timestamp()`); a
+/// claimed attempt's start is the moment it is claimed (`clock_timestamp()`): claims by several hosts are stamped in
+/// the order they were made. A retry queued by a round is claimable by its own claim, but avoids the failing slot for a
+/// second: when that slot asks alone the retry is not claimed; when several ask, the caller hands it to another one.
+/// The lanes of a compare run's scenario (replay, live) run on different slots the same way, for as long as the run has
+/// more than one: a lane is not claimed by a slot asking alone that ran (or just finished) its other lane, and is
+/// handed to another slot when several ask (a slot running the other lane is not asking).
 struct RoundStatement: PostgresPreparedStatement {
     static let sql = """
-        CALL orchestrate_round($1::uuid, $2::bigint[], $3::text[], $4::text, $5::bigint, $6::text, $7::bigint, $8::uuid[],
-                               $9::text[], $10::integer[], $11::bigint[], $12::text[], $13::integer[], $14::integer[],
-                               $15::integer[], $16::text[], $17::text[], $18::text[], $19::text, $20::text, $21::bigint[],
-                               $22::bigint[])
+        CALL orchestrate_round2($1::uuid, $2::bigint[], $3::text[], $4::text, $5::bigint, $6::text, $7::bigint,
+                                $8::uuid[], $9::text[], $10::integer[], $11::bigint[], $12::text[], $13::integer[],
+                                $14::integer[], $15::integer[], $16::text[], $17::text[], $18::text[], $19::text,
+                                $20::text, $21::bigint[], $22::bigint[])
         """
     /// What a round did: an ack per completion and a row per claimed attempt (in attempt id order), and what is left
     /// of the run when a claimant got nothing.

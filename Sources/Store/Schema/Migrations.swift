@@ -37,6 +37,7 @@ enum Migrations {
         (18, "the start-up of a batched test's process", Schema.version18),
         (19, "a run's scenario-days counted per project and day; each project's branches", Schema.version19),
         (20, "the queue round as a procedure that commits before it answers", Schema.version20),
+        (21, "the queue round's claim in a transaction of its own, after its completions", Schema.version21),
     ]
 
     /// Applies the migrations not applied yet, up to `version` (the newest by default; tests stop earlier to make rows

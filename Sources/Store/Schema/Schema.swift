@@ -559,8 +559,58 @@ enum Schema {
     /// (BEGIN, the round, COMMIT) they were held across two more round trips, which a client short of CPU stretched, and
     /// claimers that had locked a just-claimed attempt (a row an older snapshot still saw queued) kept its owner's next
     /// round waiting. Its parameters are the round's, in order; its INOUT parameters are the answer's columns.
-    static let version20 = """
-        CREATE OR REPLACE PROCEDURE orchestrate_round(
+    static let version20 =
+        roundProcedure(named: "orchestrate_round") + "BEGIN\n" + roundInput + roundRecords + roundClaims + roundAnswers
+        + roundOneRow + "    SELECT " + roundAckArrays + ",\n           " + roundClaimArrays + roundOneRowEnd
+
+    /// Version 21: the queue round in two transactions of the same call (``RoundStatement``), each with a snapshot of
+    /// its own: first the completions, committed; then the claim, committed. As one statement, the claim read the queue
+    /// as the statement's start saw it, which a wait on a row lock (an ack) could make seconds old: it then locked
+    /// the newest version of every attempt claimed since (READ COMMITTED's re-check; a lock taken for a row that fails
+    /// the re-check is kept), and the owners of those attempts waited for it to end to record their results, their
+    /// own rounds growing longer in turn. Its own snapshot is taken when the claim starts, and its locks end with it.
+    /// A retry queued by the first part is claimable by the second (it still avoids its slot for a while); a call that
+    /// fails after the first commit has its completions kept, and sent again they are acknowledged as recorded.
+    static let version21 =
+        roundProcedure(named: "orchestrate_round2") + """
+            BEGIN
+                ack_ids := '{}'; ack_accepted := '{}'; ack_retried := '{}'; ack_settled := '{}';
+                claim_ids := '{}'; claim_scenarios := '{}'; claim_attempts := '{}'; claim_tokens := '{}';
+                claim_expected := '{}'; claim_modes := '{}'; claim_avoid := '{}'; claim_lost := '{}'; queued := -1;
+                running := -1;
+                IF cardinality($2::bigint[]) > 0 THEN
+
+            """ + roundInput + roundRecords + roundAnswers + "    )\n    SELECT " + roundAckArrays + """
+
+                INTO ack_ids, ack_accepted, ack_retried, ack_settled;
+                COMMIT;
+                END IF;
+                IF cardinality($3::text[]) > 0 THEN
+
+            """ + roundInput + roundClaims + "    )\n    SELECT " + roundClaimArrays + """
+            ,
+                       -- What is left of the run, when a claimant got nothing (-1 otherwise); the results are committed.
+                       CASE WHEN (SELECT count(*) FROM claimed) < cardinality($3::text[]) THEN
+                           (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'queued')
+                               - (SELECT count(*) FROM claimed)
+                       ELSE -1 END AS queued,
+                       CASE WHEN (SELECT count(*) FROM claimed) < cardinality($3::text[]) THEN
+                           (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'running')
+                               + (SELECT count(*) FROM claimed)
+                       ELSE -1 END AS running
+                INTO claim_ids, claim_scenarios, claim_attempts, claim_tokens, claim_expected, claim_modes, claim_avoid,
+                     claim_lost, queued, running;
+                COMMIT;
+                END IF;
+            END
+            $p$
+            """
+
+    /// The queue round's procedure, as migrations 20 and 21 make it: its name, its parameters (the round's, in order)
+    /// and its INOUT parameters (the answer's columns), up to its body.
+    private static func roundProcedure(named name: String) -> String {
+        """
+        CREATE OR REPLACE PROCEDURE \(name)(
             uuid, bigint[], text[], text, bigint, text, bigint, uuid[], text[], integer[], bigint[], text[], integer[],
             integer[], integer[], text[], text[], text[], text, text, bigint[], bigint[],
             INOUT ack_ids bigint[] DEFAULT NULL,
@@ -579,7 +629,12 @@ enum Schema {
             INOUT running bigint DEFAULT NULL)
         LANGUAGE plpgsql AS $p$
         #variable_conflict use_column
-        BEGIN
+
+        """
+    }
+
+    /// The round's completions, as parallel arrays (the first of a statement's common table expressions).
+    private static let roundInput = """
             WITH input AS (
                 -- The completions as parallel arrays; absent numbers are -1 and an absent error is ''.
                 SELECT u.id, u.token, u.worker, u.port, u.duration_ms, u.outcome, nullif(u.exit_code, -1) AS exit_code,
@@ -589,6 +644,11 @@ enum Schema {
                             $14::integer[], $15::integer[], $16::text[], $17::text[], $18::text[], $21::bigint[], $22::bigint[])
                      AS u(id, token, worker, port, duration_ms, outcome, exit_code, signal, pid, stdout, stderr, error, startup_ms,
                           process_ms)
+
+        """
+
+    /// The round's writes of its completions: results under their leases, fenced late ones, retries, settled scenarios.
+    private static let roundRecords = """
             ), done AS (
                 UPDATE attempts a
                 SET state = 'finished', finished_at = statement_timestamp(), duration_ms = x.duration_ms, outcome = x.outcome,
@@ -643,6 +703,11 @@ enum Schema {
                 FROM lane l
                 WHERE rs.run_id = l.run_id AND rs.scenario_id = l.scenario_id
                 RETURNING rs.run_id, rs.scenario_id, rs.result, l.newest
+
+        """
+
+    /// The round's claim: the longest expected queued attempts the asking slots may take, leased.
+    private static let roundClaims = """
             ), next AS (
                 SELECT q.id FROM attempts q
                 WHERE q.run_id = $1::uuid AND q.state = 'queued'
@@ -672,6 +737,11 @@ enum Schema {
                                    (SELECT x.worker FROM input x JOIN attempts d ON d.id = x.id WHERE d.run_id = a.run_id
                                       AND d.scenario_id = a.scenario_id AND d.mode <> a.mode LIMIT 1)) END AS avoid, a.mode,
                           array_to_string(a.lost_hosts, ' ') AS lost
+
+        """
+
+    /// What the acks say: accepted, a retry queued, the result a scenario settled with.
+    private static let roundAnswers = """
             ), answers AS (
                 -- What the acks say of their scenarios, as two objects read by key: the scenarios a retry was queued for, and
                 -- the result a scenario settled with, under the id of its newest completion this round (a scenario settles
@@ -699,21 +769,38 @@ enum Schema {
                     FROM attempts a WHERE d.id IS NULL AND a.id = x.id AND a.lease_token = x.token AND a.state = 'finished'
                     LIMIT 1
                 ) f ON true
+
+        """
+
+    private static let roundOneRow = """
             )
             -- One row: arrays in the same order (by attempt id) rather than a row per attempt, which cost the client more to
             -- take apart than the server to build. Absent values are '' and -1 (arrays cannot carry NULLs to the client).
-            SELECT (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM acks) AS ack_ids,
+
+        """
+
+    /// The acks' columns, in attempt id order.
+    private static let roundAckArrays = """
+        (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM acks) AS ack_ids,
                    (SELECT coalesce(array_agg(accepted ORDER BY id), '{}') FROM acks) AS ack_accepted,
                    (SELECT coalesce(array_agg(retried ORDER BY id), '{}') FROM acks) AS ack_retried,
-                   (SELECT coalesce(array_agg(coalesce(settled, '') ORDER BY id), '{}') FROM acks) AS ack_settled,
-                   (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM claimed) AS claim_ids,
+                   (SELECT coalesce(array_agg(coalesce(settled, '') ORDER BY id), '{}') FROM acks) AS ack_settled
+        """
+
+    /// The claimed attempts' columns, in attempt id order.
+    private static let roundClaimArrays = """
+        (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM claimed) AS claim_ids,
                    (SELECT coalesce(array_agg(scenario_id ORDER BY id), '{}') FROM claimed) AS claim_scenarios,
                    (SELECT coalesce(array_agg(attempt ORDER BY id), '{}') FROM claimed) AS claim_attempts,
                    (SELECT coalesce(array_agg(lease_token ORDER BY id), '{}') FROM claimed) AS claim_tokens,
                    (SELECT coalesce(array_agg(coalesce(expected_ms, -1) ORDER BY id), '{}') FROM claimed) AS claim_expected,
                    (SELECT coalesce(array_agg(coalesce(mode, '') ORDER BY id), '{}') FROM claimed) AS claim_modes,
                    (SELECT coalesce(array_agg(coalesce(avoid, '') ORDER BY id), '{}') FROM claimed) AS claim_avoid,
-                   (SELECT coalesce(array_agg(lost ORDER BY id), '{}') FROM claimed) AS claim_lost,
+                   (SELECT coalesce(array_agg(lost ORDER BY id), '{}') FROM claimed) AS claim_lost
+        """
+
+    private static let roundOneRowEnd = """
+        ,
                    -- What is left of the run, when a claimant got nothing (-1 otherwise).
                    CASE WHEN (SELECT count(*) FROM claimed) < cardinality($3::text[]) THEN
                        (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'queued')

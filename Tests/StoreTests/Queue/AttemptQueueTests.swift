@@ -125,6 +125,44 @@ struct AttemptQueueTests {
         }
     }
 
+    @Test("a round whose claim cannot commit keeps its results, and sent again they are acknowledged as recorded")
+    func claimCommitFails() async throws {
+        try await withTestDatabase { database in
+            let runID = try await plan(database, count: 2, retries: 1)
+            let queue = AttemptQueue(database: database)
+            let worker = WorkerIdentity(host: "h", pid: 1, slot: 1)
+            let claimed = try #require(try await queue.claim(runID: runID, worker: worker, port: 1))
+            // Refuses at commit an attempt leased to run, and nothing else: the round's claim, not its results.
+            try await database.client.query(
+                """
+                CREATE FUNCTION refuse_claims() RETURNS trigger LANGUAGE plpgsql AS
+                    $$ BEGIN
+                        IF NEW.state = 'running' THEN RAISE EXCEPTION 'claim refused at commit'; END IF;
+                        RETURN NULL;
+                    END $$
+                """,
+                logger: database.logger)
+            try await database.client.query(
+                """
+                CREATE CONSTRAINT TRIGGER refuse_claims AFTER UPDATE ON attempts
+                    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION refuse_claims()
+                """,
+                logger: database.logger)
+            let failed = AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 2)
+            let round = QueueRound(
+                runID: runID, completions: [(claimed, failed)], claimants: [Claimant(worker: worker, port: 1)])
+            await #expect(throws: (any Error).self) { try await queue.round(round) }
+            try await database.client.query("DROP TRIGGER refuse_claims ON attempts", logger: database.logger)
+            // The result was recorded and its retry queued; the claim was not kept.
+            #expect(try await queue.counts(runID: runID) == QueueCounts(queued: 2, running: 0))
+            // The same round sent again: its result is acknowledged as the one recorded, with the retry it queued.
+            let again = try await queue.round(round)
+            #expect(again.acks.map(\.accepted) == [true])
+            #expect(again.acks.first?.retryQueued == true)
+            #expect(again.claimed.compactMap { $0 }.count == 1)
+        }
+    }
+
     @Test("heartbeats keep a lease that would otherwise expire")
     func heartbeat() async throws {
         try await withTestDatabase { database in
@@ -190,7 +228,8 @@ struct AttemptQueueTests {
             #expect(second.acks[0].retryQueued && second.acks[0].settled == nil)
             #expect(second.acks[1].settled == .passed)
             #expect(second.claimed.compactMap { $0 }.count == 2)
-            // The retry is claimable from the next round on, and slot 1 alone never gets it.
+            // The retry comes after the scenarios never run (never-seen ones are claimed first), and slot 1 alone never
+            // gets it.
             let alone = try await queue.round(QueueRound(runID: runID, claimants: [slot1]))
             #expect(alone.claimed == [nil])
             #expect(alone.counts == QueueCounts(queued: 1, running: 2))

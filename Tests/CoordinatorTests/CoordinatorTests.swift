@@ -176,6 +176,23 @@ struct CoordinatorTests {
             }
         }
     }
+
+    @Test("a host holds about half a second of work per slot claimed ahead, and none of attempts of a second or more")
+    func claimAheadDepth() {
+        let depth = { (milliseconds: Double?) in RoundBatcher.aheadPerSlot(averageMilliseconds: milliseconds) }
+        // Before the first result, and for attempts of a second or more, nothing: other hosts find the work queued.
+        #expect(depth(nil) == 0)
+        #expect(depth(1000) == 0)
+        #expect(depth(30_000) == 0)
+        // No-op and short attempts: three each, so that a round carries several slots' results and claims.
+        #expect(depth(0) == 3)
+        #expect(depth(5) == 3)
+        #expect(depth(190) == 3)
+        #expect(depth(250) == 2)
+        #expect(depth(400) == 2)
+        #expect(depth(500) == 1)
+        #expect(depth(999) == 1)
+    }
 }
 
 /// The PostgreSQL queue, except that a round carrying results fails — as when the database does not answer — for a

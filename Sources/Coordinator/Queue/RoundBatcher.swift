@@ -7,11 +7,11 @@ import Synchronization
 ///
 /// - Group commit: the results and claims of all slots that reach the queue at the same moment travel
 ///   in one ``QueueRound``; while a round is in flight the next one gathers.
-/// - Claim ahead: while attempts are short (recent ones took under a second), each round also claims up to one attempt
-///   per slot in advance (three while they take under 50 ms), so a slot that finishes starts its next attempt at once
-///   and its result goes in the next round. Claimed-ahead attempts hold leases like running ones (the heartbeat covers
-///   them) and go back to the queue when the run stops. With long attempts nothing is claimed ahead, so other hosts
-///   sharing the run find the work still queued.
+/// - Claim ahead: while attempts are short (recent ones took under a second), each round also claims about half a second
+///   of work per slot in advance (one to three attempts; ``aheadPerSlot(averageMilliseconds:)``), so a slot that
+///   finishes starts its next attempt at once and its result goes in the next round. Claimed-ahead attempts hold
+///   leases like running ones (the heartbeat covers them) and go back to the queue when the run stops. With long
+///   attempts nothing is claimed ahead, so other hosts sharing the run find the work still queued.
 ///
 /// It asks the queue itself (through ``PatientQueue``, which outlasts an outage) and says what each round did as
 /// ``CoordinatorEvent``s; the coordinator only asks it for work and hands it results.
@@ -74,13 +74,17 @@ package final class RoundBatcher: Sendable {
     /// Attempts shorter than this on average are claimed ahead.
     static let claimAheadBelow: Double = 1000
 
-    /// How many attempts per slot to hold claimed ahead: none for long attempts, one for short ones, and for very short
-    /// ones (a few milliseconds: a round trip to the queue takes about as long) enough that a round's results and
-    /// claims come in batches the size of several slots' work rather than one round per finished attempt.
-    static func aheadPerSlot(averageMilliseconds: Double?) -> Int {
+    /// How many attempts per slot to hold claimed ahead: none for long attempts; for short ones, about half a second of
+    /// work (one to three attempts), so that a round's results and claims come in batches the size of several slots'
+    /// work rather than one round per finished attempt: the server's work is per round more than per attempt.
+    package static func aheadPerSlot(averageMilliseconds: Double?) -> Int {
         guard let average = averageMilliseconds, average < claimAheadBelow else { return 0 }
-        return average < 50 ? 3 : 1
+        return min(max(Int((aheadWork / max(average, 1)).rounded(.up)), 1), 3)
     }
+
+    /// How much work, in milliseconds, a slot holds claimed ahead while attempts are short.
+    static let aheadWork: Double = 500
+
     static let avoidance: Duration = .seconds(1)
 
     private let runID: UUID

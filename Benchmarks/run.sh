@@ -309,13 +309,22 @@ echo "   1000 slots, 125 processes, straight: $direct_line"
 pooled_run=$("$DRIVER" plan --scenarios 100000)
 pooled_line=$(python3 "$ROOT/Benchmarks/slots.py" "$DRIVER" "$pooled_run" "$pooled_url" 125 8 "$ORCHESTRATE_DATABASE_URL" "$bouncer")
 echo "   1000 slots, 125 processes, pgbouncer: $pooled_line"
+# Saturated, a slot's claim wait is its whole cycle (Little's law: 1,000 slots at R attempts/s wait 1000/R s each), so
+# the claim latency is measured again at a load below saturation: attempts that run long enough for the 1,000 slots to
+# offer 0.8x the 32 slots' rate.
+hold=$(python3 -c "import sys; print(round(1000 * 1000 / (0.8 * float(sys.argv[1]))))" "$(field "$peer_line" rate)")
+loaded_run=$("$DRIVER" plan --scenarios 100000)
+loaded_line=$(python3 "$ROOT/Benchmarks/slots.py" "$DRIVER" "$loaded_run" "$pooled_url" 125 8 "$ORCHESTRATE_DATABASE_URL" "$bouncer" "$hold")
+echo "   1000 slots, 125 processes, pgbouncer, each attempt ${hold} ms: $loaded_line"
 # The judge's read of a run of 100,000 scenarios: its report.
 start=$(now); ( cd "$WORK/dispatch" && "$BIN" report "$pooled_run" >/dev/null 2>&1 ) || echo "   the report of the 100,000 attempts failed"; end=$(now)
 echo "   orchestrate report of the 100,000-attempt run: $(elapsed "$start" "$end") s"
 thousand_direct=$(ratio "$(field "$direct_line" rate)" "$(field "$peer_line" rate)")
 thousand_ratio=$(ratio "$(field "$pooled_line" rate)" "$(field "$peer_line" rate)")
-thousand_p99=$(field "$pooled_line" p99)
-echo "   1000 slots vs 32: straight ${thousand_direct}x, through pgbouncer ${thousand_ratio}x (target >= 0.8, claim p99 < 100 ms: ${thousand_p99} ms)"
+loaded_ratio=$(ratio "$(field "$loaded_line" rate)" "$(field "$peer_line" rate)")
+thousand_p99="$(field "$pooled_line" p99) ms saturated, $(field "$loaded_line" p99) ms at 0.8x offered"
+echo "   1000 slots vs 32: straight ${thousand_direct}x, through pgbouncer ${thousand_ratio}x (target >= 0.8); claim p99"
+echo "   ${thousand_p99} (${loaded_ratio}x done; target < 100 ms)"
 kill "$bouncer" 2>/dev/null || true
 fi
 
@@ -404,4 +413,4 @@ echo "         ingest ${ingest_ratio}x COPY (>= 0.5), queue ${queue_ratio}x pgbe
 echo "         history queries on 1M attempts: slowest ${slowest_query} ms (< 300 ms), slowest Grafana panel over 90 days ${slowest_panel} ms (< 1000 ms)"
 echo "         real suites with history (first run): XCTest ${suite_ratio}x (${yams_first}x), Swift Testing ${graphql_ratio}x (${graphql_first}x),"
 echo "         pytest ${attrs_ratio}x (${attrs_first}x) their runner's own parallel mode (<= 1.0, aim 0.8; first run <= 1.3),"
-echo "         1000 slots through pgbouncer ${thousand_ratio}x 32 slots' attempts/s (straight ${thousand_direct}x; >= 0.8), claim p99 ${thousand_p99} ms (< 100 ms)"
+echo "         1000 slots through pgbouncer ${thousand_ratio}x 32 slots' attempts/s (straight ${thousand_direct}x; >= 0.8), claim p99 ${thousand_p99} (< 100 ms)"

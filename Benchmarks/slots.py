@@ -2,11 +2,13 @@
 """(i) of Benchmarks/run.sh: PROCESSES processes of the bench driver's `claim`, SLOTS slots each, work one planned run
 through URL (PostgreSQL, or pgbouncer in front of it). While they work, the server's client connections are counted
 every quarter second; before and after, the CPU time of the server's processes (the postmaster, its backends, and the
-backends that ended) and of a pooler (PGBOUNCER_PID) is read from /proc. Prints one line of key=value figures.
+backends that ended) and of a pooler (PGBOUNCER_PID; - for none) is read from /proc. Each attempt runs HOLD_MS
+milliseconds (0, at once, by default). Prints one line of key=value figures.
 
-usage: slots.py DRIVER RUN URL PROCESSES SLOTS DIRECT_URL [PGBOUNCER_PID]
+usage: slots.py DRIVER RUN URL PROCESSES SLOTS DIRECT_URL [PGBOUNCER_PID [HOLD_MS]]
 """
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -16,7 +18,8 @@ import urllib.parse
 
 driver, run, url, processes, slots, direct = sys.argv[1:7]
 processes, slots = int(processes), int(slots)
-pooler = int(sys.argv[7]) if len(sys.argv) > 7 else None
+pooler = int(sys.argv[7]) if len(sys.argv) > 7 and sys.argv[7] != "-" else None
+hold = sys.argv[8] if len(sys.argv) > 8 else "0"
 tick = os.sysconf("SC_CLK_TCK")
 
 
@@ -81,9 +84,12 @@ workers = []
 environment = dict(os.environ, ORCHESTRATE_DATABASE_URL=url)
 for index in range(processes):
     workers.append(subprocess.Popen(
-        [driver, "claim", "--run", run, "--slots", str(slots), "--latencies", f"{folder}/latencies-{index}"],
+        [driver, "claim", "--run", run, "--slots", str(slots), "--hold", hold, "--latencies", f"{folder}/latencies-{index}"],
         stdout=subprocess.PIPE, stderr=open(f"{folder}/stderr-{index}", "w"), env=environment, text=True))
+drivers_before = resource.getrusage(resource.RUSAGE_CHILDREN)
 rows = [worker.communicate()[0].split() for worker in workers]
+drivers_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+driver_seconds = (drivers_after.ru_utime + drivers_after.ru_stime) - (drivers_before.ru_utime + drivers_before.ru_stime)
 failed = sum(worker.returncode != 0 for worker in workers)
 done.set()
 counter.join()
@@ -113,5 +119,6 @@ print(
     f"rate={completed / elapsed:.0f} completed={completed} finished={finished} twice={twice} failed={failed} "
     f"p50={p(0.5):.1f} p99={p(0.99):.1f} connections={max(connections, default=0)} "
     f"server_cpu_ms={server_seconds * 1000 / max(completed, 1):.3f} pooler_cpu_ms={pooler_seconds * 1000 / max(completed, 1):.3f} "
+    f"driver_cpu_ms={driver_seconds * 1000 / max(completed, 1):.3f} "
     f"error={errors!r}")
 subprocess.run(["rm", "-rf", folder])

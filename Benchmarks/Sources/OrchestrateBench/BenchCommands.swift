@@ -91,11 +91,12 @@ enum BenchCommands {
     }
 
     /// Works the run with `slots` slots through ``RoundBatcher`` and ``AttemptQueue`` as a coordinator does, every
-    /// attempt passing at once, with the coordinator's heartbeat (every third of the lease) and reaper (every half);
-    /// returns how many it completed, when its first claim was asked for and its last result acknowledged (seconds
-    /// since 1970), and how long each claim took to answer (milliseconds).
+    /// attempt passing after `holdMilliseconds` (a test's run, as far as the queue can tell), with the coordinator's
+    /// heartbeat (every third of the lease) and reaper (every half); returns how many it completed, when its first claim
+    /// was asked for and its last result acknowledged (seconds since 1970), and how long each claim took to answer
+    /// (milliseconds).
     static func claim(
-        runID: UUID, slots: Int, database url: String?, logger: Logger
+        runID: UUID, slots: Int, holdMilliseconds: Int, database url: String?, logger: Logger
     ) async throws -> (completed: Int, start: Double, end: Double, latencies: [Double]) {
         try await ProjectDatabase.open(flag: url, config: here, logger: logger, maximumConnections: 4) { database in
             let queue = AttemptQueue(database: database)
@@ -130,8 +131,11 @@ enum BenchCommands {
                                 let took = ContinuousClock.now - asked
                                 mine.append(
                                     Double(took.components.seconds) * 1000 + Double(took.components.attoseconds) / 1e15)
+                                if holdMilliseconds > 0 { try await Task.sleep(for: .milliseconds(holdMilliseconds)) }
                                 batcher.finish(
-                                    claimed, result: AttemptResult(outcome: .passed, durationMilliseconds: 0))
+                                    claimed,
+                                    result: AttemptResult(
+                                        outcome: .passed, durationMilliseconds: Int64(holdMilliseconds)))
                                 continue
                             }
                             var counts = answer.counts

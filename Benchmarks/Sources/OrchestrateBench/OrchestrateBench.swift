@@ -89,8 +89,9 @@ struct OrchestrateBench: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: """
                 Work run RUN with SLOTS slots through the coordinator's queue path (RoundBatcher over AttemptQueue: group \
-                commit, claim-ahead, fenced rounds), each attempt finishing at once; prints the attempts it completed and \
-                the wall-clock times of its first claim and last acknowledgement; heartbeats and reaps as a coordinator does.
+                commit, claim-ahead, fenced rounds), each attempt passing after HOLD milliseconds (at once by default); \
+                prints the attempts it completed and the wall-clock times of its first claim and last acknowledgement; \
+                heartbeats and reaps as a coordinator does.
                 """)
 
         @OptionGroup var database: DatabaseOption
@@ -101,12 +102,16 @@ struct OrchestrateBench: AsyncParsableCommand {
         @Option(name: .long, help: "Slots in this process.")
         var slots = 8
 
+        @Option(name: .long, help: "How long each attempt runs, in milliseconds: a slot's load between its claims.")
+        var hold = 0
+
         @Option(name: .long, help: "A file to write each claim's wait to, in milliseconds, a line each.")
         var latencies: String?
 
         func run() async throws {
             let claimed = try await BenchCommands.claim(
-                runID: UUID(uuidString: run)!, slots: slots, database: database.database, logger: database.logger)
+                runID: UUID(uuidString: run)!, slots: slots, holdMilliseconds: hold, database: database.database,
+                logger: database.logger)
             print("\(claimed.completed) \(claimed.start) \(claimed.end)")
             if let latencies {
                 try Data(claimed.latencies.map { String(format: "%.3f\n", $0) }.joined().utf8)

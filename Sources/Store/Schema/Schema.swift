@@ -587,17 +587,11 @@ enum Schema {
                 END IF;
                 IF cardinality($3::text[]) > 0 THEN
 
-            """ + roundInput + roundClaims + "    )\n    SELECT " + roundClaimArrays + """
-            ,
-                       -- What is left of the run, when a claimant got nothing (-1 otherwise); the results are committed.
-                       CASE WHEN (SELECT count(*) FROM claimed) < cardinality($3::text[]) THEN
-                           (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'queued')
-                               - (SELECT count(*) FROM claimed)
-                       ELSE -1 END AS queued,
-                       CASE WHEN (SELECT count(*) FROM claimed) < cardinality($3::text[]) THEN
-                           (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'running')
-                               + (SELECT count(*) FROM claimed)
-                       ELSE -1 END AS running
+            """ + roundInput + roundClaims + "    )\n    SELECT " + roundClaimArrays + ",\n"
+        + roundLeft(
+            "What is left of the run, when a claimant got nothing (-1 otherwise); the results are committed.",
+            queued: "- (SELECT count(*) FROM claimed)", running: "+ (SELECT count(*) FROM claimed)")
+            + """
                 INTO claim_ids, claim_scenarios, claim_attempts, claim_tokens, claim_expected, claim_modes, claim_avoid,
                      claim_lost, queued, running;
                 COMMIT;
@@ -799,23 +793,37 @@ enum Schema {
                    (SELECT coalesce(array_agg(lost ORDER BY id), '{}') FROM claimed) AS claim_lost
         """
 
-    private static let roundOneRowEnd = """
-        ,
-                   -- What is left of the run, when a claimant got nothing (-1 otherwise).
+    private static let roundOneRowEnd =
+        ",\n"
+        + roundLeft(
+            "What is left of the run, when a claimant got nothing (-1 otherwise).",
+            queued: "- (SELECT count(*) FROM claimed) + (SELECT count(*) FROM retry)",
+            running: "- (SELECT count(*) FROM done) + (SELECT count(*) FROM claimed)")
+            + """
+                INTO ack_ids, ack_accepted, ack_retried, ack_settled, claim_ids, claim_scenarios, claim_attempts, claim_tokens,
+                     claim_expected, claim_modes, claim_avoid, claim_lost, queued, running;
+                COMMIT;
+            END
+            $p$
+            """
+
+    /// The answer's `queued` and `running` columns: what is left of the run when a claimant got nothing (-1 otherwise),
+    /// counted as the statement's snapshot saw it and corrected by what the statement itself changed (`queued`,
+    /// `running`), under a comment line.
+    private static func roundLeft(_ comment: String, queued: String, running: String) -> String {
+        """
+                   -- \(comment)
                    CASE WHEN (SELECT count(*) FROM claimed) < cardinality($3::text[]) THEN
                        (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'queued')
-                           - (SELECT count(*) FROM claimed) + (SELECT count(*) FROM retry)
+                           \(queued)
                    ELSE -1 END AS queued,
                    CASE WHEN (SELECT count(*) FROM claimed) < cardinality($3::text[]) THEN
                        (SELECT count(*) FROM attempts WHERE run_id = $1::uuid AND state = 'running')
-                           - (SELECT count(*) FROM done) + (SELECT count(*) FROM claimed)
+                           \(running)
                    ELSE -1 END AS running
-            INTO ack_ids, ack_accepted, ack_retried, ack_settled, claim_ids, claim_scenarios, claim_attempts, claim_tokens,
-                 claim_expected, claim_modes, claim_avoid, claim_lost, queued, running;
-            COMMIT;
-        END
-        $p$
+
         """
+    }
 
     /// The statement that counts `scenario_days` again from `attempts` (a `format` template): its first `%s` the source
     /// of the attempts, as `a` beside their key `k` (project, scenario id, day); its second a condition on them.

@@ -19,71 +19,117 @@ package enum CommandTemplate {
     package static func fill(_ template: String, _ values: (Substring) -> [String]?) -> String {
         // Suites of thousands of scenarios fill it once each: a template without braces is the command.
         guard template.utf8.contains(UInt8(ascii: "{")) else { return template }
-        var reader = Reader()
-        var output = ""
-        var index = template.startIndex
-        while index < template.endIndex {
-            if reader.atLineStart, case .heredoc(let delimiter, _, let stripsTabs) = reader.quoting {
-                // A here-document ends at a line that is its delimiter (after leading tabs, for `<<-`).
-                let end = template[index...].firstIndex { $0 == "\n" || $0 == "\r\n" } ?? template.endIndex
-                let line = template[index..<end]
-                if (stripsTabs ? line.drop { $0 == "\t" } : line) == delimiter[...] {
-                    output += line
-                    index = end
-                    reader.quoting = .none
-                    reader.atLineStart = false
-                    continue
+        var words: [Substring: [String]] = [:]
+        let compiled = Compiled(template) { name in
+            guard let value = values(name) else { return false }
+            words[name] = value
+            return true
+        }
+        return compiled.fill { words[$0] ?? [] }
+    }
+
+    /// A template read once: its text between placeholders, and each placeholder with where it stands in the shell's
+    /// reading. A suite fills it for each of its thousands of tests without reading the template again.
+    package struct Compiled: Sendable {
+        private enum Part: Sendable {
+            case text(String)
+            case placeholder(String, Place)
+        }
+        private var parts: [Part] = []
+
+        /// `template` read once; `isPlaceholder` says which names (without their braces) are placeholders: any other
+        /// `{name}` is left as it is (a shell's `${HOME}` or `{a,b}`).
+        package init(_ template: String, placeholders isPlaceholder: (Substring) -> Bool) {
+            var reader = Reader()
+            var output = ""
+            var index = template.startIndex
+            while index < template.endIndex {
+                if reader.atLineStart, case .heredoc(let delimiter, _, let stripsTabs) = reader.quoting {
+                    // A here-document ends at a line that is its delimiter (after leading tabs, for `<<-`).
+                    let end = template[index...].firstIndex { $0 == "\n" || $0 == "\r\n" } ?? template.endIndex
+                    let line = template[index..<end]
+                    if (stripsTabs ? line.drop { $0 == "\t" } : line) == delimiter[...] {
+                        output += line
+                        index = end
+                        reader.quoting = .none
+                        reader.atLineStart = false
+                        continue
+                    }
                 }
-            }
-            let character = template[index]
-            if character == "{", reader.quoting != .comment,
-                let close = template[index...].prefix(Self.longestName + 2).firstIndex(of: "}")
-            {
-                let name = template[template.index(after: index)..<close]
-                if let words = values(name) {
-                    output += reader.quote(words)
-                    index = template.index(after: close)
+                let character = template[index]
+                if character == "{", reader.quoting != .comment,
+                    let close = template[index...].prefix(CommandTemplate.longestName + 2).firstIndex(of: "}")
+                {
+                    let name = template[template.index(after: index)..<close]
+                    if isPlaceholder(name) {
+                        if !output.isEmpty { parts.append(.text(output)) }
+                        output = ""
+                        parts.append(.placeholder(String(name), reader.place))
+                        index = template.index(after: close)
+                        reader.previous = nil
+                        reader.atLineStart = false
+                        continue
+                    }
+                }
+                output.append(character)
+                index = template.index(after: index)
+                if reader.escapes(character), index < template.endIndex {
+                    // The next character is taken literally: copied as it is.
+                    output.append(template[index])
+                    index = template.index(after: index)
                     reader.previous = nil
                     reader.atLineStart = false
                     continue
                 }
+                if character == "<", reader.quoting == .none, index < template.endIndex, template[index] == "<" {
+                    index = template.index(after: index)
+                    output.append("<")
+                    let (delimiter, rest) = CommandTemplate.heredocDelimiter(template[index...])
+                    output += template[index..<rest]
+                    index = rest
+                    reader.pendingHeredoc = delimiter
+                    reader.previous = nil
+                    continue
+                }
+                reader.read(character)
             }
-            output.append(character)
-            index = template.index(after: index)
-            if reader.escapes(character), index < template.endIndex {
-                // The next character is taken literally: copied as it is.
-                output.append(template[index])
-                index = template.index(after: index)
-                reader.previous = nil
-                reader.atLineStart = false
-                continue
-            }
-            if character == "<", reader.quoting == .none, index < template.endIndex, template[index] == "<" {
-                index = template.index(after: index)
-                output.append("<")
-                let (delimiter, rest) = Self.heredocDelimiter(template[index...])
-                output += template[index..<rest]
-                index = rest
-                reader.pendingHeredoc = delimiter
-                reader.previous = nil
-                continue
-            }
-            reader.read(character)
+            if !output.isEmpty { parts.append(.text(output)) }
         }
-        return output
+
+        /// A scenario's command template: `{id}`, `{name}`, `{uri}` and `{line}` are its placeholders.
+        package init(scenario template: String) {
+            self.init(template) { ["id", "name", "uri", "line"].contains($0) }
+        }
+
+        /// A scenario's command: its `{id}`, `{name}`, `{uri}` and `{line}` filled in.
+        package func fill(id: String, name: String, uri: String, line: Int) -> String {
+            fill { placeholder in
+                switch placeholder {
+                case "id": [id]
+                case "name": [name]
+                case "uri": [uri]
+                default: ["\(line)"]
+                }
+            }
+        }
+
+        /// The template with each placeholder replaced by the words `values` gives its name, quoted for where it
+        /// stands.
+        package func fill(_ values: (Substring) -> [String]) -> String {
+            var output = ""
+            for part in parts {
+                switch part {
+                case .text(let text): output += text
+                case .placeholder(let name, let place): output += place.quote(values(name[...]))
+                }
+            }
+            return output
+        }
     }
 
     /// `{id}`, `{name}`, `{uri}` and `{line}` of one scenario filled in.
     package static func fill(_ template: String, id: String, name: String, uri: String, line: Int) -> String {
-        fill(template) { placeholder in
-            switch placeholder {
-            case "id": [id]
-            case "name": [name]
-            case "uri": [uri]
-            case "line": ["\(line)"]
-            default: nil
-            }
-        }
+        Compiled(scenario: template).fill(id: id, name: name, uri: uri, line: line)
     }
 
     /// Placeholder names are short: a brace further on closes something else.
@@ -161,22 +207,11 @@ package enum CommandTemplate {
             word = ""
         }
 
-        /// Whether the shell reads this place twice: inside backticks, whose text is read once for backslashes first.
-        var insideBackticks: Bool { enclosing.contains { $0.closer == "`" } }
-
-        /// `words` as they stand here: quoted for the quoting, then, inside backticks, with what the first reading of
-        /// the backticks' text would take away (a backslash before `\`, `$`, a backtick, and `"` within double quotes)
-        /// escaped.
-        func quote(_ words: [String]) -> String {
-            let quoted = quoting.quote(words)
-            guard insideBackticks else { return quoted }
-            let withinDoubleQuotes = enclosing.contains { $0.closer == "`" && $0.quoting == .double }
-            var escaped = ""
-            for character in quoted {
-                if "\\$`".contains(character) || (withinDoubleQuotes && character == "\"") { escaped.append("\\") }
-                escaped.append(character)
-            }
-            return escaped
+        /// Where a placeholder here stands, for quoting its words.
+        var place: Place {
+            Place(
+                quoting: quoting, insideBackticks: enclosing.contains { $0.closer == "`" },
+                withinDoubleQuotedBackticks: enclosing.contains { $0.closer == "`" && $0.quoting == .double })
         }
 
         /// Whether a backslash here takes the next character literally.
@@ -249,8 +284,32 @@ package enum CommandTemplate {
         }
     }
 
+    /// Where a placeholder stands in the shell's reading of its template.
+    private struct Place: Sendable {
+        var quoting: Quoting
+        /// Inside backticks the shell reads the text twice: once for backslashes first.
+        var insideBackticks: Bool
+        var withinDoubleQuotedBackticks: Bool
+
+        /// `words` as they stand here: quoted for the quoting, then, inside backticks, with what the first reading of
+        /// the backticks' text would take away (a backslash before `\`, `$`, a backtick, and `"` within double quotes)
+        /// escaped.
+        func quote(_ words: [String]) -> String {
+            let quoted = quoting.quote(words)
+            guard insideBackticks else { return quoted }
+            var escaped = ""
+            for character in quoted {
+                if "\\$`".contains(character) || (withinDoubleQuotedBackticks && character == "\"") {
+                    escaped.append("\\")
+                }
+                escaped.append(character)
+            }
+            return escaped
+        }
+    }
+
     /// Where the shell stands in its reading of the template.
-    private enum Quoting: Equatable {
+    private enum Quoting: Equatable, Sendable {
         case none, single, double, comment
         case heredoc(String, expands: Bool, stripsTabs: Bool)
 

@@ -89,7 +89,7 @@ extension RunReport.ScenarioEntry {
         {
             return place
         }
-        let head = scenario.id.components(separatedBy: "::")[0]
+        let head = scenario.id.firstRange(of: "::").map { String(scenario.id[..<$0.lowerBound]) } ?? scenario.id
         guard head != scenario.id || scenario.id.contains("/"), Self.isSourceFile(head) else { return nil }
         return (head, nil)
     }

@@ -160,15 +160,28 @@ package struct Batch: Sendable, Codable, Hashable {
 
     /// The command that runs `ids`, in this order: the template filled in one pass (``CommandTemplate``).
     package func command(for ids: [String]) -> String {
-        CommandTemplate.fill(command) { placeholder in
-            switch placeholder {
-            case "ids": ids
-            case "ids-regex": ["^(\(ids.map(Self.regexEscaped).joined(separator: "|")))$"]
-            case "ids-comma": [ids.joined(separator: ",")]
-            case "ids-swift-testing": [ids.count == whole ? "." : "^\(Self.alternation(of: ids))(/|$)"]
-            case "ids-only-testing": ids.map { "-only-testing:\($0)" }
-            default: nil
-            }
+        CommandTemplate.fill(command) { words(for: ids, $0) }
+    }
+
+    /// Each id's own command (a batch of one, as ``command(for:)`` makes it), the template read once for them all.
+    package func commands(forEach ids: [String]) -> [String] {
+        guard command.utf8.contains(UInt8(ascii: "{")) else { return ids.map { _ in command } }
+        let template = CommandTemplate.Compiled(command) { Self.names.contains($0) }
+        return ids.map { id in template.fill { words(for: [id], $0) ?? [] } }
+    }
+
+    private static let names = Set(placeholders.map { $0.dropFirst().dropLast() })
+
+    /// The words `placeholder` (its name, without braces) stands for in the command that runs `ids`; `nil` for a name
+    /// that is no placeholder.
+    private func words(for ids: [String], _ placeholder: Substring) -> [String]? {
+        switch placeholder {
+        case "ids": ids
+        case "ids-regex": ["^(\(ids.map(Self.regexEscaped).joined(separator: "|")))$"]
+        case "ids-comma": [ids.joined(separator: ",")]
+        case "ids-swift-testing": [ids.count == whole ? "." : "^\(Self.alternation(of: ids))(/|$)"]
+        case "ids-only-testing": ids.map { "-only-testing:\($0)" }
+        default: nil
         }
     }
 
@@ -190,6 +203,8 @@ package struct Batch: Sendable, Codable, Hashable {
     /// against every test of the binary) rules out a test at its first differing character instead of trying every id:
     /// with 881 ids, a flat alternation cost a batch half a second before its first test.
     package static func alternation(of ids: [String]) -> String {
+        // One id is its own path down the tree.
+        if ids.count == 1 { return "(?:" + regexEscaped(ids[0]) + ")" }
         final class Node {
             var children: [(Character, Node)] = []
             var ends = false
@@ -223,13 +238,17 @@ package struct Batch: Sendable, Codable, Hashable {
         return "(?:" + pattern(root) + ")"
     }
 
-    /// `text` matched literally by a regular expression (POSIX extended and ICU alike).
+    /// `text` matched literally by a regular expression (POSIX extended and ICU alike): each of `\^$.|?*+()[]{}`
+    /// escaped, byte by byte.
     package static func regexEscaped(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            if "\\^$.|?*+()[]{}".contains(character) { escaped.append("\\") }
-            escaped.append(character)
+        func special(_ byte: UInt8) -> Bool { #"\^$.|?*+()[]{}"#.utf8.contains(byte) }
+        guard text.utf8.contains(where: special) else { return text }
+        var escaped: [UInt8] = []
+        escaped.reserveCapacity(text.utf8.count + 8)
+        for byte in text.utf8 {
+            if special(byte) { escaped.append(UInt8(ascii: "\\")) }
+            escaped.append(byte)
         }
-        return escaped
+        return String(decoding: escaped, as: UTF8.self)
     }
 }

@@ -12,6 +12,7 @@ struct GherkinSuite: SuiteSource {
 
     func scenarios(_ context: SuiteContext, seen: inout Set<String>) async throws -> [Scenario] {
         let suite = context.definition
+        let template = CommandTemplate.Compiled(scenario: suite.command ?? "")
         var scenarios: [Scenario] = []
         for pickle in try FeatureDiscovery.pickles(
             patterns: patterns, in: context.directory, config: context.configPath, line: line)
@@ -25,8 +26,7 @@ struct GherkinSuite: SuiteSource {
             scenarios.append(
                 Scenario(
                     id: id, name: pickle.name,
-                    command: CommandTemplate.fill(
-                        suite.command ?? "", id: id, name: pickle.name, uri: pickle.uri, line: pickle.line),
+                    command: template.fill(id: id, name: pickle.name, uri: pickle.uri, line: pickle.line),
                     tags: pickle.tags, timeoutMilliseconds: suite.timeout.wholeMilliseconds,
                     environment: environment, uri: pickle.uri, line: pickle.line, definitionLine: pickle.scenarioLine,
                     results: suite.results

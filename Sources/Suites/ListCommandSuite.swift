@@ -16,8 +16,10 @@ struct ListCommandSuite: SuiteSource {
         let template = suite.command ?? ""
         var batch = Batch.takesIDs(template) ? suite.batch.batch(template) : nil
         batch?.listedMilliseconds = listed
+        let commands = batch?.commands(forEach: ids)
+        let scenarioTemplate = CommandTemplate.Compiled(scenario: template)
         var scenarios: [Scenario] = []
-        for id in ids {
+        for (index, id) in ids.enumerated() {
             guard seen.insert(id).inserted else {
                 throw ConfigError(
                     .duplicateID,
@@ -27,8 +29,8 @@ struct ListCommandSuite: SuiteSource {
             scenarios.append(
                 Scenario(
                     id: id, name: id,
-                    command: batch?.command(for: [id])
-                        ?? CommandTemplate.fill(template, id: id, name: id, uri: context.configPath, line: line),
+                    command: commands?[index]
+                        ?? scenarioTemplate.fill(id: id, name: id, uri: context.configPath, line: line),
                     timeoutMilliseconds: suite.timeout.wholeMilliseconds, environment: suite.environment,
                     // A listed test is not defined in orchestrate.yml: no place there (reports take its own).
                     results: suite.results, batch: batch

@@ -7,12 +7,12 @@ struct ListedSuite: SuiteSource {
         let suite = context.definition
         // orchestrate.yml's reader refuses an id listed twice.
         seen.formUnion(suite.scenarios.map(\.id))
+        let template = CommandTemplate.Compiled(scenario: suite.command ?? "")
         return suite.scenarios.map { entry in
             let name = entry.name ?? entry.id
             let command =
                 entry.command
-                ?? CommandTemplate.fill(
-                    suite.command ?? "", id: entry.id, name: name, uri: context.configPath, line: entry.line)
+                ?? template.fill(id: entry.id, name: name, uri: context.configPath, line: entry.line)
             return Scenario(
                 id: entry.id, name: name, command: command, tags: entry.tags,
                 timeoutMilliseconds: (entry.timeout ?? suite.timeout).wholeMilliseconds,

@@ -75,16 +75,20 @@ struct SwiftPMSuite: SuiteSource {
         // Every Swift Testing test of the binary in one batch needs no filter.
         let swiftTestingIDs = ids.count(where: Self.isSwiftTesting)
         if swiftTestingIDs == all.count(where: Self.isSwiftTesting) { swiftTesting.whole = swiftTestingIDs }
+        // A test's own command names it, whatever else the binary holds (its history keys on it).
+        var named = swiftTesting
+        named.whole = nil
+        let swiftTestingOnes = ids.filter(Self.isSwiftTesting)
+        let xctestOnes = ids.filter { !Self.isSwiftTesting($0) }
+        let commands = Dictionary(
+            uniqueKeysWithValues: Array(zip(swiftTestingOnes, named.commands(forEach: swiftTestingOnes)))
+                + zip(xctestOnes, xctest.commands(forEach: xctestOnes)))
         return ids.map { id in
-            let batch = Self.isSwiftTesting(id) ? swiftTesting : xctest
-            // A test's own command names it, whatever else the binary holds (its history keys on it).
-            var named = batch
-            named.whole = nil
-            return Scenario(
-                id: id, name: id, command: named.command(for: [id]),
+            Scenario(
+                id: id, name: id, command: commands[id] ?? "",
                 timeoutMilliseconds: suite.timeout.wholeMilliseconds,
                 environment: suite.environment, results: .swiftpm,
-                batch: batch)
+                batch: Self.isSwiftTesting(id) ? swiftTesting : xctest)
         }
     }
 

@@ -71,6 +71,51 @@ struct TestReportsTests {
         #expect(results.map(\.status) == [.failed] && results.first?.message == "card declined", "\(results)")
     }
 
+    @Test(
+        "a Swift Testing stream of 1,500 tests, read in chunks side by side: each test's own result, in the stream's order, a known issue no failure"
+    )
+    func largeSwiftTestingStream() throws {
+        // Every test declared first (as Swift Testing does), then their events interleaved as parallel tests end.
+        let count = 1_500
+        func id(_ index: Int) -> String { "M.S/t\(index)()/T.swift:\(index + 1):2" }
+        var lines = (0..<count).map {
+            #"{"kind":"test","version":0,"payload":{"kind":"function","id":"\#(id($0))","name":"t\#($0)()"}}"#
+        }
+        lines.append(#"{"kind":"test","version":0,"payload":{"kind":"suite","id":"M.S","name":"S"}}"#)
+        for index in 0..<count {
+            lines.append(
+                #"{"kind":"event","version":0,"payload":{"kind":"testStarted","testID":"\#(id(index))","instant":{"absolute":\#(index)}}}"#
+            )
+            let known = index % 7 == 0 ? "true" : "false"
+            if index % 5 == 0 || index % 7 == 0 {
+                lines.append(
+                    #"{"kind":"event","version":0,"payload":{"kind":"issueRecorded","testID":"\#(id(index))","instant":{"absolute":\#(index)},"issue":{"isKnown":\#(known),"sourceLocation":{"fileID":"M/T.swift","line":\#(index + 2)}},"messages":[{"text":"boom \#(index)"}]}}"#
+                )
+            }
+            let end = index % 11 == 0 ? "testSkipped" : "testEnded"
+            lines.append(
+                #"{"kind":"event","version":0,"payload":{"kind":"\#(end)","testID":"\#(id(index))","instant":{"absolute":\#(Double(index) + 0.25)}}}"#
+            )
+        }
+        // A suite's end is no test's result.
+        lines.append(
+            #"{"kind":"event","version":0,"payload":{"kind":"testEnded","testID":"M.S","instant":{"absolute":1}}}"#)
+        let results = try Self.read(.swiftpm, ["events.jsonl": lines.joined(separator: "\n") + "\n"])
+        #expect(results.count == count)
+        #expect(results.map(\.name) == (0..<count).map { "t\($0)()" })
+        for (index, result) in results.enumerated() {
+            let status: RunnerTestResult.Status =
+                index % 11 == 0 ? .skipped : index % 5 == 0 && index % 7 != 0 ? .failed : .passed
+            #expect(result.status == status, "t\(index)")
+            #expect(result.classname == "M.S")
+            #expect(result.seconds == 0.25)
+            if status == .failed {
+                #expect(result.message == "boom \(index)")
+                #expect(result.location == "M/T.swift:\(index + 2)")
+            }
+        }
+    }
+
     @Test("Cucumber Messages: a test case the runner retried counts once, as its last run ended")
     func messages() throws {
         let envelopes = [

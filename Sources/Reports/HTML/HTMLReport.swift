@@ -217,7 +217,13 @@ package enum HTMLReport {
     private static func anchor(_ id: String) -> String {
         var name = "s-"
         name.unicodeScalars.append(
-            contentsOf: id.unicodeScalars.lazy.map { $0.properties.isAlphabetic || ("0"..."9").contains($0) ? $0 : "-" }
+            contentsOf: id.unicodeScalars.lazy.map { scalar in
+                let kept =
+                    scalar.isASCII
+                    ? ("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar) || ("0"..."9").contains(scalar)
+                    : scalar.properties.isAlphabetic
+                return kept ? scalar : "-"
+            }
         )
         return escape(name)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import OrchestrateModel
+import Synchronization
 
 /// The per-test results an attempt's runner reported (``Scenario/results``), read from the attempt's artifacts folder
 /// and output, and matched to the ids of the tests the attempt ran.
@@ -71,7 +72,8 @@ package enum TestReports {
         let exact = Dictionary(tests.map { (plain($0.id), $0.id) }, uniquingKeysWith: { first, _ in first })
         let byLocation = Dictionary(
             tests.compactMap { test in test.location.map { ($0, test.id) } }, uniquingKeysWith: { first, _ in first })
-        let tokens = tests.map { (id: $0.id, tokens: Self.tokens($0.id)) }
+        // Only results no id names exactly are matched by their parts.
+        var tokens: [(id: String, tokens: [String])]?
         for result in results {
             if let id = exact[plain(result.id)] ?? exact[plain("\(result.classname).\(result.name)")]
                 ?? (result.classname.isEmpty ? nil : exact[plain(result.name)])
@@ -88,7 +90,8 @@ package enum TestReports {
                 continue
             }
             let wanted = Self.tokens(result.classname) + [result.name]
-            let candidates = tokens.filter {
+            if tokens == nil { tokens = tests.map { (id: $0.id, tokens: Self.tokens($0.id)) } }
+            let candidates = (tokens ?? []).filter {
                 $0.tokens.count >= wanted.count && Array($0.tokens.suffix(wanted.count)) == wanted
             }
             if candidates.count == 1 { keep(result, for: candidates[0].id) }
@@ -178,42 +181,19 @@ package enum SwiftPMResults {
         var started: [String: Double] = [:]
         var issues: [String: (message: String, location: String?)] = [:]
         var results: [RunnerTestResult] = []
-        for line in data.split(separator: UInt8(ascii: "\n")) {
-            guard let record = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any],
-                let payload = record["payload"] as? [String: Any]
-            else { continue }
-            if record["kind"] as? String == "test" {
-                if payload["kind"] as? String == "function", let id = payload["id"] as? String {
-                    functions[id] = payload["name"] as? String ?? ""
-                }
-                continue
-            }
-            guard let kind = payload["kind"] as? String, let id = payload["testID"] as? String, functions[id] != nil
-            else { continue }
-            let instant = ((payload["instant"] as? [String: Any])?["absolute"] as? NSNumber)?.doubleValue
-            switch kind {
-            case "testStarted":
+        for event in StreamEvent.read(data) {
+            switch event {
+            case .function(let id, let name):
+                functions[id] = name
+            case .started(let id, let instant) where functions[id] != nil:
                 started[id] = instant
-            case "issueRecorded":
-                guard issues[id] == nil, let issue = payload["issue"] as? [String: Any],
-                    issue["isKnown"] as? Bool != true
-                else { continue }
-                let text = (payload["messages"] as? [[String: Any]] ?? []).compactMap { $0["text"] as? String }.joined(
-                    separator: " — ")
-                var location: String?
-                if let source = issue["sourceLocation"] as? [String: Any],
-                    let line = (source["line"] as? NSNumber)?.intValue
-                {
-                    let file = source["_filePath"] as? String ?? source["fileID"] as? String ?? ""
-                    location = "\(file):\(line)"
-                }
-                issues[id] = (text, location)
-            case "testEnded", "testSkipped":
+            case .issue(let id, let message, let location) where functions[id] != nil && issues[id] == nil:
+                issues[id] = (message, location)
+            case .ended(let id, let instant, let skipped) where functions[id] != nil:
                 let plain = plainID(id)
                 let (classname, name) = split(plain)
                 let seconds = zip(started[id], instant).map { max($1 - $0, 0) }
-                let status: RunnerTestResult.Status =
-                    kind == "testSkipped" ? .skipped : issues[id] == nil ? .passed : .failed
+                let status: RunnerTestResult.Status = skipped ? .skipped : issues[id] == nil ? .passed : .failed
                 var result = RunnerTestResult(
                     classname: classname, name: name, status: status, seconds: seconds, message: issues[id]?.message,
                     location: issues[id]?.location)
@@ -224,6 +204,75 @@ package enum SwiftPMResults {
             }
         }
         return results
+    }
+
+    /// What a line of the event stream says, as far as results go.
+    private enum StreamEvent: Sendable {
+        case function(id: String, name: String)
+        case started(id: String, instant: Double?)
+        /// An issue that is not a known one.
+        case issue(id: String, message: String, location: String?)
+        case ended(id: String, instant: Double?, skipped: Bool)
+        case other
+
+        /// The stream's lines, each read on its own — JSON takes nearly all the time: a suite of a thousand tests writes
+        /// a megabyte — in chunks side by side, in the stream's order.
+        static func read(_ data: Data) -> [StreamEvent] {
+            let lines = data.split(separator: UInt8(ascii: "\n"))
+            let chunks = min(ProcessInfo.processInfo.activeProcessorCount, max(lines.count / 500, 1))
+            let read = Mutex<[Int: [StreamEvent]]>([:])
+            DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
+                let range = lines.count * chunk / chunks..<lines.count * (chunk + 1) / chunks
+                let events = lines[range].map(StreamEvent.init(line:))
+                read.withLock { $0[chunk] = events }
+            }
+            return read.withLock { read in (0..<chunks).flatMap { read[$0] ?? [] } }
+        }
+
+        init(line: Data) {
+            guard let record = (try? JSONSerialization.jsonObject(with: line)) as? [String: Any],
+                let payload = record["payload"] as? [String: Any]
+            else {
+                self = .other
+                return
+            }
+            if record["kind"] as? String == "test" {
+                if payload["kind"] as? String == "function", let id = payload["id"] as? String {
+                    self = .function(id: id, name: payload["name"] as? String ?? "")
+                } else {
+                    self = .other
+                }
+                return
+            }
+            guard let kind = payload["kind"] as? String, let id = payload["testID"] as? String else {
+                self = .other
+                return
+            }
+            let instant = ((payload["instant"] as? [String: Any])?["absolute"] as? NSNumber)?.doubleValue
+            switch kind {
+            case "testStarted":
+                self = .started(id: id, instant: instant)
+            case "issueRecorded":
+                guard let issue = payload["issue"] as? [String: Any], issue["isKnown"] as? Bool != true else {
+                    self = .other
+                    return
+                }
+                let text = (payload["messages"] as? [[String: Any]] ?? []).compactMap { $0["text"] as? String }.joined(
+                    separator: " — ")
+                var location: String?
+                if let source = issue["sourceLocation"] as? [String: Any],
+                    let line = (source["line"] as? NSNumber)?.intValue
+                {
+                    let file = source["_filePath"] as? String ?? source["fileID"] as? String ?? ""
+                    location = "\(file):\(line)"
+                }
+                self = .issue(id: id, message: text, location: location)
+            case "testEnded", "testSkipped":
+                self = .ended(id: id, instant: instant, skipped: kind == "testSkipped")
+            default:
+                self = .other
+            }
+        }
     }
 
     /// `Module.Suite/func()/File.swift:6:6` → `Module.Suite/func()`.

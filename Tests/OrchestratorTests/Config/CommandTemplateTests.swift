@@ -96,6 +96,26 @@ struct CommandTemplateTests {
         }
     }
 
+    @Test("each test's own command, the template read once for a suite: the shell gets that test's id, nothing runs")
+    func eachOwnCommand() async throws {
+        try await TemporaryDirectory.with { directory in
+            let ids = Self.randomIDs(12, seed: "each")
+            for template in [
+                #"printf '%s\000' {ids} > "$OUT""#, #"printf '%s\000' "{ids-comma}" > "$OUT""#,
+                "# {ids} isn't here\n" + #"printf '%s\000' "`printf '%s' {ids-comma}`" > "$OUT""#,
+            ] {
+                let batch = Batch(command: template, size: 10, milliseconds: 0)
+                let commands = batch.commands(forEach: ids)
+                #expect(commands == ids.map { batch.command(for: [$0]) })
+                for (id, command) in zip(ids, commands) {
+                    let received = try await Self.arguments(of: command, in: directory)
+                    #expect(received == [id], "\(command)")
+                }
+            }
+            #expect(!FileManager.default.fileExists(atPath: directory.file("pwned")), "an id ran as code")
+        }
+    }
+
     @Test("{ids-swift-testing}: exactly the batch's ids match, each followed by nothing or Swift Testing's /location")
     func swiftTestingFilter() throws {
         // Ids that share beginnings, ids that are the start of others, and hostile ones.
@@ -120,6 +140,7 @@ struct CommandTemplateTests {
         batch.whole = 3
         #expect(batch.command(for: ["M.S/a()", "M.S/b()", "M.S/c()"]) == "run --filter .")
         #expect(batch.command(for: ["M.S/a()", "M.S/b()"]) == "run --filter '^(?:M\\.S/(?:a\\(\\)|b\\(\\)))(/|$)'")
+        #expect(batch.command(for: ["M.S/a()"]) == "run --filter '^(?:M\\.S/a\\(\\))(/|$)'")
     }
 
     @Test("a batch's ids fit one shell word: Swift Testing's shared beginnings hold hundreds, a flat list fewer")

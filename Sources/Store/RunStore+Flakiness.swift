@@ -45,6 +45,14 @@ package struct QuarantineEntry: Sendable, Encodable {
     package var automatic: Bool
     package var score: Double?
     package var addedAt: Date
+    /// The last UTC day the quarantine holds (`YYYY-MM-DD`); `nil`: until it is removed.
+    package var until: String?
+    package var owner: String?
+    /// The scenario's newest outcomes (at most ``QuarantineEntry/recentOutcomes``), oldest first.
+    package var lastOutcomes: [String] = []
+
+    /// How many of a quarantined scenario's newest outcomes `quarantine list` shows.
+    package static let recentOutcomes = 5
 }
 
 extension RunStore {
@@ -170,20 +178,33 @@ extension RunStore {
             uniqueKeysWithValues: counts.compactMap { key, count in Verdict(rawValue: key).map { ($0, count) } })
     }
 
-    /// Quarantines a scenario of `project` by hand (replacing an automatic entry). False when it has no scenario with
-    /// that id.
-    package func quarantine(_ scenarioID: String, project: String, reason: String) async throws -> Bool {
+    /// Quarantines a scenario of `project` by hand (replacing an automatic entry), through the UTC day `until`
+    /// (`YYYY-MM-DD`; `nil`: until removed), owned by `owner`. False when it has no scenario with that id.
+    package func quarantine(
+        _ scenarioID: String, project: String, reason: String, until: String? = nil, owner: String? = nil
+    ) async throws -> Bool {
         let rows = try await database.client.query(
             """
-            INSERT INTO quarantine (project, scenario_id, reason, automatic)
-            SELECT project, id, \(reason), false FROM scenarios WHERE project = \(project) AND id = \(scenarioID)
-            ON CONFLICT (project, scenario_id) DO UPDATE SET reason = excluded.reason, automatic = false, score = NULL, added_at = now()
+            INSERT INTO quarantine (project, scenario_id, reason, automatic, until, owner)
+            SELECT project, id, \(reason), false, \(until)::date, \(owner) FROM scenarios
+            WHERE project = \(project) AND id = \(scenarioID)
+            ON CONFLICT (project, scenario_id) DO UPDATE SET reason = excluded.reason, automatic = false, score = NULL,
+                added_at = now(), until = excluded.until, owner = excluded.owner
             RETURNING scenario_id
             """,
             logger: database.logger
         )
         for try await _ in rows { return true }
         return false
+    }
+
+    /// Takes out the quarantines of `project` whose last day (UTC) has passed, and returns them.
+    package func endQuarantines(project: String) async throws -> [QuarantineEntry] {
+        try await quarantineEntries(
+            """
+            DELETE FROM quarantine q WHERE q.project = \(project) AND q.until < \(unescaped: Self.todaySQL)
+            RETURNING \(unescaped: Self.quarantineColumns)
+            """)
     }
 
     /// Takes a scenario of `project` out of quarantine. False when it was not in it.
@@ -196,23 +217,39 @@ extension RunStore {
         return false
     }
 
-    /// The quarantined scenarios of `project`, newest first.
+    /// The quarantined scenarios of `project`, newest first, each with its newest outcomes.
     package func quarantined(project: String) async throws -> [QuarantineEntry] {
-        let rows = try await database.client.query(
+        try await quarantineEntries(
             """
-            SELECT scenario_id, reason, automatic, score, added_at FROM quarantine WHERE project = \(project)
-            ORDER BY added_at DESC, scenario_id
-            """,
-            logger: database.logger
-        )
+            SELECT \(unescaped: Self.quarantineColumns),
+                   coalesce((SELECT array_agg(o.outcome ORDER BY o.finished_at, o.id)
+                             FROM (SELECT a.outcome, a.finished_at, a.id FROM attempts a
+                                   WHERE a.project = q.project AND a.scenario_id = q.scenario_id AND a.outcome IS NOT NULL
+                                   ORDER BY a.finished_at DESC, a.id DESC LIMIT \(QuarantineEntry.recentOutcomes)) o),
+                            '{}') AS last_outcomes
+            FROM quarantine q WHERE q.project = \(project)
+            ORDER BY q.added_at DESC, q.scenario_id
+            """)
+    }
+
+    /// Today's UTC date, in SQL: a quarantine whose `until` is before it has ended.
+    package static let todaySQL = "(now() AT TIME ZONE 'UTC')::date"
+
+    private static let quarantineColumns =
+        "q.scenario_id, q.reason, q.automatic, q.score, q.added_at, q.until::text AS until, q.owner"
+
+    private func quarantineEntries(_ query: PostgresQuery) async throws -> [QuarantineEntry] {
+        let rows = try await database.client.query(query, logger: database.logger)
         var entries: [QuarantineEntry] = []
         for try await row in rows {
             let column = NamedColumns(row)
-            entries.append(
-                QuarantineEntry(
-                    scenarioID: try column("scenario_id"), reason: try column("reason"),
-                    automatic: try column("automatic"),
-                    score: try column("score"), addedAt: try column("added_at")))
+            var entry = QuarantineEntry(
+                scenarioID: try column("scenario_id"), reason: try column("reason"),
+                automatic: try column("automatic"),
+                score: try column("score"), addedAt: try column("added_at"), until: try column("until"),
+                owner: try column("owner"))
+            if column.has("last_outcomes") { entry.lastOutcomes = try column("last_outcomes") }
+            entries.append(entry)
         }
         return entries
     }

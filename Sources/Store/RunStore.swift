@@ -164,7 +164,9 @@ package struct RunStore: Sendable {
                 -- two guesses of 10 made a nested loop over 2,000 x 2,000 rows.
                 SELECT \(plan.id), x.project, x.id, x.position, x.command, x.timeout_ms, x.env, x.tags,
                        \(unescaped: RunStore.medianSQL("x.id", project: "x.project")), \(plan.retries + 1), cardinality(\(lanes)::text[]),
-                       EXISTS (SELECT 1 FROM quarantine q WHERE q.project = x.project AND q.scenario_id = x.id), x.results, x.batch
+                       EXISTS (SELECT 1 FROM quarantine q WHERE q.project = x.project AND q.scenario_id = x.id
+                                      AND (q.until IS NULL OR q.until >= \(unescaped: RunStore.todaySQL))),
+                       x.results, x.batch
                 FROM x WHERE EXISTS (SELECT 1 FROM run)
                 RETURNING scenario_id, position, expected_ms
             ), first AS (

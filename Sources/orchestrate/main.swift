@@ -693,9 +693,12 @@ struct QuarantineCommand: AsyncParsableCommand {
         abstract: "Quarantined scenarios: their failures are reported but do not fail a run (unless run --strict).",
         usage: "orchestrate quarantine <action> [<scenario>] [<options>]",
         discussion: """
-            add SCENARIO [--reason TEXT] | remove SCENARIO | list. Besides these, orchestrate.yml's quarantine.threshold \
-            (default 0.3, or off) quarantines a scenario automatically once its flakiness score reaches it, and releases it \
-            when the score falls below again.
+            add SCENARIO [--reason TEXT] [--until YYYY-MM-DD] [--owner NAME] | remove SCENARIO | list. A quarantined \
+            scenario keeps running and its results keep counting in its flakiness score; an entry with --until holds \
+            through that UTC day, and the first run judged after it takes the entry out and says so. list shows each \
+            entry's age, owner, end, reason and the scenario's newest outcomes. Besides these, orchestrate.yml's \
+            quarantine.threshold (default 0.3, or off) quarantines a scenario automatically once its flakiness score \
+            reaches it, and releases it when the score falls below again.
             """
     )
 
@@ -710,6 +713,12 @@ struct QuarantineCommand: AsyncParsableCommand {
     @Option(name: .long, help: "Why (shown by list).")
     var reason: String?
 
+    @Option(name: .long, help: "add: the last day (UTC, YYYY-MM-DD) the quarantine holds; without it, until removed.")
+    var until: String?
+
+    @Option(name: .long, help: "add: who owns the quarantined scenario (shown by list and when the quarantine ends).")
+    var owner: String?
+
     @Option(name: .long, help: "table | json")
     var format: OutputFormat = .table
 
@@ -718,7 +727,7 @@ struct QuarantineCommand: AsyncParsableCommand {
         try await printing {
             try await FlakinessCommands.quarantine(
                 configPath: try common.configPath(), action: action, scenario: scenario, reason: reason,
-                database: common.database, format: format,
+                until: until, owner: owner, database: common.database, format: format,
                 logger: logger
             )
         }

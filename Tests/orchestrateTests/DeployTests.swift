@@ -103,7 +103,12 @@ struct DeployTests {
             for (index, pod) in pods.enumerated() {
                 let result = cli.output(await pod.wait(), name: "pod-\(index)")
                 #expect(result.exitCode == 0, "pod \(index): \(result.stdout)\(result.stderr)")
-                #expect(result.stdout.contains("4 scenarios, 4 passed"), "\(result.stdout)")
+                // A pod that starts after the others finished the run (a loaded node) says so and exits with its code.
+                #expect(
+                    result.stdout.contains("4 scenarios, 4 passed")
+                        || result.stderr.contains(
+                            "is finished and node pod-\(index) ran nothing in it; its exit code is 0"),
+                    "\(result.stdout)\(result.stderr)")
             }
             #expect(directory.read("ran").split(separator: "\n").sorted() == ["a", "b", "c", "d"])
         }

@@ -65,9 +65,15 @@ package enum FlakinessCommands {
     }
 
     package static func quarantine(
-        configPath: String, action: QuarantineAction, scenario: String?, reason: String?, database: String?,
-        format: OutputFormat, logger: Logger
+        configPath: String, action: QuarantineAction, scenario: String?, reason: String?, until: String? = nil,
+        owner: String? = nil, database: String?, format: OutputFormat, logger: Logger
     ) async throws -> String {
+        if action != .add, let given = until != nil ? "--until" : owner != nil ? "--owner" : nil {
+            throw UsageError(.badValue, "\(given) goes with quarantine add, not \(action.rawValue)")
+        }
+        let today = Self.today()
+        let end = try until.map { try Self.quarantineEnd($0, today: today) }
+        let owner = try owner.map(Self.quarantineOwner)
         let config = try ConfigLoader.load(path: configPath, required: false)
         return try await ListingCommands.withStore(config, database: database, logger: logger) { store in
             switch action {
@@ -75,15 +81,7 @@ package enum FlakinessCommands {
                 let entries = try await store.quarantined(project: config.project)
                 if format == .json { return try OutputFormat.json(entries) }
                 guard !entries.isEmpty else { return "no scenario is quarantined" }
-                var table = TextTable(header: ["SCENARIO", "SINCE", "BY", "REASON"], elidable: ["SCENARIO"])
-                let dates = ISO8601DateFormatter()
-                for entry in entries {
-                    table.rows.append([
-                        entry.scenarioID, dates.string(from: entry.addedAt), entry.automatic ? "threshold" : "hand",
-                        entry.reason,
-                    ])
-                }
-                return table.render()
+                return Self.quarantineTable(entries, now: Date())
             case .add, .remove:
                 guard let scenario else {
                     throw UsageError(
@@ -92,8 +90,11 @@ package enum FlakinessCommands {
                 }
                 let id = try await ListingCommands.scenarioID(scenario, store: store, project: config.project)
                 if action == .add {
-                    _ = try await store.quarantine(id, project: config.project, reason: reason ?? "quarantined by hand")
-                    return "quarantined \(id): its failures are reported, not fatal (unless --strict)"
+                    _ = try await store.quarantine(
+                        id, project: config.project, reason: reason ?? "quarantined by hand", until: end, owner: owner)
+                    let terms = (end.map { ["through \($0) (UTC)"] } ?? []) + (owner.map { ["owner \($0)"] } ?? [])
+                    return "quarantined \(id)" + (terms.isEmpty ? "" : " " + terms.joined(separator: ", "))
+                        + ": its failures are reported, not fatal (unless --strict)"
                 }
                 guard try await store.release(id, project: config.project) else {
                     throw UsageError(.notFound, "\(id) is not quarantined (orchestrate quarantine list)")
@@ -102,6 +103,77 @@ package enum FlakinessCommands {
             }
         }
     }
+
+    /// `quarantine list` as a table: each entry's age, end, owner, who put it there, reason and newest outcomes.
+    static func quarantineTable(_ entries: [QuarantineEntry], now: Date) -> String {
+        var table = TextTable(
+            header: ["SCENARIO", "AGE", "UNTIL", "OWNER", "BY", "REASON", "LAST"], elidable: ["SCENARIO", "REASON"])
+        for entry in entries {
+            let days = Int(now.timeIntervalSince(entry.addedAt) / 86_400)
+            table.rows.append([
+                entry.scenarioID, days < 1 ? "today" : "\(days) d", entry.until ?? "-", entry.owner ?? "-",
+                entry.automatic ? "threshold" : "hand", entry.reason,
+                entry.lastOutcomes.isEmpty ? "-" : entry.lastOutcomes.map(Self.letter).joined(),
+            ])
+        }
+        return table.render()
+            + "\nLAST: the newest \(QuarantineEntry.recentOutcomes) outcomes, oldest first (P passed, F failed, T timed out, "
+            + "C crashed, I infrastructure error); UNTIL: the last day, UTC"
+    }
+
+    private static func letter(_ outcome: String) -> String {
+        switch Outcome(rawValue: outcome) {
+        case .passed: "P"
+        case .failed: "F"
+        case .timedOut: "T"
+        case .crashed: "C"
+        case .infrastructureError: "I"
+        case nil: "?"
+        }
+    }
+
+    /// Today's date in UTC, `YYYY-MM-DD`: the day a quarantine's `--until` is measured against.
+    static func today(_ now: Date = Date()) -> String {
+        let parts = utc.dateComponents([.year, .month, .day], from: now)
+        return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+    }
+
+    /// `--until`: a real date, `YYYY-MM-DD`, not before `today`; usage error otherwise.
+    static func quarantineEnd(_ text: String, today: String) throws -> String {
+        let digits = text.utf8.enumerated().allSatisfy { index, byte in
+            index == 4 || index == 7
+                ? byte == UInt8(ascii: "-") : (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+        }
+        let numbers = text.split(separator: "-").compactMap { Int($0) }
+        guard text.utf8.count == 10, digits, numbers.count == 3,
+            let date = utc.date(from: DateComponents(year: numbers[0], month: numbers[1], day: numbers[2])),
+            Self.today(date) == text
+        else {
+            throw UsageError(.badValue, "--until \(text) is not a date (YYYY-MM-DD, e.g. \(today))")
+        }
+        // Dates in this form order as text.
+        guard text >= today else {
+            throw UsageError(.badValue, "--until \(text) is before today (\(today), UTC)")
+        }
+        return text
+    }
+
+    /// `--owner`: a name of at most 200 characters, without control characters.
+    static func quarantineOwner(_ text: String) throws -> String {
+        let name = text.trimmingCharacters(in: .whitespaces)
+        guard !name.isEmpty, name.count <= 200,
+            !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control })
+        else {
+            throw UsageError(.badValue, "--owner must be a name of 1 to 200 characters without control characters")
+        }
+        return name
+    }
+
+    private static let utc: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        return calendar
+    }()
 
     /// An attempt's step timeline with its exchanges, or (`har`) its exchanges as HAR 1.2 (without a final newline).
     package static func logs(

@@ -38,6 +38,7 @@ enum Migrations {
         (19, "a run's scenario-days counted per project and day; each project's branches", Schema.version19),
         (20, "the queue round as a procedure that commits before it answers", Schema.version20),
         (21, "the queue round's claim in a transaction of its own, after its completions", Schema.version21),
+        (22, "a quarantine's last day and owner", Schema.version22),
     ]
 
     /// Applies the migrations not applied yet, up to `version` (the newest by default; tests stop earlier to make rows

@@ -600,6 +600,16 @@ enum Schema {
             $p$
             """
 
+    /// Version 22: a quarantine with an end and an owner. `until` is the last UTC day it holds (`NULL`: until it is
+    /// removed); a run planned after it does not shield the scenario, and the run's judge takes the entry out and says
+    /// so. The dashboards' view shows both.
+    static let version22 = """
+        ALTER TABLE quarantine ADD COLUMN until date, ADD COLUMN owner text;
+
+        CREATE OR REPLACE VIEW dash_quarantine AS
+        SELECT project, scenario_id, reason, automatic, score, added_at, until, owner FROM quarantine
+        """
+
     /// The queue round's procedure, as migrations 20 and 21 make it: its name, its parameters (the round's, in order)
     /// and its INOUT parameters (the answer's columns), up to its body.
     private static func roundProcedure(named name: String) -> String {

@@ -258,6 +258,11 @@ package final class Coordinator: Sendable {
         var results: [SlotStateMachine.Completion] = []
         for var item in finished {
             if item.ownsSession { await hooks?.attemptDidEnd(item.attempt, slot: slot, result: &item.result) }
+            if item.result.outcome != .passed {
+                // Its own end first (a crash, a timeout), else what its mock session saw (an upstream's failure).
+                item.result.evidence = RetryEvidence.outcome(item.result) ?? item.result.evidence
+                if configuration.retryWhen == .evidence, item.result.evidence == nil { item.result.reproduces = true }
+            }
             if !secrets.isEmpty {
                 item.result = await blockingOffPool { [result = item.result, secrets] in
                     var scrubbed = result

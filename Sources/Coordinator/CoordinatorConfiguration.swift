@@ -29,6 +29,9 @@ package struct CoordinatorConfiguration: Sendable {
     /// The secret environment values: given to the attempts whose stored environment holds their placeholder, and
     /// replaced wherever they appear in an attempt's output.
     package var secretEnvironment = SecretEnvironment()
+    /// Which failures are retried (while retries are left): every one, or those with evidence of a cause outside the
+    /// test.
+    package var retryWhen = RetryWhen.any
 
     package init(
         runID: UUID, workers: Int, host: String, workingDirectory: String, attemptsDirectory: String, mode: Mode,

@@ -21,6 +21,8 @@ package struct AttemptRecord: Sendable, Codable, Hashable {
     package var stdout: String
     package var stderr: String
     package var error: String?
+    /// What showed a cause outside the test when it failed (``RetryEvidence``).
+    package var evidence: String?
 
     package init(
         id: Int64, runID: UUID, scenarioID: String, attempt: Int, lane: Mode? = nil, state: AttemptState,

@@ -149,6 +149,11 @@ package struct AttemptResult: Sendable, Hashable, Codable {
     /// The wall time of its process, beside ``startupMilliseconds``: what the tests of the process cost together, where
     /// they ran in parallel inside it.
     package var processMilliseconds: Int64?
+    /// What shows a cause outside the test, when the attempt failed (``RetryEvidence``): its crash, its timeout, or an
+    /// upstream's failure at its failing step. Stored with the attempt; reports show it beside the retry it justified.
+    package var evidence: String?
+    /// A failure with no cause outside the test under `retries.when: evidence`: not retried, since it reproduces.
+    package var reproduces: Bool?
 
     package init(
         outcome: Outcome, exitCode: Int? = nil, signal: Int? = nil, durationMilliseconds: Int64, pid: Int32? = nil,

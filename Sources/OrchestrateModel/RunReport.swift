@@ -78,6 +78,14 @@ package struct RunReport: Sendable, Codable {
 }
 
 extension RunReport.ScenarioEntry {
+    /// An attempt's one-line summary, with the evidence that justified its retry when it was retried
+    /// (`exited with status 22; retried: GET api.test/v1/pay → 503 at step 1`).
+    package func summary(of attempt: AttemptRecord) -> String {
+        let retried = attempts.contains { $0.lane == attempt.lane && $0.attempt > attempt.attempt }
+        guard retried, let evidence = attempt.evidence else { return attempt.failureSummary }
+        return attempt.failureSummary + "; retried: " + evidence
+    }
+
     /// Where the test is, for reports and annotations. A scenario written in orchestrate.yml or a feature file: its own
     /// place there. A test its runner listed: where its last failure happened when the runner said (`file:line: …`
     /// leading the failure), else the file its id names (pytest's `path::name`, a jest file); else none, never the line

@@ -8,12 +8,15 @@ import Synchronization
 /// A real HTTP server on 127.0.0.1 standing in for a backend: it answers with what it received
 /// (method, path, query, body, the hit number) as JSON, plus a few headers a backend sends.
 ///
-/// A few paths answer otherwise: `…/missing` 404; `…/login` a token (`{"token": "tok-…", "user": "ann"}`); `…/headers`
+/// A few paths answer otherwise: `…/missing` 404; `…/unavailable-once` 503 the first time that path is asked, then as
+/// the others do (a backend that had a moment's outage); `…/login` a token (`{"token": "tok-…", "user": "ann"}`); `…/headers`
 /// the request's headers (`{"headers": {…}}`, as httpbin's does);
 /// `…/links` a body full of absolute URLs (its own, another host's with its own in a query parameter,
 /// JSON-escaped) with Location and Link headers. `?gzip=1` gzips the body, `?chunked=1` sends it chunked.
 package final class TestUpstream: Sendable {
     package let hits = Mutex(0)
+    /// The `…/unavailable-once` paths asked already.
+    private let unavailable = Mutex(Set<String>())
     private let channel: any Channel
     package let name: String
 
@@ -131,7 +134,11 @@ package final class TestUpstream: Sendable {
                 }
                 headers.add(name: "x-upstream", value: name)
                 headers.add(name: "set-cookie", value: "session=secret-\(hit)")
-                let status: HTTPResponseStatus = path.hasSuffix("/missing") ? .notFound : .ok
+                let firstOutage =
+                    path.hasSuffix("/unavailable-once")
+                    && upstream()?.unavailable.withLock { $0.insert(path).inserted } == true
+                let status: HTTPResponseStatus =
+                    path.hasSuffix("/missing") ? .notFound : firstOutage ? .serviceUnavailable : .ok
                 context.write(
                     wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))),
                     promise: nil)

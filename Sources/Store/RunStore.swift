@@ -451,7 +451,7 @@ package struct RunStore: Sendable {
         let rows = try await database.client.query(
             """
             SELECT scenario_id, attempt, state, outcome, exit_code, signal, worker, started_at, finished_at, duration_ms,
-                   stdout, stderr, error, id, mode
+                   stdout, stderr, error, id, mode, retry_evidence
             FROM attempts WHERE run_id = \(runID) AND (\(scenarioID)::text IS NULL OR scenario_id = \(scenarioID)) AND state <> 'abandoned'
             ORDER BY scenario_id, mode NULLS FIRST, attempt
             """,
@@ -472,6 +472,7 @@ package struct RunStore: Sendable {
                     durationMilliseconds: try column("duration_ms"), stdout: try column("stdout"),
                     stderr: try column("stderr"), error: try column("error")
                 ))
+            records[records.count - 1].evidence = try column("retry_evidence")
         }
         return records
     }

@@ -112,6 +112,7 @@ func exiting(_ body: () async throws -> Int32) async throws {
 }
 
 extension Mode: ExpressibleByArgument {}
+extension RetryWhen: ExpressibleByArgument {}
 extension OutputFormat: ExpressibleByArgument {}
 extension RunOptions.ProgressChoice: ExpressibleByArgument {}
 extension RunOptions.AnnotationsChoice: ExpressibleByArgument {}
@@ -144,6 +145,14 @@ struct Run: AsyncParsableCommand {
         name: .long, parsing: .unconditional,
         help: "Re-runs of a failed attempt, 0 to 100 (default: orchestrate.yml's retries, else 0).")
     var retries: Int?
+
+    @Option(
+        name: .long,
+        help: """
+            Which failures are retried: any, or evidence (only a crash, a timeout, or at the failing step an upstream's \
+            5xx, 429, transport error or slow answer) (default: orchestrate.yml's retries.when, else any).
+            """)
+    var retryWhen: RetryWhen?
 
     @Option(
         name: .long, parsing: .upToNextOption,
@@ -209,6 +218,7 @@ struct Run: AsyncParsableCommand {
         work.apply(to: &options)
         options.mode = mode
         options.retries = retries
+        options.retryWhen = retryWhen
         options.only = only
         options.tags = tags
         options.resume = resume.flatMap(UUID.init(uuidString:))

@@ -346,6 +346,7 @@ package struct AttemptRunner: Sendable {
         result.stdout = secrets.scrubbed(result.stdout)
         result.stderr = secrets.scrubbed(result.stderr)
         result.error = result.error.map { secrets.scrubbed($0) }
+        result.evidence = result.evidence.map { secrets.scrubbed($0) }
         guard let path = result.folder, let folder = try? FolderHandle(opening: path) else { return }
         for name in ["stdout.log", "stderr.log"] where folder.kind(of: name) != nil {
             do {

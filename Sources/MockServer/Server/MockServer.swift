@@ -148,6 +148,13 @@ package final class MockServer: Sendable {
     /// Steps the test reported through the control API in this session so far.
     package var reportedSteps: Int { state.withLock { $0.steps.count } }
 
+    /// The position of the step that failed, or of the step still open (the test stopped in it), in this session.
+    package var failingStep: Int? {
+        state.withLock { state in
+            state.steps.first { $0.status == .failed }?.position ?? state.openStep.map { state.steps[$0 - 1].position }
+        }
+    }
+
     /// The secret values of this session so far: the run's, and those its exchanges redacted.
     package var sessionSecrets: Secrets { state.withLock { $0.secrets } }
 

@@ -97,7 +97,7 @@ package enum ConfigLoader {
             switch key {
             case "project": config.explicitProject = try reader.string(value, key: key)
             case "workers": config.workers = try reader.integer(value, key: key, in: Limits.workers)
-            case "retries": config.retries = try reader.integer(value, key: key, in: Limits.retries)
+            case "retries": (config.retries, config.retryWhen) = try retries(value, reader: reader)
             case "database": config.database = try reader.string(value, key: key)
             case "reports": config.reports = try reader.string(value, key: key)
             case "lease": config.lease = try reader.duration(value, key: key)
@@ -303,6 +303,27 @@ package enum ConfigLoader {
             suite.scenarios.append(entry)
         }
         return suite
+    }
+
+    /// `retries: N`, or `retries: { count: N, when: any | evidence }` (a bare number retries any failure).
+    private static func retries(_ node: Node, reader: NodeReader) throws(ConfigError) -> (Int, RetryWhen) {
+        guard case .mapping = node else { return (try reader.integer(node, key: "retries", in: Limits.retries), .any) }
+        var count = 0
+        var when = RetryWhen.any
+        for (key, value) in try reader.mapping(node, what: "retries", keys: ["count", "when"]) {
+            switch key {
+            case "count": count = try reader.integer(value, key: "retries.count", in: Limits.retries)
+            default:
+                guard let chosen = RetryWhen(rawValue: try reader.string(value, key: "retries.when")) else {
+                    throw reader.error(
+                        at: value,
+                        "retries.when must be any (every failure) or evidence (a crash, a timeout, an upstream's failure)"
+                    )
+                }
+                when = chosen
+            }
+        }
+        return (count, when)
     }
 
     private static func quarantine(_ node: Node, reader: NodeReader) throws(ConfigError) -> OrchestrateConfig.Quarantine

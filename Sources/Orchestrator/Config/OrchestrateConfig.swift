@@ -13,6 +13,8 @@ package struct OrchestrateConfig: Sendable {
     package var workers: Int = ProcessInfo.processInfo.activeProcessorCount
     /// Re-runs of a failed attempt. Default 0.
     package var retries: Int = 0
+    /// Which failures the retries are for (`retries.when`).
+    package var retryWhen = RetryWhen.any
     /// A postgres:// URL; default the embedded cluster under `.orchestrate/postgres`.
     package var database: String?
     /// Where JUnit and other reports go, relative to the config file. Default `.orchestrate/reports`.

@@ -62,6 +62,7 @@ struct RunExecution {
         )
         configuration.lease = lease
         configuration.secretEnvironment = settings.secretEnvironment(inherited: configuration.baseEnvironment)
+        configuration.retryWhen = settings.retryWhen.value
         var server = settings.mockServer
         server.secrets = configuration.secretEnvironment.secrets
         output.started(expected: planned.expected, workers: workers)

@@ -7,6 +7,7 @@ package struct RunOptions: Sendable {
     package var workers: Int?
     package var mode: Mode?
     package var retries: Int?
+    package var retryWhen: RetryWhen?
     package var only: [String] = []
     /// A Cucumber tag expression (`@smoke and not @wip`) that selects scenarios by their tags.
     package var tags: String?

@@ -83,6 +83,8 @@ package struct RunSettings: Sendable {
     package var mode: Setting<Mode>
     /// Re-runs of a failed attempt.
     package var retries: Setting<Int>
+    /// Which failures are retried: any, or those with evidence of a cause outside the test.
+    package var retryWhen: Setting<RetryWhen>
     /// A lease not renewed for this long is taken back.
     package var lease: Setting<Duration>
     /// The reports folder, absolute.
@@ -168,6 +170,8 @@ package struct RunSettings: Sendable {
                 flag: ("--mode", options.mode), file: ("mock.mode", file.mock.mode), in: file, standard: "replay"),
             retries: Setting.resolve(
                 flag: ("--retries", options.retries), file: ("retries", file.retries), in: file, standard: "none"),
+            retryWhen: Setting.resolve(
+                flag: ("--retry-when", options.retryWhen), file: ("retries", file.retryWhen), in: file, standard: "any"),
             lease: Setting.resolve(
                 flag: ("--lease", options.lease), file: ("lease", file.lease), in: file, standard: "30 s"),
             reports: Setting(file.resolve(reports.value), from: reports.source),
@@ -227,6 +231,7 @@ package struct RunSettings: Sendable {
             metadata: [
                 "workers": "\(workers.value) (\(workers.source))", "mode": "\(mode.value.rawValue) (\(mode.source))",
                 "retries": "\(retries.value) (\(retries.source))",
+                "retries.when": "\(retryWhen.value.rawValue) (\(retryWhen.source))",
                 "lease": "\(lease.value.components.seconds) s (\(lease.source))",
                 "reports": "\(reports.value) (\(reports.source))",
                 "database": "\(database.endpoint) (\(database.source.rawValue))",

@@ -33,7 +33,7 @@ enum RunSummaryText {
                 lines.append(line)
                 if let last, last.outcome != .passed {
                     lines.append(
-                        "      \(last.lane.map { "\($0.rawValue) " } ?? "")attempt \(last.attempt) \(last.failureSummary); logs in \(folder)"
+                        "      \(last.lane.map { "\($0.rawValue) " } ?? "")attempt \(last.attempt) \(entry.summary(of: last)); logs in \(folder)"
                     )
                 }
                 for difference in entry.evidence.prefix(5) {
@@ -49,7 +49,7 @@ enum RunSummaryText {
             lines.append("flaky (failed, then passed on retry):")
             for entry in flaky {
                 let failures = entry.attempts.filter { $0.outcome != .passed }.map {
-                    "attempt \($0.attempt) \($0.failureSummary)"
+                    "attempt \($0.attempt) \(entry.summary(of: $0))"
                 }
                 lines.append("  \(entry.scenario.id)  \(failures.joined(separator: "; "))")
             }

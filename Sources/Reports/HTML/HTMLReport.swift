@@ -127,7 +127,9 @@ package enum HTMLReport {
                 }
                 .joined(separator: " · ") + "</p>\n"
         }
-        for attempt in entry.attempts { html += self.attempt(attempt, log: logs[attempt.id]) }
+        for attempt in entry.attempts {
+            html += self.attempt(attempt, summary: entry.summary(of: attempt), log: logs[attempt.id])
+        }
         let files = entry.attempts.flatMap { attempt in (kept[attempt.id]?.files ?? []).map { (attempt, $0) } }
         if !files.isEmpty {
             html += "<p class=\"kept\">Kept: "
@@ -147,9 +149,9 @@ package enum HTMLReport {
         return html
     }
 
-    private static func attempt(_ attempt: AttemptRecord, log: NetworkLog?) -> String {
+    private static func attempt(_ attempt: AttemptRecord, summary: String, log: NetworkLog?) -> String {
         let title =
-            "\(attempt.lane.map { "\($0.rawValue) " } ?? "")attempt \(attempt.attempt): \(attempt.failureSummary)"
+            "\(attempt.lane.map { "\($0.rawValue) " } ?? "")attempt \(attempt.attempt): \(summary)"
             + " in \(milliseconds(attempt.durationMilliseconds ?? 0))\(attempt.worker.map { " on \($0)" } ?? "")"
         var html = "<div class=\"attempt \(escape(attempt.outcome?.rawValue ?? "open"))\"><h3>\(escape(title))</h3>\n"
         if let error = attempt.error { html += "<pre class=\"error\">\(escape(error))</pre>\n" }

@@ -75,13 +75,15 @@ package enum JUnitReport {
                 + "\n"
         case .failed:
             if let last = failedAttempts.last {
-                xml += element("failure", last, body: detail(last), indent: 6)
+                xml += element("failure", last, summary: entry.summary(of: last), indent: 6)
                 for earlier in failedAttempts.dropLast() {
-                    xml += element("rerunFailure", earlier, body: detail(earlier), indent: 6)
+                    xml += element("rerunFailure", earlier, summary: entry.summary(of: earlier), indent: 6)
                 }
             }
         case .flaky:
-            for attempt in failedAttempts { xml += element("flakyFailure", attempt, body: detail(attempt), indent: 6) }
+            for attempt in failedAttempts {
+                xml += element("flakyFailure", attempt, summary: entry.summary(of: attempt), indent: 6)
+            }
         case .pending:
             xml +=
                 #"      <skipped message="not finished: the run was interrupted (orchestrate run --resume)"/>"# + "\n"
@@ -89,7 +91,7 @@ package enum JUnitReport {
             break
         }
         var log = entry.attempts.map { attempt in
-            "\(attempt.lane.map { "\($0.rawValue) " } ?? "")attempt \(attempt.attempt): \(attempt.failureSummary) in \(attempt.durationMilliseconds ?? 0) ms on \(attempt.worker ?? "?")\n"
+            "\(attempt.lane.map { "\($0.rawValue) " } ?? "")attempt \(attempt.attempt): \(entry.summary(of: attempt)) in \(attempt.durationMilliseconds ?? 0) ms on \(attempt.worker ?? "?")\n"
                 + (attempt.stdout.isEmpty ? "" : attempt.stdout + (attempt.stdout.hasSuffix("\n") ? "" : "\n"))
         }.joined()
         if let verdict = entry.verdict, verdict != .stable {
@@ -104,16 +106,19 @@ package enum JUnitReport {
         return xml
     }
 
-    private static func element(_ name: String, _ attempt: AttemptRecord, body: String, indent: Int) -> String {
+    /// A failed attempt's element: `summary` (``RunReport/ScenarioEntry/summary(of:)``) its message, and with its
+    /// error and standard error its body.
+    private static func element(_ name: String, _ attempt: AttemptRecord, summary: String, indent: Int) -> String {
         let pad = String(repeating: " ", count: indent)
         let type = attempt.outcome?.rawValue ?? "unknown"
+        let body = detail(attempt, summary: summary)
         return
-            #"\#(pad)<\#(name) message="\#(XMLText.escape("attempt \(attempt.attempt) \(attempt.failureSummary)"))" type="\#(type)">\#(XMLText.escape(body))</\#(name)>"#
+            #"\#(pad)<\#(name) message="\#(XMLText.escape("attempt \(attempt.attempt) \(summary)"))" type="\#(type)">\#(XMLText.escape(body))</\#(name)>"#
             + "\n"
     }
 
-    private static func detail(_ attempt: AttemptRecord) -> String {
-        var text = "attempt \(attempt.attempt) \(attempt.failureSummary)"
+    private static func detail(_ attempt: AttemptRecord, summary: String) -> String {
+        var text = "attempt \(attempt.attempt) \(summary)"
         if let error = attempt.error { text += "\n\(error)" }
         if !attempt.stderr.isEmpty { text += "\n--- stderr ---\n" + attempt.stderr }
         return text

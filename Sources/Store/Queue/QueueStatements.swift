@@ -10,8 +10,9 @@ import PostgresNIO
 /// retries, settles scenarios, and claims the longest expected attempts for the free slots.
 ///
 /// One row: the acks of the completions, the claimed attempts, and what is left of the run (only when a claimant got
-/// nothing), as arrays. The statement itself is migration 21's procedure `orchestrate_round2` (Schema.version21): the
-/// completions are recorded and committed, then the claim is made and committed, each with a snapshot of its own,
+/// nothing), as arrays. The statement itself is migration 23's procedure `orchestrate_round3` (Schema.version23,
+/// migration 21's `orchestrate_round2` told which failures may be retried and their evidence): the completions are
+/// recorded and committed, then the claim is made and committed, each with a snapshot of its own,
 /// before it answers. A round whose commit fails throws (completions committed before it are acknowledged as recorded
 /// when sent again), and the round holds its locks for its own execution, not across the client's round trips. A later
 /// change to the round is a new procedure under a new name, made by a new migration (an INOUT column cannot be changed
@@ -24,10 +25,10 @@ import PostgresNIO
 /// handed to another slot when several ask (a slot running the other lane is not asking).
 struct RoundStatement: PostgresPreparedStatement {
     static let sql = """
-        CALL orchestrate_round2($1::uuid, $2::bigint[], $3::text[], $4::text, $5::bigint, $6::text, $7::bigint,
+        CALL orchestrate_round3($1::uuid, $2::bigint[], $3::text[], $4::text, $5::bigint, $6::text, $7::bigint,
                                 $8::uuid[], $9::text[], $10::integer[], $11::bigint[], $12::text[], $13::integer[],
                                 $14::integer[], $15::integer[], $16::text[], $17::text[], $18::text[], $19::text,
-                                $20::text, $21::bigint[], $22::bigint[])
+                                $20::text, $21::bigint[], $22::bigint[], $23::boolean[], $24::text[])
         """
     /// What a round did: an ack per completion and a row per claimed attempt (in attempt id order), and what is left
     /// of the run when a claimant got nothing.
@@ -70,7 +71,7 @@ struct RoundStatement: PostgresPreparedStatement {
     var passVerdict: (verdict: Verdict, reason: String)?
 
     func makeBindings() throws -> PostgresBindings {
-        var bindings = PostgresBindings(capacity: 22)
+        var bindings = PostgresBindings(capacity: 24)
         bindings.append(runID)
         bindings.append(completions.map(\.claimed.id))
         bindings.append(claimants)
@@ -93,6 +94,8 @@ struct RoundStatement: PostgresPreparedStatement {
         bindings.append(passVerdict?.reason ?? "")
         bindings.append(completions.map { $0.result.startupMilliseconds ?? -1 })
         bindings.append(completions.map { $0.result.processMilliseconds ?? -1 })
+        bindings.append(completions.map { $0.result.reproduces != true })
+        bindings.append(completions.map { $0.result.evidence ?? "" })
         return bindings
     }
 

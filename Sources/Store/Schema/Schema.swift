@@ -560,7 +560,8 @@ enum Schema {
     /// claimers that had locked a just-claimed attempt (a row an older snapshot still saw queued) kept its owner's next
     /// round waiting. Its parameters are the round's, in order; its INOUT parameters are the answer's columns.
     static let version20 =
-        roundProcedure(named: "orchestrate_round") + "BEGIN\n" + roundInput + roundRecords + roundClaims + roundAnswers
+        roundProcedure(named: "orchestrate_round") + "BEGIN\n" + roundInput() + roundRecords() + roundClaims
+        + roundAnswers
         + roundOneRow + "    SELECT " + roundAckArrays + ",\n           " + roundClaimArrays + roundOneRowEnd
 
     /// Version 21: the queue round in two transactions of the same call (``RoundStatement``), each with a snapshot of
@@ -571,8 +572,20 @@ enum Schema {
     /// own rounds growing longer in turn. Its own snapshot is taken when the claim starts, and its locks end with it.
     /// A retry queued by the first part is claimable by the second (it still avoids its slot for a while); a call that
     /// fails after the first commit has its completions kept, and sent again they are acknowledged as recorded.
-    static let version21 =
-        roundProcedure(named: "orchestrate_round2") + """
+    static let version21 = twoTransactionRound(named: "orchestrate_round2")
+
+    /// Version 23: the queue round told, per completion, whether a failure may be retried (`retries.when: evidence`
+    /// withholds the retry of a failure without a cause outside the test: it reproduces), and the evidence that
+    /// justified a retry stored with the attempt (`attempts.retry_evidence`). `orchestrate_round3` is
+    /// `orchestrate_round2` with these two more parameters.
+    static let version23 =
+        "ALTER TABLE attempts ADD COLUMN retry_evidence text;\n\n"
+        + twoTransactionRound(named: "orchestrate_round3", decidesRetries: true)
+
+    /// The round of migrations 21 and 23: completions committed, then the claim committed. `decidesRetries`: the
+    /// caller says for each failure whether it may be retried, and with what evidence (migration 23).
+    private static func twoTransactionRound(named name: String, decidesRetries: Bool = false) -> String {
+        roundProcedure(named: name, decidesRetries: decidesRetries) + """
             BEGIN
                 ack_ids := '{}'; ack_accepted := '{}'; ack_retried := '{}'; ack_settled := '{}';
                 claim_ids := '{}'; claim_scenarios := '{}'; claim_attempts := '{}'; claim_tokens := '{}';
@@ -580,25 +593,27 @@ enum Schema {
                 running := -1;
                 IF cardinality($2::bigint[]) > 0 THEN
 
-            """ + roundInput + roundRecords + roundAnswers + "    )\n    SELECT " + roundAckArrays + """
+            """ + roundInput(decidesRetries) + roundRecords(decidesRetries) + roundAnswers + "    )\n    SELECT "
+            + roundAckArrays + """
 
-                INTO ack_ids, ack_accepted, ack_retried, ack_settled;
-                COMMIT;
-                END IF;
-                IF cardinality($3::text[]) > 0 THEN
+                    INTO ack_ids, ack_accepted, ack_retried, ack_settled;
+                    COMMIT;
+                    END IF;
+                    IF cardinality($3::text[]) > 0 THEN
 
-            """ + roundInput + roundClaims + "    )\n    SELECT " + roundClaimArrays + ",\n"
-        + roundLeft(
-            "What is left of the run, when a claimant got nothing (-1 otherwise); the results are committed.",
-            queued: "- (SELECT count(*) FROM claimed)", running: "+ (SELECT count(*) FROM claimed)")
-            + """
-                INTO claim_ids, claim_scenarios, claim_attempts, claim_tokens, claim_expected, claim_modes, claim_avoid,
-                     claim_lost, queued, running;
-                COMMIT;
-                END IF;
-            END
-            $p$
-            """
+                """ + roundInput(decidesRetries) + roundClaims + "    )\n    SELECT " + roundClaimArrays + ",\n"
+            + roundLeft(
+                "What is left of the run, when a claimant got nothing (-1 otherwise); the results are committed.",
+                queued: "- (SELECT count(*) FROM claimed)", running: "+ (SELECT count(*) FROM claimed)")
+                + """
+                    INTO claim_ids, claim_scenarios, claim_attempts, claim_tokens, claim_expected, claim_modes, claim_avoid,
+                         claim_lost, queued, running;
+                    COMMIT;
+                    END IF;
+                END
+                $p$
+                """
+    }
 
     /// Version 22: a quarantine with an end and an owner. `until` is the last UTC day it holds (`NULL`: until it is
     /// removed); a run planned after it does not shield the scenario, and the run's judge takes the entry out and says
@@ -612,11 +627,11 @@ enum Schema {
 
     /// The queue round's procedure, as migrations 20 and 21 make it: its name, its parameters (the round's, in order)
     /// and its INOUT parameters (the answer's columns), up to its body.
-    private static func roundProcedure(named name: String) -> String {
+    private static func roundProcedure(named name: String, decidesRetries: Bool = false) -> String {
         """
         CREATE OR REPLACE PROCEDURE \(name)(
             uuid, bigint[], text[], text, bigint, text, bigint, uuid[], text[], integer[], bigint[], text[], integer[],
-            integer[], integer[], text[], text[], text[], text, text, bigint[], bigint[],
+            integer[], integer[], text[], text[], text[], text, text, bigint[], bigint[],\(decidesRetries ? " boolean[], text[]," : "")
             INOUT ack_ids bigint[] DEFAULT NULL,
             INOUT ack_accepted boolean[] DEFAULT NULL,
             INOUT ack_retried boolean[] DEFAULT NULL,
@@ -637,34 +652,39 @@ enum Schema {
         """
     }
 
-    /// The round's completions, as parallel arrays (the first of a statement's common table expressions).
-    private static let roundInput = """
+    /// The round's completions, as parallel arrays (the first of a statement's common table expressions);
+    /// `decidesRetries`: with whether each may be retried and its evidence ($23, $24).
+    private static func roundInput(_ decidesRetries: Bool = false) -> String {
+        """
             WITH input AS (
                 -- The completions as parallel arrays; absent numbers are -1 and an absent error is ''.
                 SELECT u.id, u.token, u.worker, u.port, u.duration_ms, u.outcome, nullif(u.exit_code, -1) AS exit_code,
                        nullif(u.signal, -1) AS signal, nullif(u.pid, -1) AS pid, u.stdout, u.stderr, nullif(u.error, '') AS error,
-                       nullif(u.startup_ms, -1) AS startup_ms, nullif(u.process_ms, -1) AS process_ms
+                       nullif(u.startup_ms, -1) AS startup_ms, nullif(u.process_ms, -1) AS process_ms\(decidesRetries ? ", u.may_retry, nullif(u.evidence, '') AS evidence" : "")
                 FROM unnest($2::bigint[], $8::uuid[], $9::text[], $10::integer[], $11::bigint[], $12::text[], $13::integer[],
-                            $14::integer[], $15::integer[], $16::text[], $17::text[], $18::text[], $21::bigint[], $22::bigint[])
+                            $14::integer[], $15::integer[], $16::text[], $17::text[], $18::text[], $21::bigint[], $22::bigint[]\(decidesRetries ? ", $23::boolean[], $24::text[]" : ""))
                      AS u(id, token, worker, port, duration_ms, outcome, exit_code, signal, pid, stdout, stderr, error, startup_ms,
-                          process_ms)
+                          process_ms\(decidesRetries ? ", may_retry, evidence" : ""))
 
         """
+    }
 
     /// The round's writes of its completions: results under their leases, fenced late ones, retries, settled scenarios.
-    private static let roundRecords = """
+    /// `decidesRetries`: a failure is retried only when its completion says it may be, and its evidence is stored.
+    private static func roundRecords(_ decidesRetries: Bool = false) -> String {
+        """
             ), done AS (
                 UPDATE attempts a
                 SET state = 'finished', finished_at = statement_timestamp(), duration_ms = x.duration_ms, outcome = x.outcome,
                     exit_code = x.exit_code, signal = x.signal, pid = x.pid, stdout = x.stdout, stderr = x.stderr,
                     error = x.error, worker = x.worker, port = x.port, lease_expires_at = NULL, startup_ms = x.startup_ms,
-                    process_ms = x.process_ms
+                    process_ms = x.process_ms\(decidesRetries ? ", retry_evidence = x.evidence" : "")
                 FROM input x
                 -- A lookup by id for each completion. Written `state = 'running'`, the condition matches the partial index
                 -- of running attempts, which the planner (its statistics taken between runs) expects to hold a row or so:
                 -- it then reads every running attempt once per completion, quadratic in a batch's size.
                 WHERE a.id = x.id AND a.lease_token = x.token AND a.state || '' = 'running'
-                RETURNING a.id, a.run_id, a.project, a.scenario_id, a.attempt, a.expected_ms, a.worker, a.outcome, a.mode, a.probe
+                RETURNING a.id, a.run_id, a.project, a.scenario_id, a.attempt, a.expected_ms, a.worker, a.outcome, a.mode, a.probe\(decidesRetries ? ", x.may_retry" : "")
             ), late AS (
                 -- A completion whose lease was taken back (its host was presumed lost and the attempt requeued) does not count,
                 -- but the abandoned execution keeps what it said, for the record.
@@ -677,7 +697,7 @@ enum Schema {
                 INSERT INTO attempts (run_id, project, scenario_id, attempt, mode, expected_ms, avoid_worker, avoid_until)
                 SELECT d.run_id, d.project, d.scenario_id, d.attempt + 1, d.mode, d.expected_ms, d.worker, statement_timestamp() + $7::bigint * interval '1 millisecond'
                 FROM done d JOIN run_scenarios rs ON rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
-                WHERE d.outcome <> 'passed' AND d.attempt < rs.max_attempts AND NOT d.probe
+                WHERE d.outcome <> 'passed' AND d.attempt < rs.max_attempts AND NOT d.probe\(decidesRetries ? " AND d.may_retry" : "")
                 ON CONFLICT DO NOTHING
                 RETURNING run_id, scenario_id
             ), lane AS (
@@ -690,7 +710,7 @@ enum Schema {
                                   ELSE 'failed' END AS result
                       FROM done d JOIN run_scenarios rs ON rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
                       -- An extra run of a new test (a probe) has no say: its scenario settled with its first attempt.
-                      WHERE NOT d.probe AND (d.outcome = 'passed' OR d.attempt >= rs.max_attempts)) last_word
+                      WHERE NOT d.probe AND (d.outcome = 'passed' OR d.attempt >= rs.max_attempts\(decidesRetries ? " OR NOT d.may_retry" : ""))) last_word
                 GROUP BY run_id, scenario_id
             ), settle AS (
                 UPDATE run_scenarios rs
@@ -709,6 +729,7 @@ enum Schema {
                 RETURNING rs.run_id, rs.scenario_id, rs.result, l.newest
 
         """
+    }
 
     /// The round's claim: the longest expected queued attempts the asking slots may take, leased.
     private static let roundClaims = """

@@ -27,6 +27,8 @@ final class MockSessions: AttemptHooks {
     private struct State {
         var servers: [Int: MockServer] = [:]
         var started: [Int: Date] = [:]
+        /// Each slot's attempt's exchanges that may show a cause outside the test (``RetryEvidence``).
+        var notable: [Int: RetryEvidence.Notable] = [:]
     }
 
     init(
@@ -66,7 +68,10 @@ final class MockSessions: AttemptHooks {
         _ attempt: ClaimedAttempt, slot: Int, port: PortLease
     ) async throws -> [OrchestrateEnvironment.Variable: String] {
         let server = try await server(slot: slot, port: port)
-        state.withLock { $0.started[slot] = Date() }
+        state.withLock {
+            $0.started[slot] = Date()
+            $0.notable[slot] = RetryEvidence.Notable()
+        }
         let cassettePath = Self.cassette(for: attempt.scenario, recordings: recordings)
         // A compare run's live lane gets the seed its replay lane gets from the cassette.
         let seed =
@@ -90,6 +95,8 @@ final class MockSessions: AttemptHooks {
         guard let server = state.withLock({ $0.servers[slot] }) else { return }
         let reported = server.reportedSteps
         let secrets = server.sessionSecrets
+        let failingStep = server.failingStep
+        let notable = state.withLock { $0.notable.removeValue(forKey: slot) }?.exchanges ?? []
         do {
             try server.end()
         } catch {
@@ -98,13 +105,19 @@ final class MockSessions: AttemptHooks {
         }
         // A test that did not report steps through the control API may have written Cucumber reports (in its
         // artifacts folder, kept when it wrote anything).
-        guard reported == 0, let folder = result.folder, !attempt.scenario.isRunnerTest else { return }
-        let started = state.withLock { $0.started[slot] } ?? Date()
-        // Reading and parsing reports happens off the cooperative pool, which serves every slot's mock server.
-        for var step in await blockingOffPool({ StepReports.steps(in: folder, attemptStart: started) }) {
-            step.name = secrets.scrubbed(step.name)
-            step.error = step.error.map { secrets.scrubbed($0) }
-            log.append(step, attemptID: attempt.id)
+        var reportedFailing = failingStep
+        if reported == 0, let folder = result.folder, !attempt.scenario.isRunnerTest {
+            let started = state.withLock { $0.started[slot] } ?? Date()
+            // Reading and parsing reports happens off the cooperative pool, which serves every slot's mock server.
+            for var step in await blockingOffPool({ StepReports.steps(in: folder, attemptStart: started) }) {
+                step.name = secrets.scrubbed(step.name)
+                step.error = step.error.map { secrets.scrubbed($0) }
+                if step.status == .failed, reportedFailing == nil { reportedFailing = step.position }
+                log.append(step, attemptID: attempt.id)
+            }
+        }
+        if result.outcome != .passed, result.evidence == nil {
+            result.evidence = RetryEvidence.exchange(in: notable, failingStep: reportedFailing)
         }
     }
 
@@ -119,7 +132,12 @@ final class MockSessions: AttemptHooks {
 
     private func server(slot: Int, port: PortLease) async throws -> MockServer {
         if let server = state.withLock({ $0.servers[slot] }) { return server }
-        let server = MockServer(configuration: configuration, logger: logger) { [log] in log.append($0) }
+        let server = MockServer(configuration: configuration, logger: logger) { [log, weak self] event in
+            log.append(event)
+            if case .exchange(let exchange) = event, RetryEvidence.isEvidence(exchange) {
+                self?.state.withLock { $0.notable[slot]?.note(exchange) }
+            }
+        }
         try await server.start(adopting: port.descriptor)
         state.withLock { $0.servers[slot] = server }
         return server

@@ -256,11 +256,20 @@ package final class Coordinator: Sendable {
         var secrets = configuration.secretEnvironment.secrets
         if let met = hooks?.secretsMet(bySlot: slot) { secrets.formUnion(met) }
         var results: [SlotStateMachine.Completion] = []
+        var finished = finished
+        // The slot's mock session is its claimed attempt's; in a batch it saw every test's exchanges, which cannot be
+        // told apart: an upstream's failure it saw stands for each failed test of the process.
+        var sessionEvidence: String?
+        for index in finished.indices where finished[index].ownsSession {
+            await hooks?.attemptDidEnd(finished[index].attempt, slot: slot, result: &finished[index].result)
+            sessionEvidence = finished[index].result.evidence
+        }
         for var item in finished {
-            if item.ownsSession { await hooks?.attemptDidEnd(item.attempt, slot: slot, result: &item.result) }
-            if item.result.outcome != .passed {
+            if item.result.outcome == .passed {
+                item.result.evidence = nil
+            } else {
                 // Its own end first (a crash, a timeout), else what its mock session saw (an upstream's failure).
-                item.result.evidence = RetryEvidence.outcome(item.result) ?? item.result.evidence
+                item.result.evidence = RetryEvidence.outcome(item.result) ?? item.result.evidence ?? sessionEvidence
                 if configuration.retryWhen == .evidence, item.result.evidence == nil { item.result.reproduces = true }
             }
             if !secrets.isEmpty {

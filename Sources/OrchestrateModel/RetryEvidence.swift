@@ -11,14 +11,14 @@ package enum RetryEvidence {
     /// An answer at least this slow is a cause outside the test.
     package static let slowMicroseconds: Int64 = 5_000_000
 
-    /// The attempt's own end: a crash, a timeout, an infrastructure error; `nil` for an exit status (the test said it
-    /// failed) or a pass.
+    /// The attempt's own end: a crash, a timeout, an infrastructure error (its summary says which); `nil` for an exit
+    /// status (the test said it failed) or a pass.
     package static func outcome(_ result: AttemptResult) -> String? {
         switch result.outcome {
         case .passed, .failed: nil
-        case .timedOut: result.error ?? "timed out"
-        case .crashed: "crashed" + (result.signal.map { " (signal \($0))" } ?? "")
-        case .infrastructureError: "infrastructure error" + (result.error.map { ": \($0)" } ?? "")
+        case .timedOut: "the timeout"
+        case .crashed: "the crash"
+        case .infrastructureError: "the infrastructure error"
         }
     }
 
@@ -68,15 +68,19 @@ package enum RetryEvidence {
     }
 
     /// A bounded record of an attempt's exchanges that are evidence, as they happen: the first
-    /// ``RetryEvidence/Notable/capacity``, their bodies and headers left out.
+    /// ``RetryEvidence/Notable/perStep`` of each step (so that an earlier step's many cannot crowd out the failing
+    /// one's), ``RetryEvidence/Notable/capacity`` in all, their bodies and headers left out.
     package struct Notable: Sendable {
-        package static let capacity = 16
+        package static let perStep = 2
+        package static let capacity = 64
         package private(set) var exchanges: [Exchange] = []
 
         package init() {}
 
         package mutating func note(_ exchange: Exchange) {
-            guard exchanges.count < Self.capacity, RetryEvidence.isEvidence(exchange) else { return }
+            guard exchanges.count < Self.capacity, RetryEvidence.isEvidence(exchange),
+                exchanges.count(where: { $0.stepPosition == exchange.stepPosition }) < Self.perStep
+            else { return }
             var kept = exchange
             kept.requestHeaders = []
             kept.requestBody = []

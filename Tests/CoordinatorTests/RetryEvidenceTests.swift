@@ -53,24 +53,30 @@ struct RetryEvidenceTests {
     @Test("a crash, a timeout or an infrastructure error is evidence of itself; an exit status is not")
     func outcomes() {
         #expect(
-            RetryEvidence.outcome(AttemptResult(outcome: .crashed, signal: 11, durationMilliseconds: 5))
-                == "crashed (signal 11)")
+            RetryEvidence.outcome(AttemptResult(outcome: .crashed, signal: 11, durationMilliseconds: 5)) == "the crash")
         #expect(
             RetryEvidence.outcome(
                 AttemptResult(outcome: .timedOut, durationMilliseconds: 1000, error: "timed out after 1000 ms"))
-                == "timed out after 1000 ms")
+                == "the timeout")
         #expect(RetryEvidence.outcome(AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 5)) == nil)
         #expect(RetryEvidence.outcome(AttemptResult(outcome: .passed, durationMilliseconds: 5)) == nil)
     }
 
-    @Test("an attempt's notable exchanges are bounded and carry no bodies")
+    @Test(
+        "an attempt's notable exchanges are bounded, a few per step, without bodies: an early step's cannot crowd out the failing step's"
+    )
     func notable() {
         var notable = RetryEvidence.Notable()
-        var big = Self.exchange(503)
+        var big = Self.exchange(429, step: 1)
         big.responseBody = Array(repeating: 65, count: 100_000)
         for _ in 0..<100 { notable.note(big) }
-        notable.note(Self.exchange(200))
+        notable.note(Self.exchange(200, step: 2))
+        notable.note(Self.exchange(503, step: 2))
+        #expect(notable.exchanges.count == RetryEvidence.Notable.perStep + 1)
+        #expect(notable.exchanges.allSatisfy { $0.responseBody.isEmpty })
+        #expect(
+            RetryEvidence.exchange(in: notable.exchanges, failingStep: 2) == "POST api.x.test/v1/pay → 503 at step 2")
+        for step in 3..<200 { notable.note(Self.exchange(500, step: step)) }
         #expect(notable.exchanges.count == RetryEvidence.Notable.capacity)
-        #expect(notable.exchanges.allSatisfy { $0.responseBody.isEmpty && $0.status == 503 })
     }
 }

@@ -96,7 +96,7 @@ struct QuarantineTests {
 
             // Its last day passes (two days ago): the next run is not shielded by it, and its judge takes it out.
             let lastDay = Self.day(-2)
-            try await Database.with(try DatabaseEndpoint(url: url), logger: .init(label: "test")) { database in
+            _ = try await Database.with(try DatabaseEndpoint(url: url), logger: .init(label: "test")) { database in
                 try await database.client.query(
                     "UPDATE quarantine SET until = \(lastDay)::date", logger: database.logger)
             }

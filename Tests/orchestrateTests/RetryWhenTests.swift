@@ -47,7 +47,8 @@ struct RetryWhenTests {
                 #expect(attempts("assertion") == "1", "its own failure reproduces: not retried: \(junit)")
                 #expect(attempts("hang") == "3", "a timeout is a cause outside the test: \(junit)")
                 #expect(junit.contains(evidence), "\(junit)")
-                #expect(junit.contains("retried: timed out after"), "\(junit)")
+                #expect(junit.contains("timed out after 1"), "\(junit)")
+                #expect(junit.contains("; retried: the timeout"), "\(junit)")
                 let html = directory.read(".orchestrate/reports/\(runID)/report.html")
                 #expect(html.contains("retried: GET api.test/v1/unavailable-once → 503"), "the attempt's title")
 
@@ -79,6 +80,71 @@ struct RetryWhenTests {
                     bad.exitCode == 2 && bad.stderr.contains("orchestrate.yml:1")
                         && bad.stderr.contains("retries.when must be any (every failure) or evidence"),
                     "\(bad.stderr)")
+                try directory.write("orchestrate.yml", "retries: { when: evidence }\nsuite: { command: \"true\" }\n")
+                let uncounted = try await cli.run(["run", "--progress", "none"])
+                #expect(
+                    uncounted.exitCode == 2 && uncounted.stderr.contains("orchestrate.yml:1")
+                        && uncounted.stderr.contains("retries needs count"),
+                    "\(uncounted.stderr)")
+            }
+        }
+    }
+
+    @Test(
+        "in a batch the process's exchanges cannot be told apart: an upstream's 503 that one test met is evidence for each failed test of the process"
+    )
+    func batch() async throws {
+        try await TestUpstream.with { upstream in
+            try await TemporaryDirectory.with { directory in
+                try directory.write(
+                    "shop/tests/test_shop.py",
+                    """
+                    import os, urllib.request
+
+                    def test_a_outage():
+                        urllib.request.urlopen(os.environ["ORCHESTRATE_MOCK_URL"] + "/api.test/v1/unavailable-once").read()
+
+                    def test_b_assertion():
+                        assert os.environ["ORCHESTRATE_ATTEMPT"] != "1", "fails on its first attempt"
+
+                    def test_c_pass():
+                        assert True
+                    """)
+                try directory.write(
+                    "shop/orchestrate.yml",
+                    """
+                    workers: 1
+                    retries: { count: 1, when: evidence }
+                    quarantine: { threshold: off }
+                    suite:
+                      list: "python3 -m pytest --collect-only -q -p no:cacheprovider tests | grep ::"
+                      command: "python3 -m pytest -q -p no:cacheprovider -o junit_family=xunit2 --junitxml=$ORCHESTRATE_ARTIFACTS_DIR/junit.xml {ids}"
+                      results: junit
+                      batch: { size: 3, auto: false }
+                      env: { PYTHONDONTWRITEBYTECODE: "1" }
+                    mock:
+                      mode: live
+                      hosts: { api.test: "\(upstream.url)" }
+                    """)
+                let cli = OrchestrateCLI(
+                    directory: directory.file("shop"), database: try await TestPostgres.shared.makeDatabaseURL())
+                let run = try await cli.run(["run", "--progress", "none"])
+                #expect(run.exitCode == 0, "both failures retried and passed: \(run.stdout)\(run.stderr)")
+                let rows = try await queryRows(
+                    cli.environment["ORCHESTRATE_DATABASE_URL"]!,
+                    """
+                    SELECT scenario_id, attempt, pid, coalesce(retry_evidence, '') FROM attempts
+                    WHERE state = 'finished' ORDER BY scenario_id, attempt
+                    """, as: (String, Int32, Int32, String).self)
+                #expect(
+                    rows.map { "\($0.0) \($0.1)" } == [
+                        "tests/test_shop.py::test_a_outage 1", "tests/test_shop.py::test_a_outage 2",
+                        "tests/test_shop.py::test_b_assertion 1", "tests/test_shop.py::test_b_assertion 2",
+                        "tests/test_shop.py::test_c_pass 1",
+                    ], "\(rows)")
+                #expect(Set(rows.filter { $0.1 == 1 }.map(\.2)).count == 1, "the first attempts shared a process")
+                let evidence = rows.filter { $0.1 == 1 && !$0.0.hasSuffix("test_c_pass") }.map(\.3)
+                #expect(evidence == Array(repeating: "GET api.test/v1/unavailable-once → 503", count: 2), "\(rows)")
             }
         }
     }

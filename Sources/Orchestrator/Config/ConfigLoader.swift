@@ -308,7 +308,7 @@ package enum ConfigLoader {
     /// `retries: N`, or `retries: { count: N, when: any | evidence }` (a bare number retries any failure).
     private static func retries(_ node: Node, reader: NodeReader) throws(ConfigError) -> (Int, RetryWhen) {
         guard case .mapping = node else { return (try reader.integer(node, key: "retries", in: Limits.retries), .any) }
-        var count = 0
+        var count: Int?
         var when = RetryWhen.any
         for (key, value) in try reader.mapping(node, what: "retries", keys: ["count", "when"]) {
             switch key {
@@ -322,6 +322,9 @@ package enum ConfigLoader {
                 }
                 when = chosen
             }
+        }
+        guard let count else {
+            throw reader.error(at: node, "retries needs count (re-runs of a failed attempt, 0 to 100) beside when")
         }
         return (count, when)
     }

@@ -27,8 +27,9 @@ final class MockSessions: AttemptHooks {
     private struct State {
         var servers: [Int: MockServer] = [:]
         var started: [Int: Date] = [:]
-        /// Each slot's attempt's exchanges that may show a cause outside the test (``RetryEvidence``).
-        var notable: [Int: RetryEvidence.Notable] = [:]
+        /// Each slot's attempt's exchanges that may show a cause outside the test (``RetryEvidence``), under the
+        /// attempt's id: an exchange that outlives its attempt is not the next one's.
+        var notable: [Int: (attemptID: Int64, exchanges: RetryEvidence.Notable)] = [:]
     }
 
     init(
@@ -70,7 +71,7 @@ final class MockSessions: AttemptHooks {
         let server = try await server(slot: slot, port: port)
         state.withLock {
             $0.started[slot] = Date()
-            $0.notable[slot] = RetryEvidence.Notable()
+            $0.notable[slot] = (attempt.id, RetryEvidence.Notable())
         }
         let cassettePath = Self.cassette(for: attempt.scenario, recordings: recordings)
         // A compare run's live lane gets the seed its replay lane gets from the cassette.
@@ -96,7 +97,7 @@ final class MockSessions: AttemptHooks {
         let reported = server.reportedSteps
         let secrets = server.sessionSecrets
         let failingStep = server.failingStep
-        let notable = state.withLock { $0.notable.removeValue(forKey: slot) }?.exchanges ?? []
+        let notable = state.withLock { $0.notable.removeValue(forKey: slot) }?.exchanges.exchanges ?? []
         do {
             try server.end()
         } catch {
@@ -105,20 +106,19 @@ final class MockSessions: AttemptHooks {
         }
         // A test that did not report steps through the control API may have written Cucumber reports (in its
         // artifacts folder, kept when it wrote anything).
-        var reportedFailing = failingStep
         if reported == 0, let folder = result.folder, !attempt.scenario.isRunnerTest {
             let started = state.withLock { $0.started[slot] } ?? Date()
             // Reading and parsing reports happens off the cooperative pool, which serves every slot's mock server.
             for var step in await blockingOffPool({ StepReports.steps(in: folder, attemptStart: started) }) {
                 step.name = secrets.scrubbed(step.name)
                 step.error = step.error.map { secrets.scrubbed($0) }
-                if step.status == .failed, reportedFailing == nil { reportedFailing = step.position }
                 log.append(step, attemptID: attempt.id)
             }
         }
-        if result.outcome != .passed, result.evidence == nil {
-            result.evidence = RetryEvidence.exchange(in: notable, failingStep: reportedFailing)
-        }
+        // The failing step the test reported through the control API (its exchanges carry their step); steps read from
+        // a report came after the exchanges, which are then looked at across the attempt. Said for a passed attempt
+        // too: in a batch it stands for the process's other tests (``Coordinator``).
+        result.evidence = RetryEvidence.exchange(in: notable, failingStep: reported > 0 ? failingStep : nil)
     }
 
     func attemptWasLost(_ attempt: ClaimedAttempt, slot: Int) async {
@@ -135,7 +135,12 @@ final class MockSessions: AttemptHooks {
         let server = MockServer(configuration: configuration, logger: logger) { [log, weak self] event in
             log.append(event)
             if case .exchange(let exchange) = event, RetryEvidence.isEvidence(exchange) {
-                self?.state.withLock { $0.notable[slot]?.note(exchange) }
+                self?.state.withLock { state in
+                    guard let attemptID = state.notable[slot]?.attemptID, exchange.attemptID == attemptID else {
+                        return
+                    }
+                    state.notable[slot]?.exchanges.note(exchange)
+                }
             }
         }
         try await server.start(adopting: port.descriptor)

@@ -11,6 +11,8 @@ package struct JoinableRun: Sendable, Hashable {
     package var exitCode: Int32?
     /// Its suite: whose history, flakiness and quarantine it adds to.
     package var project: String
+    /// Which failures its retries are for; `nil` for a run planned before it was stored (every failure).
+    package var retryWhen: RetryWhen?
 }
 
 /// One host's part in a run: its slots and what they did.
@@ -45,13 +47,16 @@ extension RunStore {
         try binds.append(value)
         let rows = try await database.client.query(
             PostgresQuery(
-                unsafeSQL: "SELECT id, state, created_at, exit_code, project FROM runs WHERE \(condition)", binds: binds
+                unsafeSQL: "SELECT id, state, created_at, exit_code, project, retry_when FROM runs WHERE \(condition)",
+                binds: binds
             ),
             logger: database.logger)
-        for try await (id, state, created, code, project) in rows.decode((UUID, String, Date, Int32?, String).self) {
+        for try await (id, state, created, code, project, retryWhen) in rows.decode(
+            (UUID, String, Date, Int32?, String, String?).self)
+        {
             return JoinableRun(
                 id: id, state: RunState(rawValue: state) ?? .running, startedAt: created, exitCode: code,
-                project: project)
+                project: project, retryWhen: retryWhen.flatMap(RetryWhen.init(rawValue:)))
         }
         return nil
     }

@@ -24,6 +24,8 @@ package struct RunPlan: Sendable {
     package var project = RunStore.defaultProject
     /// The branch it ran on, when known.
     package var branch: String?
+    /// Which failures its retries are for: every host that works the run goes by it.
+    package var retryWhen = RetryWhen.any
 
     package init(
         id: UUID = UUID(), host: String, gitRevision: String?, workingDirectory: String, configPath: String?,
@@ -139,10 +141,10 @@ package struct RunStore: Sendable {
                      WITH ORDINALITY AS u(id, name, command, uri, line, tag_from, tag_end, timeout_ms, env, results, batch, position)
             ), run AS (
                 INSERT INTO runs (id, state, host, git_revision, working_directory, config_path, mode, workers, retries, scenario_count,
-                                  join_key, parent_run_id, node, project, branch)
+                                  join_key, parent_run_id, node, project, branch, retry_when)
                 VALUES (\(plan.id), 'running', \(plan.host), \(plan.gitRevision), \(plan.workingDirectory), \(plan.configPath),
                         \(plan.mode.rawValue), \(plan.workers), \(plan.retries), \(plan.scenarios.count), \(plan.joinKey),
-                        \(plan.parentRunID), \(plan.node), \(plan.project), \(plan.branch))
+                        \(plan.parentRunID), \(plan.node), \(plan.project), \(plan.branch), \(plan.retryWhen.rawValue))
                 ON CONFLICT (join_key) WHERE join_key IS NOT NULL DO NOTHING
                 RETURNING created_at
             ), known AS (

@@ -6,6 +6,25 @@ import Testing
 
 @Suite("Run store")
 struct RunStoreTests {
+    @Test("a run keeps which failures its retries are for: every host that joins it goes by the planner's choice")
+    func retryWhen() async throws {
+        try await withTestDatabase { database in
+            let runs = RunStore(database: database)
+            var plan = RunPlan(
+                host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .live, workers: 1,
+                retries: 2,
+                scenarios: [Scenario(id: "a", name: "a", command: "true", timeoutMilliseconds: 1_000)])
+            plan.retryWhen = .evidence
+            try await runs.create(plan)
+            #expect(try await runs.joinable(plan.id)?.retryWhen == .evidence)
+            let plain = RunPlan(
+                host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .live, workers: 1,
+                retries: 2, scenarios: plan.scenarios)
+            try await runs.create(plain)
+            #expect(try await runs.joinable(plain.id)?.retryWhen == .any)
+        }
+    }
+
     @Test("a planned run reads back with every scenario as planned: tags, environment, feature file and line, order")
     func planReadsBack() async throws {
         try await withTestDatabase { database in

@@ -62,7 +62,8 @@ struct RunExecution {
         )
         configuration.lease = lease
         configuration.secretEnvironment = settings.secretEnvironment(inherited: configuration.baseEnvironment)
-        configuration.retryWhen = settings.retryWhen.value
+        // A run's hosts go by how it was planned; a resumed run by this process's settings.
+        configuration.retryWhen = planned.retryWhen ?? settings.retryWhen.value
         var server = settings.mockServer
         server.secrets = configuration.secretEnvironment.secrets
         output.started(expected: planned.expected, workers: workers)

@@ -27,6 +27,8 @@ package struct RunPlanner {
         package var plan: RunPlan?
         /// Its suite (`runs.project`).
         package var project: String
+        /// Which failures its retries are for, as the run was planned (`nil`: this process's own setting).
+        package var retryWhen: RetryWhen? = nil
     }
 
     /// The run `scenarios` make on this host, not yet stored: secrets out of their environments, the project and the
@@ -42,6 +44,7 @@ package struct RunPlanner {
         )
         plan.project = settings.project
         plan.branch = git.branch
+        plan.retryWhen = settings.retryWhen.value
         return plan
     }
 
@@ -86,7 +89,7 @@ package struct RunPlanner {
         guard let (startedAt, expected) = try await runs.createUnlessJoined(plan) else { return nil }
         return Planned(
             runID: plan.id, workingDirectory: plan.workingDirectory, startedAt: startedAt, expected: expected,
-            plan: plan, project: plan.project)
+            plan: plan, project: plan.project, retryWhen: plan.retryWhen)
     }
 
     /// Stores `plan`, which has no join key.
@@ -94,7 +97,7 @@ package struct RunPlanner {
         let (startedAt, expected) = try await runs.create(plan)
         return Planned(
             runID: plan.id, workingDirectory: plan.workingDirectory, startedAt: startedAt, expected: expected,
-            plan: plan, project: plan.project)
+            plan: plan, project: plan.project, retryWhen: plan.retryWhen)
     }
 
     /// Takes up run `runID` again: what passed does not run again. An unknown id is a ``UsageError``.

@@ -106,7 +106,7 @@ struct RunWork {
         return .work(
             RunPlanner.Planned(
                 runID: run.id, workingDirectory: settings.directory, startedAt: run.startedAt, expected: left.expected,
-                project: run.project),
+                project: run.project, retryWhen: run.retryWhen ?? .any),
             joined: true)
     }
 

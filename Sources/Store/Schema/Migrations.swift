@@ -40,6 +40,7 @@ enum Migrations {
         (21, "the queue round's claim in a transaction of its own, after its completions", Schema.version21),
         (22, "a quarantine's last day and owner", Schema.version22),
         (23, "the queue round told which failures may be retried, and their evidence", Schema.version23),
+        (24, "which failures a run's retries are for", Schema.version24),
     ]
 
     /// Applies the migrations not applied yet, up to `version` (the newest by default; tests stop earlier to make rows

@@ -582,6 +582,12 @@ enum Schema {
         "ALTER TABLE attempts ADD COLUMN retry_evidence text;\n\n"
         + twoTransactionRound(named: "orchestrate_round3", decidesRetries: true)
 
+    /// Version 24: which failures a run's retries are for (`retries.when`: `any`, `evidence`), as its planner set it:
+    /// every host that joins the run goes by it. `NULL` for runs planned before: every failure.
+    static let version24 = """
+        ALTER TABLE runs ADD COLUMN retry_when text CHECK (retry_when IN ('any', 'evidence'))
+        """
+
     /// The round of migrations 21 and 23: completions committed, then the claim committed. `decidesRetries`: the
     /// caller says for each failure whether it may be retried, and with what evidence (migration 23).
     private static func twoTransactionRound(named name: String, decidesRetries: Bool = false) -> String {

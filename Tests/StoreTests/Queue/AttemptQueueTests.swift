@@ -202,6 +202,31 @@ struct AttemptQueueTests {
         }
     }
 
+    @Test(
+        "a failure that reproduces is not retried and settles failed at once, with retries left; its evidence is stored, and sent again it is acknowledged as it was"
+    )
+    func reproducingFailure() async throws {
+        try await withTestDatabase { database in
+            let runID = try await plan(database, count: 2, retries: 2)
+            let queue = AttemptQueue(database: database)
+            let worker = WorkerIdentity(host: "h", pid: 1, slot: 1)
+            let own = try #require(try await queue.claim(runID: runID, worker: worker, port: 1))
+            var reproduces = AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 3)
+            reproduces.reproduces = true
+            let ack = try await queue.complete(own, result: reproduces)
+            #expect(!ack.retryQueued && ack.settled == .failed)
+            #expect(try await queue.complete(own, result: reproduces).settled == .failed, "sent again")
+            let outage = try #require(try await queue.claim(runID: runID, worker: worker, port: 1))
+            var evidence = AttemptResult(outcome: .failed, exitCode: 22, durationMilliseconds: 3)
+            evidence.evidence = "GET api.test/v1/x → 503"
+            let retried = try await queue.complete(outage, result: evidence)
+            #expect(retried.retryQueued && retried.settled == nil)
+            let stored = try await RunStore(database: database).attemptRecords(runID)
+            #expect(stored.compactMap(\.evidence) == ["GET api.test/v1/x → 503"])
+            #expect(stored.count == 3, "the reproducing failure's one attempt, the outage's and its retry")
+        }
+    }
+
     @Test("one round records several results and hands out claims, never a retry to the slot that failed it")
     func round() async throws {
         try await withTestDatabase { database in

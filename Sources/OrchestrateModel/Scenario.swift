@@ -163,11 +163,11 @@ package struct Batch: Sendable, Codable, Hashable {
         CommandTemplate.fill(command) { words(for: ids, $0) }
     }
 
-    /// Each id's own command (a batch of one, as ``command(for:)`` makes it), the template read once for them all.
-    package func commands(forEach ids: [String]) -> [String] {
-        guard command.utf8.contains(UInt8(ascii: "{")) else { return ids.map { _ in command } }
+    /// A test's own command (a batch of one, as ``command(for:)`` makes it), for each test of a suite: the template is
+    /// read once, here.
+    package func ownCommands() -> @Sendable (_ id: String) -> String {
         let template = CommandTemplate.Compiled(command) { Self.names.contains($0) }
-        return ids.map { id in template.fill { words(for: [id], $0) ?? [] } }
+        return { [self] id in template.fill { words(for: [id], $0) ?? [] } }
     }
 
     private static let names = Set(placeholders.map { $0.dropFirst().dropLast() })

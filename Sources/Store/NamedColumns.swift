@@ -16,9 +16,6 @@ struct NamedColumns {
         self.row = row.makeRandomAccess()
     }
 
-    /// Whether the query has `column`.
-    func has(_ column: String) -> Bool { row.contains(column) }
-
     /// The value of `column` as `T` (an optional for a column that may be NULL); a column the query does not have is a
     /// ``StoreError`` naming it.
     func callAsFunction<T: PostgresDecodable>(_ column: String, as type: T.Type = T.self) throws -> T {

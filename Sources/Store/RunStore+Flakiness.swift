@@ -49,7 +49,7 @@ package struct QuarantineEntry: Sendable, Encodable {
     package var until: String?
     package var owner: String?
     /// The scenario's newest outcomes (at most ``QuarantineEntry/recentOutcomes``), oldest first.
-    package var lastOutcomes: [String] = []
+    package var lastOutcomes: [String]
 
     /// How many of a quarantined scenario's newest outcomes `quarantine list` shows.
     package static let recentOutcomes = 5
@@ -203,7 +203,7 @@ extension RunStore {
         try await quarantineEntries(
             """
             DELETE FROM quarantine q WHERE q.project = \(project) AND q.until < \(unescaped: Self.todaySQL)
-            RETURNING \(unescaped: Self.quarantineColumns)
+            RETURNING \(unescaped: Self.quarantineColumns), '{}'::text[] AS last_outcomes
             """)
     }
 
@@ -243,13 +243,12 @@ extension RunStore {
         var entries: [QuarantineEntry] = []
         for try await row in rows {
             let column = NamedColumns(row)
-            var entry = QuarantineEntry(
-                scenarioID: try column("scenario_id"), reason: try column("reason"),
-                automatic: try column("automatic"),
-                score: try column("score"), addedAt: try column("added_at"), until: try column("until"),
-                owner: try column("owner"))
-            if column.has("last_outcomes") { entry.lastOutcomes = try column("last_outcomes") }
-            entries.append(entry)
+            entries.append(
+                QuarantineEntry(
+                    scenarioID: try column("scenario_id"), reason: try column("reason"),
+                    automatic: try column("automatic"),
+                    score: try column("score"), addedAt: try column("added_at"), until: try column("until"),
+                    owner: try column("owner"), lastOutcomes: try column("last_outcomes")))
         }
         return entries
     }

@@ -462,7 +462,7 @@ package struct RunStore: Sendable {
         var records: [AttemptRecord] = []
         for try await row in rows {
             let column = NamedColumns(row)
-            records.append(
+            var record =
                 AttemptRecord(
                     id: try column("id"), runID: runID, scenarioID: try column("scenario_id"),
                     attempt: try column("attempt"),
@@ -473,8 +473,9 @@ package struct RunStore: Sendable {
                     startedAt: try column("started_at"), finishedAt: try column("finished_at"),
                     durationMilliseconds: try column("duration_ms"), stdout: try column("stdout"),
                     stderr: try column("stderr"), error: try column("error")
-                ))
-            records[records.count - 1].evidence = try column("retry_evidence")
+                )
+            record.evidence = try column("retry_evidence")
+            records.append(record)
         }
         return records
     }

@@ -16,10 +16,10 @@ struct ListCommandSuite: SuiteSource {
         let template = suite.command ?? ""
         var batch = Batch.takesIDs(template) ? suite.batch.batch(template) : nil
         batch?.listedMilliseconds = listed
-        let commands = batch?.commands(forEach: ids)
+        let ownCommand = batch?.ownCommands()
         let scenarioTemplate = CommandTemplate.Compiled(scenario: template)
         var scenarios: [Scenario] = []
-        for (index, id) in ids.enumerated() {
+        for id in ids {
             guard seen.insert(id).inserted else {
                 throw ConfigError(
                     .duplicateID,
@@ -29,7 +29,7 @@ struct ListCommandSuite: SuiteSource {
             scenarios.append(
                 Scenario(
                     id: id, name: id,
-                    command: commands?[index]
+                    command: ownCommand?(id)
                         ?? scenarioTemplate.fill(id: id, name: id, uri: context.configPath, line: line),
                     timeoutMilliseconds: suite.timeout.wholeMilliseconds, environment: suite.environment,
                     // A listed test is not defined in orchestrate.yml: no place there (reports take its own).

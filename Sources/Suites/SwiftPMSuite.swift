@@ -78,14 +78,10 @@ struct SwiftPMSuite: SuiteSource {
         // A test's own command names it, whatever else the binary holds (its history keys on it).
         var named = swiftTesting
         named.whole = nil
-        let swiftTestingOnes = ids.filter(Self.isSwiftTesting)
-        let xctestOnes = ids.filter { !Self.isSwiftTesting($0) }
-        let commands = Dictionary(
-            uniqueKeysWithValues: Array(zip(swiftTestingOnes, named.commands(forEach: swiftTestingOnes)))
-                + zip(xctestOnes, xctest.commands(forEach: xctestOnes)))
+        let (swiftTestingCommand, xctestCommand) = (named.ownCommands(), xctest.ownCommands())
         return ids.map { id in
             Scenario(
-                id: id, name: id, command: commands[id] ?? "",
+                id: id, name: id, command: Self.isSwiftTesting(id) ? swiftTestingCommand(id) : xctestCommand(id),
                 timeoutMilliseconds: suite.timeout.wholeMilliseconds,
                 environment: suite.environment, results: .swiftpm,
                 batch: Self.isSwiftTesting(id) ? swiftTesting : xctest)

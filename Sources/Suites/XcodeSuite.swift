@@ -101,9 +101,10 @@ struct XcodeSuite: SuiteSource {
                 + "xcrun xcresulttool get test-results tests --path \(bundle) --format json > \"$ORCHESTRATE_ARTIFACTS_DIR/tests.xcresult.json\"; "
                 + "if [ $status -ne 0 ]; then xcrun xcresulttool export attachments --path \(bundle) "
                 + "--output-path \"$ORCHESTRATE_ARTIFACTS_DIR/attachments\" >/dev/null; fi; exit $status")
-        return zip(ids, batch.commands(forEach: ids)).map { id, command in
+        let ownCommand = batch.ownCommands()
+        return ids.map { id in
             Scenario(
-                id: id, name: id, command: command,
+                id: id, name: id, command: ownCommand(id),
                 timeoutMilliseconds: suite.timeout.wholeMilliseconds,
                 environment: suite.environment, results: .xcresult,
                 batch: batch)

@@ -73,7 +73,7 @@ package enum TestReports {
         let byLocation = Dictionary(
             tests.compactMap { test in test.location.map { ($0, test.id) } }, uniquingKeysWith: { first, _ in first })
         // Only results no id names exactly are matched by their parts.
-        var tokens: [(id: String, tokens: [String])]?
+        lazy var tokens = tests.map { (id: $0.id, tokens: Self.tokens($0.id)) }
         for result in results {
             if let id = exact[plain(result.id)] ?? exact[plain("\(result.classname).\(result.name)")]
                 ?? (result.classname.isEmpty ? nil : exact[plain(result.name)])
@@ -90,8 +90,7 @@ package enum TestReports {
                 continue
             }
             let wanted = Self.tokens(result.classname) + [result.name]
-            if tokens == nil { tokens = tests.map { (id: $0.id, tokens: Self.tokens($0.id)) } }
-            let candidates = (tokens ?? []).filter {
+            let candidates = tokens.filter {
                 $0.tokens.count >= wanted.count && Array($0.tokens.suffix(wanted.count)) == wanted
             }
             if candidates.count == 1 { keep(result, for: candidates[0].id) }

@@ -574,6 +574,16 @@ enum Schema {
     /// fails after the first commit has its completions kept, and sent again they are acknowledged as recorded.
     static let version21 = twoTransactionRound(named: "orchestrate_round2")
 
+    /// Version 22: a quarantine with an end and an owner. `until` is the last UTC day it holds (`NULL`: until it is
+    /// removed); a run planned after it does not shield the scenario, and the run's judge takes the entry out and says
+    /// so. The dashboards' view shows both.
+    static let version22 = """
+        ALTER TABLE quarantine ADD COLUMN until date, ADD COLUMN owner text;
+
+        CREATE OR REPLACE VIEW dash_quarantine AS
+        SELECT project, scenario_id, reason, automatic, score, added_at, until, owner FROM quarantine
+        """
+
     /// Version 23: the queue round told, per completion, whether a failure may be retried (`retries.when: evidence`
     /// withholds the retry of a failure without a cause outside the test: it reproduces), and the evidence that
     /// justified a retry stored with the attempt (`attempts.retry_evidence`). `orchestrate_round3` is
@@ -621,17 +631,7 @@ enum Schema {
                 """
     }
 
-    /// Version 22: a quarantine with an end and an owner. `until` is the last UTC day it holds (`NULL`: until it is
-    /// removed); a run planned after it does not shield the scenario, and the run's judge takes the entry out and says
-    /// so. The dashboards' view shows both.
-    static let version22 = """
-        ALTER TABLE quarantine ADD COLUMN until date, ADD COLUMN owner text;
-
-        CREATE OR REPLACE VIEW dash_quarantine AS
-        SELECT project, scenario_id, reason, automatic, score, added_at, until, owner FROM quarantine
-        """
-
-    /// The queue round's procedure, as migrations 20 and 21 make it: its name, its parameters (the round's, in order)
+    /// The queue round's procedure, as migrations 20, 21 and 23 make it: its name, its parameters (the round's, in order)
     /// and its INOUT parameters (the answer's columns), up to its body.
     private static func roundProcedure(named name: String, decidesRetries: Bool = false) -> String {
         """

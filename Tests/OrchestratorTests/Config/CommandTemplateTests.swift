@@ -105,7 +105,7 @@ struct CommandTemplateTests {
                 "# {ids} isn't here\n" + #"printf '%s\000' "`printf '%s' {ids-comma}`" > "$OUT""#,
             ] {
                 let batch = Batch(command: template, size: 10, milliseconds: 0)
-                let commands = batch.commands(forEach: ids)
+                let commands = ids.map(batch.ownCommands())
                 #expect(commands == ids.map { batch.command(for: [$0]) })
                 for (id, command) in zip(ids, commands) {
                     let received = try await Self.arguments(of: command, in: directory)

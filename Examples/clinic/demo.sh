@@ -1,7 +1,8 @@
 #!/bin/sh
 # `make demo`: records the clinic example once, with its backend running, when there are no recordings yet;
 # then replays every scenario with 8 workers and no backend at all, shows where steps and exchanges went, and
-# compares replay with a backend whose content changed (drift, with the field and the step that explain it).
+# compares replay with a backend whose content changed (drift, with the field and the step that explain it), then
+# runs live with the backend down (one infrastructure incident, exit 3).
 set -eu
 cd "$(dirname "$0")"
 BIN=../../.build/debug
@@ -61,6 +62,11 @@ status=0
 $ORCHESTRATE run --mode compare --workers 8 --retries 0 || status=$?
 stop_backend
 echo "   (exit $status: a drift needs a look; the report above names the field and the step)"
+echo
+echo "== the backend is down: orchestrate run --mode live --workers 8 --retries 0   (an outage is one incident, not N failures)"
+status=0
+$ORCHESTRATE run --mode live --workers 8 --retries 0 || status=$?
+echo "   (exit $status: 3 says infrastructure; the outage's attempts count in no flakiness score below)"
 echo
 echo "== orchestrate flaky --limit 5"
 $ORCHESTRATE flaky --limit 5

@@ -23,6 +23,8 @@ package struct AttemptRecord: Sendable, Codable, Hashable {
     package var error: String?
     /// What showed a cause outside the test when it failed (``RetryEvidence``).
     package var evidence: String?
+    /// The run's infrastructure incident (``Incident/number``) that explains its failure; `nil` for the others.
+    package var incident: Int?
 
     package init(
         id: Int64, runID: UUID, scenarioID: String, attempt: Int, lane: Mode? = nil, state: AttemptState,

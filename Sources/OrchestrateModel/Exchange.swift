@@ -80,9 +80,9 @@ package struct ExchangeNote: RawRepresentable, Sendable, Hashable, Codable, Cust
 
     /// A fault the session was told to make (`fault: reset`).
     package static func fault(_ name: String) -> ExchangeNote { ExchangeNote(rawValue: "fault: \(name)") }
-    /// The upstream did not answer (`upstream error: …`).
-    package static func upstreamError(_ error: any Error) -> ExchangeNote {
-        ExchangeNote(rawValue: "upstream error: \(error)")
+    /// The upstream did not answer (`upstream error: connection refused`).
+    package static func upstreamError(_ reason: String) -> ExchangeNote {
+        ExchangeNote(rawValue: "upstream error: \(reason)")
     }
     /// A replayed request no recorded one matched, and what the nearest one differed in.
     package static func nearMiss(_ description: String) -> ExchangeNote { ExchangeNote(rawValue: description) }

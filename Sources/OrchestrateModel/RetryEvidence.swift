@@ -44,7 +44,7 @@ package enum RetryEvidence {
 
     /// `GET api.x.test/v1/pay → 503 at step 3`: the host the app addressed and the path (never the query, which may
     /// carry a token), then what made it evidence.
-    static func describe(_ exchange: Exchange) -> String {
+    package static func describe(_ exchange: Exchange) -> String {
         var path = exchange.url
         if let scheme = path.firstRange(of: "://") {
             // The upstream's own address stays out: the app named the host.

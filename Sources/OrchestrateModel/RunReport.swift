@@ -35,14 +35,18 @@ package struct RunReport: Sendable, Codable {
         /// detail.
         package var needsAttention: Bool { result != .passed || (verdict != nil && verdict != .stable) }
 
-        /// Whether it makes the run fail: a failure, or a verdict that needs action (failing, drift, stale
-        /// recording) — unless quarantined, which only `strict` overrides.
+        /// Whether it makes the run fail: a failure (not an incident's: ``failedByIncident``), or a verdict that needs
+        /// action (failing, drift, stale recording) — unless quarantined, which only `strict` overrides.
         package func failsRun(strict: Bool) -> Bool {
             let bad =
-                result == .failed || result == .pending || [.failing, .drift, .staleRecording].contains(verdict)
+                (result == .failed && incident == nil) || result == .pending
+                || [.failing, .drift, .staleRecording].contains(verdict)
                 || (strict && (result == .flaky || verdict == .nondeterministic))
             return bad && (!quarantined || strict)
         }
+
+        /// It failed, and every failure was an infrastructure incident's (``incident``): the run exits 3 for it, not 1.
+        package var failedByIncident: Bool { result == .failed && incident != nil }
 
         package var totalMilliseconds: Int64 { attempts.reduce(0) { $0 + ($1.durationMilliseconds ?? 0) } }
     }
@@ -58,6 +62,8 @@ package struct RunReport: Sendable, Codable {
     /// Whether any attempt of the run made an exchange through its mock server. A run without (a plain suite) is
     /// reported without the vocabulary of backends: no mode, no replay or live lanes, no empty HAR files.
     package var mockTraffic = true
+    /// Its upstreams' outages (``Incident``), each reported once; set when the run is judged.
+    package var incidents: [Incident] = []
 
     package init(
         runID: UUID, state: RunState, startedAt: Date, finishedAt: Date?, host: String, gitRevision: String?,

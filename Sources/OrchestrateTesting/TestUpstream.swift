@@ -12,11 +12,14 @@ import Synchronization
 /// the others do (a backend that had a moment's outage); `…/login` a token (`{"token": "tok-…", "user": "ann"}`); `…/headers`
 /// the request's headers (`{"headers": {…}}`, as httpbin's does);
 /// `…/links` a body full of absolute URLs (its own, another host's with its own in a query parameter,
-/// JSON-escaped) with Location and Link headers. `?gzip=1` gzips the body, `?chunked=1` sends it chunked.
+/// JSON-escaped) with Location and Link headers. `?gzip=1` gzips the body, `?chunked=1` sends it chunked. ``takeDown()``
+/// makes it an outage mid-run.
 package final class TestUpstream: Sendable {
     package let hits = Mutex(0)
     /// The `…/unavailable-once` paths asked already.
     private let unavailable = Mutex(Set<String>())
+    /// Taken down (``takeDown()``).
+    private let down = Mutex(false)
     private let channel: any Channel
     package let name: String
 
@@ -45,6 +48,13 @@ package final class TestUpstream: Sendable {
     }
 
     package func stop() async {
+        try? await channel.close()
+    }
+
+    /// An outage: it stops accepting connections (they are refused), and the connections clients kept open end at their
+    /// next request without an answer.
+    package func takeDown() async {
+        down.withLock { $0 = true }
         try? await channel.close()
     }
 
@@ -83,6 +93,11 @@ package final class TestUpstream: Sendable {
                 body += String(buffer: buffer)
             case .end:
                 guard let head else { return }
+                // Taken down: the connections it kept open end without an answer, as a backend's that went away.
+                if upstream()?.down.withLock({ $0 }) == true {
+                    context.close(promise: nil)
+                    return
+                }
                 let hit =
                     upstream()?.hits.withLock { hits -> Int in
                         hits += 1

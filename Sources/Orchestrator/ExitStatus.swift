@@ -11,6 +11,14 @@ package enum ExitStatus {
     package static let infrastructure: Int32 = 3
     package static let interrupted: Int32 = 130
 
+    /// A judged run's code: 1 when a test fails it (``RunReport/ScenarioEntry/failsRun(strict:)``); else 3 when a test
+    /// failed only through an infrastructure incident (``Incident``) and is not quarantined (or `strict`); else 0.
+    package static func code(for report: RunReport, strict: Bool) -> Int32 {
+        if report.scenarios.contains(where: { $0.failsRun(strict: strict) }) { return scenarioFailed }
+        let outage = report.scenarios.contains { $0.failedByIncident && (!$0.quarantined || strict) }
+        return outage ? infrastructure : passed
+    }
+
     /// One line for people; database errors without query values.
     package static func describe(_ error: any Error) -> String {
         Database.describe(error)

@@ -90,7 +90,7 @@ extension RunStore {
                 FROM (SELECT a.scenario_id, coalesce(r.branch, '') AS branch, coalesce(r.git_revision, '') AS git_revision,
                              coalesce(a.mode, r.mode) = ANY(\(liveModes)::text[]) AS live, a.outcome = 'passed' AS passed, a.finished_at, a.id
                       FROM attempts a JOIN runs r ON r.id = a.run_id, bounds
-                      WHERE a.state = 'finished' AND a.outcome IS NOT NULL AND a.project = \(project)
+                      WHERE a.state = 'finished' AND a.outcome IS NOT NULL AND a.incident IS NULL AND a.project = \(project)
                         AND a.finished_at >= \(since) AND a.finished_at < bounds.first_end) t
                 WINDOW w AS (PARTITION BY scenario_id, branch, git_revision, live ORDER BY finished_at, id)
             ), days AS (

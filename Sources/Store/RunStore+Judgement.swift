@@ -102,6 +102,7 @@ extension RunStore {
     /// Only scenarios with an attempt that did not pass — in this run or in those runs — are read: a history of passes
     /// changes no verdict (without a failure in it there is at most one flip, where this run's failures begin), and
     /// neither makes a scenario unsteady nor gives a stable one evidence. In a suite that keeps passing that is none.
+    /// Attempts an infrastructure incident explains (``Incident``) are left out: an outage says nothing of the test.
     package func laneHistory(of runID: UUID, limit: Int = 20, runs: Int = 10) async throws -> [String: [LaneOutcome]] {
         let rows = try await database.client.query(
             """
@@ -113,14 +114,14 @@ extension RunStore {
             ), failed AS (
                 SELECT DISTINCT f.scenario_id AS id
                 FROM (SELECT id FROM same UNION ALL SELECT \(runID)) AS r(id),
-                LATERAL (SELECT a.scenario_id FROM attempts a WHERE a.run_id = r.id AND a.outcome <> 'passed') f
+                LATERAL (SELECT a.scenario_id FROM attempts a WHERE a.run_id = r.id AND a.outcome <> 'passed' AND a.incident IS NULL) f
             )
             SELECT ids.id, array_agg(recent.mode ORDER BY recent.finished_at), array_agg(recent.passed ORDER BY recent.finished_at),
                    array_agg(recent.id ORDER BY recent.finished_at)
             FROM (SELECT scenario_id FROM run_scenarios WHERE run_id = \(runID) AND scenario_id IN (SELECT id FROM failed)) AS ids(id),
             LATERAL (SELECT coalesce(a.mode, r.mode) AS mode, a.outcome = 'passed' AS passed, a.id, a.finished_at
                      FROM same r JOIN attempts a ON a.run_id = r.id AND a.scenario_id = ids.id
-                     WHERE a.outcome IS NOT NULL
+                     WHERE a.outcome IS NOT NULL AND a.incident IS NULL
                      ORDER BY a.finished_at DESC LIMIT \(limit)) recent
             GROUP BY ids.id
             """,

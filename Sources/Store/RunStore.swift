@@ -453,7 +453,7 @@ package struct RunStore: Sendable {
         let rows = try await database.client.query(
             """
             SELECT scenario_id, attempt, state, outcome, exit_code, signal, worker, started_at, finished_at, duration_ms,
-                   stdout, stderr, error, id, mode, retry_evidence
+                   stdout, stderr, error, id, mode, retry_evidence, incident
             FROM attempts WHERE run_id = \(runID) AND (\(scenarioID)::text IS NULL OR scenario_id = \(scenarioID)) AND state <> 'abandoned'
             ORDER BY scenario_id, mode NULLS FIRST, attempt
             """,
@@ -475,17 +475,19 @@ package struct RunStore: Sendable {
                     stderr: try column("stderr"), error: try column("error")
                 )
             record.evidence = try column("retry_evidence")
+            record.incident = try column("incident")
             records.append(record)
         }
         return records
     }
 
-    /// The run with every scenario and attempt, in plan order.
+    /// The run with every scenario and attempt, in plan order, and its incidents.
     package func report(_ runID: UUID) async throws -> RunReport {
         // The three reads go side by side (the pool has connections to spare at the end of a run).
         async let summaryRead = summary(runID)
         async let attemptsRead = attemptRecords(runID)
         async let trafficRead = mockTraffic(runID)
+        async let incidentsRead = incidents(runID)
         let scenarioRows = try await database.client.query(
             """
             SELECT \(unescaped: Self.plannedScenarioColumns), rs.result,
@@ -530,6 +532,7 @@ package struct RunStore: Sendable {
             scenarios: entries
         )
         report.mockTraffic = try await trafficRead
+        report.incidents = try await incidentsRead
         return report
     }
 

@@ -35,9 +35,17 @@ extension MockServer {
             )
             return (response, (ContinuousClock.now - clock).wholeMicroseconds)
         } catch {
-            exchange.note = .upstreamError(error)
+            exchange.note = .upstreamError(Self.reason(error))
             return (.text(502, "orchestrate: \(url) could not be reached: \(error)"), nil)
         }
+    }
+
+    /// Why the upstream did not answer, in words that do not change from one attempt to the next: a system error by
+    /// its name (`connection refused`, not NIO's description with the call and its errno); others as they describe
+    /// themselves.
+    static func reason(_ error: any Error) -> String {
+        guard let error = error as? IOError else { return "\(error)" }
+        return String(cString: strerror(error.errnoCode)).lowercased()
     }
 
     /// In record mode, adds a forwarded exchange (as it is stored, secrets redacted) to the recording, with the time

@@ -47,6 +47,9 @@ package final class MockServer: Sendable {
         clientConfiguration.decompression = .disabled
         clientConfiguration.redirectConfiguration = .disallow
         clientConfiguration.timeout = .init(connect: .seconds(10), read: .seconds(60))
+        // A backend that refuses connections is answered for at once, as the app would see it without the mock server:
+        // retried in the background until the connect timeout, each request of an outage waited 10 s.
+        clientConfiguration.connectionPool.retryConnectionEstablishment = false
         client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration)
     }
 

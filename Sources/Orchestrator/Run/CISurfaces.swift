@@ -19,7 +19,9 @@ package enum GitHubAnnotations {
         for entry in report.scenarios {
             let kind: String
             let title: String
-            if entry.failsRun(strict: strict) {
+            if entry.failedByIncident {
+                continue
+            } else if entry.failsRun(strict: strict) {
                 (kind, title) = ("error", "\(entry.scenario.id) \(entry.result == .failed ? "failed" : "is flaky")")
             } else if entry.result == .failed, entry.quarantined {
                 (kind, title) = ("warning", "\(entry.scenario.id) failed (quarantined)")
@@ -41,7 +43,13 @@ package enum GitHubAnnotations {
             let command = "::\(kind) \(properties.joined(separator: ","))::\(escapeData(message(entry)))"
             if kind == "error" { errors.append(command) } else { warnings.append(command) }
         }
-        var commands = errors + warnings
+        // An outage is one error (before the tests'), not one per test it failed.
+        let outages = report.incidents.prefix(maximum).map { incident in
+            "::error title=\(escapeProperty("infrastructure incident \(incident.number)"))::"
+                + escapeData("\(incident.headline)\nfirst: \(Incident.describe(incident.first))")
+        }
+        var commands = Array(outages) + errors.prefix(maximum - outages.count) + warnings
+        left += max(0, errors.count - (maximum - outages.count))
         if left > 0 {
             commands.append("::notice::\(escapeData("\(left) more tests failed or were flaky: see the job summary"))")
         }
@@ -88,7 +96,15 @@ package enum MarkdownSummary {
                 + (report.gitRevision.map { " at revision \(text(String($0.prefix(12))))" } ?? "")
                 + " · \(text(report.state.rawValue))",
         ]
-        let failing = report.scenarios.filter { $0.result == .failed }
+        if !report.incidents.isEmpty {
+            lines += ["", "### Infrastructure incidents", ""]
+            for incident in report.incidents {
+                lines.append(
+                    "- \(text(incident.headline)); first: \(text(Incident.describe(incident.first))); "
+                        + "tests: \(text(incident.scenarioIDs.prefix(rows).joined(separator: ", ")))")
+            }
+        }
+        let failing = report.scenarios.filter { $0.result == .failed && $0.incident == nil }
         if !failing.isEmpty {
             lines += ["", "### Failed", "", "| Test | Where | Why |", "| --- | --- | --- |"]
             for entry in failing.prefix(rows) {

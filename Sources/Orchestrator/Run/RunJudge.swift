@@ -25,20 +25,55 @@ package struct RunJudge {
         /// The scenarios with a failure in this run or in their history on this revision: the only ones whose
         /// flakiness score can have risen (without a failure there is no flip).
         package var unsteady: Set<String>
+        /// The failed attempts the report's incidents explain (by attempt id), for the caller to store with them
+        /// (``RunStore/saveIncidents(_:_:explained:)``) before the run's days are rolled up.
+        package var explained: [Int64: Int] = [:]
     }
 
-    /// Reads the finished run (and, side by side, its scenarios' history) and judges it.
+    /// Reads the finished run (and, side by side, its scenarios' history) and judges it: its incidents first, then the
+    /// verdicts from the attempts they do not explain.
     func judge(_ runID: UUID) async throws -> Judgement {
         async let history = runs.laneHistory(of: runID)
-        let report = try await runs.report(runID)
+        var report = try await runs.report(runID)
+        let explained = try await findIncidents(in: &report)
         let (verdicts, unsteady) = try await verdicts(report, history: try await history)
         let (judged, changed) = Self.apply(verdicts, to: report)
-        return Judgement(report: judged, changed: changed, unsteady: unsteady)
+        return Judgement(report: judged, changed: changed, unsteady: unsteady, explained: explained)
     }
 
     /// The run as stored, without judging it (an interrupted run).
     func unjudged(_ runID: UUID) async throws -> Judgement {
         Judgement(report: try await runs.report(runID), changed: [], unsteady: [])
+    }
+
+    /// The run's infrastructure incidents (``IncidentRule``), set in the report with the attempts each explains; those
+    /// attempts, by id. Only a run with traffic through its mock servers and enough failures has any to look for.
+    private func findIncidents(in report: inout RunReport) async throws -> [Int64: Int] {
+        let attempts = report.scenarios.flatMap { entry in
+            entry.attempts.filter { $0.outcome != nil }.map {
+                IncidentRule.Attempt(
+                    id: $0.id, scenarioID: entry.scenario.id, attempt: $0.attempt, passed: $0.outcome == .passed)
+            }
+        }
+        guard report.mockTraffic, attempts.count(where: { !$0.passed }) >= IncidentRule.minimumAttempts else {
+            return [:]
+        }
+        let sightings = try await runs.upstreamFailures(report.runID).map { failure in
+            IncidentRule.Sighting(
+                attemptID: failure.attemptID, host: failure.host, noAnswers: failure.noAnswers,
+                serverErrors: failure.serverErrors,
+                first: (failure.first.startedAt, RetryEvidence.describe(failure.first)),
+                last: (failure.last.startedAt, RetryEvidence.describe(failure.last)))
+        }
+        let (incidents, explained) = IncidentRule.incidents(attempts: attempts, sightings: sightings)
+        report.incidents = incidents
+        for index in report.scenarios.indices {
+            for attempt in report.scenarios[index].attempts.indices {
+                report.scenarios[index].attempts[attempt].incident =
+                    explained[report.scenarios[index].attempts[attempt].id]
+            }
+        }
+        return explained
     }
 
     /// The report with the verdicts filled in, and those of the verdicts that differ from what the report had stored.
@@ -67,7 +102,8 @@ package struct RunJudge {
     func verdicts(
         _ report: RunReport, history: [String: [LaneOutcome]]
     ) async throws -> (verdicts: [StoredVerdict], unsteady: Set<String>) {
-        let entries = report.scenarios.filter { $0.attempts.contains { $0.outcome != nil } }
+        // An attempt an incident explains says nothing of the test: a test with no other is not judged.
+        let entries = report.scenarios.filter { $0.attempts.contains { $0.outcome != nil && $0.incident == nil } }
         // First the verdicts (and, unless stable, the attempts that explain them); then the logs the evidence comes
         // from, in one query.
         var judged:
@@ -78,7 +114,7 @@ package struct RunJudge {
         var unsteady = Set<String>()
         for entry in entries {
             let earlier = history[entry.scenario.id] ?? []
-            let finished = entry.attempts.filter { $0.outcome != nil }.sorted {
+            let finished = entry.attempts.filter { $0.outcome != nil && $0.incident == nil }.sorted {
                 ($0.finishedAt ?? .distantPast) < ($1.finishedAt ?? .distantPast)
             }
             if finished.contains(where: { $0.outcome != .passed }) || earlier.contains(where: { !$0.passed }) {

@@ -15,7 +15,11 @@ enum RunSummaryText {
         if report.mode == .compare || verdicts.contains(where: { !$0.hasSuffix("stable") }) {
             lines.append("verdicts: \(verdicts.joined(separator: ", "))")
         }
-        let failed = report.scenarios.filter { $0.result == .failed || ($0.verdict != nil && $0.verdict != .stable) }
+        lines += incidentLines(report)
+        // A test whose failures were all an incident's is said with the incident, not as a failure of its own.
+        let failed = report.scenarios.filter {
+            $0.incident == nil && ($0.result == .failed || ($0.verdict != nil && $0.verdict != .stable))
+        }
         if !failed.isEmpty {
             lines.append("needs a look:")
             for entry in failed {
@@ -44,7 +48,7 @@ enum RunSummaryText {
                 }
             }
         }
-        let flaky = report.scenarios.filter { $0.result == .flaky && $0.verdict == nil }
+        let flaky = report.scenarios.filter { $0.result == .flaky && $0.verdict == nil && $0.incident == nil }
         if !flaky.isEmpty {
             lines.append("flaky (failed, then passed on retry):")
             for entry in flaky {
@@ -60,6 +64,33 @@ enum RunSummaryText {
         lines.append("report: \(files.html)")
         return lines.joined(separator: "\n")
     }
+
+    /// Each infrastructure incident in a few lines: what the host did, its first and last failing exchange, the tests it
+    /// hit (the first ``incidentTests``), and what it means for the run.
+    static func incidentLines(_ report: RunReport) -> [String] {
+        var lines: [String] = []
+        for incident in report.incidents {
+            lines.append(incident.headline)
+            lines.append("  first: \(Incident.describe(incident.first))")
+            if incident.last != incident.first { lines.append("  last:  \(Incident.describe(incident.last))") }
+            let more = incident.scenarioIDs.count - incidentTests
+            lines.append(
+                "  tests: \(incident.scenarioIDs.prefix(incidentTests).joined(separator: ", "))"
+                    + (more > 0 ? " and \(more) more (in the report)" : ""))
+        }
+        if !report.incidents.isEmpty {
+            let failed = report.scenarios.count(where: \.failedByIncident)
+            lines.append(
+                "  an outage, not the tests: these attempts count in no flakiness score or quarantine"
+                    + (failed > 0
+                        ? "; \(failed) test\(failed == 1 ? "" : "s") failed only through it (exit 3 unless another failure fails the run)"
+                        : ""))
+        }
+        return lines
+    }
+
+    /// How many of an incident's tests the summary names.
+    static let incidentTests = 10
 
     /// The first line: the run, how long it took, its counts.
     static func headline(_ report: RunReport) -> String {

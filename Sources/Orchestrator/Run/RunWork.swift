@@ -231,11 +231,14 @@ struct RunWork {
         while true {
             if try await runs.claimJudgement(planned.runID, by: member.description) {
                 let judgement = try await judge.judge(planned.runID)
-                // Verdicts, the run's days in the flakiness rollup and the quarantine changes they lead to are stored
+                // Verdicts, the incidents, the run's days in the flakiness rollup (without the attempts the incidents
+                // explain) and the quarantine changes they lead to are stored
                 // while the reports are written; the exit code last, when the other nodes may read the judged run.
                 async let saved: Void =
                     judgement.changed.isEmpty ? () : runs.saveVerdicts(planned.runID, judgement.changed)
                 async let quarantined: Void = { [runs, settings, output] in
+                    try await runs.saveIncidents(
+                        planned.runID, judgement.report.incidents, explained: judgement.explained)
                     try await runs.rollUp(planned.runID)
                     try await QuarantineUpdate.apply(
                         after: judgement, settings.quarantine, project: planned.project, runs: runs, output: output)
@@ -244,8 +247,7 @@ struct RunWork {
                     judgement.report, joined: joined, execution: execution, trends: trends, judged: true)
                 try await saved
                 try await quarantined
-                let failed = judgement.report.scenarios.contains { $0.failsRun(strict: settings.strict) }
-                let code = failed ? ExitStatus.scenarioFailed : ExitStatus.passed
+                let code = ExitStatus.code(for: judgement.report, strict: settings.strict)
                 try await runs.recordExitCode(planned.runID, code)
                 return code
             }

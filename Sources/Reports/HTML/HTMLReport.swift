@@ -50,12 +50,14 @@ package enum HTMLReport {
                 "<p class=\"legend\">a lane per worker slot, by host; a bar per attempt (passed, failed, timed out, crashed); "
             html += "lines join a failed attempt to its retry; shaded: a slot idle until the run's end</p></details>\n"
         }
+        html += incidents(report)
         html +=
             "<table class=\"summary\"><tr><th>Scenario</th><th>Result</th><th>Verdict</th><th>Attempts</th><th>Time</th>"
         html += "<th>Against expected</th><th>Recent attempts</th></tr>\n"
         for entry in ordered {
             html += "<tr><td><a href=\"#\(anchor(entry.scenario.id))\">\(escape(entry.scenario.name))</a></td>"
-            html += "<td>\(badge(entry.result.rawValue))\(entry.quarantined ? " " + badge("quarantined") : "")</td>"
+            html += "<td>\(badge(entry.result.rawValue))\(entry.quarantined ? " " + badge("quarantined") : "")"
+            html += "\(entry.incident.map { " " + badge("incident \($0)") } ?? "")</td>"
             html += "<td>\(entry.verdict.map { badge($0.rawValue) } ?? "")</td><td>\(entry.attempts.count)</td>"
             html += "<td>\(milliseconds(entry.totalMilliseconds))</td>"
             html +=
@@ -68,6 +70,22 @@ package enum HTMLReport {
                 entry, runID: report.runID, logs: logs, attachments: attachments[entry.scenario.id] ?? [], kept: kept)
         }
         html += "</body>\n</html>\n"
+        return html
+    }
+
+    /// The run's infrastructure incidents (``Incident``), each with its first and last failing exchange and the tests it
+    /// hit, linked; empty without any.
+    private static func incidents(_ report: RunReport) -> String {
+        guard !report.incidents.isEmpty else { return "" }
+        var html = "<section class=\"incidents\"><h2>Infrastructure incidents</h2>\n"
+        for incident in report.incidents {
+            html += "<p><strong>\(escape(incident.headline))</strong></p>\n<ul>"
+            html += "<li>first: \(escape(Incident.describe(incident.first)))</li>"
+            html += "<li>last: \(escape(Incident.describe(incident.last)))</li>"
+            let tests = incident.scenarioIDs.map { "<a href=\"#\(anchor($0))\">\(escape($0))</a>" }
+            html += "<li>tests: \(tests.joined(separator: ", "))</li></ul>\n"
+        }
+        html += "<p>An outage, not the tests: these attempts count in no flakiness score or quarantine.</p></section>\n"
         return html
     }
 

@@ -5,18 +5,20 @@ import OrchestrateModel
 /// scenario, its attempts in `system-out`, flaky passes as Surefire's `flakyFailure` elements and a
 /// property, retries of a failure as `rerunFailure`. The verdict and its reason are properties, the network
 /// differences that explain it are in `system-out`, and attached files are referenced there as
-/// `[[ATTACHMENT|/path]]` (Jenkins' JUnit attachments, GitLab's artifacts). A quarantined failure is `skipped`.
+/// `[[ATTACHMENT|/path]]` (Jenkins' JUnit attachments, GitLab's artifacts). A quarantined failure is `skipped`; a failure
+/// that was only an infrastructure incident's (``Incident``) is an `error` whose message is the incident's.
 package enum JUnitReport {
     /// - Parameter attachments: files per scenario id (absolute paths).
     package static func render(_ report: RunReport, attachments: [String: [String]] = [:]) -> String {
         let entries = report.scenarios
-        let failures = entries.filter { $0.result == .failed && !$0.quarantined }.count
+        let failures = entries.filter { $0.result == .failed && !$0.quarantined && $0.incident == nil }.count
+        let errors = entries.filter { $0.failedByIncident && !$0.quarantined }.count
         let skipped = entries.filter { $0.result == .pending || ($0.result == .failed && $0.quarantined) }.count
         let milliseconds = entries.reduce(0) { $0 + $1.totalMilliseconds }
         let timestamp = ISO8601DateFormatter().string(from: report.startedAt)
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
         let counts =
-            #"tests="\#(entries.count)" failures="\#(failures)" errors="0" skipped="\#(skipped)" time="\#(seconds(milliseconds))""#
+            #"tests="\#(entries.count)" failures="\#(failures)" errors="\#(errors)" skipped="\#(skipped)" time="\#(seconds(milliseconds))""#
         xml += #"<testsuites name="orchestrate" \#(counts) timestamp="\#(timestamp)">"# + "\n"
         xml +=
             #"  <testsuite name="orchestrate" \#(counts) timestamp="\#(timestamp)" hostname="\#(XMLText.escape(report.host))">"#
@@ -37,13 +39,19 @@ package enum JUnitReport {
                     classNames[uri] = name
                     return name
                 }()
-            xml += testcase(entry, className: className, attachments: attachments[entry.scenario.id] ?? [])
+            xml += testcase(
+                entry, className: className, attachments: attachments[entry.scenario.id] ?? [],
+                incident: entry.incident.flatMap { number in report.incidents.first { $0.number == number } })
         }
         xml += "  </testsuite>\n</testsuites>\n"
         return xml
     }
 
-    private static func testcase(_ entry: RunReport.ScenarioEntry, className: String, attachments: [String]) -> String {
+    /// `incident`: the infrastructure incident its failures were all part of, reported as an `error` (not a failure of
+    /// the test).
+    private static func testcase(
+        _ entry: RunReport.ScenarioEntry, className: String, attachments: [String], incident: Incident?
+    ) -> String {
         let scenario = entry.scenario
         // A test of a runner's suite keeps the runner's names (SwiftPM's `Module.Class` and `test`, pytest's module and
         // function), so that CI systems merge its history with the runner's own reports.
@@ -73,6 +81,13 @@ package enum JUnitReport {
             xml +=
                 #"      <skipped message="\#(XMLText.escape("quarantined (orchestrate quarantine list): \(last)"))"/>"#
                 + "\n"
+        case .failed where incident != nil:
+            if let incident, let last = failedAttempts.last {
+                let body = detail(last, summary: entry.summary(of: last))
+                xml +=
+                    #"      <error message="\#(XMLText.escape(incident.headline))" type="infrastructure">\#(XMLText.escape(body))</error>"#
+                    + "\n"
+            }
         case .failed:
             if let last = failedAttempts.last {
                 xml += element("failure", last, summary: entry.summary(of: last), indent: 6)

@@ -519,30 +519,7 @@ enum Schema {
     /// (its keys, none, were the NULL that asks for a recount of every attempt). `dash_branches`: each project's
     /// branches, what the dashboards' branch variable offers and its "All" stands for.
     static let version19 = """
-        CREATE OR REPLACE FUNCTION orchestrate_roll_up_days(keys_project text[], keys_scenario text[], keys_day date[]) RETURNS void
-        LANGUAGE plpgsql SET work_mem = '32MB' AS $f$
-        DECLARE
-            key record;
-        BEGIN
-            IF keys_project IS NULL THEN
-                -- Every finished attempt, in one pass.
-                EXECUTE format($q$\(scenarioDaysUpsert)$q$,
-                    $s$attempts a CROSS JOIN LATERAL (SELECT a.project, a.scenario_id, (a.finished_at AT TIME ZONE 'UTC')::date) AS k(project, scenario_id, day)$s$,
-                    'true');
-                RETURN;
-            END IF;
-            -- In the order of the table's key, so that rollups of runs that settle together take their rows in one order.
-            FOR key IN SELECT u.project, u.day, array_agg(DISTINCT u.scenario_id) AS scenarios
-                       FROM unnest(keys_project, keys_scenario, keys_day) AS u(project, scenario_id, day)
-                       GROUP BY u.project, u.day ORDER BY u.project, u.day LOOP
-                EXECUTE format($q$\(scenarioDaysUpsert)$q$,
-                    $s$attempts a CROSS JOIN LATERAL (SELECT a.project, a.scenario_id, $3::date) AS k(project, scenario_id, day)$s$,
-                    $s$a.project = $1 AND a.scenario_id = ANY ($2) AND a.finished_at >= $3::timestamp AT TIME ZONE 'UTC'
-                       AND a.finished_at < ($3 + 1)::timestamp AT TIME ZONE 'UTC'$s$)
-                USING key.project, key.scenarios, key.day;
-            END LOOP;
-        END
-        $f$;
+        \(rollUpDays())
         CREATE OR REPLACE FUNCTION orchestrate_roll_up_run(settled uuid) RETURNS void LANGUAGE sql AS $$
             SELECT orchestrate_roll_up_days(array_agg(project), array_agg(scenario_id), array_agg(day))
             FROM (SELECT DISTINCT project, scenario_id, (finished_at AT TIME ZONE 'UTC')::date AS day FROM attempts
@@ -597,6 +574,56 @@ enum Schema {
     static let version24 = """
         ALTER TABLE runs ADD COLUMN retry_when text CHECK (retry_when IN ('any', 'evidence'))
         """
+
+    /// Version 25: a run's infrastructure incidents (``Incident``: an upstream's outage that many of its failures
+    /// share), each with its host, first and last failing exchange and tests (`detail`, the incident as JSON), and the
+    /// attempts each explains (`attempts.incident`, its number). Those attempts count in no scenario-day of the rollup,
+    /// so in no flakiness score or quarantine.
+    static let version25 = """
+        CREATE TABLE incidents (
+            run_id uuid NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            number integer NOT NULL,
+            host text NOT NULL,
+            began_at timestamptz NOT NULL,
+            ended_at timestamptz NOT NULL,
+            attempts integer NOT NULL,
+            detail jsonb NOT NULL,
+            PRIMARY KEY (run_id, number)
+        );
+        ALTER TABLE attempts ADD COLUMN incident integer;
+        \(rollUpDays(condition: "a.incident IS NULL"))
+        """
+
+    /// `orchestrate_roll_up_days` as migration 19 makes it (every finished attempt of the keys' days counted), and as
+    /// migration 25 does with a `condition` more on the attempts.
+    private static func rollUpDays(condition: String? = nil) -> String {
+        """
+        CREATE OR REPLACE FUNCTION orchestrate_roll_up_days(keys_project text[], keys_scenario text[], keys_day date[]) RETURNS void
+        LANGUAGE plpgsql SET work_mem = '32MB' AS $f$
+        DECLARE
+            key record;
+        BEGIN
+            IF keys_project IS NULL THEN
+                -- Every finished attempt, in one pass.
+                EXECUTE format($q$\(scenarioDaysUpsert)$q$,
+                    $s$attempts a CROSS JOIN LATERAL (SELECT a.project, a.scenario_id, (a.finished_at AT TIME ZONE 'UTC')::date) AS k(project, scenario_id, day)$s$,
+                    '\(condition ?? "true")');
+                RETURN;
+            END IF;
+            -- In the order of the table's key, so that rollups of runs that settle together take their rows in one order.
+            FOR key IN SELECT u.project, u.day, array_agg(DISTINCT u.scenario_id) AS scenarios
+                       FROM unnest(keys_project, keys_scenario, keys_day) AS u(project, scenario_id, day)
+                       GROUP BY u.project, u.day ORDER BY u.project, u.day LOOP
+                EXECUTE format($q$\(scenarioDaysUpsert)$q$,
+                    $s$attempts a CROSS JOIN LATERAL (SELECT a.project, a.scenario_id, $3::date) AS k(project, scenario_id, day)$s$,
+                    $s$a.project = $1 AND a.scenario_id = ANY ($2) AND a.finished_at >= $3::timestamp AT TIME ZONE 'UTC'
+                       AND a.finished_at < ($3 + 1)::timestamp AT TIME ZONE 'UTC'\(condition.map { " AND \($0)" } ?? "")$s$)
+                USING key.project, key.scenarios, key.day;
+            END LOOP;
+        END
+        $f$;
+        """
+    }
 
     /// The round of migrations 21 and 23: completions committed, then the claim committed. `decidesRetries`: the
     /// caller says for each failure whether it may be retried, and with what evidence (migration 23).

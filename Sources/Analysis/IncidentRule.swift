@@ -3,8 +3,9 @@ import OrchestrateModel
 import struct Foundation.Date
 
 /// When many failures of a run are one upstream's outage (``Incident``). An attempt met a host's failure when the
-/// backend itself was asked (live or record mode) and did not answer, or answered with a 5xx (``Sighting``). A host is
-/// an incident when, among the run's finished attempts:
+/// backend itself was asked (live or record mode) and did not answer, or answered with a 502, 503 or 504 — a failed
+/// attempt at its failing step, when it has one (``Sighting``). A 500 is no outage: it is the backend's answer to the
+/// request, which a change to the app may have caused. A host is an incident when, among the run's finished attempts:
 /// - at least ``minimumAttempts`` failed attempts met its failures: fewer are a flaky endpoint, which retries with
 ///   evidence (`retries.when: evidence`) deal with, and one incident says no more than one or two failures would;
 /// - they are at least ``minimumShare`` of the failed attempts: the outage is what most failures have in common. A host
@@ -15,7 +16,8 @@ import struct Foundation.Date
 ///
 /// A 429 or a slow answer is not an outage (rate limits and latency are the test's environment, not a host that is
 /// down); a stub's, a recording's or the mock server's own answers are not the upstream's. An attempt that met several
-/// such hosts belongs to the incident whose first failure came first.
+/// such hosts belongs to the incident whose first failure came first; a host left with fewer than ``minimumAttempts``
+/// of its own is none.
 package enum IncidentRule {
     package static let minimumAttempts = 3
     package static let minimumShare = 0.5
@@ -91,7 +93,7 @@ package enum IncidentRule {
         var incidents: [Incident] = []
         for (host, seen) in candidates {
             let own = seen.filter { explained[$0.attemptID] == nil }
-            guard !own.isEmpty else { continue }
+            guard own.count >= minimumAttempts else { continue }
             let number = incidents.count + 1
             for sighting in own { explained[sighting.attemptID] = number }
             let first = own.min { ($0.first.at, $0.attemptID) < ($1.first.at, $1.attemptID) }!

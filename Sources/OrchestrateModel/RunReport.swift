@@ -41,7 +41,7 @@ package struct RunReport: Sendable, Codable {
             let bad =
                 (result == .failed && incident == nil) || result == .pending
                 || [.failing, .drift, .staleRecording].contains(verdict)
-                || (strict && (result == .flaky || verdict == .nondeterministic))
+                || (strict && incident == nil && (result == .flaky || verdict == .nondeterministic))
             return bad && (!quarantined || strict)
         }
 

@@ -3,7 +3,9 @@ import OrchestrateModel
 import PostgresNIO
 
 /// One attempt's failures of one upstream host: the exchanges the backend itself was asked (live or record mode) and
-/// did not answer, or answered with a 5xx; the first and last of them, their bodies and headers left out.
+/// did not answer, or answered with a 502, 503 or 504 (a gateway or a service that is not there; a 500 is the backend's
+/// answer to the request, which the request may have caused) — a failed attempt's at its failing step when it has one;
+/// the first and last of them, their bodies and headers left out.
 package struct UpstreamFailure: Sendable {
     package var attemptID: Int64
     package var host: String
@@ -27,9 +29,17 @@ extension RunStore {
                          count(*) FILTER (WHERE e.note IS NULL) OVER w AS server_errors,
                          row_number() OVER (w ORDER BY e.started_at, e.sequence) AS k, count(*) OVER w AS n
                   FROM attempts a JOIN exchanges e ON e.attempt_id = a.id
+                  LEFT JOIN LATERAL (SELECT min(s.position) AS position FROM steps s
+                                     WHERE s.attempt_id = a.id AND s.status = 'failed') failing ON true
                   WHERE a.run_id = \(runID) AND a.state = 'finished' AND a.outcome IS NOT NULL
                     AND e.mode IN ('live', 'record')
-                    AND (e.note LIKE 'upstream error%' OR (e.matched AND e.note IS NULL AND e.status >= 500))
+                    AND (e.note LIKE 'upstream error%' OR (e.matched AND e.note IS NULL AND e.status IN (502, 503, 504)))
+                    -- A failed attempt's at its failing step (exchange_log's step), when it has one.
+                    AND (a.outcome = 'passed' OR failing.position IS NULL OR failing.position = coalesce(e.step_position, (
+                             SELECT s.position FROM steps s
+                             WHERE s.attempt_id = e.attempt_id AND s.started_at <= e.started_at
+                               AND e.started_at <= coalesce(s.finished_at, 'infinity')
+                             ORDER BY s.position DESC LIMIT 1)))
                   WINDOW w AS (PARTITION BY e.attempt_id, e.host)) x
             WHERE k = 1 OR k = n
             ORDER BY attempt_id, host, k
@@ -69,6 +79,11 @@ extension RunStore {
         let details = try incidents.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
         let (attemptIDs, numbers) = (Array(explained.keys), explained.keys.map { explained[$0]! })
         try await database.withTransaction { connection in
+            // Stored again whole: what an earlier judgement of the run stored goes.
+            try await connection.query("DELETE FROM incidents WHERE run_id = \(runID)", logger: database.logger)
+            try await connection.query(
+                "UPDATE attempts SET incident = NULL WHERE run_id = \(runID) AND incident IS NOT NULL",
+                logger: database.logger)
             try await connection.query(
                 """
                 INSERT INTO incidents (run_id, number, host, began_at, ended_at, attempts, detail)
@@ -77,8 +92,6 @@ extension RunStore {
                             \(incidents.map(\.first.at))::timestamptz[], \(incidents.map(\.last.at))::timestamptz[],
                             \(incidents.map(\.attempts))::integer[], \(details)::text[])
                      AS x(number, host, began_at, ended_at, attempts, detail)
-                ON CONFLICT (run_id, number) DO UPDATE SET host = excluded.host, began_at = excluded.began_at,
-                    ended_at = excluded.ended_at, attempts = excluded.attempts, detail = excluded.detail
                 """,
                 logger: database.logger)
             try await connection.query(

@@ -67,17 +67,25 @@ struct IncidentRuleTests {
         #expect(rarely.incidents.count == 1 && rarely.explained.count == 4, "passing attempts are never explained")
     }
 
-    @Test("two hosts down are two incidents, numbered as they began; an attempt that met both belongs to the first")
+    @Test(
+        "two hosts down are two incidents, numbered as they began; an attempt that met both belongs to the first, and a host left with fewer than three is none"
+    )
     func twoHosts() {
         let sightings =
-            (1...3).map { Self.sighting(Int64($0), "pay.test", second: 10) }
-            + (3...6).map { Self.sighting(Int64($0), "api.test", second: 1) }
+            (1...4).map { Self.sighting(Int64($0), "pay.test", second: 10) }
+            + (4...7).map { Self.sighting(Int64($0), "api.test", second: 1) }
         let (incidents, explained) = IncidentRule.incidents(
-            attempts: Self.attempts(failed: 6, passed: 0), sightings: sightings)
+            attempts: Self.attempts(failed: 7, passed: 0), sightings: sightings)
         #expect(incidents.map(\.host) == ["api.test", "pay.test"])
         #expect(incidents.map(\.number) == [1, 2])
-        #expect(explained[3] == 1 && explained[1] == 2 && explained[6] == 1)
-        #expect(incidents[1].attempts == 2 && incidents[1].scenarioIDs == ["t1", "t2"])
+        #expect(explained[4] == 1 && explained[1] == 2 && explained[7] == 1)
+        #expect(incidents[1].attempts == 3 && incidents[1].scenarioIDs == ["t1", "t2", "t3"])
+        // With one more attempt the first took, the second keeps two: not an incident; its two stay unexplained.
+        let crowded = IncidentRule.incidents(
+            attempts: Self.attempts(failed: 7, passed: 0),
+            sightings: sightings + [Self.sighting(3, "api.test", second: 1)])
+        #expect(crowded.incidents.map(\.host) == ["api.test"])
+        #expect(crowded.explained[1] == nil && crowded.explained[3] == 1)
     }
 
     @Test("sightings of attempts the run does not have are ignored")

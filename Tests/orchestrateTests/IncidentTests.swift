@@ -102,6 +102,25 @@ struct IncidentTests {
             let days = try await queryRows(
                 url, "SELECT scenario_id FROM scenario_days WHERE scenario_id LIKE 'after-%'", as: String.self)
             #expect(days.isEmpty, "the outage's attempts count in no scenario-day: \(days)")
+            // Rolled up before the incident was marked (another run's rollup of the same day), then again after: the
+            // rows those attempts made go.
+            let unmarked = try await queryRows(
+                url, "UPDATE attempts SET incident = NULL WHERE run_id = '\(runID)' AND incident = 1 RETURNING id",
+                as: Int64.self)
+            _ = try await queryRows(url, "SELECT 1 FROM (SELECT orchestrate_roll_up_run('\(runID)')) x", as: Int32.self)
+            let early = try await queryRows(
+                url, "SELECT count(*) FROM scenario_days WHERE scenario_id LIKE 'after-%'", as: Int64.self)
+            let marked = try await queryRows(
+                url,
+                """
+                UPDATE attempts SET incident = 1 WHERE run_id = '\(runID)' AND outcome <> 'passed' RETURNING id
+                """, as: Int64.self)
+            _ = try await queryRows(url, "SELECT 1 FROM (SELECT orchestrate_roll_up_run('\(runID)')) x", as: Int32.self)
+            let late = try await queryRows(
+                url, "SELECT count(*) FROM scenario_days WHERE scenario_id LIKE 'after-%'", as: Int64.self)
+            #expect(
+                unmarked.count == 8 && early == [4] && marked.count == 8 && late == [0],
+                "\(unmarked.count) \(early) \(marked.count) \(late)")
             let notes = try await queryRows(
                 url, "SELECT DISTINCT note FROM exchanges WHERE note LIKE 'upstream error%'", as: String.self)
             #expect(notes.contains("upstream error: connection refused"), "a refused connection by its name: \(notes)")
@@ -124,7 +143,7 @@ struct IncidentTests {
             let mixed = try await Self.run(
                 cli, directory: directory, outage: true,
                 extra:
-                    #"    - { id: assertion, command: "curl -sf $ORCHESTRATE_MOCK_URL/api.test/v1/items > /dev/null && exit 1" }"#
+                    #"    - { id: assertion, command: "echo 'expected 3 items, got 2' >&2; exit 1" }"#
             )
             #expect(mixed.exitCode == 1, "\(mixed.stdout)\(mixed.stderr)")
             #expect(mixed.stdout.contains("infrastructure incident 1: api.test"), "\(mixed.stdout)")

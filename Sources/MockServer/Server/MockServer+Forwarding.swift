@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import OrchestrateModel
 import Synchronization
 
@@ -40,12 +41,24 @@ extension MockServer {
         }
     }
 
-    /// Why the upstream did not answer, in words that do not change from one attempt to the next: a system error by
-    /// its name (`connection refused`, not NIO's description with the call and its errno); others as they describe
-    /// themselves.
+    /// Why the upstream did not answer, in words that do not change from one attempt to the next and never name the
+    /// upstream's own address: a system error by its name (`connection refused`, not NIO's description with the call
+    /// and its errno), a connection that could not be made by its first cause; others as they describe themselves.
     static func reason(_ error: any Error) -> String {
-        guard let error = error as? IOError else { return "\(error)" }
-        return String(cString: strerror(error.errnoCode)).lowercased()
+        switch error {
+        case let error as IOError:
+            return String(cString: strerror(error.errnoCode)).lowercased()
+        case let error as NIOConnectionError:
+            // Happy eyeballs' error lists each address it tried, with the address.
+            return error.connectionErrors.first.map { reason($0.error) } ?? "could not connect"
+        case let error as ChannelError:
+            guard case .connectTimeout = error else { return "\(error)" }
+            return "connect timeout"
+        case let error as HTTPClientError where error == .connectTimeout:
+            return "connect timeout"
+        default:
+            return "\(error)"
+        }
     }
 
     /// In record mode, adds a forwarded exchange (as it is stored, secrets redacted) to the recording, with the time

@@ -46,10 +46,9 @@ package final class MockServer: Sendable {
         var clientConfiguration = HTTPClient.Configuration()
         clientConfiguration.decompression = .disabled
         clientConfiguration.redirectConfiguration = .disallow
-        clientConfiguration.timeout = .init(connect: .seconds(10), read: .seconds(60))
-        // A backend that refuses connections is answered for at once, as the app would see it without the mock server:
-        // retried in the background until the connect timeout, each request of an outage waited 10 s.
-        clientConfiguration.connectionPool.retryConnectionEstablishment = false
+        // A failed connection is tried again (with backoff) until the connect timeout: short, so that a backend that
+        // is down fails each request in seconds rather than holding every test of an outage for long.
+        clientConfiguration.timeout = .init(connect: .seconds(3), read: .seconds(60))
         client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: clientConfiguration)
     }
 

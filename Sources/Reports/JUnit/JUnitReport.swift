@@ -11,8 +11,12 @@ package enum JUnitReport {
     /// - Parameter attachments: files per scenario id (absolute paths).
     package static func render(_ report: RunReport, attachments: [String: [String]] = [:]) -> String {
         let entries = report.scenarios
-        let failures = entries.filter { $0.result == .failed && !$0.quarantined && $0.incident == nil }.count
-        let errors = entries.filter { $0.failedByIncident && !$0.quarantined }.count
+        let incidents = Dictionary(report.incidents.map { ($0.number, $0) }, uniquingKeysWith: { first, _ in first })
+        func incident(_ entry: RunReport.ScenarioEntry) -> Incident? {
+            entry.failedByIncident ? entry.incident.flatMap { incidents[$0] } : nil
+        }
+        let failures = entries.filter { $0.result == .failed && !$0.quarantined && incident($0) == nil }.count
+        let errors = entries.filter { !$0.quarantined && incident($0) != nil }.count
         let skipped = entries.filter { $0.result == .pending || ($0.result == .failed && $0.quarantined) }.count
         let milliseconds = entries.reduce(0) { $0 + $1.totalMilliseconds }
         let timestamp = ISO8601DateFormatter().string(from: report.startedAt)
@@ -41,7 +45,7 @@ package enum JUnitReport {
                 }()
             xml += testcase(
                 entry, className: className, attachments: attachments[entry.scenario.id] ?? [],
-                incident: entry.incident.flatMap { number in report.incidents.first { $0.number == number } })
+                incident: incident(entry))
         }
         xml += "  </testsuite>\n</testsuites>\n"
         return xml

@@ -595,7 +595,9 @@ enum Schema {
         """
 
     /// `orchestrate_roll_up_days` as migration 19 makes it (every finished attempt of the keys' days counted), and as
-    /// migration 25 does with a `condition` more on the attempts.
+    /// migration 25 does with a `condition` more on the attempts: then each key's rows are deleted before they are
+    /// counted again, so that a row counted before the condition left its attempts out (another run's rollup of the
+    /// same day, before this run's judge marked its incidents) does not stay.
     private static func rollUpDays(condition: String? = nil) -> String {
         """
         CREATE OR REPLACE FUNCTION orchestrate_roll_up_days(keys_project text[], keys_scenario text[], keys_day date[]) RETURNS void
@@ -604,7 +606,7 @@ enum Schema {
             key record;
         BEGIN
             IF keys_project IS NULL THEN
-                -- Every finished attempt, in one pass.
+                -- Every finished attempt, in one pass.\(condition == nil ? "" : "\n        DELETE FROM scenario_days;")
                 EXECUTE format($q$\(scenarioDaysUpsert)$q$,
                     $s$attempts a CROSS JOIN LATERAL (SELECT a.project, a.scenario_id, (a.finished_at AT TIME ZONE 'UTC')::date) AS k(project, scenario_id, day)$s$,
                     '\(condition ?? "true")');
@@ -613,7 +615,11 @@ enum Schema {
             -- In the order of the table's key, so that rollups of runs that settle together take their rows in one order.
             FOR key IN SELECT u.project, u.day, array_agg(DISTINCT u.scenario_id) AS scenarios
                        FROM unnest(keys_project, keys_scenario, keys_day) AS u(project, scenario_id, day)
-                       GROUP BY u.project, u.day ORDER BY u.project, u.day LOOP
+                       GROUP BY u.project, u.day ORDER BY u.project, u.day LOOP\(condition == nil ? "" : """
+
+                        -- Counted again whole: a row whose attempts are all left out now (an incident's) goes.
+                        DELETE FROM scenario_days WHERE project = key.project AND day = key.day AND scenario_id = ANY (key.scenarios);
+                """)
                 EXECUTE format($q$\(scenarioDaysUpsert)$q$,
                     $s$attempts a CROSS JOIN LATERAL (SELECT a.project, a.scenario_id, $3::date) AS k(project, scenario_id, day)$s$,
                     $s$a.project = $1 AND a.scenario_id = ANY ($2) AND a.finished_at >= $3::timestamp AT TIME ZONE 'UTC'

@@ -1,0 +1,179 @@
+/// What a failure is, with what changes from one occurrence to the next taken out, so that failures with one cause
+/// group together across tests and runs (`orchestrate failures`, the HTML report): its place (`file:line`), its message
+/// with volatile parts normalised, and the exchange that failed at the failing step when there is one:
+/// `tests/test_cart.py:14 · AssertionError: expected <n> items, got <n> · POST api.x.test/v1/carts/{id} → 500`.
+///
+/// Normalised: UUIDs (`<uuid>`), network addresses with their port (`<addr>`), temporary paths (`<tmp>`), times and
+/// dates (`<time>`), long hexadecimal runs (`<hex>`) and every other number (`<n>`). In an endpoint's path, a segment
+/// that holds a digit is `{id}`. The message is its first non-empty line, at most ``messageLimit`` characters.
+package enum FailureSignature {
+    package static let messageLimit = 200
+
+    /// The signature of a failed attempt: `place` where it failed (`nil` when unknown), its `message` (the runner's
+    /// failure, else the attempt's one-line summary), and the failing exchange (``endpoint(method:host:url:)`` and what
+    /// came back: a status, `no answer`, `not recorded`).
+    package static func make(place: (file: String, line: Int?)?, message: String, exchange: String?) -> String {
+        var parts: [String] = []
+        if let place { parts.append(place.file + (place.line.map { ":\($0)" } ?? "")) }
+        var text = message.split(whereSeparator: \.isNewline).first { !$0.allSatisfy(\.isWhitespace) }.map(String.init) ?? ""
+        // A place leading the message is the signature's place already.
+        if let place, text.hasPrefix(place.file + ":") {
+            text = String(text.dropFirst(place.file.count + 1).drop { $0.isNumber || $0 == ":" }.drop { $0 == " " })
+        }
+        parts.append(String(normalised(text).prefix(messageLimit)))
+        if let exchange { parts.append(exchange) }
+        return parts.joined(separator: " · ")
+    }
+
+    /// `POST api.x.test/v1/carts/{id}`: the host the app addressed and the path without its query, each segment with a
+    /// digit in it an id.
+    package static func endpoint(method: String, host: String, url: String) -> String {
+        var path = Substring(url)
+        if let scheme = path.firstRange(of: "://") {
+            let rest = path[scheme.upperBound...]
+            path = rest.firstIndex(of: "/").map { rest[$0...] } ?? "/"
+        } else if path.hasPrefix("/\(host)/") {
+            path = path.dropFirst(host.utf8.count + 1)
+        }
+        if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<query] }
+        let segments = path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
+            segment.contains(where: \.isNumber) ? "{id}" : String(segment)
+        }
+        return "\(method) \(host)\(segments.joined(separator: "/"))"
+    }
+
+    /// The text with its volatile parts replaced, one pass over its characters.
+    package static func normalised(_ text: String) -> String {
+        let characters = Array(text)
+        var output = ""
+        var index = 0
+        while index < characters.count {
+            if let (length, token) = volatile(characters, at: index) {
+                output += token
+                index += length
+            } else {
+                output.append(characters[index])
+                index += 1
+            }
+        }
+        return output
+    }
+
+    /// The volatile part that starts at `index`, its length and what stands for it: one that starts and ends at the
+    /// edges of a word (a number inside a name, `test_2` or `v2beta`, stays).
+    private static func volatile(_ characters: [Character], at index: Int) -> (Int, String)? {
+        if let length = temporaryPath(characters, at: index) { return (length, "<tmp>") }
+        guard index == 0 || !isWord(characters[index - 1]) else { return nil }
+        let matchers: [(([Character], Int) -> Int?, String)] = [
+            (uuid, "<uuid>"), (address, "<addr>"), (time, "<time>"), (hex, "<hex>"), (number, "<n>"),
+        ]
+        for (matcher, token) in matchers {
+            guard let length = matcher(characters, index) else { continue }
+            let next = index + length
+            if next < characters.count, isWord(characters[next]) { continue }
+            return (length, token)
+        }
+        return nil
+    }
+
+    private static func isWord(_ character: Character) -> Bool {
+        character.isLetter || character.isNumber || character == "_"
+    }
+
+    /// How many digits start at `index`.
+    private static func digits(_ characters: [Character], _ index: Int) -> Int {
+        var end = index
+        while end < characters.count, characters[end].isASCII, characters[end].isNumber { end += 1 }
+        return end - index
+    }
+
+    /// Digits, `separator`, digits… as the `counts` say (each a range of digit counts); the length matched.
+    private static func groups(
+        _ characters: [Character], _ index: Int, _ counts: [ClosedRange<Int>], separator: Character
+    ) -> Int? {
+        var end = index
+        for (position, count) in counts.enumerated() {
+            if position > 0 {
+                guard end < characters.count, characters[end] == separator else { return nil }
+                end += 1
+            }
+            let found = digits(characters, end)
+            guard count.contains(found) else { return nil }
+            end += found
+        }
+        return end - index
+    }
+
+    private static func uuid(_ characters: [Character], _ index: Int) -> Int? {
+        guard index + 36 <= characters.count else { return nil }
+        let matches = (0..<36).allSatisfy { offset in
+            let character = characters[index + offset]
+            return [8, 13, 18, 23].contains(offset) ? character == "-" : character.isHexDigit
+        }
+        return matches ? 36 : nil
+    }
+
+    /// An IPv4 address, with a port.
+    private static func address(_ characters: [Character], _ index: Int) -> Int? {
+        guard var length = groups(characters, index, [1...3, 1...3, 1...3, 1...3], separator: ".") else { return nil }
+        if let port = groups(characters, index + length, [0...0, 1...5], separator: ":") { length += port }
+        return length
+    }
+
+    /// `2026-11-27`, `07:09:41.391`, and the two joined by `T` (with a `Z`).
+    private static func time(_ characters: [Character], _ index: Int) -> Int? {
+        func clock(_ at: Int) -> Int? {
+            guard var length = groups(characters, at, [2...2, 2...2], separator: ":") else { return nil }
+            if let seconds = groups(characters, at + length, [0...0, 2...2], separator: ":") { length += seconds }
+            if let fraction = groups(characters, at + length, [0...0, 1...9], separator: ".") { length += fraction }
+            return length
+        }
+        guard var length = groups(characters, index, [4...4, 2...2, 2...2], separator: "-") else {
+            return clock(index)
+        }
+        if index + length < characters.count, characters[index + length] == "T",
+            let time = clock(index + length + 1)
+        {
+            length += 1 + time
+            if index + length < characters.count, characters[index + length] == "Z" { length += 1 }
+        }
+        return length
+    }
+
+    /// `0x1f…`, or a run of at least 8 hexadecimal digits with a digit and a letter in it (a digest, an object id).
+    private static func hex(_ characters: [Character], _ index: Int) -> Int? {
+        let run = characters[index...].prefix(while: \.isHexDigit)
+        if run.count == 1, run.first == "0", index + 2 < characters.count, characters[index + 1] == "x" {
+            let rest = characters[(index + 2)...].prefix(while: \.isHexDigit).count
+            return rest > 0 ? 2 + rest : nil
+        }
+        return run.count >= 8 && run.contains(where: \.isNumber) && run.contains(where: \.isLetter) ? run.count : nil
+    }
+
+    /// Digits, with a decimal part.
+    private static func number(_ characters: [Character], _ index: Int) -> Int? {
+        let whole = digits(characters, index)
+        guard whole > 0 else { return nil }
+        return whole + (groups(characters, index + whole, [0...0, 1...20], separator: ".") ?? 0)
+    }
+
+    /// Temporary folders whose names change from run to run: `/tmp/…`, `/var/folders/…`, `/private/var/folders/…`,
+    /// `/var/tmp/…`, the path up to the next space or quote.
+    private static func temporaryPath(_ characters: [Character], at index: Int) -> Int? {
+        let previous = index > 0 ? characters[index - 1] : " "
+        guard !(previous.isLetter || previous.isNumber || previous == "/" || previous == "." || previous == "_") else {
+            return nil
+        }
+        let rest = String(characters[index..<min(characters.count, index + 22)])
+        guard ["/tmp/", "/var/folders/", "/private/var/folders/", "/private/tmp/", "/var/tmp/"].contains(where: {
+            rest.hasPrefix($0)
+        }) else { return nil }
+        var end = index
+        while end < characters.count, !(characters[end].isWhitespace || "'\"`,;)]}>".contains(characters[end])) {
+            end += 1
+        }
+        // A path's last `:line` or `:` is not part of it.
+        while end > index, characters[end - 1] == ":" || characters[end - 1] == "." { end -= 1 }
+        return end - index
+    }
+}

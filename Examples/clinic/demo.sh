@@ -70,3 +70,6 @@ echo "   (exit $status: 3 says infrastructure; the outage's attempts count in no
 echo
 echo "== orchestrate flaky --limit 5"
 $ORCHESTRATE flaky --limit 5
+echo
+echo "== orchestrate failures --limit 5   (failures grouped by cause across the runs above)"
+$ORCHESTRATE failures --limit 5

@@ -25,6 +25,8 @@ package struct AttemptRecord: Sendable, Codable, Hashable {
     package var evidence: String?
     /// The run's infrastructure incident (``Incident/number``) that explains its failure; `nil` for the others.
     package var incident: Int?
+    /// Its failure's signature (``FailureSignature``), once the run is judged; `nil` for a pass.
+    package var signature: String?
 
     package init(
         id: Int64, runID: UUID, scenarioID: String, attempt: Int, lane: Mode? = nil, state: AttemptState,

@@ -5,7 +5,7 @@
 ///
 /// Normalised: UUIDs (`<uuid>`), network addresses with their port (`<addr>`), temporary paths (`<tmp>`), times and
 /// dates (`<time>`), long hexadecimal runs (`<hex>`) and every other number (`<n>`). In an endpoint's path, a segment
-/// that holds a digit is `{id}`. The message is its first non-empty line, at most ``messageLimit`` characters.
+/// that names one thing is `{id}` (``endpoint(method:host:url:)``). The message is its first non-empty line, at most ``messageLimit`` characters.
 package enum FailureSignature {
     package static let messageLimit = 200
 
@@ -15,7 +15,8 @@ package enum FailureSignature {
     package static func make(place: (file: String, line: Int?)?, message: String, exchange: String?) -> String {
         var parts: [String] = []
         if let place { parts.append(place.file + (place.line.map { ":\($0)" } ?? "")) }
-        var text = message.split(whereSeparator: \.isNewline).first { !$0.allSatisfy(\.isWhitespace) }.map(String.init) ?? ""
+        var text =
+            message.split(whereSeparator: \.isNewline).first { !$0.allSatisfy(\.isWhitespace) }.map(String.init) ?? ""
         // A place leading the message is the signature's place already.
         if let place, text.hasPrefix(place.file + ":") {
             text = String(text.dropFirst(place.file.count + 1).drop { $0.isNumber || $0 == ":" }.drop { $0 == " " })
@@ -25,8 +26,23 @@ package enum FailureSignature {
         return parts.joined(separator: " · ")
     }
 
-    /// `POST api.x.test/v1/carts/{id}`: the host the app addressed and the path without its query, each segment with a
-    /// digit in it an id.
+    /// What a failed attempt said of its failure: the runner's failure when it gave one, else its failing step and what
+    /// that said (`When I pay: card declined`), else the last line its test wrote to standard error
+    /// (`curl: (22) The requested URL returned error: 502`), else its one-line summary (`exited with status 1`); a
+    /// timeout, a crash or an infrastructure error by its summary.
+    package static func message(_ attempt: AttemptRecord, failingStep: String? = nil) -> String {
+        guard attempt.outcome == .failed else { return attempt.failureSummary }
+        if let error = attempt.error, !error.allSatisfy(\.isWhitespace) { return error }
+        if let failingStep { return failingStep }
+        if let line = attempt.stderr.split(whereSeparator: \.isNewline).last(where: { !$0.allSatisfy(\.isWhitespace) })
+        {
+            return String(line)
+        }
+        return attempt.failureSummary
+    }
+
+    /// `POST api.x.test/v1/carts/{id}`: the host the app addressed and the path without its query, each segment that
+    /// names one thing an id.
     package static func endpoint(method: String, host: String, url: String) -> String {
         var path = Substring(url)
         if let scheme = path.firstRange(of: "://") {
@@ -37,9 +53,17 @@ package enum FailureSignature {
         }
         if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<query] }
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
-            segment.contains(where: \.isNumber) ? "{id}" : String(segment)
+            isIdentifier(segment) ? "{id}" : String(segment)
         }
         return "\(method) \(host)\(segments.joined(separator: "/"))"
+    }
+
+    /// A path segment that names one thing rather than a kind (`42`, `6f1c2a3e`, a UUID, a long token with digits);
+    /// `v2` and `items` are not.
+    private static func isIdentifier(_ segment: Substring) -> Bool {
+        guard let first = segment.first, segment.contains(where: \.isNumber) else { return false }
+        return first.isNumber || segment.count >= 16 || (segment.count >= 8 && segment.allSatisfy(\.isHexDigit))
+            || (segment.count == 36 && segment.allSatisfy { $0.isHexDigit || $0 == "-" })
     }
 
     /// The text with its volatile parts replaced, one pass over its characters.
@@ -165,9 +189,11 @@ package enum FailureSignature {
             return nil
         }
         let rest = String(characters[index..<min(characters.count, index + 22)])
-        guard ["/tmp/", "/var/folders/", "/private/var/folders/", "/private/tmp/", "/var/tmp/"].contains(where: {
-            rest.hasPrefix($0)
-        }) else { return nil }
+        guard
+            ["/tmp/", "/var/folders/", "/private/var/folders/", "/private/tmp/", "/var/tmp/"].contains(where: {
+                rest.hasPrefix($0)
+            })
+        else { return nil }
         var end = index
         while end < characters.count, !(characters[end].isWhitespace || "'\"`,;)]}>".contains(characters[end])) {
             end += 1

@@ -453,7 +453,7 @@ package struct RunStore: Sendable {
         let rows = try await database.client.query(
             """
             SELECT scenario_id, attempt, state, outcome, exit_code, signal, worker, started_at, finished_at, duration_ms,
-                   stdout, stderr, error, id, mode, retry_evidence, incident
+                   stdout, stderr, error, id, mode, retry_evidence, incident, signature
             FROM attempts WHERE run_id = \(runID) AND (\(scenarioID)::text IS NULL OR scenario_id = \(scenarioID)) AND state <> 'abandoned'
             ORDER BY scenario_id, mode NULLS FIRST, attempt
             """,
@@ -476,6 +476,7 @@ package struct RunStore: Sendable {
                 )
             record.evidence = try column("retry_evidence")
             record.incident = try column("incident")
+            record.signature = try column("signature")
             records.append(record)
         }
         return records

@@ -20,7 +20,7 @@ struct Orchestrate: AsyncParsableCommand {
             """,
         subcommands: [
             Init.self, Run.self, Agent.self, Report.self, Artifacts.self, Scenarios.self, Runs.self, History.self,
-            Flaky.self,
+            Flaky.self, Failures.self,
             Logs.self, QuarantineCommand.self,
             Mock.self,
             GherkinGroup.self,
@@ -655,6 +655,43 @@ struct Flaky: AsyncParsableCommand {
                 database: common.database, format: listing.format,
                 logger: logger
             )
+        }
+    }
+}
+
+struct Failures: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Failures grouped by cause across runs: tests affected, runs, first and last seen, an example.",
+        usage: "orchestrate failures [--since <duration>] [--branch <branch>] [<options>]",
+        discussion: """
+            A failure's signature is its place (file:line), its message with the parts that change from one \
+            occurrence to the next made alike (numbers, UUIDs, addresses, times, temporary paths, long hex), and the \
+            exchange that failed at the failing step (POST api.x.test/v1/carts/{id} → 500). Failures with one cause \
+            share it across tests and runs. Signatures hitting the most tests come first. The failures are those of \
+            runs judged since the window began, in this project (project: in orchestrate.yml, else the config's \
+            folder name).
+            """
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(name: .long, help: "The window: failures in the last 14d, 36h, 90m…")
+    var since = "14d"
+
+    @Option(name: .long, help: "Only the runs of this branch (as recorded from the CI or git).")
+    var branch: String?
+
+    @OptionGroup var listing: ListingOptions
+
+    func run() async throws {
+        guard let window = DurationText.parse(since), window > .zero else {
+            throw ValidationError("--since \(since): not a duration (e.g. 14d, 36h, 90m)")
+        }
+        let logger = common.logger
+        try await printing {
+            try await FlakinessCommands.failures(
+                configPath: try common.configPath(), since: window, branch: branch, limit: listing.limit,
+                database: common.database, format: listing.format, logger: logger)
         }
     }
 }

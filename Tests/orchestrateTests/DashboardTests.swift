@@ -199,9 +199,11 @@ struct DashboardTests {
                                         [.timestamptz, .timestamp, .float8, .numeric, .int8].contains(
                                             columns.first?.type),
                                         "\(title): time is a timestamp or epoch seconds")
+                                    // Values, and in Grafana's long format a text column named metric: the series.
                                     #expect(
                                         columns.dropFirst().allSatisfy {
                                             [.float8, .numeric, .int8, .int4].contains($0.type)
+                                                || ($0.name == "metric" && $0.type == .text)
                                         }, "\(title)")
                                     #expect(
                                         rows.map { $0.first ?? "" } == rows.map { $0.first ?? "" }.sorted(),

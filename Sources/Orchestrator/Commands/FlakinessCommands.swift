@@ -5,7 +5,7 @@ import OrchestrateModel
 import Reports
 import Store
 
-/// `orchestrate flaky`, `orchestrate quarantine` and `orchestrate logs`.
+/// `orchestrate flaky`, `orchestrate failures`, `orchestrate quarantine` and `orchestrate logs`.
 package enum FlakinessCommands {
     /// The project's scenarios by flakiness score over the window (of one branch's runs, when given), highest first,
     /// with their verdicts and the newest evidence.
@@ -57,6 +57,45 @@ package enum FlakinessCommands {
                     ? "\nREPLAY, LIVE: passed/attempts against a controlled (replay, mock, hybrid) and the real backend (live, record)"
                         + "\nscore = (flips + 1) / (transitions + 10) on the same branch, revision and backend; Q = quarantined"
                     : "\nscore = (flips + 1) / (transitions + 10) on the same branch and revision; Q = quarantined")
+        }
+    }
+
+    /// The project's failures over the window (of one branch's runs, when given) grouped by signature
+    /// (``FailureSignature``): the causes that hit the most tests first, each with its failed attempts, tests, runs,
+    /// first and last seen, and its newest failure as an example.
+    package static func failures(
+        configPath: String, since: Duration, branch: String? = nil, limit: Int, database: String?, format: OutputFormat,
+        logger: Logger
+    ) async throws -> String {
+        let config = try ConfigLoader.load(path: configPath, required: false)
+        let start = Date().addingTimeInterval(-Double(since.wholeMilliseconds) / 1000)
+        let lines = try await ListingCommands.withStore(config, database: database, logger: logger) { store in
+            try await store.failureSignatures(project: config.project, since: start, branch: branch, limit: limit)
+        }
+        switch format {
+        case .json:
+            return try OutputFormat.json(lines)
+        case .table:
+            guard !lines.isEmpty else {
+                return "no failures since \(ISO8601DateFormatter().string(from: start)) (of runs judged since)"
+            }
+            let dates = DateFormatter()
+            dates.locale = Locale(identifier: "en_US_POSIX")
+            dates.timeZone = TimeZone(identifier: "UTC")
+            dates.dateFormat = "yyyy-MM-dd HH:mm"
+            var table = TextTable(
+                header: ["TESTS", "FAILED", "RUNS", "FIRST (UTC)", "LAST (UTC)", "SIGNATURE", "EXAMPLE"],
+                elidable: ["SIGNATURE", "EXAMPLE"])
+            for line in lines {
+                table.rows.append([
+                    "\(line.tests)", "\(line.failures)" + (line.incidents > 0 ? " (\(line.incidents) outage)" : ""),
+                    "\(line.runs)", dates.string(from: line.firstSeen), dates.string(from: line.lastSeen),
+                    line.signature, line.exampleTest,
+                ])
+            }
+            return table.render()
+                + "\nSIGNATURE: place · message with numbers, ids, addresses, times and temporary paths made alike · "
+                + "the exchange that failed at the failing step; EXAMPLE: its newest failure's test (--format json: its run and message)"
         }
     }
 

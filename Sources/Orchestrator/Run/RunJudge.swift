@@ -28,6 +28,9 @@ package struct RunJudge {
         /// The failed attempts the report's incidents explain (by attempt id), for the caller to store with them
         /// (``RunStore/saveIncidents(_:_:explained:)``) before the run's days are rolled up.
         package var explained: [Int64: Int] = [:]
+        /// The signatures of the run's failed attempts (``FailureSignature``), by attempt id, for the caller to store
+        /// (``RunStore/saveSignatures(_:)``).
+        package var signatures: [Int64: String] = [:]
     }
 
     /// Reads the finished run (and, side by side, its scenarios' history) and judges it: its incidents first, then the
@@ -36,9 +39,34 @@ package struct RunJudge {
         async let history = runs.laneHistory(of: runID)
         var report = try await runs.report(runID)
         let explained = try await findIncidents(in: &report)
+        let signatures = try await sign(&report)
         let (verdicts, unsteady) = try await verdicts(report, history: try await history)
         let (judged, changed) = Self.apply(verdicts, to: report)
-        return Judgement(report: judged, changed: changed, unsteady: unsteady, explained: explained)
+        return Judgement(
+            report: judged, changed: changed, unsteady: unsteady, explained: explained, signatures: signatures)
+    }
+
+    /// Each failed attempt's signature (``FailureSignature``) from where it failed (the `file:line` its runner's failure
+    /// leads with — not where the test is declared, which would make each test's failures its own), what it said, and
+    /// the exchange that failed at its failing step; set in the report, and by attempt id.
+    private func sign(_ report: inout RunReport) async throws -> [Int64: String] {
+        let failed = report.scenarios.flatMap { $0.attempts.filter { $0.outcome != nil && $0.outcome != .passed } }
+        guard !failed.isEmpty else { return [:] }
+        let places = try await runs.failurePlaces(failed.map(\.id))
+        var signatures: [Int64: String] = [:]
+        for index in report.scenarios.indices {
+            let entry = report.scenarios[index]
+            for (position, attempt) in entry.attempts.enumerated()
+            where attempt.outcome != nil && attempt.outcome != .passed {
+                let signature = FailureSignature.make(
+                    place: RunReport.ScenarioEntry.leadingPlace(attempt.error ?? ""),
+                    message: FailureSignature.message(attempt, failingStep: places[attempt.id]?.step),
+                    exchange: places[attempt.id]?.exchange)
+                report.scenarios[index].attempts[position].signature = signature
+                signatures[attempt.id] = signature
+            }
+        }
+        return signatures
     }
 
     /// The run as stored, without judging it (an interrupted run).

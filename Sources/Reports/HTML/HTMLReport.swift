@@ -51,6 +51,7 @@ package enum HTMLReport {
             html += "lines join a failed attempt to its retry; shaded: a slot idle until the run's end</p></details>\n"
         }
         html += incidents(report)
+        html += causes(report)
         html +=
             "<table class=\"summary\"><tr><th>Scenario</th><th>Result</th><th>Verdict</th><th>Attempts</th><th>Time</th>"
         html += "<th>Against expected</th><th>Recent attempts</th></tr>\n"
@@ -87,6 +88,27 @@ package enum HTMLReport {
         }
         html += "<p>An outage, not the tests: these attempts count in no flakiness score or quarantine.</p></section>\n"
         return html
+    }
+
+    /// The run's failures grouped by signature (``FailureSignature``, each test by its last failure's), the causes that
+    /// hit the most tests first, each with its tests linked; empty when nothing failed.
+    private static func causes(_ report: RunReport) -> String {
+        var groups: [String: [String]] = [:]
+        for entry in report.scenarios {
+            guard let signature = entry.attempts.last(where: { $0.outcome != nil && $0.outcome != .passed })?.signature
+            else { continue }
+            groups[signature, default: []].append(entry.scenario.id)
+        }
+        guard !groups.isEmpty else { return "" }
+        let ordered = groups.sorted { ($0.value.count, $1.key) > ($1.value.count, $0.key) }
+        var html = "<details open class=\"causes\"><summary><h2>Failures by cause</h2></summary>\n<table>"
+        html += "<tr><th>Tests</th><th>Signature</th><th>Which</th></tr>\n"
+        for (signature, ids) in ordered {
+            let tests = ids.map { "<a href=\"#\(anchor($0))\">\(escape($0))</a>" }.joined(separator: ", ")
+            html += "<tr><td>\(ids.count)</td><td><code>\(escape(signature))</code></td><td>\(tests)</td></tr>\n"
+        }
+        return html + "</table>\n<p class=\"legend\">numbers, ids, addresses and temporary paths made alike "
+            + "(orchestrate failures lists them across runs)</p></details>\n"
     }
 
     /// Failing the run first, then the verdicts that need a look, then the rest.

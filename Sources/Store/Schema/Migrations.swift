@@ -42,6 +42,7 @@ enum Migrations {
         (23, "the queue round told which failures may be retried, and their evidence", Schema.version23),
         (24, "which failures a run's retries are for", Schema.version24),
         (25, "infrastructure incidents, and the attempts they explain", Schema.version25),
+        (26, "failure signatures", Schema.version26),
     ]
 
     /// Applies the migrations not applied yet, up to `version` (the newest by default; tests stop earlier to make rows

@@ -594,6 +594,19 @@ enum Schema {
         \(rollUpDays(condition: "a.incident IS NULL"))
         """
 
+    /// Version 26: each failed attempt's failure signature (``FailureSignature``: its place, its message with volatile
+    /// parts normalised, its failing exchange), set by the run's judge; `orchestrate failures` groups a project's
+    /// failures by it over a window (the partial index), the dashboards through `dash_failure_signatures`.
+    static let version26 = """
+        ALTER TABLE attempts ADD COLUMN signature text;
+        CREATE INDEX attempts_signatures ON attempts (project, finished_at) WHERE signature IS NOT NULL;
+        CREATE VIEW dash_failure_signatures AS
+        SELECT a.project, coalesce(r.branch, '') AS branch, a.finished_at, a.run_id, a.scenario_id, a.signature,
+               a.incident IS NOT NULL AS incident
+        FROM attempts a JOIN runs r ON r.id = a.run_id
+        WHERE a.signature IS NOT NULL
+        """
+
     /// `orchestrate_roll_up_days` as migration 19 makes it (every finished attempt of the keys' days counted), and as
     /// migration 25 does with a `condition` more on the attempts: then each key's rows are deleted before they are
     /// counted again, so that a row counted before the condition left its attempts out (another run's rollup of the

@@ -1,0 +1,133 @@
+import Foundation
+import OrchestrateModel
+import PostgresNIO
+
+/// A failure signature across runs: `orchestrate failures`.
+package struct SignatureLine: Sendable, Encodable {
+    package var signature: String
+    /// Failed attempts with it, the tests and runs they belong to.
+    package var failures: Int
+    package var tests: Int
+    package var runs: Int
+    /// How many of its failures an infrastructure incident explained.
+    package var incidents: Int
+    package var firstSeen: Date
+    package var lastSeen: Date
+    /// The newest failure with it: its test, run, and what it said (``FailureSignature/message(_:)``, its first line).
+    package var exampleTest: String
+    package var exampleRun: UUID
+    package var exampleMessage: String
+}
+
+extension RunStore {
+    /// Where each of the given attempts failed: the first exchange, at its failing step when it has one, that did not
+    /// get a 2xx or 3xx (no answer, an error status) or that a replay could not answer
+    /// (`GET api.x.test/v1/carts/{id} → 500`), and its failing step with what it said (`When I pay: card declined`);
+    /// by attempt id, each when there is one.
+    package func failurePlaces(_ attemptIDs: [Int64]) async throws -> [Int64: (exchange: String?, step: String?)] {
+        guard !attemptIDs.isEmpty else { return [:] }
+        var places: [Int64: (exchange: String?, step: String?)] = [:]
+        let steps = try await database.client.query(
+            """
+            SELECT DISTINCT ON (attempt_id) attempt_id, keyword, name, coalesce(error, '')
+            FROM steps WHERE attempt_id = ANY(\(attemptIDs)) AND status = 'failed'
+            ORDER BY attempt_id, position
+            """,
+            logger: database.logger)
+        for try await (id, keyword, name, error) in steps.decode((Int64, String, String, String).self) {
+            let said = error.split(whereSeparator: \.isNewline).first.map { ": " + $0 } ?? ""
+            let keyword = keyword.trimmingCharacters(in: .whitespaces)
+            places[id, default: (nil, nil)].step = (keyword.isEmpty ? "" : keyword + " ") + name + said
+        }
+        let rows = try await database.client.query(
+            """
+            SELECT DISTINCT ON (e.attempt_id) e.attempt_id, e.method, e.host, e.url, e.status, e.mode, e.matched,
+                   coalesce(e.note LIKE 'upstream error%', false) AS unanswered
+            FROM exchanges e
+            LEFT JOIN LATERAL (SELECT min(s.position) AS position FROM steps s
+                               WHERE s.attempt_id = e.attempt_id AND s.status = 'failed') failing ON true
+            WHERE e.attempt_id = ANY(\(attemptIDs))
+              AND (e.status IS NULL OR e.status >= 400 OR (NOT e.matched AND e.mode = 'replay'))
+              AND (failing.position IS NULL OR failing.position = coalesce(e.step_position, (
+                       SELECT s.position FROM steps s
+                       WHERE s.attempt_id = e.attempt_id AND s.started_at <= e.started_at
+                         AND e.started_at <= coalesce(s.finished_at, 'infinity')
+                       ORDER BY s.position DESC LIMIT 1)))
+            ORDER BY e.attempt_id, e.sequence
+            """,
+            logger: database.logger)
+        for try await (id, method, host, url, status, mode, matched, unanswered) in rows.decode(
+            (Int64, String, String, String, Int?, String, Bool, Bool).self)
+        {
+            let answer =
+                unanswered
+                ? "no answer"
+                : !matched && mode == Mode.replay.rawValue ? "not recorded" : status.map { "\($0)" } ?? "no answer"
+            places[id, default: (nil, nil)].exchange =
+                FailureSignature.endpoint(method: method, host: host, url: url) + " → " + answer
+        }
+        return places
+    }
+
+    /// Stores the failed attempts' signatures (by attempt id).
+    package func saveSignatures(_ signatures: [Int64: String]) async throws {
+        guard !signatures.isEmpty else { return }
+        let ids = Array(signatures.keys)
+        try await database.client.query(
+            """
+            UPDATE attempts a SET signature = x.signature
+            FROM unnest(\(ids)::bigint[], \(ids.map { signatures[$0]! })::text[]) AS x(id, signature)
+            WHERE a.id = x.id
+            """,
+            logger: database.logger)
+    }
+
+    /// The project's failure signatures over the attempts finished since `since` (of one branch's runs, when given),
+    /// the ones that hit the most tests first, then the most failures.
+    package func failureSignatures(
+        project: String, since: Date, branch: String? = nil, limit: Int
+    ) async throws -> [SignatureLine] {
+        let rows = try await database.client.query(
+            """
+            SELECT g.*, x.scenario_id AS example_test, x.run_id AS example_run, x.outcome, x.exit_code, x.signal,
+                   x.duration_ms, x.error, right(x.stderr, 4096) AS stderr
+            FROM (SELECT a.signature, count(*) AS failures, count(DISTINCT a.scenario_id) AS tests,
+                         count(DISTINCT a.run_id) AS runs, count(*) FILTER (WHERE a.incident IS NOT NULL) AS incidents,
+                         min(a.finished_at) AS first_seen, max(a.finished_at) AS last_seen,
+                         (array_agg(a.id ORDER BY a.finished_at DESC))[1] AS newest
+                  FROM attempts a JOIN runs r ON r.id = a.run_id
+                  WHERE a.project = \(project) AND a.signature IS NOT NULL AND a.finished_at >= \(since)
+                    AND (\(branch)::text IS NULL OR coalesce(r.branch, '') = \(branch))
+                  GROUP BY a.signature
+                  ORDER BY tests DESC, failures DESC, last_seen DESC
+                  LIMIT \(limit)) g
+            JOIN attempts x ON x.id = g.newest
+            ORDER BY g.tests DESC, g.failures DESC, g.last_seen DESC
+            """,
+            logger: database.logger)
+        var lines: [SignatureLine] = []
+        for try await row in rows {
+            let column = NamedColumns(row)
+            let runID: UUID = try column("example_run")
+            let example = AttemptRecord(
+                id: 0, runID: runID, scenarioID: try column("example_test"), attempt: 0, state: .finished,
+                outcome: try column("outcome", as: String?.self).flatMap(Outcome.init(rawValue:)),
+                exitCode: try column("exit_code"), signal: try column("signal"), worker: nil, startedAt: nil,
+                finishedAt: nil, durationMilliseconds: try column("duration_ms"), stdout: "",
+                stderr: try column("stderr"),
+                error: try column("error"))
+            let message = FailureSignature.message(example)
+            lines.append(
+                SignatureLine(
+                    signature: try column("signature"), failures: Int(try column("failures", as: Int64.self)),
+                    tests: Int(try column("tests", as: Int64.self)), runs: Int(try column("runs", as: Int64.self)),
+                    incidents: Int(try column("incidents", as: Int64.self)), firstSeen: try column("first_seen"),
+                    lastSeen: try column("last_seen"), exampleTest: try column("example_test"),
+                    exampleRun: runID,
+                    exampleMessage: String(
+                        (message.split(whereSeparator: \.isNewline).first ?? "").prefix(FailureSignature.messageLimit))
+                ))
+        }
+        return lines
+    }
+}

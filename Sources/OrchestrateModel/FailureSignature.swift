@@ -58,6 +58,23 @@ package enum FailureSignature {
         return "\(method) \(host)\(segments.joined(separator: "/"))"
     }
 
+    /// The endpoint a network difference's request names (`GET api.x.test/v1/carts/42?x=1`, or with the full URL or the
+    /// mock server's path): ``endpoint(method:host:url:)``; `nil` without a method.
+    package static func endpoint(request: String) -> String? {
+        guard let space = request.firstIndex(of: " ") else { return nil }
+        let method = String(request[..<space])
+        let target = request[request.index(after: space)...]
+        let host: Substring
+        if let scheme = target.firstRange(of: "://") {
+            host = target[scheme.upperBound...].prefix { !"/?#:".contains($0) }
+            return endpoint(method: method, host: String(host), url: String(target))
+        }
+        let path = target.hasPrefix("/") ? target.dropFirst() : target
+        host = path.prefix { !"/?#".contains($0) }
+        let rest = path.dropFirst(host.count)
+        return endpoint(method: method, host: String(host), url: "/\(host)" + (rest.hasPrefix("/") ? rest : "/" + rest))
+    }
+
     /// A path segment that names one thing rather than a kind (`42`, `6f1c2a3e`, a UUID, a long token with digits);
     /// `v2` and `items` are not.
     private static func isIdentifier(_ segment: Substring) -> Bool {

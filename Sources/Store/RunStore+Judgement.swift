@@ -19,6 +19,9 @@ package struct StoredVerdict: Sendable {
     package var verdict: Verdict
     package var reason: String
     package var evidence: [NetworkDifference]
+    /// The upstream endpoint it is attributed to (`GET api.x.test/v1/carts/{id}`): its first network difference's,
+    /// else its last failure's; `nil` for none.
+    package var endpoint: String?
 
     package init(scenarioID: String, verdict: Verdict, reason: String, evidence: [NetworkDifference]) {
         self.scenarioID = scenarioID
@@ -142,16 +145,20 @@ extension RunStore {
         struct Row: Encodable {
             var id, verdict, reason: String
             var evidence: [NetworkDifference]
+            var endpoint: String?
         }
         let json = String(
             decoding: try JSONEncoder().encode(
                 verdicts.map {
-                    Row(id: $0.scenarioID, verdict: $0.verdict.rawValue, reason: $0.reason, evidence: $0.evidence)
+                    Row(
+                        id: $0.scenarioID, verdict: $0.verdict.rawValue, reason: $0.reason, evidence: $0.evidence,
+                        endpoint: $0.endpoint)
                 }), as: UTF8.self)
         try await database.client.query(
             """
-            UPDATE run_scenarios rs SET verdict = x.verdict, verdict_reason = x.reason, evidence = x.evidence
-            FROM jsonb_to_recordset(\(json)::jsonb) AS x(id text, verdict text, reason text, evidence jsonb)
+            UPDATE run_scenarios rs SET verdict = x.verdict, verdict_reason = x.reason, evidence = x.evidence,
+                                        verdict_endpoint = x.endpoint
+            FROM jsonb_to_recordset(\(json)::jsonb) AS x(id text, verdict text, reason text, evidence jsonb, endpoint text)
             WHERE rs.run_id = \(runID) AND rs.scenario_id = x.id
             """,
             logger: database.logger

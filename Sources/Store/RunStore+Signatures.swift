@@ -19,14 +19,25 @@ package struct SignatureLine: Sendable, Encodable {
     package var exampleMessage: String
 }
 
+/// Where an attempt failed (``RunStore/failurePlaces(_:)``): the endpoint of the exchange that failed and what came back
+/// (`GET api.x.test/v1/carts/{id}`, `500`), and its failing step with what it said.
+package struct FailurePlace: Sendable {
+    package var endpoint: String?
+    package var answer: String?
+    package var step: String?
+
+    /// `GET api.x.test/v1/carts/{id} → 500`.
+    package var exchange: String? { endpoint.map { "\($0) → \(answer ?? "?")" } }
+}
+
 extension RunStore {
     /// Where each of the given attempts failed: the first exchange, at its failing step when it has one, that did not
     /// get a 2xx or 3xx (no answer, an error status) or that a replay could not answer
     /// (`GET api.x.test/v1/carts/{id} → 500`), and its failing step with what it said (`When I pay: card declined`);
     /// by attempt id, each when there is one.
-    package func failurePlaces(_ attemptIDs: [Int64]) async throws -> [Int64: (exchange: String?, step: String?)] {
+    package func failurePlaces(_ attemptIDs: [Int64]) async throws -> [Int64: FailurePlace] {
         guard !attemptIDs.isEmpty else { return [:] }
-        var places: [Int64: (exchange: String?, step: String?)] = [:]
+        var places: [Int64: FailurePlace] = [:]
         let steps = try await database.client.query(
             """
             SELECT DISTINCT ON (attempt_id) attempt_id, keyword, name, coalesce(error, '')
@@ -37,7 +48,7 @@ extension RunStore {
         for try await (id, keyword, name, error) in steps.decode((Int64, String, String, String).self) {
             let said = error.split(whereSeparator: \.isNewline).first.map { ": " + $0 } ?? ""
             let keyword = keyword.trimmingCharacters(in: .whitespaces)
-            places[id, default: (nil, nil)].step = (keyword.isEmpty ? "" : keyword + " ") + name + said
+            places[id, default: FailurePlace()].step = (keyword.isEmpty ? "" : keyword + " ") + name + said
         }
         let rows = try await database.client.query(
             """
@@ -63,20 +74,22 @@ extension RunStore {
                 unanswered
                 ? "no answer"
                 : !matched && mode == Mode.replay.rawValue ? "not recorded" : status.map { "\($0)" } ?? "no answer"
-            places[id, default: (nil, nil)].exchange =
-                FailureSignature.endpoint(method: method, host: host, url: url) + " → " + answer
+            places[id, default: FailurePlace()].endpoint = FailureSignature.endpoint(
+                method: method, host: host, url: url)
+            places[id, default: FailurePlace()].answer = answer
         }
         return places
     }
 
-    /// Stores the failed attempts' signatures (by attempt id).
-    package func saveSignatures(_ signatures: [Int64: String]) async throws {
+    /// Stores the failed attempts' signatures and the endpoints that failed in them (by attempt id).
+    package func saveSignatures(_ signatures: [Int64: String], endpoints: [Int64: String]) async throws {
         guard !signatures.isEmpty else { return }
         let ids = Array(signatures.keys)
         try await database.client.query(
             """
-            UPDATE attempts a SET signature = x.signature
-            FROM unnest(\(ids)::bigint[], \(ids.map { signatures[$0]! })::text[]) AS x(id, signature)
+            UPDATE attempts a SET signature = x.signature, failing_endpoint = nullif(x.endpoint, '')
+            FROM unnest(\(ids)::bigint[], \(ids.map { signatures[$0]! })::text[], \(ids.map { endpoints[$0] ?? "" })::text[])
+                 AS x(id, signature, endpoint)
             WHERE a.id = x.id
             """,
             logger: database.logger)
@@ -127,6 +140,45 @@ extension RunStore {
                     exampleMessage: String(
                         (message.split(whereSeparator: \.isNewline).first ?? "").prefix(FailureSignature.messageLimit))
                 ))
+        }
+        return lines
+    }
+}
+
+/// An upstream endpoint by the flakiness it explains: `orchestrate flaky --by endpoint`.
+package struct EndpointFlakiness: Sendable, Encodable {
+    package var endpoint: String
+    /// Verdicts attributed to it (their first network difference was its, else their last failure met it).
+    package var nondeterministic: Int
+    package var drift: Int
+    /// Failed attempts whose failure met it (the exchange that failed at the failing step).
+    package var failedAttempts: Int
+}
+
+extension RunStore {
+    /// The project's upstream endpoints by the nondeterministic and drift verdicts attributed to them, then by the
+    /// failed attempts they explain, over the whole UTC days since `since` (`dash_flaky_endpoints`), of one branch's
+    /// runs when given.
+    package func flakyEndpoints(
+        project: String, since: Date, branch: String? = nil, limit: Int
+    ) async throws -> [EndpointFlakiness] {
+        let rows = try await database.client.query(
+            """
+            SELECT endpoint, sum(nondeterministic)::bigint, sum(drift)::bigint, sum(failed_attempts)::bigint
+            FROM dash_flaky_endpoints
+            WHERE project = \(project) AND day >= (\(since)::timestamptz AT TIME ZONE 'UTC')::date
+              AND (\(branch)::text IS NULL OR branch = \(branch))
+            GROUP BY endpoint
+            ORDER BY sum(nondeterministic) + sum(drift) DESC, sum(failed_attempts) DESC, endpoint
+            LIMIT \(limit)
+            """,
+            logger: database.logger)
+        var lines: [EndpointFlakiness] = []
+        for try await (endpoint, nondeterministic, drift, failed) in rows.decode((String, Int64, Int64, Int64).self) {
+            lines.append(
+                EndpointFlakiness(
+                    endpoint: endpoint, nondeterministic: Int(nondeterministic), drift: Int(drift),
+                    failedAttempts: Int(failed)))
         }
         return lines
     }

@@ -114,6 +114,7 @@ func exiting(_ body: () async throws -> Int32) async throws {
 extension Mode: ExpressibleByArgument {}
 extension RetryWhen: ExpressibleByArgument {}
 extension OutputFormat: ExpressibleByArgument {}
+extension FlakinessCommands.FlakyGrouping: ExpressibleByArgument {}
 extension RunOptions.ProgressChoice: ExpressibleByArgument {}
 extension RunOptions.AnnotationsChoice: ExpressibleByArgument {}
 extension DatabaseCommands.Action: ExpressibleByArgument {}
@@ -623,14 +624,17 @@ struct History: AsyncParsableCommand {
 
 struct Flaky: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Scenarios by flakiness score, with their verdicts and the newest evidence.",
-        usage: "orchestrate flaky [--since <duration>] [--branch <branch>] [<options>]",
+        abstract: "Scenarios by flakiness score, with their verdicts and the newest evidence; or upstream endpoints.",
+        usage: "orchestrate flaky [--since <duration>] [--branch <branch>] [--by scenario|endpoint] [<options>]",
         discussion: """
             score = (flips + 1) / (transitions + 10): the share of consecutive attempts (same branch, git revision and \
             kind of backend: replay/mock or live/record) whose outcomes differ, with a prior worth ten observations that \
             starts every scenario at 0.1. One that alternates every run approaches 1; one that never changes approaches 0. \
             The scenarios are this project's (project: in orchestrate.yml, else the config's folder name). The attempts \
-            are those of runs that have settled: a run under way counts once it is judged.
+            are those of runs that have settled: a run under way counts once it is judged. --by endpoint ranks the \
+            upstream endpoints (GET api.x.test/v1/carts/{id}) by the nondeterministic and drift verdicts attributed to \
+            them (the verdict's first network difference, else its last failure's failing exchange), then by the \
+            failed attempts whose failing step's exchange with them failed, over whole UTC days.
             """
     )
 
@@ -642,6 +646,11 @@ struct Flaky: AsyncParsableCommand {
     @Option(name: .long, help: "Only the runs of this branch (as recorded from the CI or git).")
     var branch: String?
 
+    @Option(
+        name: .long, help: "scenario (by flakiness score) | endpoint (upstream endpoints by the flakiness they explain)"
+    )
+    var by: FlakinessCommands.FlakyGrouping = .scenario
+
     @OptionGroup var listing: ListingOptions
 
     func run() async throws {
@@ -651,7 +660,7 @@ struct Flaky: AsyncParsableCommand {
         let logger = common.logger
         try await printing {
             try await FlakinessCommands.flaky(
-                configPath: try common.configPath(), since: window, branch: branch, limit: listing.limit,
+                configPath: try common.configPath(), since: window, branch: branch, by: by, limit: listing.limit,
                 database: common.database, format: listing.format,
                 logger: logger
             )

@@ -73,4 +73,54 @@ struct FailureGroupsTests {
             }
         }
     }
+
+    @Test(
+        "flaky --by endpoint: a flaky endpoint's nondeterministic verdict and a missing one's failed attempts, ranked; a test's own failure names none"
+    )
+    func endpoints() async throws {
+        try await TestUpstream.with { upstream in
+            try await TemporaryDirectory.with { directory in
+                try directory.write(
+                    "orchestrate.yml",
+                    """
+                    workers: 3
+                    retries: 1
+                    quarantine: { threshold: off }
+                    suite:
+                      scenarios:
+                        - { id: pay, command: "curl -sf $ORCHESTRATE_MOCK_URL/api.test/v1/pay/42/unavailable-once > /dev/null" }
+                        - { id: missing, command: "curl -sf $ORCHESTRATE_MOCK_URL/api.test/v1/orders/7/missing > /dev/null" }
+                        - { id: own, command: "curl -sf $ORCHESTRATE_MOCK_URL/api.test/v1/items > /dev/null && exit 1" }
+                    mock:
+                      mode: live
+                      hosts: { api.test: "\(upstream.url)" }
+                    """)
+                let cli = OrchestrateCLI(
+                    directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+                let run = try await cli.run(["run", "--progress", "none"])
+                #expect(run.exitCode == 1 && run.stdout.contains("1 nondeterministic"), "\(run.stdout)\(run.stderr)")
+                let json = try await cli.run(["flaky", "--by", "endpoint", "--format", "json"])
+                let lines = try #require(
+                    try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [[String: Any]],
+                    "\(json.stdout)\(json.stderr)")
+                #expect(lines.count == 2, "the test's own failure met no endpoint: \(lines)")
+                #expect(
+                    lines.first?["endpoint"] as? String == "GET api.test/v1/pay/{id}/unavailable-once"
+                        && lines.first?["nondeterministic"] as? Int == 1
+                        && lines.first?["failed_attempts"] as? Int == 1,
+                    "the flaky endpoint first: \(lines)")
+                #expect(
+                    lines.last?["endpoint"] as? String == "GET api.test/v1/orders/{id}/missing"
+                        && lines.last?["nondeterministic"] as? Int == 0 && lines.last?["failed_attempts"] as? Int == 2,
+                    "\(lines)")
+                let table = try await cli.run(["flaky", "--by", "endpoint"])
+                #expect(
+                    table.stdout.hasPrefix("NONDETERMINISTIC")
+                        && table.stdout.contains("GET api.test/v1/orders/{id}/missing"),
+                    "\(table.stdout)\(table.stderr)")
+                let bad = try await cli.run(["flaky", "--by", "host"])
+                #expect(bad.exitCode == 2, "\(bad.stderr)")
+            }
+        }
+    }
 }

@@ -10,11 +10,15 @@ package enum FlakinessCommands {
     /// The project's scenarios by flakiness score over the window (of one branch's runs, when given), highest first,
     /// with their verdicts and the newest evidence.
     package static func flaky(
-        configPath: String, since: Duration, branch: String? = nil, limit: Int, database: String?, format: OutputFormat,
-        logger: Logger
+        configPath: String, since: Duration, branch: String? = nil, by: FlakyGrouping = .scenario, limit: Int,
+        database: String?, format: OutputFormat, logger: Logger
     ) async throws -> String {
         let config = try ConfigLoader.load(path: configPath, required: false)
         let start = Date().addingTimeInterval(-Double(since.wholeMilliseconds) / 1000)
+        if by == .endpoint {
+            return try await flakyEndpoints(
+                config, since: start, branch: branch, limit: limit, database: database, format: format, logger: logger)
+        }
         let (lines, traffic) = try await ListingCommands.withStore(config, database: database, logger: logger) {
             store in
             (
@@ -57,6 +61,41 @@ package enum FlakinessCommands {
                     ? "\nREPLAY, LIVE: passed/attempts against a controlled (replay, mock, hybrid) and the real backend (live, record)"
                         + "\nscore = (flips + 1) / (transitions + 10) on the same branch, revision and backend; Q = quarantined"
                     : "\nscore = (flips + 1) / (transitions + 10) on the same branch and revision; Q = quarantined")
+        }
+    }
+
+    /// What `orchestrate flaky` ranks: scenarios by their flakiness score, or upstream endpoints by the flakiness they
+    /// explain.
+    package enum FlakyGrouping: String, Sendable, CaseIterable {
+        case scenario, endpoint
+    }
+
+    /// `flaky --by endpoint`: the project's upstream endpoints by the nondeterministic and drift verdicts attributed to
+    /// them, then by the failed attempts they explain, over the window's whole UTC days.
+    static func flakyEndpoints(
+        _ config: OrchestrateConfig, since start: Date, branch: String?, limit: Int, database: String?,
+        format: OutputFormat, logger: Logger
+    ) async throws -> String {
+        let lines = try await ListingCommands.withStore(config, database: database, logger: logger) { store in
+            try await store.flakyEndpoints(project: config.project, since: start, branch: branch, limit: limit)
+        }
+        switch format {
+        case .json:
+            return try OutputFormat.json(lines)
+        case .table:
+            guard !lines.isEmpty else {
+                return "no failure met an upstream endpoint since \(ISO8601DateFormatter().string(from: start))"
+            }
+            var table = TextTable(
+                header: ["NONDETERMINISTIC", "DRIFT", "FAILED", "ENDPOINT"], elidable: ["ENDPOINT"])
+            for line in lines {
+                table.rows.append([
+                    "\(line.nondeterministic)", "\(line.drift)", "\(line.failedAttempts)", line.endpoint,
+                ])
+            }
+            return table.render()
+                + "\nNONDETERMINISTIC, DRIFT: verdicts whose first network difference was the endpoint's (else whose last "
+                + "failure met it); FAILED: failed attempts whose failing step's exchange with it failed"
         }
     }
 

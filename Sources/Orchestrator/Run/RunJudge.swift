@@ -28,9 +28,10 @@ package struct RunJudge {
         /// The failed attempts the report's incidents explain (by attempt id), for the caller to store with them
         /// (``RunStore/saveIncidents(_:_:explained:)``) before the run's days are rolled up.
         package var explained: [Int64: Int] = [:]
-        /// The signatures of the run's failed attempts (``FailureSignature``), by attempt id, for the caller to store
-        /// (``RunStore/saveSignatures(_:)``).
+        /// The signatures of the run's failed attempts (``FailureSignature``) and the endpoints that failed in them,
+        /// by attempt id, for the caller to store (``RunStore/saveSignatures(_:endpoints:)``).
         package var signatures: [Int64: String] = [:]
+        package var failingEndpoints: [Int64: String] = [:]
     }
 
     /// Reads the finished run (and, side by side, its scenarios' history) and judges it: its incidents first, then the
@@ -39,21 +40,25 @@ package struct RunJudge {
         async let history = runs.laneHistory(of: runID)
         var report = try await runs.report(runID)
         let explained = try await findIncidents(in: &report)
-        let signatures = try await sign(&report)
-        let (verdicts, unsteady) = try await verdicts(report, history: try await history)
+        let (signatures, endpoints) = try await sign(&report)
+        let (verdicts, unsteady) = try await verdicts(report, history: try await history, failingEndpoints: endpoints)
         let (judged, changed) = Self.apply(verdicts, to: report)
         return Judgement(
-            report: judged, changed: changed, unsteady: unsteady, explained: explained, signatures: signatures)
+            report: judged, changed: changed, unsteady: unsteady, explained: explained, signatures: signatures,
+            failingEndpoints: endpoints)
     }
 
     /// Each failed attempt's signature (``FailureSignature``) from where it failed (the `file:line` its runner's failure
     /// leads with — not where the test is declared, which would make each test's failures its own), what it said, and
-    /// the exchange that failed at its failing step; set in the report, and by attempt id.
-    private func sign(_ report: inout RunReport) async throws -> [Int64: String] {
+    /// the exchange that failed at its failing step; set in the report, and by attempt id with the endpoints that failed.
+    private func sign(
+        _ report: inout RunReport
+    ) async throws -> (signatures: [Int64: String], endpoints: [Int64: String]) {
         let failed = report.scenarios.flatMap { $0.attempts.filter { $0.outcome != nil && $0.outcome != .passed } }
-        guard !failed.isEmpty else { return [:] }
+        guard !failed.isEmpty else { return ([:], [:]) }
         let places = try await runs.failurePlaces(failed.map(\.id))
         var signatures: [Int64: String] = [:]
+        let endpoints = places.compactMapValues(\.endpoint)
         for index in report.scenarios.indices {
             let entry = report.scenarios[index]
             for (position, attempt) in entry.attempts.enumerated()
@@ -66,7 +71,7 @@ package struct RunJudge {
                 signatures[attempt.id] = signature
             }
         }
-        return signatures
+        return (signatures, endpoints)
     }
 
     /// The run as stored, without judging it (an interrupted run).
@@ -127,8 +132,10 @@ package struct RunJudge {
     }
 
     /// One verdict per scenario that ran, and the unsteady scenarios.
+    /// `failingEndpoints`: the endpoint that failed in each failed attempt that had one, by attempt id; a verdict that
+    /// is not stable is attributed to its first network difference's endpoint, else to its lane's last failure's.
     func verdicts(
-        _ report: RunReport, history: [String: [LaneOutcome]]
+        _ report: RunReport, history: [String: [LaneOutcome]], failingEndpoints: [Int64: String] = [:]
     ) async throws -> (verdicts: [StoredVerdict], unsteady: Set<String>) {
         // An attempt an incident explains says nothing of the test: a test with no other is not judged.
         let entries = report.scenarios.filter { $0.attempts.contains { $0.outcome != nil && $0.incident == nil } }
@@ -193,8 +200,12 @@ package struct RunJudge {
                     named($0, in: log)
                 }
             }
-            verdicts.append(
-                StoredVerdict(scenarioID: entry.scenario.id, verdict: verdict, reason: reason, evidence: evidence))
+            var stored = StoredVerdict(
+                scenarioID: entry.scenario.id, verdict: verdict, reason: reason, evidence: evidence)
+            stored.endpoint =
+                evidence.lazy.compactMap { FailureSignature.endpoint(request: $0.request) }.first
+                ?? [live, replay].lazy.compactMap { $0.flatMap { failingEndpoints[$0.id] } }.first
+            verdicts.append(stored)
         }
         return (verdicts, unsteady)
     }

@@ -236,7 +236,7 @@ struct RunWork {
                 // while the reports are written; the exit code last, when the other nodes may read the judged run.
                 async let saved: Void = { [runs] in
                     if !judgement.changed.isEmpty { try await runs.saveVerdicts(planned.runID, judgement.changed) }
-                    try await runs.saveSignatures(judgement.signatures)
+                    try await runs.saveSignatures(judgement.signatures, endpoints: judgement.failingEndpoints)
                 }()
                 async let quarantined: Void = { [runs, settings, output] in
                     try await runs.saveIncidents(

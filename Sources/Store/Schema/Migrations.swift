@@ -43,6 +43,7 @@ enum Migrations {
         (24, "which failures a run's retries are for", Schema.version24),
         (25, "infrastructure incidents, and the attempts they explain", Schema.version25),
         (26, "failure signatures", Schema.version26),
+        (27, "the endpoints failures and verdicts are attributed to", Schema.version27),
     ]
 
     /// Applies the migrations not applied yet, up to `version` (the newest by default; tests stop earlier to make rows

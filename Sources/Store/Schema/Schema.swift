@@ -607,6 +607,29 @@ enum Schema {
         WHERE a.signature IS NOT NULL
         """
 
+    /// Version 27: flakiness by dependency. The endpoint a failed attempt's failure met (`attempts.failing_endpoint`, the
+    /// exchange that failed at its failing step) and the one a verdict is attributed to (`run_scenarios.verdict_endpoint`:
+    /// its first network difference's, else its last failure's), both as `GET api.x.test/v1/carts/{id}`.
+    /// `dash_flaky_endpoints` counts per project, branch, UTC day and endpoint the nondeterministic and drift verdicts and
+    /// the failed attempts each explains: `orchestrate flaky --by endpoint` and the network dashboard read it.
+    static let version27 = """
+        ALTER TABLE attempts ADD COLUMN failing_endpoint text;
+        ALTER TABLE run_scenarios ADD COLUMN verdict_endpoint text;
+        CREATE VIEW dash_flaky_endpoints AS
+        SELECT project, branch, day, endpoint, sum(nondeterministic)::bigint AS nondeterministic, sum(drift)::bigint AS drift,
+               sum(failed_attempts)::bigint AS failed_attempts
+        FROM (SELECT rs.project, coalesce(r.branch, '') AS branch, (r.created_at AT TIME ZONE 'UTC')::date AS day,
+                     rs.verdict_endpoint AS endpoint, (rs.verdict = 'nondeterministic')::int AS nondeterministic,
+                     (rs.verdict = 'drift')::int AS drift, 0 AS failed_attempts
+              FROM run_scenarios rs JOIN runs r ON r.id = rs.run_id
+              WHERE rs.verdict_endpoint IS NOT NULL AND rs.verdict IN ('nondeterministic', 'drift')
+              UNION ALL
+              SELECT a.project, coalesce(r.branch, ''), (a.finished_at AT TIME ZONE 'UTC')::date, a.failing_endpoint, 0, 0, 1
+              FROM attempts a JOIN runs r ON r.id = a.run_id
+              WHERE a.signature IS NOT NULL AND a.failing_endpoint IS NOT NULL) x
+        GROUP BY project, branch, day, endpoint
+        """
+
     /// `orchestrate_roll_up_days` as migration 19 makes it (every finished attempt of the keys' days counted), and as
     /// migration 25 does with a `condition` more on the attempts: then each key's rows are deleted before they are
     /// counted again, so that a row counted before the condition left its attempts out (another run's rollup of the

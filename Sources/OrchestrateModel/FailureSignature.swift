@@ -5,40 +5,117 @@
 ///
 /// Normalised: UUIDs (`<uuid>`), network addresses with their port (`<addr>`), temporary paths (`<tmp>`), times and
 /// dates (`<time>`), long hexadecimal runs (`<hex>`) and every other number (`<n>`). In an endpoint's path, a segment
-/// that names one thing is `{id}` (``endpoint(method:host:url:)``). The message is its first non-empty line, at most ``messageLimit`` characters.
+/// that names one thing is `{id}` (``endpoint(method:host:url:)``). The message is its first line with something in
+/// it, without escape sequences and control characters (``plain(_:)``), the test's own id in it `<test>`, at most
+/// ``messageLimit`` characters; a number keeps its unit (`<n>ms`).
 package enum FailureSignature {
     package static let messageLimit = 200
 
-    /// The signature of a failed attempt: `place` where it failed (`nil` when unknown), its `message` (the runner's
-    /// failure, else the attempt's one-line summary), and the failing exchange (``endpoint(method:host:url:)`` and what
-    /// came back: a status, `no answer`, `not recorded`).
-    package static func make(place: (file: String, line: Int?)?, message: String, exchange: String?) -> String {
+    /// What a failure said, and whether the test said it (a runner's failure, a step's error, its standard error) or
+    /// orchestrate did (`exited with status 1`, `timed out`): only the test's words are normalised.
+    package struct Said: Sendable, Equatable {
+        package var text: String
+        package var byTest: Bool
+
+        package init(_ text: String, byTest: Bool) {
+            self.text = text
+            self.byTest = byTest
+        }
+    }
+
+    /// The signature of a failed attempt of `test`: `place` where it failed (`nil` when unknown), what it `said`
+    /// (``message(_:failingStep:)``), and the failing exchange (``endpoint(method:host:url:)`` and what came back: a
+    /// status, `no answer`, `not recorded`). With neither a place, an exchange nor words of the test's own, it is the
+    /// test's alone (its id last): `exited with status 1` says nothing two tests could share.
+    package static func make(
+        place: (file: String, line: Int?)?, said: Said, exchange: String?, test: String? = nil
+    ) -> String {
         var parts: [String] = []
         if let place { parts.append(place.file + (place.line.map { ":\($0)" } ?? "")) }
-        var text =
-            message.split(whereSeparator: \.isNewline).first { !$0.allSatisfy(\.isWhitespace) }.map(String.init) ?? ""
+        var text = firstLine(said.text)
         // A place leading the message is the signature's place already.
         if let place, text.hasPrefix(place.file + ":") {
             text = String(text.dropFirst(place.file.count + 1).drop { $0.isNumber || $0 == ":" }.drop { $0 == " " })
         }
-        parts.append(String(normalised(text).prefix(messageLimit)))
+        if let test { text = withoutTest(text, test) }
+        parts.append(String((said.byTest ? normalised(text) : text).prefix(messageLimit)))
         if let exchange { parts.append(exchange) }
+        if !said.byTest, place == nil, exchange == nil, let test { parts.append(test) }
         return parts.joined(separator: " · ")
+    }
+
+    /// The first line that says something (``plain(_:)``), read no further than a few times what a signature keeps: a
+    /// runner's message may be megabytes on one line.
+    static func firstLine(_ text: String) -> String {
+        var rest = Substring(text)
+        while !rest.isEmpty {
+            let end = rest.utf8.firstIndex { $0 == 0x0A || $0 == 0x0D } ?? rest.endIndex
+            let line = plain(rest[..<end].prefix(messageLimit * 4))
+            if !line.allSatisfy(\.isWhitespace) { return line }
+            rest = end < rest.endIndex ? rest[rest.utf8.index(after: end)...] : ""
+        }
+        return ""
+    }
+
+    /// The text with the test's own id, where it stands alone, as `<test>` (`no result for tests/x.py::test_y`): only
+    /// an id that is not a plain word (`login` may be what a message says, not the test).
+    static func withoutTest(_ text: String, _ test: String) -> String {
+        guard test.count >= 3, test.contains(where: { !$0.isLetter }) else { return text }
+        var output = ""
+        var rest = Substring(text)
+        while let found = rest.firstRange(of: test) {
+            let before = found.lowerBound > rest.startIndex ? rest[rest.index(before: found.lowerBound)] : " "
+            let after = found.upperBound < rest.endIndex ? rest[found.upperBound] : " "
+            output += rest[..<found.lowerBound]
+            output += isWord(before) || isWord(after) ? String(rest[found]) : "<test>"
+            rest = rest[found.upperBound...]
+        }
+        return output + rest
     }
 
     /// What a failed attempt said of its failure: the runner's failure when it gave one, else its failing step and what
     /// that said (`When I pay: card declined`), else the last line its test wrote to standard error
-    /// (`curl: (22) The requested URL returned error: 502`), else its one-line summary (`exited with status 1`); a
-    /// timeout, a crash or an infrastructure error by its summary.
-    package static func message(_ attempt: AttemptRecord, failingStep: String? = nil) -> String {
-        guard attempt.outcome == .failed else { return attempt.failureSummary }
-        if let error = attempt.error, !error.allSatisfy(\.isWhitespace) { return error }
-        if let failingStep { return failingStep }
-        if let line = attempt.stderr.split(whereSeparator: \.isNewline).last(where: { !$0.allSatisfy(\.isWhitespace) })
-        {
-            return String(line)
+    /// (`curl: (22) The requested URL returned error: 502`), else orchestrate's own words: `exited with status 1`,
+    /// `timed out` (not for how long), `crashed with signal 11`, an infrastructure error with its cause.
+    package static func message(_ attempt: AttemptRecord, failingStep: String? = nil) -> Said {
+        switch attempt.outcome {
+        case .timedOut?: return Said("timed out", byTest: false)
+        case .crashed?: return Said("crashed with signal \(attempt.signal ?? 0)", byTest: false)
+        case .infrastructureError?: return Said("infrastructure error: \(attempt.error ?? "unknown")", byTest: true)
+        case .failed?:
+            if let error = attempt.error, !error.allSatisfy(\.isWhitespace) { return Said(error, byTest: true) }
+            if let failingStep { return Said(failingStep, byTest: true) }
+            if let line = attempt.stderr.split(whereSeparator: \.isNewline).last(where: {
+                !plain($0).allSatisfy(\.isWhitespace)
+            }) {
+                return Said(String(line), byTest: true)
+            }
+            return Said(attempt.exitCode.map { "exited with status \($0)" } ?? "failed", byTest: false)
+        case .passed?, nil: return Said(attempt.failureSummary, byTest: false)
         }
-        return attempt.failureSummary
+    }
+
+    /// The text as a terminal would show it, without what only a terminal reads: ANSI escape sequences (CSI, OSC) and
+    /// other control characters, and the invisible characters that reorder text (bidirectional overrides).
+    package static func plain<S: StringProtocol>(_ text: S) -> String {
+        var output = ""
+        var scalars = text.unicodeScalars.makeIterator()
+        while let scalar = scalars.next() {
+            switch scalar.value {
+            case 0x1B:
+                // CSI (`ESC [` … a final byte 0x40–0x7E) or OSC (`ESC ]` … BEL or `ESC \`); any other escape: its one byte.
+                guard let kind = scalars.next() else { break }
+                if kind == "[" {
+                    while let next = scalars.next(), !(0x40...0x7E).contains(next.value) {}
+                } else if kind == "]" {
+                    while let next = scalars.next(), next.value != 0x07, next.value != 0x1B {}
+                }
+            case 0x09: output.append(" ")
+            case 0x00...0x1F, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069: continue
+            default: output.unicodeScalars.append(scalar)
+            }
+        }
+        return output
     }
 
     /// `POST api.x.test/v1/carts/{id}`: the host the app addressed and the path without its query, each segment that
@@ -49,7 +126,7 @@ package enum FailureSignature {
             let rest = path[scheme.upperBound...]
             path = rest.firstIndex(of: "/").map { rest[$0...] } ?? "/"
         } else if path.hasPrefix("/\(host)/") {
-            path = path.dropFirst(host.utf8.count + 1)
+            path = path.dropFirst(host.count + 1)
         }
         if let query = path.firstIndex(where: { $0 == "?" || $0 == "#" }) { path = path[..<query] }
         let segments = path.split(separator: "/", omittingEmptySubsequences: false).map { segment in
@@ -80,7 +157,6 @@ package enum FailureSignature {
     private static func isIdentifier(_ segment: Substring) -> Bool {
         guard let first = segment.first, segment.contains(where: \.isNumber) else { return false }
         return first.isNumber || segment.count >= 16 || (segment.count >= 8 && segment.allSatisfy(\.isHexDigit))
-            || (segment.count == 36 && segment.allSatisfy { $0.isHexDigit || $0 == "-" })
     }
 
     /// The text with its volatile parts replaced, one pass over its characters.
@@ -111,10 +187,22 @@ package enum FailureSignature {
         for (matcher, token) in matchers {
             guard let length = matcher(characters, index) else { continue }
             let next = index + length
-            if next < characters.count, isWord(characters[next]) { continue }
-            return (length, token)
+            guard next < characters.count, isWord(characters[next]) else { return (length, token) }
+            // A number with its unit (`250ms`, `0.53s`, `12KiB`) is still a number.
+            guard token == "<n>", let unit = unit(characters, next) else { continue }
+            return (length + unit.count, token + unit)
         }
         return nil
+    }
+
+    private static let units = [
+        "ms", "us", "µs", "ns", "s", "m", "h", "d", "x", "b", "kb", "mb", "gb", "kib", "mib", "gib",
+    ]
+
+    /// The unit that follows a number at `index` and ends a word.
+    private static func unit(_ characters: [Character], _ index: Int) -> String? {
+        let word = String(characters[index...].prefix(while: isWord))
+        return units.contains(word.lowercased()) ? word : nil
     }
 
     private static func isWord(_ character: Character) -> Bool {

@@ -52,19 +52,21 @@ extension RunStore {
         }
         let rows = try await database.client.query(
             """
+            WITH failing AS (
+                SELECT a.id, (SELECT min(s.position) FROM steps s WHERE s.attempt_id = a.id AND s.status = 'failed') AS position
+                FROM unnest(\(attemptIDs)::bigint[]) AS a(id)
+            )
             SELECT DISTINCT ON (e.attempt_id) e.attempt_id, e.method, e.host, e.url, e.status, e.mode, e.matched,
                    coalesce(e.note LIKE 'upstream error%', false) AS unanswered
-            FROM exchanges e
-            LEFT JOIN LATERAL (SELECT min(s.position) AS position FROM steps s
-                               WHERE s.attempt_id = e.attempt_id AND s.status = 'failed') failing ON true
-            WHERE e.attempt_id = ANY(\(attemptIDs))
-              AND (e.status IS NULL OR e.status >= 400 OR (NOT e.matched AND e.mode = 'replay'))
+            FROM failing JOIN exchanges e ON e.attempt_id = failing.id
+            WHERE (e.status IS NULL OR e.status >= 400 OR (NOT e.matched AND e.mode = 'replay'))
               AND (failing.position IS NULL OR failing.position = coalesce(e.step_position, (
                        SELECT s.position FROM steps s
                        WHERE s.attempt_id = e.attempt_id AND s.started_at <= e.started_at
                          AND e.started_at <= coalesce(s.finished_at, 'infinity')
                        ORDER BY s.position DESC LIMIT 1)))
-            ORDER BY e.attempt_id, e.sequence
+            -- What the backend could not do (no answer, a 5xx) before a 4xx, which a test may expect.
+            ORDER BY e.attempt_id, (e.status IS NULL OR e.status >= 500 OR e.note LIKE 'upstream error%') DESC, e.sequence
             """,
             logger: database.logger)
         for try await (id, method, host, url, status, mode, matched, unanswered) in rows.decode(
@@ -103,19 +105,21 @@ extension RunStore {
         let rows = try await database.client.query(
             """
             SELECT g.*, x.scenario_id AS example_test, x.run_id AS example_run, x.outcome, x.exit_code, x.signal,
-                   x.duration_ms, x.error, right(x.stderr, 4096) AS stderr
+                   x.duration_ms, left(x.error, 4096) AS error, right(x.stderr, 4096) AS stderr
             FROM (SELECT a.signature, count(*) AS failures, count(DISTINCT a.scenario_id) AS tests,
                          count(DISTINCT a.run_id) AS runs, count(*) FILTER (WHERE a.incident IS NOT NULL) AS incidents,
-                         min(a.finished_at) AS first_seen, max(a.finished_at) AS last_seen,
-                         (array_agg(a.id ORDER BY a.finished_at DESC))[1] AS newest
+                         min(a.finished_at) AS first_seen, max(a.finished_at) AS last_seen
                   FROM attempts a JOIN runs r ON r.id = a.run_id
                   WHERE a.project = \(project) AND a.signature IS NOT NULL AND a.finished_at >= \(since)
                     AND (\(branch)::text IS NULL OR coalesce(r.branch, '') = \(branch))
                   GROUP BY a.signature
-                  ORDER BY tests DESC, failures DESC, last_seen DESC
-                  LIMIT \(limit)) g
-            JOIN attempts x ON x.id = g.newest
-            ORDER BY g.tests DESC, g.failures DESC, g.last_seen DESC
+                  ORDER BY tests DESC, failures DESC, last_seen DESC, a.signature
+                  LIMIT \(limit)) g,
+            -- The newest failure with it, for an example.
+            LATERAL (SELECT * FROM attempts x
+                     WHERE x.project = \(project) AND x.signature = g.signature AND x.finished_at = g.last_seen
+                     ORDER BY x.id DESC LIMIT 1) x
+            ORDER BY g.tests DESC, g.failures DESC, g.last_seen DESC, g.signature
             """,
             logger: database.logger)
         var lines: [SignatureLine] = []
@@ -129,7 +133,7 @@ extension RunStore {
                 finishedAt: nil, durationMilliseconds: try column("duration_ms"), stdout: "",
                 stderr: try column("stderr"),
                 error: try column("error"))
-            let message = FailureSignature.message(example)
+            let message = FailureSignature.plain(FailureSignature.message(example).text)
             lines.append(
                 SignatureLine(
                     signature: try column("signature"), failures: Int(try column("failures", as: Int64.self)),

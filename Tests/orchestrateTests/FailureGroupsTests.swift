@@ -52,8 +52,9 @@ struct FailureGroupsTests {
                     (cart["example_message"] as? String)?.hasPrefix("order ") == true, "the message as it was: \(cart)")
                 let signatures = Set(lines.compactMap { $0["signature"] as? String })
                 #expect(
-                    signatures.contains(
-                        "curl: (<n>) The requested URL returned error: <n> · GET api.test/v1/orders/{id}/missing → 404"),
+                    signatures.contains {
+                        $0.hasPrefix("curl: ") && $0.hasSuffix(" · GET api.test/v1/orders/{id}/missing → 404")
+                    },
                     "the failing exchange, its path's id made alike: \(signatures)")
                 #expect(signatures.contains("login refused for ann"), "\(signatures)")
 

@@ -65,8 +65,8 @@ package struct RunJudge {
             where attempt.outcome != nil && attempt.outcome != .passed {
                 let signature = FailureSignature.make(
                     place: RunReport.ScenarioEntry.leadingPlace(attempt.error ?? ""),
-                    message: FailureSignature.message(attempt, failingStep: places[attempt.id]?.step),
-                    exchange: places[attempt.id]?.exchange)
+                    said: FailureSignature.message(attempt, failingStep: places[attempt.id]?.step),
+                    exchange: places[attempt.id]?.exchange, test: entry.scenario.id)
                 report.scenarios[index].attempts[position].signature = signature
                 signatures[attempt.id] = signature
             }

@@ -187,3 +187,30 @@ extension RunStore {
         return lines
     }
 }
+
+extension RunStore {
+    /// The project's newest passing live attempts finished since `since`, at most `perTest` of each test and `limit` in
+    /// all, with their test's id and feature file (what names its cassette); the newest first.
+    package func passingLiveAttempts(
+        project: String, since: Date, perTest: Int = 5, limit: Int = 500
+    ) async throws -> [(attemptID: Int64, scenarioID: String, uri: String?)] {
+        let rows = try await database.client.query(
+            """
+            SELECT a.id, s.id, s.uri
+            FROM scenarios s,
+            LATERAL (SELECT a.id, a.finished_at FROM attempts a JOIN runs r ON r.id = a.run_id
+                     WHERE a.project = s.project AND a.scenario_id = s.id AND a.outcome = 'passed' AND a.finished_at >= \(since)
+                       AND coalesce(a.mode, r.mode) = 'live'
+                     ORDER BY a.finished_at DESC LIMIT \(perTest)) a
+            WHERE s.project = \(project)
+            ORDER BY a.finished_at DESC
+            LIMIT \(limit)
+            """,
+            logger: database.logger)
+        var attempts: [(attemptID: Int64, scenarioID: String, uri: String?)] = []
+        for try await (id, scenario, uri) in rows.decode((Int64, String, String?).self) {
+            attempts.append((id, scenario, uri))
+        }
+        return attempts
+    }
+}

@@ -20,7 +20,7 @@ struct Orchestrate: AsyncParsableCommand {
             """,
         subcommands: [
             Init.self, Run.self, Agent.self, Report.self, Artifacts.self, Scenarios.self, Runs.self, History.self,
-            Flaky.self, Failures.self,
+            Flaky.self, Failures.self, Suggest.self,
             Logs.self, QuarantineCommand.self,
             Mock.self,
             GherkinGroup.self,
@@ -625,7 +625,7 @@ struct History: AsyncParsableCommand {
 struct Flaky: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Scenarios by flakiness score, with their verdicts and the newest evidence; or upstream endpoints.",
-        usage: "orchestrate flaky [--since <duration>] [--branch <branch>] [--by scenario|endpoint] [<options>]",
+        usage: "orchestrate flaky [--since <duration>] [--by endpoint] [<options>]",
         discussion: """
             score = (flips + 1) / (transitions + 10): the share of consecutive attempts (same branch, git revision and \
             kind of backend: replay/mock or live/record) whose outcomes differ, with a prior worth ten observations that \
@@ -701,6 +701,52 @@ struct Failures: AsyncParsableCommand {
             try await FlakinessCommands.failures(
                 configPath: try common.configPath(), since: window, branch: branch, limit: listing.limit,
                 database: common.database, format: listing.format, logger: logger)
+        }
+    }
+}
+
+struct Suggest: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Changes to orchestrate.yml learned from history.",
+        subcommands: [SuggestIgnores.self]
+    )
+}
+
+struct SuggestIgnores: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ignores",
+        abstract: "JSON fields that change by themselves (ids, times, tokens), as mock.ignore YAML.",
+        usage: "orchestrate suggest ignores [--since <duration>] [--min <count>] [<options>]",
+        discussion: """
+            Compares the newest passing live attempts of each test (5 at most, 500 in all) with its recording: a JSON \
+            path of a request or response body whose value differed from the recording in at least --min of them, \
+            with two different values at least (a field that changed once and stays changed is the backend's change), \
+            is printed as a mock.ignore.json entry with how often it changed and in which tests. Ignored, it no longer \
+            keeps a replayed request from matching, nor counts as drift evidence. Paths ignored already are left out.
+            """
+    )
+
+    @OptionGroup var common: CommonOptions
+
+    @Option(name: .long, help: "The window: passing live attempts finished in the last 14d, 36h, 90m…")
+    var since = "14d"
+
+    @Option(name: .long, help: "How many passing live attempts a field must have changed in.")
+    var min = 2
+
+    func validate() throws {
+        if !(1...1000).contains(min) { throw ValidationError("--min must be from 1 to 1000 (got \(min))") }
+    }
+
+    func run() async throws {
+        guard let window = DurationText.parse(since), window > .zero else {
+            throw ValidationError("--since \(since): not a duration (e.g. 14d, 36h, 90m)")
+        }
+        let logger = common.logger
+        try await printing {
+            try await FlakinessCommands.suggestIgnores(
+                configPath: try common.configPath(), since: window, minimum: min, database: common.database,
+                logger: logger)
         }
     }
 }

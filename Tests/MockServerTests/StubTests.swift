@@ -208,3 +208,16 @@ struct StubTests {
         }
     }
 }
+
+@Suite("JSON paths naming a value")
+struct JSONPathNamesTests {
+    @Test("a pattern names a concrete path it matches, or one inside a value it names")
+    func names() throws {
+        let items = try JSONPath("$.items[*].at")
+        #expect(items.names("$.items[3].at") && !items.names("$.items[3].id") && !items.names("$.other[0].at"))
+        #expect(try JSONPath("$..at").names("$.a.b[2].at") && !(try JSONPath("$..at").names("$.a.b[2].att")))
+        #expect(try JSONPath("$.meta").names("$.meta.request.id"))
+        #expect(!(try JSONPath("$.meta.id").names("$.meta")))
+        #expect(!items.names("not a path"))
+    }
+}

@@ -60,6 +60,31 @@ package struct JSONPath: Sendable, Hashable, CustomStringConvertible {
         self.components = components
     }
 
+    /// Whether the path names `concrete` (a path to one value, as differences name them: `$.items[3].at`) or a value
+    /// that holds it: `$.items[*].at`, `$..at` and `$.items` all name `$.items[3].at`. A concrete path that does not
+    /// parse is named by nothing.
+    package func names(_ concrete: String) -> Bool {
+        guard let parsed = try? JSONPath(concrete) else { return false }
+        return Self.names(components[...], parsed.components[...])
+    }
+
+    private static func names(_ pattern: ArraySlice<Component>, _ path: ArraySlice<Component>) -> Bool {
+        guard let first = pattern.first else { return true }
+        switch first {
+        case .descendant(let name):
+            // Any number of steps down, then the member.
+            return path.indices.contains { index in
+                path[index] == .member(name) && names(pattern.dropFirst(), path[(index + 1)...])
+            }
+        case .wildcard:
+            guard let step = path.first, step != .wildcard else { return false }
+            return names(pattern.dropFirst(), path.dropFirst())
+        case .member, .index:
+            guard path.first == first else { return false }
+            return names(pattern.dropFirst(), path.dropFirst())
+        }
+    }
+
     /// The name of the field the path ends in (`password` of `$.user.password` and of `$..password`); `nil` when it
     /// ends in an index or a wildcard.
     var lastName: String? {

@@ -1,6 +1,7 @@
 import Analysis
 import Foundation
 import Logging
+import MockServer
 import OrchestrateModel
 import Reports
 import Store
@@ -97,6 +98,50 @@ package enum FlakinessCommands {
                 + "\nNONDETERMINISTIC, DRIFT: verdicts whose first network difference was the endpoint's (else whose last "
                 + "failure met it); FAILED: failed attempts whose failing step's exchange with it failed"
         }
+    }
+
+    /// `orchestrate suggest ignores`: the JSON fields that changed by themselves between each test's recording and its
+    /// newest passing live attempts (``VolatileFields``), as the `mock.ignore` YAML to paste, with the paths ignored
+    /// already.
+    package static func suggestIgnores(
+        configPath: String, since: Duration, minimum: Int, database: String?, logger: Logger
+    ) async throws -> String {
+        let config = try ConfigLoader.load(path: configPath, required: false)
+        let start = Date().addingTimeInterval(-Double(since.wholeMilliseconds) / 1000)
+        let recordings = config.resolve(config.mock.recordings)
+        let (samples, seen) = try await ListingCommands.withStore(config, database: database, logger: logger) {
+            store in
+            let attempts = try await store.passingLiveAttempts(project: config.project, since: start)
+            let logs = try await store.networkLogs(attempts.map(\.attemptID))
+            var samples: [VolatileFields.Sample] = []
+            for attempt in attempts {
+                let scenario = Scenario(
+                    id: attempt.scenarioID, name: attempt.scenarioID, command: "", timeoutMilliseconds: 0,
+                    uri: attempt.uri)
+                guard let log = logs[attempt.attemptID],
+                    let cassette = try? Cassette.load(MockSessions.cassette(for: scenario, recordings: recordings))
+                else { continue }
+                samples.append(
+                    VolatileFields.Sample(
+                        scenarioID: attempt.scenarioID, recorded: cassette.entries.map { $0.exchange() },
+                        live: log.exchanges))
+            }
+            return (samples, attempts.count)
+        }
+        let ignored = config.mock.server.ignoredJSON
+        let suggestions = VolatileFields(minimumChanges: minimum).suggestions(samples) { path in
+            ignored.contains { $0.names(path) }
+        }
+        let window = ISO8601DateFormatter().string(from: start)
+        guard !suggestions.isEmpty else {
+            return
+                "no field changed by itself in \(minimum) or more of \(samples.count) passing live attempts with a recording "
+                + "since \(window) (of \(seen) passing live attempts)"
+        }
+        return
+            "# orchestrate suggest ignores: JSON fields that differed from the recording in passing live attempts since "
+            + "\(window) (\(samples.count) with a recording)\n"
+            + VolatileFields.yaml(suggestions, already: ignored.map(\.description))
     }
 
     /// The project's failures over the window (of one branch's runs, when given) grouped by signature

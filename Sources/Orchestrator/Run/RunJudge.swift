@@ -15,6 +15,8 @@ package struct RunJudge {
     var diff = NetworkDiff()
     /// How many earlier passing live attempts' differences from the recording are noise.
     var noiseSamples = 3
+    /// `mock.ignore.json`: fields whose differences are no evidence either.
+    var ignored: [JSONPath] = []
 
     package struct Judgement {
         /// The run as stored, with its verdicts.
@@ -192,12 +194,25 @@ package struct RunJudge {
                         step: exchange.stepPosition)
                 }.map { named($0, in: log) }
             }
+            var reason = reason
             if let live, let log = logs[live.id], let recording = try? Cassette.load(cassette(entry.scenario)) {
                 let recorded = recording.entries.map { $0.exchange() }
                 let noise = NetworkDifference.noise(
                     noiseIDs.compactMap { logs[$0] }.map { diff.differences(recorded: recorded, live: $0.exchanges) })
-                evidence += diff.differences(recorded: recorded, live: log.exchanges, noise: noise).map {
-                    named($0, in: log)
+                let differences = diff.differences(recorded: recorded, live: log.exchanges).filter { difference in
+                    !(difference.kind == .body
+                        && difference.path.map { path in ignored.contains { $0.names(path) } }
+                            == true)
+                }
+                evidence += differences.filter { !noise.contains($0.key) }.map { named($0, in: log) }
+                // The filter says what it left out: fields that also changed in passing live attempts.
+                let left = Array(Set(differences.filter { noise.contains($0.key) }.map { $0.path ?? $0.request }))
+                    .sorted()
+                if !left.isEmpty {
+                    reason +=
+                        " (left out as noise, changed in passing live attempts too: "
+                        + left.prefix(5).joined(separator: ", ") + (left.count > 5 ? " and \(left.count - 5) more" : "")
+                        + "; orchestrate suggest ignores)"
                 }
             }
             var stored = StoredVerdict(

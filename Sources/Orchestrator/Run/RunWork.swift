@@ -2,6 +2,7 @@ import Analysis
 import Coordinator
 import Foundation
 import Logging
+import MockServer
 import OrchestrateModel
 import Store
 import UnixSignals
@@ -199,7 +200,9 @@ struct RunWork {
             output.note(Self.describe(probes, share: share))
             if probes.probes > 0 { interrupted = try await execution.execute() == .interrupted }
         }
-        let judge = RunJudge(runs: runs, cassette: MockSessions.cassettes(in: settings.recordings))
+        let judge = RunJudge(
+            runs: runs, cassette: MockSessions.cassettes(in: settings.recordings),
+            ignored: settings.mockServer.ignoredJSON)
         // The report's trends are read while the run is judged.
         let trends = Task { [runs] in try await runs.trends(planned.runID) }
         defer { trends.cancel() }

@@ -89,7 +89,7 @@ package struct NetworkDiff: Sendable {
 
     /// `api.example.com/v1/x?a=1&b=2` (query items sorted): the host as the app addressed it, the original URL's path
     /// and query (or the mock path of a host not configured).
-    static func target(_ exchange: Exchange) -> String {
+    package static func target(_ exchange: Exchange) -> String {
         guard let components = URLComponents(string: exchange.url), let host = components.host else {
             return exchange.url
         }

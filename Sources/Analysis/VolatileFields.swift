@@ -41,39 +41,54 @@ package struct VolatileFields: Sendable {
     /// The fields that changed in at least ``minimumChanges`` samples, those that changed most often first; `ignored`
     /// says which paths are ignored already (left out).
     package func suggestions(_ samples: [Sample], ignored: (String) -> Bool = { _ in false }) -> [Suggestion] {
-        var changed: [String: (bodies: Set<String>, attempts: Int, tests: Set<String>, values: Set<String>)] = [:]
+        // Per general path: the bodies, attempts and tests it changed in, and each concrete field's live values.
+        var changed: [String: (bodies: Set<String>, attempts: Int, tests: Set<String>, values: [String: Set<String>])] =
+            [:]
         var attemptsPerTest: [String: Int] = [:]
         for sample in samples {
             attemptsPerTest[sample.scenarioID, default: 0] += 1
             let changes = diff.bodyChanges(recorded: sample.recorded, live: sample.live)
-            var seen: [String: (bodies: Set<String>, values: Set<String>)] = [:]
+            var seen: [String: (bodies: Set<String>, values: [String: String])] = [:]
             for (body, paths) in [("request", changes.request), ("response", changes.response)] {
                 for (path, value) in paths where !ignored(path) {
-                    seen[Self.general(path), default: ([], [])].bodies.insert(body)
-                    seen[Self.general(path), default: ([], [])].values.insert(value)
+                    seen[Self.general(path), default: ([], [:])].bodies.insert(body)
+                    seen[Self.general(path), default: ([], [:])].values["\(body) \(path)"] = value
                 }
             }
             for (path, this) in seen {
-                changed[path, default: ([], 0, [], [])].bodies.formUnion(this.bodies)
-                changed[path, default: ([], 0, [], [])].attempts += 1
-                changed[path, default: ([], 0, [], [])].tests.insert(sample.scenarioID)
-                changed[path, default: ([], 0, [], [])].values.formUnion(this.values)
+                changed[path, default: ([], 0, [], [:])].bodies.formUnion(this.bodies)
+                changed[path, default: ([], 0, [], [:])].attempts += 1
+                changed[path, default: ([], 0, [], [:])].tests.insert(sample.scenarioID)
+                for (field, value) in this.values {
+                    changed[path, default: ([], 0, [], [:])].values[field, default: []].insert(value)
+                }
             }
         }
-        return changed.filter { $0.value.attempts >= minimumChanges && $0.value.values.count >= 2 }.map { path, seen in
+        // Two values at least of one field, in one body: a field that changed once, the same way everywhere, did not
+        // change by itself.
+        return changed.filter { _, seen in
+            seen.attempts >= minimumChanges && seen.values.values.contains { $0.count >= 2 }
+        }.map { path, seen in
             Suggestion(
                 path: path, bodies: seen.bodies.sorted(), changed: seen.attempts,
                 attempts: seen.tests.reduce(0) { $0 + (attemptsPerTest[$1] ?? 0) }, tests: seen.tests.sorted())
         }.sorted { ($0.changed, $1.path) > ($1.changed, $0.path) }
     }
 
-    /// The path with its array positions made `[*]`.
+    /// The path with its array positions made `[*]` (not inside a quoted key: `['x[1]']` stays).
     package static func general(_ path: String) -> String {
         var output = ""
         var rest = Substring(path)
         while let open = rest.firstIndex(of: "[") {
             output += rest[...open]
             rest = rest[rest.index(after: open)...]
+            if let quote = rest.first, quote == "'" || quote == "\"" {
+                // A quoted key, to its closing quote and bracket.
+                let close = rest.dropFirst().firstRange(of: "\(quote)]")?.upperBound ?? rest.endIndex
+                output += rest[..<close]
+                rest = rest[close...]
+                continue
+            }
             let digits = rest.prefix { $0.isASCII && $0.isNumber }
             if !digits.isEmpty, rest.dropFirst(digits.count).first == "]" {
                 output += "*"
@@ -83,14 +98,15 @@ package struct VolatileFields: Sendable {
         return output + rest
     }
 
-    /// The YAML to paste under `mock:` in orchestrate.yml, each path with why (`# response; changed in 5 of 5 passing
-    /// live attempts: checkout, login`).
+    /// The YAML of `mock.ignore.json` with the paths ignored `already` and the suggestions, each with why (`# response
+    /// body; changed in 5 of 5 passing live attempts: checkout, login`), to put in place of the config's own.
     package static func yaml(_ suggestions: [Suggestion], already: [String]) -> String {
         var lines = ["mock:", "  ignore:", "    json:"]
         for path in already { lines.append("      - \(quoted(path))") }
         for suggestion in suggestions {
+            // Test ids are data: on one line of the comment, without control characters.
             let tests =
-                suggestion.tests.prefix(5).joined(separator: ", ")
+                suggestion.tests.prefix(5).map(FailureSignature.plain).joined(separator: ", ")
                 + (suggestion.tests.count > 5 ? " and \(suggestion.tests.count - 5) more" : "")
             lines.append(
                 "      - \(quoted(suggestion.path))  # \(suggestion.bodies.joined(separator: " and ")) body; changed in "

@@ -34,6 +34,15 @@ struct VolatileFieldUnitTests {
         #expect(found.allSatisfy { $0.changed == 3 && $0.attempts == 3 && $0.tests == ["cart"] })
         // `ok` changed the same way every time: the backend's change, not noise.
         #expect(!found.contains { $0.path == "$.ok" })
+        // Nor are two array items that changed once each, the same way in every attempt (their values differ from
+        // each other, not from one attempt to the next).
+        let list = [Self.exchange("/v1/list", response: #"{"items":[{"p":1},{"p":2}]}"#)]
+        let moved = (0..<3).map { _ in
+            VolatileFields.Sample(
+                scenarioID: "list", recorded: list,
+                live: [Self.exchange("/v1/list", response: #"{"items":[{"p":3},{"p":4}]}"#)])
+        }
+        #expect(VolatileFields().suggestions(moved).isEmpty)
         #expect(VolatileFields(minimumChanges: 4).suggestions([live(1), live(2), live(3)]).isEmpty)
         #expect(
             VolatileFields().suggestions([live(1), live(2)]) { $0.hasPrefix("$.items") }.map(\.path) == [
@@ -48,7 +57,7 @@ struct VolatileFieldUnitTests {
 
     @Test("array positions are made [*], and YAML quoting keeps a path whole")
     func general() {
-        #expect(VolatileFields.general("$.a[12].b[0]['x[1]']") == "$.a[*].b[*]['x[*]']")
+        #expect(VolatileFields.general("$.a[12].b[0]['x[1]'][3]") == "$.a[*].b[*]['x[1]'][*]")
         #expect(VolatileFields.general("$.a['1x']") == "$.a['1x']")
         #expect(VolatileFields.yaml([], already: ["$['a\"b\\\n']"]).hasSuffix(#"- "$['a\"b\\\u000a']""#))
     }

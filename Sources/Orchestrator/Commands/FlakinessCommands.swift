@@ -112,19 +112,25 @@ package enum FlakinessCommands {
         let (samples, seen) = try await ListingCommands.withStore(config, database: database, logger: logger) {
             store in
             let attempts = try await store.passingLiveAttempts(project: config.project, since: start)
-            let logs = try await store.networkLogs(attempts.map(\.attemptID))
+            // Each test's recording read once; the attempts' logs (bodies and all) read 50 at a time.
+            var recordingsByTest: [String: [Exchange]?] = [:]
             var samples: [VolatileFields.Sample] = []
-            for attempt in attempts {
-                let scenario = Scenario(
-                    id: attempt.scenarioID, name: attempt.scenarioID, command: "", timeoutMilliseconds: 0,
-                    uri: attempt.uri)
-                guard let log = logs[attempt.attemptID],
-                    let cassette = try? Cassette.load(MockSessions.cassette(for: scenario, recordings: recordings))
-                else { continue }
-                samples.append(
-                    VolatileFields.Sample(
-                        scenarioID: attempt.scenarioID, recorded: cassette.entries.map { $0.exchange() },
-                        live: log.exchanges))
+            for first in stride(from: 0, to: attempts.count, by: 50) {
+                let batch = attempts[first..<min(first + 50, attempts.count)]
+                let logs = try await store.networkLogs(batch.map(\.attemptID))
+                for attempt in batch {
+                    if recordingsByTest[attempt.scenarioID] == nil {
+                        let scenario = Scenario(
+                            id: attempt.scenarioID, name: attempt.scenarioID, command: "", timeoutMilliseconds: 0,
+                            uri: attempt.uri)
+                        let cassette = try? Cassette.load(MockSessions.cassette(for: scenario, recordings: recordings))
+                        recordingsByTest[attempt.scenarioID] = .some(cassette?.entries.map { $0.exchange() })
+                    }
+                    guard let log = logs[attempt.attemptID], let recorded = recordingsByTest[attempt.scenarioID] ?? nil
+                    else { continue }
+                    samples.append(
+                        VolatileFields.Sample(scenarioID: attempt.scenarioID, recorded: recorded, live: log.exchanges))
+                }
             }
             return (samples, attempts.count)
         }
@@ -140,7 +146,7 @@ package enum FlakinessCommands {
         }
         return
             "# orchestrate suggest ignores: JSON fields that differed from the recording in passing live attempts since "
-            + "\(window) (\(samples.count) with a recording)\n"
+            + "\(window) (\(samples.count) with a recording); in place of orchestrate.yml's mock.ignore.json\n"
             + VolatileFields.yaml(suggestions, already: ignored.map(\.description))
     }
 

@@ -190,7 +190,8 @@ package struct RunJudge {
             if let replay, let log = logs[replay.id] {
                 evidence += log.exchanges.filter { !$0.matched && $0.mode == .replay }.map { exchange in
                     NetworkDifference(
-                        kind: .unmatched, request: "\(exchange.method) \(exchange.url)", live: exchange.note?.rawValue,
+                        kind: .unmatched, request: "\(exchange.method) \(NetworkDiff.target(exchange))",
+                        live: exchange.note?.rawValue,
                         step: exchange.stepPosition)
                 }.map { named($0, in: log) }
             }
@@ -217,9 +218,14 @@ package struct RunJudge {
             }
             var stored = StoredVerdict(
                 scenarioID: entry.scenario.id, verdict: verdict, reason: reason, evidence: evidence)
+            // What failed first: the failing lane's failure's exchange; else its first difference that can fail a
+            // test (a status, a body, a request not recorded or new), not a slower answer, a header, or a request the
+            // test may not have reached.
+            let failed = [live, replay].compactMap { $0 }.filter { $0.outcome != nil && $0.outcome != .passed }
             stored.endpoint =
-                evidence.lazy.compactMap { FailureSignature.endpoint(request: $0.request) }.first
-                ?? [live, replay].lazy.compactMap { $0.flatMap { failingEndpoints[$0.id] } }.first
+                failed.lazy.compactMap { failingEndpoints[$0.id] }.first
+                ?? evidence.lazy.filter { [.status, .body, .unmatched, .newRequest].contains($0.kind) }
+                .compactMap { FailureSignature.endpoint(request: $0.request) }.first
             verdicts.append(stored)
         }
         return (verdicts, unsteady)

@@ -611,7 +611,7 @@ enum Schema {
     /// exchange that failed at its failing step) and the one a verdict is attributed to (`run_scenarios.verdict_endpoint`:
     /// its first network difference's, else its last failure's), both as `GET api.x.test/v1/carts/{id}`.
     /// `dash_flaky_endpoints` counts per project, branch, UTC day and endpoint the nondeterministic and drift verdicts and
-    /// the failed attempts each explains: `orchestrate flaky --by endpoint` and the network dashboard read it.
+    /// the failed attempts each explains (not an outage's: an incident has its own report): `orchestrate flaky --by endpoint` and the network dashboard read it.
     static let version27 = """
         ALTER TABLE attempts ADD COLUMN failing_endpoint text;
         ALTER TABLE run_scenarios ADD COLUMN verdict_endpoint text;
@@ -626,7 +626,7 @@ enum Schema {
               UNION ALL
               SELECT a.project, coalesce(r.branch, ''), (a.finished_at AT TIME ZONE 'UTC')::date, a.failing_endpoint, 0, 0, 1
               FROM attempts a JOIN runs r ON r.id = a.run_id
-              WHERE a.signature IS NOT NULL AND a.failing_endpoint IS NOT NULL) x
+              WHERE a.signature IS NOT NULL AND a.failing_endpoint IS NOT NULL AND a.incident IS NULL) x
         GROUP BY project, branch, day, endpoint
         """
 

@@ -654,9 +654,7 @@ struct Flaky: AsyncParsableCommand {
     @OptionGroup var listing: ListingOptions
 
     func run() async throws {
-        guard let window = DurationText.parse(since), window > .zero else {
-            throw ValidationError("--since \(since): not a duration (e.g. 14d, 36h, 90m)")
-        }
+        let window = try sinceWindow(since)
         let logger = common.logger
         try await printing {
             try await FlakinessCommands.flaky(
@@ -693,9 +691,7 @@ struct Failures: AsyncParsableCommand {
     @OptionGroup var listing: ListingOptions
 
     func run() async throws {
-        guard let window = DurationText.parse(since), window > .zero else {
-            throw ValidationError("--since \(since): not a duration (e.g. 14d, 36h, 90m)")
-        }
+        let window = try sinceWindow(since)
         let logger = common.logger
         try await printing {
             try await FlakinessCommands.failures(
@@ -703,6 +699,14 @@ struct Failures: AsyncParsableCommand {
                 database: common.database, format: listing.format, logger: logger)
         }
     }
+}
+
+/// `--since`: a window back from now (`14d`, `36h`, `90m`).
+func sinceWindow(_ since: String) throws -> Duration {
+    guard let window = DurationText.parse(since), window > .zero else {
+        throw ValidationError("--since \(since): not a duration (e.g. 14d, 36h, 90m)")
+    }
+    return window
 }
 
 struct Suggest: AsyncParsableCommand {
@@ -739,9 +743,7 @@ struct SuggestIgnores: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let window = DurationText.parse(since), window > .zero else {
-            throw ValidationError("--since \(since): not a duration (e.g. 14d, 36h, 90m)")
-        }
+        let window = try sinceWindow(since)
         let logger = common.logger
         try await printing {
             try await FlakinessCommands.suggestIgnores(

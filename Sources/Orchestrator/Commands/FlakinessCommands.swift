@@ -8,6 +8,11 @@ import Store
 
 /// `orchestrate flaky`, `orchestrate failures`, `orchestrate quarantine` and `orchestrate logs`.
 package enum FlakinessCommands {
+    /// When a window that ends now began.
+    static func windowStart(_ window: Duration) -> Date {
+        Date().addingTimeInterval(-Double(window.wholeMilliseconds) / 1000)
+    }
+
     /// The project's scenarios by flakiness score over the window (of one branch's runs, when given), highest first,
     /// with their verdicts and the newest evidence.
     package static func flaky(
@@ -15,7 +20,7 @@ package enum FlakinessCommands {
         database: String?, format: OutputFormat, logger: Logger
     ) async throws -> String {
         let config = try ConfigLoader.load(path: configPath, required: false)
-        let start = Date().addingTimeInterval(-Double(since.wholeMilliseconds) / 1000)
+        let start = windowStart(since)
         if by == .endpoint {
             return try await flakyEndpoints(
                 config, since: start, branch: branch, limit: limit, database: database, format: format, logger: logger)
@@ -107,7 +112,7 @@ package enum FlakinessCommands {
         configPath: String, since: Duration, minimum: Int, database: String?, logger: Logger
     ) async throws -> String {
         let config = try ConfigLoader.load(path: configPath, required: false)
-        let start = Date().addingTimeInterval(-Double(since.wholeMilliseconds) / 1000)
+        let start = windowStart(since)
         let recordings = config.resolve(config.mock.recordings)
         let (samples, seen) = try await ListingCommands.withStore(config, database: database, logger: logger) {
             store in
@@ -158,7 +163,7 @@ package enum FlakinessCommands {
         logger: Logger
     ) async throws -> String {
         let config = try ConfigLoader.load(path: configPath, required: false)
-        let start = Date().addingTimeInterval(-Double(since.wholeMilliseconds) / 1000)
+        let start = windowStart(since)
         let lines = try await ListingCommands.withStore(config, database: database, logger: logger) { store in
             try await store.failureSignatures(project: config.project, since: start, branch: branch, limit: limit)
         }
@@ -169,10 +174,7 @@ package enum FlakinessCommands {
             guard !lines.isEmpty else {
                 return "no failures since \(ISO8601DateFormatter().string(from: start)) (of runs judged since)"
             }
-            let dates = DateFormatter()
-            dates.locale = Locale(identifier: "en_US_POSIX")
-            dates.timeZone = TimeZone(identifier: "UTC")
-            dates.dateFormat = "yyyy-MM-dd HH:mm"
+            let dates = ListingCommands.minutesUTC()
             var table = TextTable(
                 header: ["TESTS", "FAILED", "RUNS", "FIRST (UTC)", "LAST (UTC)", "SIGNATURE", "EXAMPLE"],
                 elidable: ["SIGNATURE", "EXAMPLE"])

@@ -146,10 +146,7 @@ package enum ListingCommands {
                     "REVISION",
                 ], elidable: ["HOSTS", "PROJECT", "BRANCH"])
             // To the minute: the run's id says which one (--format json has the whole time).
-            let dates = DateFormatter()
-            dates.locale = Locale(identifier: "en_US_POSIX")
-            dates.timeZone = TimeZone(identifier: "UTC")
-            dates.dateFormat = "yyyy-MM-dd HH:mm"
+            let dates = Self.minutesUTC()
             for run in runs {
                 let seconds = run.finishedAt.map { String(format: "%.1fs", $0.timeIntervalSince(run.createdAt)) } ?? "-"
                 table.rows.append([
@@ -167,6 +164,15 @@ package enum ListingCommands {
 }
 
 extension ListingCommands {
+    /// `2026-11-27 07:09`: a time in UTC to the minute, as tables show it.
+    static func minutesUTC() -> DateFormatter {
+        let dates = DateFormatter()
+        dates.locale = Locale(identifier: "en_US_POSIX")
+        dates.timeZone = TimeZone(identifier: "UTC")
+        dates.dateFormat = "yyyy-MM-dd HH:mm"
+        return dates
+    }
+
     /// A scenario id with history, or a part of exactly one (case-insensitive).
     static func scenarioID(_ text: String, store: RunStore, project: String) async throws -> String {
         let candidates = try await store.scenarioIDs(containing: text, project: project)

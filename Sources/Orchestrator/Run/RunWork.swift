@@ -234,9 +234,9 @@ struct RunWork {
         while true {
             if try await runs.claimJudgement(planned.runID, by: member.description) {
                 let judgement = try await judge.judge(planned.runID)
-                // Verdicts and failure signatures, the incidents, the run's days in the flakiness rollup (without the attempts the incidents
-                // explain) and the quarantine changes they lead to are stored
-                // while the reports are written; the exit code last, when the other nodes may read the judged run.
+                // Verdicts and failure signatures, the incidents, the run's days in the flakiness rollup (without the
+                // attempts the incidents explain) and the quarantine changes they lead to are stored while the reports
+                // are written; the exit code last, when the other nodes may read the judged run.
                 async let saved: Void = { [runs] in
                     if !judgement.changed.isEmpty { try await runs.saveVerdicts(planned.runID, judgement.changed) }
                     try await runs.saveSignatures(judgement.signatures, endpoints: judgement.failingEndpoints)

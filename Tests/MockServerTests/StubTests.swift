@@ -219,5 +219,10 @@ struct JSONPathNamesTests {
         #expect(try JSONPath("$.meta").names("$.meta.request.id"))
         #expect(!(try JSONPath("$.meta.id").names("$.meta")))
         #expect(!items.names("not a path"))
+        // Quoted names as differences write them (JSONDiff): `]` inside, and escaped quotes and backslashes.
+        #expect(try JSONPath("$['a]b']").names("$['a]b'].c"))
+        #expect(try JSONPath(#"$['it\'s']"#).names(#"$['it\'s']"#) && !(try JSONPath(#"$['it\'s']"#).names("$.its")))
+        #expect(try JSONPath(#"$["back\\slash"]"#).names(#"$['back\\slash']"#))
+        #expect(throws: (any Error).self) { try JSONPath("$['open") }
     }
 }

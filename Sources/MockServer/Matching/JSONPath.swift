@@ -38,6 +38,29 @@ package struct JSONPath: Sendable, Hashable, CustomStringConvertible {
                 let member = name(&rest)
                 guard !member.isEmpty else { throw StubError(path: text, message: "a name must follow .") }
                 components.append(member == "*" ? .wildcard : .member(member))
+            } else if first == "[", let quote = rest.dropFirst().first, quote == "'" || quote == "\"" {
+                // A quoted name, which may hold `]` and, escaped with a backslash, its quote or a backslash.
+                var name = ""
+                var index = rest.index(rest.startIndex, offsetBy: 2)
+                var closed = false
+                while index < rest.endIndex {
+                    let character = rest[index]
+                    index = rest.index(after: index)
+                    if character == "\\", index < rest.endIndex {
+                        name.append(rest[index])
+                        index = rest.index(after: index)
+                    } else if character == quote {
+                        closed = true
+                        break
+                    } else {
+                        name.append(character)
+                    }
+                }
+                guard closed, index < rest.endIndex, rest[index] == "]" else {
+                    throw StubError(path: text, message: "a quoted name must end with its quote and ]")
+                }
+                rest = rest[rest.index(after: index)...]
+                components.append(.member(name))
             } else if first == "[" {
                 guard let close = rest.firstIndex(of: "]") else { throw StubError(path: text, message: "[ without ]") }
                 let inside = rest[rest.index(after: rest.startIndex)..<close].trimmingCharacters(in: .whitespaces)

@@ -53,7 +53,7 @@ package final class NetworkLogWriter: Sendable {
         var failing = false
         /// The loop's pause, and how long a streaming write stays open.
         var interval = Duration.milliseconds(100)
-        /// The write ``boundedFlush(within:)`` started, while it goes on.
+        /// The write ``flush(within:)`` started, while it goes on.
         var flushing: (id: UUID, task: Task<Bool, Never>)?
         /// Counts writes given up on: a write that ends after it was given up on changes nothing.
         var generation = 0
@@ -139,7 +139,7 @@ package final class NetworkLogWriter: Sendable {
                 await sleeping.value
                 if state.withLock({ $0.stopping }) { break }
                 // Back off while the database refuses, up to 5 s.
-                pause = await boundedFlush() ? interval : min(pause * 2, .seconds(5))
+                pause = await flush(within: Database.defaultConnectTimeout) ? interval : min(pause * 2, .seconds(5))
             }
         }
         loop.withLock { $0 = task }
@@ -169,7 +169,7 @@ package final class NetworkLogWriter: Sendable {
         // The loop ends with its write; a write that never answers is not waited for past the patience.
         if let task { _ = try? await abandoning(after: max(left(), .milliseconds(1))) { await task.value } }
         for _ in 0..<3 where left() > .zero {
-            if await boundedFlush(within: left()) { return 0 }
+            if await flush(within: left()) { return 0 }
             if left() > .milliseconds(500) { try? await Task.sleep(for: .milliseconds(500)) }
         }
         // A write that never answered: what it carried, and what waits in memory, to the spool (a local file: quick).
@@ -190,7 +190,7 @@ package final class NetworkLogWriter: Sendable {
     /// an error while the server is down, and a write whose answer is lost may never end; its rows are spooled on
     /// close. A write still under way when the wait ends goes on; the next call waits for it rather than starting
     /// another.
-    private func boundedFlush(within limit: Duration = Database.defaultConnectTimeout) async -> Bool {
+    package func flush(within limit: Duration) async -> Bool {
         let write = state.withLock { state -> Task<Bool, Never> in
             if let running = state.flushing { return running.task }
             let id = UUID()

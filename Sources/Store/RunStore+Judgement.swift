@@ -19,8 +19,8 @@ package struct StoredVerdict: Sendable {
     package var verdict: Verdict
     package var reason: String
     package var evidence: [NetworkDifference]
-    /// The upstream endpoint it is attributed to (`GET api.x.test/v1/carts/{id}`): its first network difference's,
-    /// else its last failure's; `nil` for none.
+    /// The upstream endpoint it is attributed to (`GET api.x.test/v1/carts/{id}`): the one its failing lane's last
+    /// failure met, else its first network difference's that can fail a test; `nil` for none.
     package var endpoint: String?
 
     package init(scenarioID: String, verdict: Verdict, reason: String, evidence: [NetworkDifference]) {

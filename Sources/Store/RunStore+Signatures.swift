@@ -152,7 +152,7 @@ extension RunStore {
 /// An upstream endpoint by the flakiness it explains: `orchestrate flaky --by endpoint`.
 package struct EndpointFlakiness: Sendable, Encodable {
     package var endpoint: String
-    /// Verdicts attributed to it (their first network difference was its, else their last failure met it).
+    /// Verdicts attributed to it (their failing lane's last failure met it, else their first network difference was its).
     package var nondeterministic: Int
     package var drift: Int
     /// Failed attempts whose failure met it (the exchange that failed at the failing step).

@@ -633,7 +633,7 @@ struct Flaky: AsyncParsableCommand {
             The scenarios are this project's (project: in orchestrate.yml, else the config's folder name). The attempts \
             are those of runs that have settled: a run under way counts once it is judged. --by endpoint ranks the \
             upstream endpoints (GET api.x.test/v1/carts/{id}) by the nondeterministic and drift verdicts attributed to \
-            them (the verdict's first network difference, else its last failure's failing exchange), then by the \
+            them (the exchange its failing lane's last failure met, else its first network difference), then by the \
             failed attempts whose failing step's exchange with them failed, over whole UTC days.
             """
     )

@@ -100,8 +100,9 @@ package enum FlakinessCommands {
                 ])
             }
             return table.render()
-                + "\nNONDETERMINISTIC, DRIFT: verdicts whose first network difference was the endpoint's (else whose last "
-                + "failure met it); FAILED: failed attempts whose failing step's exchange with it failed"
+                + "\nNONDETERMINISTIC, DRIFT: verdicts whose failing lane's last failure met the endpoint (else whose first "
+                + "network difference that can fail a test was its); FAILED: failed attempts whose failing step's exchange "
+                + "with it failed"
         }
     }
 

@@ -609,9 +609,10 @@ enum Schema {
 
     /// Version 27: flakiness by dependency. The endpoint a failed attempt's failure met (`attempts.failing_endpoint`, the
     /// exchange that failed at its failing step) and the one a verdict is attributed to (`run_scenarios.verdict_endpoint`:
-    /// its first network difference's, else its last failure's), both as `GET api.x.test/v1/carts/{id}`.
+    /// its failing lane's last failure's, else its first network difference's), both as `GET api.x.test/v1/carts/{id}`.
     /// `dash_flaky_endpoints` counts per project, branch, UTC day and endpoint the nondeterministic and drift verdicts and
-    /// the failed attempts each explains (not an outage's: an incident has its own report): `orchestrate flaky --by endpoint` and the network dashboard read it.
+    /// the failed attempts each explains (not an outage's: an incident has its own report); `orchestrate flaky --by
+    /// endpoint` and the network dashboard read it.
     static let version27 = """
         ALTER TABLE attempts ADD COLUMN failing_endpoint text;
         ALTER TABLE run_scenarios ADD COLUMN verdict_endpoint text;

@@ -39,7 +39,7 @@ package enum IncidentRule {
 
     /// One attempt's failures of one host: how many of each kind, and the first and last (``RetryEvidence``'s line
     /// and when).
-    package struct Sighting: Sendable, Equatable {
+    package struct Sighting: Sendable {
         package var attemptID: Int64
         package var host: String
         package var noAnswers: Int
@@ -57,11 +57,6 @@ package enum IncidentRule {
             self.serverErrors = serverErrors
             self.first = first
             self.last = last
-        }
-
-        package static func == (lhs: Self, rhs: Self) -> Bool {
-            lhs.attemptID == rhs.attemptID && lhs.host == rhs.host && lhs.noAnswers == rhs.noAnswers
-                && lhs.serverErrors == rhs.serverErrors && lhs.first == rhs.first && lhs.last == rhs.last
         }
     }
 

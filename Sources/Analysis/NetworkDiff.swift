@@ -13,8 +13,31 @@ package struct NetworkDiff: Sendable {
     /// outlier.
     package var latencyFactor = 3.0
     package var latencyMinimumMilliseconds = 250.0
+    /// JSON paths of response bodies whose changes are no evidence (`mock.ignore.json`).
+    package var ignores: @Sendable (String) -> Bool = { _ in false }
 
     package init() {}
+
+    /// Each live exchange with the recorded one it pairs with — the nth request with the same method, host, path and
+    /// query with the nth recorded one; `nil` for a request the recording does not have — and the recorded exchanges
+    /// no live one took, in recorded order.
+    package static func pairs(
+        recorded: [Exchange], live: [Exchange]
+    ) -> (pairs: [(recorded: Exchange?, live: Exchange)], missing: [Exchange]) {
+        var pending: [String: [Int]] = [:]
+        for (index, exchange) in recorded.enumerated() { pending[requestKey(exchange), default: []].append(index) }
+        var pairs: [(recorded: Exchange?, live: Exchange)] = []
+        for exchange in live {
+            let key = requestKey(exchange)
+            guard let index = pending[key]?.first else {
+                pairs.append((nil, exchange))
+                continue
+            }
+            pending[key]?.removeFirst()
+            pairs.append((recorded[index], exchange))
+        }
+        return (pairs, pending.values.joined().sorted().map { recorded[$0] })
+    }
 
     /// The differences, in the live attempt's order (missing requests last, in the recording's order).
     /// - Parameters:
@@ -22,22 +45,17 @@ package struct NetworkDiff: Sendable {
     ///   - live: the live attempt's exchanges, in order.
     ///   - noise: keys (``NetworkDifference/key``) of differences seen between passing runs, which are not evidence.
     package func differences(recorded: [Exchange], live: [Exchange], noise: Set<String> = []) -> [NetworkDifference] {
-        // The nth request with the same method, host, path and query pairs with the nth recorded one.
-        var pending: [String: [Int]] = [:]
-        for (index, exchange) in recorded.enumerated() { pending[Self.requestKey(exchange), default: []].append(index) }
+        let (pairs, missing) = Self.pairs(recorded: recorded, live: live)
         var found: [NetworkDifference] = []
-        for exchange in live {
-            let key = Self.requestKey(exchange)
-            guard let index = pending[key]?.first else {
+        for (before, exchange) in pairs {
+            guard let before else {
                 found.append(NetworkDifference(.newRequest, exchange, live: exchange.status.map(String.init)))
                 continue
             }
-            pending[key]?.removeFirst()
-            found += compare(recorded[index], exchange)
+            found += compare(before, exchange)
         }
-        for index in pending.values.joined().sorted() {
-            found.append(
-                NetworkDifference(.missingRequest, recorded[index], recorded: recorded[index].status.map(String.init)))
+        for exchange in missing {
+            found.append(NetworkDifference(.missingRequest, exchange, recorded: exchange.status.map(String.init)))
         }
         return found.filter { !noise.contains($0.key) }
     }
@@ -60,7 +78,7 @@ package struct NetworkDiff: Sendable {
         }
         if recorded.responseBody != live.responseBody {
             if let before = Self.json(recorded.responseBody), let after = Self.json(live.responseBody) {
-                found += JSONDiff.changes(before, after).map {
+                found += JSONDiff.changes(before, after).filter { !ignores($0.path) }.map {
                     NetworkDifference(
                         .body, live, path: $0.path, recorded: JSONDiff.render($0.before),
                         live: JSONDiff.render($0.after))

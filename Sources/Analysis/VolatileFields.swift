@@ -8,7 +8,6 @@ import OrchestrateModel
 /// `$.items[0].at` are one field.
 package struct VolatileFields: Sendable {
     package var minimumChanges = 2
-    var diff = NetworkDiff()
 
     package init(minimumChanges: Int = 2) {
         self.minimumChanges = minimumChanges
@@ -47,7 +46,7 @@ package struct VolatileFields: Sendable {
         var attemptsPerTest: [String: Int] = [:]
         for sample in samples {
             attemptsPerTest[sample.scenarioID, default: 0] += 1
-            let changes = diff.bodyChanges(recorded: sample.recorded, live: sample.live)
+            let changes = NetworkDiff.bodyChanges(recorded: sample.recorded, live: sample.live)
             var seen: [String: (bodies: Set<String>, values: [String: String])] = [:]
             for (body, paths) in [("request", changes.request), ("response", changes.response)] {
                 for (path, value) in paths where !ignored(path) {
@@ -106,7 +105,7 @@ package struct VolatileFields: Sendable {
         for suggestion in suggestions {
             // Test ids are data: on one line of the comment, without control characters.
             let tests =
-                suggestion.tests.prefix(5).map(FailureSignature.plain).joined(separator: ", ")
+                suggestion.tests.prefix(5).map(TerminalText.plain).joined(separator: ", ")
                 + (suggestion.tests.count > 5 ? " and \(suggestion.tests.count - 5) more" : "")
             lines.append(
                 "      - \(quoted(suggestion.path))  # \(suggestion.bodies.joined(separator: " and ")) body; changed in "
@@ -137,18 +136,12 @@ extension NetworkDiff {
     /// The JSON paths whose values differ between each live exchange and the recorded one it pairs with (the nth request
     /// with the same method, host, path and query with the nth recorded one), in request and in response bodies, each
     /// with its live value (compact JSON).
-    package func bodyChanges(
+    package static func bodyChanges(
         recorded: [Exchange], live: [Exchange]
     ) -> (request: [String: String], response: [String: String]) {
-        var pending: [String: [Int]] = [:]
-        for (index, exchange) in recorded.enumerated() { pending[Self.requestKey(exchange), default: []].append(index) }
         var request: [String: String] = [:]
         var response: [String: String] = [:]
-        for exchange in live {
-            let key = Self.requestKey(exchange)
-            guard let index = pending[key]?.first else { continue }
-            pending[key]?.removeFirst()
-            let before = recorded[index]
+        for case let (before?, exchange) in Self.pairs(recorded: recorded, live: live).pairs {
             if before.requestBody != exchange.requestBody, let old = Self.json(before.requestBody),
                 let new = Self.json(exchange.requestBody)
             {

@@ -52,6 +52,9 @@ package struct AttemptRecord: Sendable, Codable, Hashable {
         self.error = error
     }
 
+    /// It finished, and did not pass.
+    package var failed: Bool { outcome != nil && outcome != .passed }
+
     /// A one-line reason for a failed attempt, as people read it.
     package var failureSummary: String {
         switch outcome {

@@ -6,7 +6,7 @@
 /// Normalised: UUIDs (`<uuid>`), network addresses with their port (`<addr>`), temporary paths (`<tmp>`), times and
 /// dates (`<time>`), long hexadecimal runs (`<hex>`) and every other number (`<n>`). In an endpoint's path, a segment
 /// that names one thing is `{id}` (``endpoint(method:host:url:)``). The message is its first line with something in
-/// it, without escape sequences and control characters (``plain(_:)``), the test's own id in it `<test>`, at most
+/// it, without escape sequences and control characters (``TerminalText/plain(_:)``), the test's own id in it `<test>`, at most
 /// ``messageLimit`` characters; a number keeps its unit (`<n>ms`).
 package enum FailureSignature {
     package static let messageLimit = 200
@@ -44,13 +44,13 @@ package enum FailureSignature {
         return parts.joined(separator: " · ")
     }
 
-    /// The first line that says something (``plain(_:)``), read no further than a few times what a signature keeps: a
+    /// The first line that says something (``TerminalText/plain(_:)``), read no further than a few times what a signature keeps: a
     /// runner's message may be megabytes on one line.
     static func firstLine(_ text: String) -> String {
         var rest = Substring(text)
         while !rest.isEmpty {
             let end = rest.utf8.firstIndex { $0 == 0x0A || $0 == 0x0D } ?? rest.endIndex
-            let line = plain(rest[..<end].prefix(messageLimit * 4))
+            let line = TerminalText.plain(rest[..<end].prefix(messageLimit * 4))
             if !line.allSatisfy(\.isWhitespace) { return line }
             rest = end < rest.endIndex ? rest[rest.utf8.index(after: end)...] : ""
         }
@@ -86,36 +86,13 @@ package enum FailureSignature {
             if let error = attempt.error, !error.allSatisfy(\.isWhitespace) { return Said(error, byTest: true) }
             if let failingStep { return Said(failingStep, byTest: true) }
             if let line = attempt.stderr.split(whereSeparator: \.isNewline).last(where: {
-                !plain($0).allSatisfy(\.isWhitespace)
+                !TerminalText.plain($0).allSatisfy(\.isWhitespace)
             }) {
                 return Said(String(line), byTest: true)
             }
             return Said(attempt.exitCode.map { "exited with status \($0)" } ?? "failed", byTest: false)
         case .passed?, nil: return Said(attempt.failureSummary, byTest: false)
         }
-    }
-
-    /// The text as a terminal would show it, without what only a terminal reads: ANSI escape sequences (CSI, OSC) and
-    /// other control characters, and the invisible characters that reorder text (bidirectional overrides).
-    package static func plain<S: StringProtocol>(_ text: S) -> String {
-        var output = ""
-        var scalars = text.unicodeScalars.makeIterator()
-        while let scalar = scalars.next() {
-            switch scalar.value {
-            case 0x1B:
-                // CSI (`ESC [` … a final byte 0x40–0x7E) or OSC (`ESC ]` … BEL or `ESC \`); any other escape: its one byte.
-                guard let kind = scalars.next() else { break }
-                if kind == "[" {
-                    while let next = scalars.next(), !(0x40...0x7E).contains(next.value) {}
-                } else if kind == "]" {
-                    while let next = scalars.next(), next.value != 0x07, next.value != 0x1B {}
-                }
-            case 0x09: output.append(" ")
-            case 0x00...0x1F, 0x7F...0x9F, 0x202A...0x202E, 0x2066...0x2069: continue
-            default: output.unicodeScalars.append(scalar)
-            }
-        }
-        return output
     }
 
     /// `POST api.x.test/v1/carts/{id}`: the host the app addressed and the path without its query, each segment that
@@ -179,11 +156,8 @@ package enum FailureSignature {
     /// The volatile part that starts at `index`, its length and what stands for it: one that starts and ends at the
     /// edges of a word (a number inside a name, `test_2` or `v2beta`, stays).
     private static func volatile(_ characters: [Character], at index: Int) -> (Int, String)? {
-        if let length = temporaryPath(characters, at: index) { return (length, "<tmp>") }
-        guard index == 0 || !isWord(characters[index - 1]) else { return nil }
-        let matchers: [(([Character], Int) -> Int?, String)] = [
-            (uuid, "<uuid>"), (address, "<addr>"), (time, "<time>"), (hex, "<hex>"), (number, "<n>"),
-        ]
+        if characters[index] == "/", let length = temporaryPath(characters, at: index) { return (length, "<tmp>") }
+        guard characters[index].isHexDigit, index == 0 || !isWord(characters[index - 1]) else { return nil }
         for (matcher, token) in matchers {
             guard let length = matcher(characters, index) else { continue }
             let next = index + length
@@ -194,6 +168,11 @@ package enum FailureSignature {
         }
         return nil
     }
+
+    /// What a volatile part may be, in the order they are tried; each starts with a hexadecimal digit.
+    private static let matchers: [(@Sendable ([Character], Int) -> Int?, String)] = [
+        (uuid, "<uuid>"), (address, "<addr>"), (time, "<time>"), (hex, "<hex>"), (number, "<n>"),
+    ]
 
     private static let units = [
         "ms", "us", "µs", "ns", "s", "m", "h", "d", "x", "b", "kb", "mb", "gb", "kib", "mib", "gib",

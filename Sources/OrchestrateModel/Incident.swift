@@ -72,7 +72,7 @@ extension RunReport.ScenarioEntry {
     /// The incident its failures belong to: set when every failed attempt of the test in this run was one an incident hit
     /// (the last one's); `nil` when it did not fail or one of its failures was its own.
     package var incident: Int? {
-        let failed = attempts.filter { $0.outcome != nil && $0.outcome != .passed }
+        let failed = attempts.filter { $0.failed }
         guard let last = failed.last, failed.allSatisfy({ $0.incident != nil }) else { return nil }
         return last.incident
     }

@@ -98,7 +98,7 @@ extension RunReport.ScenarioEntry {
     /// of orchestrate.yml that lists the suite.
     package var location: (file: String, line: Int?)? {
         if let uri = scenario.uri { return (uri, scenario.line) }
-        if let failed = attempts.last(where: { $0.outcome != nil && $0.outcome != .passed }),
+        if let failed = attempts.last(where: { $0.failed }),
             let place = Self.leadingPlace(failed.error ?? "")
         {
             return place

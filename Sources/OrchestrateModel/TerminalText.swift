@@ -34,6 +34,28 @@ package enum TerminalText {
         text.unicodeScalars.first { $0.properties.generalCategory == .control || isBidirectionalControl($0) }
     }
 
+    /// The text as a terminal would show it, without what only a terminal reads: ANSI escape sequences (CSI `ESC [` …
+    /// a final byte, OSC `ESC ]` … BEL or `ESC \`), and the characters ``firstControl(in:)`` refuses; a tab is a space.
+    package static func plain<S: StringProtocol>(_ text: S) -> String {
+        var output = ""
+        var scalars = text.unicodeScalars.makeIterator()
+        while let scalar = scalars.next() {
+            if scalar == "\u{1B}" {
+                guard let kind = scalars.next() else { break }
+                if kind == "[" {
+                    while let next = scalars.next(), !(0x40...0x7E).contains(next.value) {}
+                } else if kind == "]" {
+                    while let next = scalars.next(), next.value != 0x07, next.value != 0x1B {}
+                }
+            } else if scalar == "\t" {
+                output.append(" ")
+            } else if scalar.properties.generalCategory != .control, !isBidirectionalControl(scalar) {
+                output.unicodeScalars.append(scalar)
+            }
+        }
+        return output
+    }
+
     /// `U+001B` for the escape character: how messages name a character they refuse.
     package static func name(_ scalar: Unicode.Scalar) -> String {
         "U+" + String(String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 4, with: "0"))

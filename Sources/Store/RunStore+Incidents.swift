@@ -16,6 +16,15 @@ package struct UpstreamFailure: Sendable {
 }
 
 extension RunStore {
+    /// Whether the exchange `exchange` (a row of `exchange_log`) happened at the failing step of the attempt whose id is
+    /// `attempt`, or that attempt reported no failing step: what failed there is what its failure met.
+    static func atFailingStep(attempt: String, exchange: String) -> String {
+        """
+        \(exchange).step IS NOT DISTINCT FROM coalesce(
+            (SELECT min(s.position) FROM steps s WHERE s.attempt_id = \(attempt) AND s.status = 'failed'), \(exchange).step)
+        """
+    }
+
     /// The upstream failures (``UpstreamFailure``) of the run's finished attempts, one per attempt and host, passing
     /// attempts' too (what tells a host whose failures the app tolerates from one whose failures failed the tests).
     package func upstreamFailures(_ runID: UUID) async throws -> [UpstreamFailure] {
@@ -24,22 +33,16 @@ extension RunStore {
             SELECT attempt_id, host, mode, matched, method, url, status, note, started_at, coalesce(duration_us, 0) AS duration_us,
                    step_position, sequence, no_answers, server_errors, k, n
             FROM (SELECT e.attempt_id, e.host, e.mode, e.matched, e.method, e.url, e.status, e.note, e.started_at,
-                         e.duration_us, e.step_position, e.sequence,
+                         e.duration_us, e.step AS step_position, e.sequence,
                          count(*) FILTER (WHERE e.note LIKE 'upstream error%') OVER w AS no_answers,
                          count(*) FILTER (WHERE e.note IS NULL) OVER w AS server_errors,
                          row_number() OVER (w ORDER BY e.started_at, e.sequence) AS k, count(*) OVER w AS n
-                  FROM attempts a JOIN exchanges e ON e.attempt_id = a.id
-                  LEFT JOIN LATERAL (SELECT min(s.position) AS position FROM steps s
-                                     WHERE s.attempt_id = a.id AND s.status = 'failed') failing ON true
+                  FROM attempts a JOIN exchange_log e ON e.attempt_id = a.id
                   WHERE a.run_id = \(runID) AND a.state = 'finished' AND a.outcome IS NOT NULL
                     AND e.mode IN ('live', 'record')
                     AND (e.note LIKE 'upstream error%' OR (e.matched AND e.note IS NULL AND e.status IN (502, 503, 504)))
-                    -- A failed attempt's at its failing step (exchange_log's step), when it has one.
-                    AND (a.outcome = 'passed' OR failing.position IS NULL OR failing.position = coalesce(e.step_position, (
-                             SELECT s.position FROM steps s
-                             WHERE s.attempt_id = e.attempt_id AND s.started_at <= e.started_at
-                               AND e.started_at <= coalesce(s.finished_at, 'infinity')
-                             ORDER BY s.position DESC LIMIT 1)))
+                    -- A failed attempt's at its failing step, when it has one.
+                    AND (a.outcome = 'passed' OR \(unescaped: Self.atFailingStep(attempt: "a.id", exchange: "e")))
                   WINDOW w AS (PARTITION BY e.attempt_id, e.host)) x
             WHERE k = 1 OR k = n
             ORDER BY attempt_id, host, k

@@ -52,19 +52,12 @@ extension RunStore {
         }
         let rows = try await database.client.query(
             """
-            WITH failing AS (
-                SELECT a.id, (SELECT min(s.position) FROM steps s WHERE s.attempt_id = a.id AND s.status = 'failed') AS position
-                FROM unnest(\(attemptIDs)::bigint[]) AS a(id)
-            )
             SELECT DISTINCT ON (e.attempt_id) e.attempt_id, e.method, e.host, e.url, e.status, e.mode, e.matched,
                    coalesce(e.note LIKE 'upstream error%', false) AS unanswered
-            FROM failing JOIN exchanges e ON e.attempt_id = failing.id
-            WHERE (e.status IS NULL OR e.status >= 400 OR (NOT e.matched AND e.mode = 'replay'))
-              AND (failing.position IS NULL OR failing.position = coalesce(e.step_position, (
-                       SELECT s.position FROM steps s
-                       WHERE s.attempt_id = e.attempt_id AND s.started_at <= e.started_at
-                         AND e.started_at <= coalesce(s.finished_at, 'infinity')
-                       ORDER BY s.position DESC LIMIT 1)))
+            FROM exchange_log e
+            WHERE e.attempt_id = ANY(\(attemptIDs))
+              AND (e.status IS NULL OR e.status >= 400 OR (NOT e.matched AND e.mode = 'replay'))
+              AND \(unescaped: Self.atFailingStep(attempt: "e.attempt_id", exchange: "e"))
             -- What the backend could not do (no answer, a 5xx) before a 4xx, which a test may expect.
             ORDER BY e.attempt_id, (e.status IS NULL OR e.status >= 500 OR e.note LIKE 'upstream error%') DESC, e.sequence
             """,
@@ -133,7 +126,7 @@ extension RunStore {
                 finishedAt: nil, durationMilliseconds: try column("duration_ms"), stdout: "",
                 stderr: try column("stderr"),
                 error: try column("error"))
-            let message = FailureSignature.plain(FailureSignature.message(example).text)
+            let message = TerminalText.plain(FailureSignature.message(example).text)
             lines.append(
                 SignatureLine(
                     signature: try column("signature"), failures: Int(try column("failures", as: Int64.self)),

@@ -16,7 +16,8 @@ struct Orchestrate: AsyncParsableCommand {
             attempt's outcome lands in PostgreSQL (by default a private cluster under .orchestrate/postgres).
 
             Exit codes: 0 all passed (flaky passes are reported), 1 a scenario failed, 2 bad usage or config, \
-            3 infrastructure (a backend's outage was the only failure, database unreachable, no free port), 130 interrupted (resume with --resume RUN_ID).
+            3 infrastructure (a backend's outage was the only failure, database unreachable, no free port), \
+            130 interrupted (resume with --resume RUN_ID).
             """,
         subcommands: [
             Init.self, Run.self, Agent.self, Report.self, Artifacts.self, Scenarios.self, Runs.self, History.self,

@@ -58,7 +58,7 @@ package enum GitHubAnnotations {
 
     /// Why the test needs a look: its verdict's reason, its last failure, and the first network differences.
     static func message(_ entry: RunReport.ScenarioEntry) -> String {
-        let failed = entry.attempts.last { $0.outcome != nil && $0.outcome != .passed }
+        let failed = entry.attempts.last { $0.failed }
         var lines = [entry.verdictReason, failed.map { "attempt \($0.attempt) \($0.failureSummary)" }].compactMap { $0 }
         lines += entry.evidence.prefix(3).map { "\($0.place.map { "\($0): " } ?? "")\($0)" }
         return lines.joined(separator: "\n")

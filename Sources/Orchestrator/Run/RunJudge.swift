@@ -15,8 +15,6 @@ package struct RunJudge {
     var diff = NetworkDiff()
     /// How many earlier passing live attempts' differences from the recording are noise.
     var noiseSamples = 3
-    /// `mock.ignore.json`: fields whose differences are no evidence either.
-    var ignored: [JSONPath] = []
 
     package struct Judgement {
         /// The run as stored, with its verdicts.
@@ -56,7 +54,7 @@ package struct RunJudge {
     private func sign(
         _ report: inout RunReport
     ) async throws -> (signatures: [Int64: String], endpoints: [Int64: String]) {
-        let failed = report.scenarios.flatMap { $0.attempts.filter { $0.outcome != nil && $0.outcome != .passed } }
+        let failed = report.scenarios.flatMap { $0.attempts.filter { $0.failed } }
         guard !failed.isEmpty else { return ([:], [:]) }
         let places = try await runs.failurePlaces(failed.map(\.id))
         var signatures: [Int64: String] = [:]
@@ -64,7 +62,7 @@ package struct RunJudge {
         for index in report.scenarios.indices {
             let entry = report.scenarios[index]
             for (position, attempt) in entry.attempts.enumerated()
-            where attempt.outcome != nil && attempt.outcome != .passed {
+            where attempt.failed {
                 let signature = FailureSignature.make(
                     place: RunReport.ScenarioEntry.leadingPlace(attempt.error ?? ""),
                     said: FailureSignature.message(attempt, failingStep: places[attempt.id]?.step),
@@ -200,11 +198,7 @@ package struct RunJudge {
                 let recorded = recording.entries.map { $0.exchange() }
                 let noise = NetworkDifference.noise(
                     noiseIDs.compactMap { logs[$0] }.map { diff.differences(recorded: recorded, live: $0.exchanges) })
-                let differences = diff.differences(recorded: recorded, live: log.exchanges).filter { difference in
-                    !(difference.kind == .body
-                        && difference.path.map { path in ignored.contains { $0.names(path) } }
-                            == true)
-                }
+                let differences = diff.differences(recorded: recorded, live: log.exchanges)
                 evidence += differences.filter { !noise.contains($0.key) }.map { named($0, in: log) }
                 // The filter says what it left out: fields that also changed in passing live attempts.
                 let left = Array(Set(differences.filter { noise.contains($0.key) }.map { $0.path ?? $0.request }))
@@ -221,7 +215,7 @@ package struct RunJudge {
             // What failed first: the failing lane's failure's exchange; else its first difference that can fail a
             // test (a status, a body, a request not recorded or new), not a slower answer, a header, or a request the
             // test may not have reached.
-            let failed = [live, replay].compactMap { $0 }.filter { $0.outcome != nil && $0.outcome != .passed }
+            let failed = [live, replay].compactMap { $0 }.filter { $0.failed }
             stored.endpoint =
                 failed.lazy.compactMap { failingEndpoints[$0.id] }.first
                 ?? evidence.lazy.filter { [.status, .body, .unmatched, .newRequest].contains($0.kind) }

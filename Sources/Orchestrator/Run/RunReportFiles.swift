@@ -29,7 +29,7 @@ struct RunReportFiles {
         let kept = try await keptRead
         var attachments: [String: [String]] = [:]
         for entry in report.scenarios {
-            for attempt in entry.attempts where attempt.outcome != nil && attempt.outcome != .passed {
+            for attempt in entry.attempts where attempt.failed {
                 let log = logs[attempt.id] ?? NetworkLog()
                 let base =
                     "\(directory)/attachments/\(AttemptFolders.safeName(entry.scenario.id))/"

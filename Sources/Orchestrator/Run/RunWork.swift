@@ -200,9 +200,10 @@ struct RunWork {
             output.note(Self.describe(probes, share: share))
             if probes.probes > 0 { interrupted = try await execution.execute() == .interrupted }
         }
-        let judge = RunJudge(
-            runs: runs, cassette: MockSessions.cassettes(in: settings.recordings),
-            ignored: settings.mockServer.ignoredJSON)
+        var diff = NetworkDiff()
+        // Fields `mock.ignore.json` names are no drift evidence either.
+        diff.ignores = { [ignored = settings.mockServer.ignoredJSON] path in ignored.contains { $0.names(path) } }
+        let judge = RunJudge(runs: runs, cassette: MockSessions.cassettes(in: settings.recordings), diff: diff)
         // The report's trends are read while the run is judged.
         let trends = Task { [runs] in try await runs.trends(planned.runID) }
         defer { trends.cancel() }

@@ -95,7 +95,7 @@ package enum HTMLReport {
     private static func causes(_ report: RunReport) -> String {
         var groups: [String: [String]] = [:]
         for entry in report.scenarios {
-            guard let signature = entry.attempts.last(where: { $0.outcome != nil && $0.outcome != .passed })?.signature
+            guard let signature = entry.attempts.last(where: { $0.failed })?.signature
             else { continue }
             groups[signature, default: []].append(entry.scenario.id)
         }

@@ -78,7 +78,7 @@ package enum JUnitReport {
         if let reason = entry.verdictReason { xml += property("orchestrate.verdict_reason", reason, indent: 8) }
         if entry.quarantined { xml += property("orchestrate.quarantined", "true", indent: 8) }
         xml += "      </properties>\n"
-        let failedAttempts = entry.attempts.filter { $0.outcome != nil && $0.outcome != .passed }
+        let failedAttempts = entry.attempts.filter { $0.failed }
         switch entry.result {
         case .failed where entry.quarantined:
             let last = failedAttempts.last.map { "attempt \($0.attempt) \($0.failureSummary)" } ?? "failed"

@@ -157,7 +157,8 @@ let package = Package(
             name: "CoordinatorTests", dependencies: ["Coordinator", "Store", "Orchestrator", "OrchestrateTesting"],
             swiftSettings: swiftSettings),
         .testTarget(
-            name: "AnalysisTests", dependencies: ["Analysis", "OrchestrateModel"], swiftSettings: swiftSettings),
+            name: "AnalysisTests", dependencies: ["Analysis", "OrchestrateModel", "OrchestrateTesting"],
+            swiftSettings: swiftSettings),
         .testTarget(
             name: "ReportsTests", dependencies: ["Reports", "OrchestrateTesting"], exclude: ["Fixtures"],
             swiftSettings: swiftSettings),

@@ -16,6 +16,11 @@ package struct RunReport: Sendable, Codable {
         package var quarantined: Bool
         /// What the planner expected it to take (the median of its recent passes); `nil` when never seen.
         package var expectedMilliseconds: Int64?
+        /// A selection would have left it out: it ran as a sample (`--sample`), and its failure is a selection miss.
+        package var sampled = false
+
+        /// A failure the selection would have missed: sampled, and failed (not by an incident).
+        package var selectionMiss: Bool { sampled && result == .failed && incident == nil }
 
         package init(
             scenario: Scenario, result: ScenarioResult, attempts: [AttemptRecord], verdict: Verdict? = nil,
@@ -64,6 +69,37 @@ package struct RunReport: Sendable, Codable {
     package var mockTraffic = true
     /// Its upstreams' outages (``Incident``), each reported once; set when the run is judged.
     package var incidents: [Incident] = []
+    /// What chose its tests (`changed since main (3 files)`), when a selection left some out; `nil`: the whole suite.
+    package var selection: String?
+    /// The tests the selection left out, in the suite's order.
+    package var skipped: [Skipped] = []
+
+    /// A test a selected run left out, and why.
+    package struct Skipped: Sendable, Codable, Equatable {
+        package var id: String
+        package var name: String
+        /// Its feature file, and whether a runner reported it: what a report names it by.
+        package var uri: String?
+        package var runnerTest: Bool
+        package var reason: String
+        /// What history expected it to take.
+        package var expectedMilliseconds: Int64?
+
+        package init(
+            id: String, name: String, uri: String? = nil, runnerTest: Bool = false, reason: String,
+            expectedMilliseconds: Int64?
+        ) {
+            self.id = id
+            self.name = name
+            self.uri = uri
+            self.runnerTest = runnerTest
+            self.reason = reason
+            self.expectedMilliseconds = expectedMilliseconds
+        }
+    }
+
+    /// What leaving tests out saved, by history (tests never timed count nothing).
+    package var savedMilliseconds: Int64 { skipped.reduce(0) { $0 + ($1.expectedMilliseconds ?? 0) } }
 
     package init(
         runID: UUID, state: RunState, startedAt: Date, finishedAt: Date?, host: String, gitRevision: String?,
@@ -103,9 +139,14 @@ extension RunReport.ScenarioEntry {
         {
             return place
         }
-        let head = scenario.id.firstRange(of: "::").map { String(scenario.id[..<$0.lowerBound]) } ?? scenario.id
-        guard head != scenario.id || scenario.id.contains("/"), Self.isSourceFile(head) else { return nil }
-        return (head, nil)
+        return Self.file(namedBy: scenario.id).map { ($0, nil) }
+    }
+
+    /// The file a test's id names: pytest's `path::name`, a jest file's path; `nil` when it names none.
+    package static func file(namedBy id: String) -> String? {
+        let head = id.firstRange(of: "::").map { String(id[..<$0.lowerBound]) } ?? id
+        guard head != id || id.contains("/"), isSourceFile(head) else { return nil }
+        return head
     }
 
     /// The extensions of the files tests are written in: what a `file:line` or an id must name to be taken for a place

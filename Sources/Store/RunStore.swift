@@ -26,6 +26,11 @@ package struct RunPlan: Sendable {
     package var branch: String?
     /// Which failures its retries are for: every host that works the run goes by it.
     package var retryWhen = RetryWhen.any
+    /// What chose its tests (`changed since main (3 files)`), when a selection left some out.
+    package var selection: String?
+    /// The tests the selection left out, in the suite's order, and those of them it runs as a sample.
+    package var skips: [RunReport.Skipped] = []
+    package var sampled: Set<String> = []
 
     package init(
         id: UUID = UUID(), host: String, gitRevision: String?, workingDirectory: String, configPath: String?,
@@ -102,7 +107,7 @@ package struct RunStore: Sendable {
         var tagFroms: [Int32] = [], tagEnds: [Int32] = [], tags: [String] = [], timeouts: [Int64] = [],
             environments: [String] = []
         // Results formats and batches travel as '' when absent; a suite's batch is one JSON text, encoded once.
-        var results: [String] = [], batches: [String] = []
+        var results: [String] = [], batches: [String] = [], sampled: [Bool] = []
         var encodedBatches: [Batch: String] = [:]
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
@@ -118,6 +123,7 @@ package struct RunStore: Sendable {
             timeouts.append(scenario.timeoutMilliseconds)
             environments.append(Self.jsonObject(scenario.environment))
             results.append(scenario.results?.rawValue ?? "")
+            sampled.append(plan.sampled.contains(scenario.id))
             if let batch = scenario.batch {
                 if encodedBatches[batch] == nil {
                     encodedBatches[batch] = String(decoding: try encoder.encode(batch), as: UTF8.self)
@@ -134,17 +140,18 @@ package struct RunStore: Sendable {
                 SELECT u.id, u.name, u.command, nullif(u.uri, '') AS uri, nullif(u.line, 0) AS line,
                        (\(tags)::text[])[u.tag_from : u.tag_end] AS tags,
                        u.timeout_ms, u.env::jsonb AS env, u.position::integer - 1 AS position, \(plan.project)::text AS project,
-                       nullif(u.results, '') AS results, nullif(u.batch, '')::jsonb AS batch
+                       nullif(u.results, '') AS results, nullif(u.batch, '')::jsonb AS batch, u.sampled
                 FROM unnest(\(ids)::text[], \(names)::text[], \(commands)::text[], \(uris)::text[], \(lines)::integer[],
                             \(tagFroms)::integer[], \(tagEnds)::integer[], \(timeouts)::bigint[], \(environments)::text[],
-                            \(results)::text[], \(batches)::text[])
-                     WITH ORDINALITY AS u(id, name, command, uri, line, tag_from, tag_end, timeout_ms, env, results, batch, position)
+                            \(results)::text[], \(batches)::text[], \(sampled)::boolean[])
+                     WITH ORDINALITY AS u(id, name, command, uri, line, tag_from, tag_end, timeout_ms, env, results, batch, sampled, position)
             ), run AS (
                 INSERT INTO runs (id, state, host, git_revision, working_directory, config_path, mode, workers, retries, scenario_count,
-                                  join_key, parent_run_id, node, project, branch, retry_when)
+                                  join_key, parent_run_id, node, project, branch, retry_when, selection)
                 VALUES (\(plan.id), 'running', \(plan.host), \(plan.gitRevision), \(plan.workingDirectory), \(plan.configPath),
                         \(plan.mode.rawValue), \(plan.workers), \(plan.retries), \(plan.scenarios.count), \(plan.joinKey),
-                        \(plan.parentRunID), \(plan.node), \(plan.project), \(plan.branch), \(plan.retryWhen.rawValue))
+                        \(plan.parentRunID), \(plan.node), \(plan.project), \(plan.branch), \(plan.retryWhen.rawValue),
+                        \(plan.selection))
                 ON CONFLICT (join_key) WHERE join_key IS NOT NULL DO NOTHING
                 RETURNING created_at
             ), known AS (
@@ -161,14 +168,14 @@ package struct RunStore: Sendable {
                 -- The first attempts come from the rows just planned; a compare run's lanes (the replay and the live
                 -- attempt of a scenario) are claimed one after the other.
                 INSERT INTO run_scenarios (run_id, project, scenario_id, position, command, timeout_ms, env, tags, expected_ms,
-                                           max_attempts, lane_count, quarantined, results, batch)
+                                           max_attempts, lane_count, quarantined, results, batch, sampled)
                 -- The median per row, never as a join: PostgreSQL cannot know how many rows an unnest has, and joining
                 -- two guesses of 10 made a nested loop over 2,000 x 2,000 rows.
                 SELECT \(plan.id), x.project, x.id, x.position, x.command, x.timeout_ms, x.env, x.tags,
                        \(unescaped: RunStore.medianSQL("x.id", project: "x.project")), \(plan.retries + 1), cardinality(\(lanes)::text[]),
                        EXISTS (SELECT 1 FROM quarantine q WHERE q.project = x.project AND q.scenario_id = x.id
                                       AND (q.until IS NULL OR q.until >= \(unescaped: RunStore.todaySQL))),
-                       x.results, x.batch
+                       x.results, x.batch, x.sampled
                 FROM x WHERE EXISTS (SELECT 1 FROM run)
                 RETURNING scenario_id, position, expected_ms
             ), first AS (
@@ -176,6 +183,14 @@ package struct RunStore: Sendable {
                 SELECT \(plan.id), \(plan.project), p.scenario_id, 1, nullif(lane.mode, ''), p.expected_ms
                 FROM planned p, unnest(\(lanes)::text[]) WITH ORDINALITY AS lane(mode, n)
                 ORDER BY p.position, lane.n
+            ), skipped AS (
+                INSERT INTO run_skips (run_id, scenario_id, name, uri, runner, reason, expected_ms, position)
+                SELECT \(plan.id), k.id, k.name, nullif(k.uri, ''), k.runner, k.reason, nullif(k.expected_ms, -1), k.position::integer
+                FROM unnest(\(plan.skips.map(\.id))::text[], \(plan.skips.map(\.name))::text[], \(plan.skips.map { $0.uri ?? "" })::text[],
+                            \(plan.skips.map(\.runnerTest))::boolean[], \(plan.skips.map(\.reason))::text[],
+                            \(plan.skips.map { $0.expectedMilliseconds ?? -1 })::bigint[])
+                     WITH ORDINALITY AS k(id, name, uri, runner, reason, expected_ms, position)
+                WHERE EXISTS (SELECT 1 FROM run)
             )
             SELECT (SELECT created_at FROM run), (SELECT array_agg(scenario_id) FROM planned),
                    (SELECT array_agg(coalesce(expected_ms, -1)) FROM planned)
@@ -489,10 +504,11 @@ package struct RunStore: Sendable {
         async let attemptsRead = attemptRecords(runID)
         async let trafficRead = mockTraffic(runID)
         async let incidentsRead = incidents(runID)
+        async let selectionRead = selection(runID)
         let scenarioRows = try await database.client.query(
             """
             SELECT \(unescaped: Self.plannedScenarioColumns), rs.result,
-                   rs.verdict, rs.verdict_reason, rs.evidence::text AS evidence, rs.quarantined, rs.expected_ms
+                   rs.verdict, rs.verdict_reason, rs.evidence::text AS evidence, rs.quarantined, rs.expected_ms, rs.sampled
             FROM run_scenarios rs JOIN scenarios s ON s.project = rs.project AND s.id = rs.scenario_id
             WHERE rs.run_id = \(runID) ORDER BY rs.position
             """,
@@ -517,6 +533,7 @@ package struct RunStore: Sendable {
                     quarantined: try column("quarantined")
                 ))
             rows[rows.count - 1].expectedMilliseconds = try column("expected_ms")
+            rows[rows.count - 1].sampled = try column("sampled")
         }
         guard let summary = try await summaryRead else {
             throw StoreError(.unknownRun, "no run \(runID) in the database")
@@ -534,6 +551,7 @@ package struct RunStore: Sendable {
         )
         report.mockTraffic = try await trafficRead
         report.incidents = try await incidentsRead
+        (report.selection, report.skipped) = try await selectionRead
         return report
     }
 

@@ -190,6 +190,32 @@ struct Run: AsyncParsableCommand {
     @Option(name: .long, help: "With --detect-new-flakes: the largest share of the suite that may be new, 0 to 1.")
     var newTestsShare: Double = 0.3
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            """
+            Run only the tests a change since REV (a commit, branch or tag; uncommitted changes too) can break: \
+            those whose footprint (own files, feature file, cassette, endpoints called; recorded by runs at a clean \
+            revision) it touches, new tests, tests that failed or flaked in the last 5 runs, and tests with no \
+            footprint REV reaches. The rest are skipped with their reason (docs/selection.md).
+            """, valueName: "rev"))
+    var changedSince: String?
+
+    @Option(
+        name: .long, parsing: .upToNextOption,
+        help: ArgumentHelp(
+            "As --changed-since, for a change to these files (paths from here).", valueName: "file"))
+    var changed: [String] = []
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            """
+            With --changed-since or --changed: also run this share (0 to 1) of the tests left out, chosen at random; \
+            their failures are counted as the selection's misses.
+            """, valueName: "share"))
+    var sample: Double = 0
+
     func validate() throws {
         try joining.validate()
         try work.validate()
@@ -208,6 +234,19 @@ struct Run: AsyncParsableCommand {
         }
         if !(0...1).contains(newTestsShare) {
             throw ValidationError("--new-tests-share must be from 0 to 1 (got \(newTestsShare))")
+        }
+        if changedSince != nil && !changed.isEmpty {
+            throw ValidationError("--changed-since and --changed are two ways to say what changed: give one")
+        }
+        if !(0...1).contains(sample) || sample.isNaN {
+            throw ValidationError("--sample must be a share from 0 to 1 (got \(sample))")
+        }
+        if sample > 0 && changedSince == nil && changed.isEmpty {
+            throw ValidationError(
+                "--sample runs a share of what a selection leaves out: it needs --changed-since or --changed")
+        }
+        if resume != nil && (changedSince != nil || !changed.isEmpty) {
+            throw ValidationError("--resume finishes a run as planned; it cannot be combined with --changed-since")
         }
         if resume != nil && (!only.isEmpty || tags != nil) {
             throw ValidationError("--resume finishes a run as planned; it cannot be combined with --only or --tags")
@@ -228,6 +267,9 @@ struct Run: AsyncParsableCommand {
         options.node = joining.node
         options.failedOnly = failed
         options.newTestsShare = detectNewFlakes ? newTestsShare : nil
+        options.changedSince = changedSince
+        options.changed = changed
+        options.sample = sample
         let logger = common.logger
         StopGuard.arm()
         try await exiting {

@@ -35,6 +35,7 @@ struct ReleasedMigrationTests {
         25: 0xa06eb50eaca455c0,
         26: 0x18e79bf1bfffc7a5,
         27: 0x6bbbaf7e19b619ab,
+        28: 0xaf682284d172ca2f,
     ]
 
     static func digest(_ text: String) -> UInt64 {

@@ -90,7 +90,7 @@ package enum ConfigLoader {
             root, what: "the top level",
             keys: [
                 "project", "workers", "retries", "database", "reports", "lease", "artifacts", "suite", "mock",
-                "quarantine", "redact",
+                "quarantine", "redact", "selection",
             ])
         for (key, value) in top {
             config.lines[key] = value.mark?.line
@@ -112,6 +112,7 @@ package enum ConfigLoader {
                     config.lines["mock.mode"] = mode.value.mark?.line
                 }
             case "quarantine": config.quarantine = try quarantine(value, reader: reader)
+            case "selection": config.selection = try selection(value, reader: reader)
             case "redact":
                 for (_, names) in try reader.mapping(value, what: "redact", keys: ["env"]) {
                     guard case .sequence(let sequence) = names else {
@@ -351,6 +352,54 @@ package enum ConfigLoader {
             }
         }
         return quarantine
+    }
+
+    private static func selection(
+        _ node: Node, reader: NodeReader
+    ) throws(ConfigError) -> OrchestrateConfig.Selection {
+        var selection = OrchestrateConfig.Selection()
+        for (key, value) in try reader.mapping(node, what: "selection", keys: ["everything", "ignore", "endpoints"]) {
+            switch key {
+            case "everything": selection.everything = try reader.strings(value, key: "selection.everything")
+            case "ignore": selection.ignore = try reader.strings(value, key: "selection.ignore")
+            default:
+                guard case .sequence(let sources) = value else {
+                    throw reader.error(
+                        at: value,
+                        "selection.endpoints must be a list of { files: [globs], endpoints: [METHOD host/path] }")
+                }
+                for source in sources {
+                    var files: [String] = []
+                    var endpoints: [EndpointPattern] = []
+                    for (key, value) in try reader.mapping(
+                        source, what: "an entry of selection.endpoints", keys: ["files", "endpoints"])
+                    {
+                        guard key == "endpoints" else {
+                            files = try reader.strings(value, key: "selection.endpoints.files")
+                            continue
+                        }
+                        guard case .sequence(let patterns) = value else {
+                            throw reader.error(at: value, "selection.endpoints.endpoints must be a list of strings")
+                        }
+                        for pattern in patterns {
+                            let text = try reader.name(pattern, key: "selection.endpoints.endpoints")
+                            guard let endpoint = EndpointPattern(text) else {
+                                throw reader.error(
+                                    at: pattern,
+                                    "selection.endpoints.endpoints: \"\(text)\" is not an endpoint (METHOD host/path, "
+                                        + "e.g. GET api.shop.test/v1/carts/*, or host/path for every method)")
+                            }
+                            endpoints.append(endpoint)
+                        }
+                    }
+                    guard !files.isEmpty, !endpoints.isEmpty else {
+                        throw reader.error(at: source, "an entry of selection.endpoints needs files and endpoints")
+                    }
+                    selection.endpoints.append((files, endpoints))
+                }
+            }
+        }
+        return selection
     }
 
     private static func mock(

@@ -29,6 +29,8 @@ package struct OrchestrateConfig: Sendable {
     package var mock = Mock()
     package var quarantine = Quarantine()
     package var redact = Redact()
+    /// `selection`: what changed files mean to `run --changed-since` (globs relative to the config file's folder).
+    package var selection = Selection()
     /// The folder holding the config file: commands run there and relative paths start there.
     package var directory: String
     /// The config file as given (for messages).
@@ -47,6 +49,15 @@ package struct OrchestrateConfig: Sendable {
         package var threshold: Double? = 0.3
         /// Default 14 days.
         package var window: Duration = .seconds(14 * 86_400)
+    }
+
+    /// `selection:` for `run --changed-since`: files whose change runs every test (`everything`), files no test can be
+    /// broken by (`ignore`), and files that serve endpoints (`endpoints`: a change to one runs the tests that called
+    /// them). Globs as ``PathGlob`` reads them, relative to the config file's folder.
+    package struct Selection: Sendable {
+        package var everything: [String] = []
+        package var ignore: [String] = []
+        package var endpoints: [(files: [String], endpoints: [EndpointPattern])] = []
     }
 
     /// Secrets of the environment: the values of variables named in `redact.env`, and of those whose names look secret

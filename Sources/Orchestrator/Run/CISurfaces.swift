@@ -96,6 +96,7 @@ package enum MarkdownSummary {
                 + (report.gitRevision.map { " at revision \(text(String($0.prefix(12))))" } ?? "")
                 + " · \(text(report.state.rawValue))",
         ]
+        if let selection = RunSummaryText.selectionLine(report) { lines += ["", text(selection)] }
         if !report.incidents.isEmpty {
             lines += ["", "### Infrastructure incidents", ""]
             for incident in report.incidents {

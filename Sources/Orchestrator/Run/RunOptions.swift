@@ -46,6 +46,12 @@ package struct RunOptions: Sendable {
     package var planWait: Duration = .seconds(600)
     /// `--detect-new-flakes`: new tests run extra times, unless more than this share of the suite is new; `nil`: off.
     package var newTestsShare: Double?
+    /// `--changed-since REV`: only the tests the change since REV can break (their footprints say which).
+    package var changedSince: String?
+    /// `--changed FILE…`: only the tests a change to these files can break.
+    package var changed: [String] = []
+    /// `--sample`: the share of the tests a selection leaves out that run all the same (their failures are misses).
+    package var sample: Double = 0
 
     package enum AnnotationsChoice: String, Sendable, CaseIterable {
         case github

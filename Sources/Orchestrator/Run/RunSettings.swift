@@ -111,6 +111,10 @@ package struct RunSettings: Sendable {
     package var failedOnly: Bool
     /// `--detect-new-flakes`: new tests run extra times unless more than this share of the suite is new; `nil`: off.
     package var newTestsShare: Double?
+    /// `--changed-since REV` or `--changed FILE…`: the run takes only the tests the change can break.
+    package var change: ChangeSelection.Change?
+    /// `--sample`: the share of the tests a selection leaves out that run all the same.
+    package var sample: Double
     /// How long an agent waits for the run under its join key to be planned.
     package var planWait: Duration
     /// Where Prometheus metrics are served, when asked for (port 0: one the system picks).
@@ -140,6 +144,8 @@ package struct RunSettings: Sendable {
     package var redact: OrchestrateConfig.Redact { file.redact }
     /// Bytes of an attempt's kept files stored in the database.
     package var artifactBytes: Int64 { file.artifactBytes }
+    /// What changed files mean to a selection (`selection:`).
+    package var selectionRules: OrchestrateConfig.Selection { file.selection }
 
     /// Reads orchestrate.yml (when this process may plan; otherwise the defaults when there is none) and merges it with
     /// `options` and `environment`. Throws ``ConfigError`` for the file and ``StoreError`` for a database URL (exit 2).
@@ -186,6 +192,10 @@ package struct RunSettings: Sendable {
             node: options.node.map { Setting($0, from: .flag("--node")) }
                 ?? Setting(HostFacts.hostName, from: .standard("the host name")),
             strict: options.strict, failedOnly: options.failedOnly, newTestsShare: options.newTestsShare,
+            change: options.changedSince.map { .since($0) }
+                ?? (options.changed.isEmpty
+                    ? nil : .files(options.changed.map { OrchestrateConfig.resolve($0, against: currentDirectory) })),
+            sample: options.sample,
             planWait: options.planWait,
             metrics: options.metricsPort.map { (options.metricsAddress, $0) }, trapsSignals: options.trapsSignals,
             file: file

@@ -11,6 +11,13 @@ enum RunSummaryText {
     ) -> String {
         let id = report.runID.uuidString.lowercased()
         var lines = [headline(report)]
+        if let selection = selectionLine(report) { lines.append(selection) }
+        let misses = report.scenarios.filter(\.selectionMiss)
+        if !misses.isEmpty {
+            lines.append(
+                "selection misses: \(misses.count) sampled test\(misses.count == 1 ? "" : "s") the selection left out failed: "
+                    + misses.prefix(incidentTests).map(\.scenario.id).joined(separator: ", "))
+        }
         let verdicts = verdicts(report)
         if report.mode == .compare || verdicts.contains(where: { !$0.hasSuffix("stable") }) {
             lines.append("verdicts: \(verdicts.joined(separator: ", "))")
@@ -87,6 +94,18 @@ enum RunSummaryText {
                         : ""))
         }
         return lines
+    }
+
+    /// What chose the run's tests, and what leaving the rest out saved: `selection: changed since main (3f2a…), 2 files:
+    /// 3 of 7 tests ran, 4 left out (about 12.3 s saved by history), 1 sampled`; `nil` for a run of the whole suite.
+    static func selectionLine(_ report: RunReport) -> String? {
+        guard let selection = report.selection else { return nil }
+        let total = report.scenarios.count + report.skipped.count
+        let sampled = report.scenarios.count(where: \.sampled)
+        return
+            "selection: \(selection): \(report.scenarios.count) of \(total) tests ran, \(report.skipped.count) left out "
+            + "(about \(String(format: "%.1f", Double(report.savedMilliseconds) / 1000)) s saved by history)"
+            + (sampled > 0 ? ", \(sampled) of them sampled (--sample)" : "")
     }
 
     /// How many of an incident's tests the summary names.

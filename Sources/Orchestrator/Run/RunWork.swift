@@ -85,11 +85,26 @@ struct RunWork {
     ) async throws -> RunPlan {
         var scenarios = try settings.selection.select(from: await settings.scenarios(), configPath: settings.configPath)
         if let ids { scenarios = scenarios.filter { ids.contains($0.id) } }
+        // A node's re-run takes its share as it was: no selection cuts it again.
+        var chosen: ChangeSelection.Chosen?
+        if ids == nil, let change = settings.change {
+            let selection = try await ChangeSelection(settings: settings, runs: runs, logger: logger).choose(
+                scenarios, change: change)
+            output.note(selection.note)
+            scenarios = selection.scenarios
+            chosen = selection
+        }
         if settings.sizesBatches {
             scenarios = try await RunPlanner(runs: runs, output: output).sizeBatches(
                 scenarios, settings: settings, logger: logger)
         }
-        return RunPlanner.plan(scenarios, settings: settings, git: await git?.value ?? (nil, nil))
+        var plan = RunPlanner.plan(scenarios, settings: settings, git: await git?.value ?? (nil, nil))
+        if let chosen {
+            plan.selection = chosen.description
+            plan.skips = chosen.skips
+            plan.sampled = chosen.sampled
+        }
+        return plan
     }
 
     /// Works a run planned elsewhere: running (or interrupted, taken up again), or settled already (said, with its
@@ -242,6 +257,12 @@ struct RunWork {
                     if !judgement.changed.isEmpty { try await runs.saveVerdicts(planned.runID, judgement.changed) }
                     try await runs.saveSignatures(judgement.signatures, endpoints: judgement.failingEndpoints)
                 }()
+                // What each test touched, for the selections of later runs (at a clean revision only).
+                async let footprints: Void = { [runs, settings] in
+                    if settings.role.plans {
+                        try await ChangeSelection.record(judgement.report, settings: settings, runs: runs)
+                    }
+                }()
                 async let quarantined: Void = { [runs, settings, output] in
                     try await runs.saveIncidents(
                         planned.runID, judgement.report.incidents, explained: judgement.explained)
@@ -253,6 +274,7 @@ struct RunWork {
                     judgement.report, joined: joined, execution: execution, trends: trends, judged: true)
                 try await saved
                 try await quarantined
+                try await footprints
                 let code = ExitStatus.code(for: judgement.report, strict: settings.strict)
                 try await runs.recordExitCode(planned.runID, code)
                 return code

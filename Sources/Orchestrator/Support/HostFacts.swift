@@ -50,6 +50,14 @@ package enum HostFacts {
     }
 
     private static func run(_ arguments: [String], in directory: String) async -> String? {
+        await output(of: arguments, in: directory)?.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// What `arguments` (a command found on PATH, never through a shell) print in `directory`, as they print it; `nil`
+    /// when it cannot be run, does not exit 0 within 10 s, prints more than `maximumBytes`, or what is not UTF-8.
+    static func output(
+        of arguments: [String], in directory: String, maximumBytes: Int = 64 * 1024
+    ) async -> String? {
         let output = FileManager.default.temporaryDirectory.appendingPathComponent(
             "orchestrate-git-\(UUID().uuidString)"
         ).path
@@ -59,9 +67,13 @@ package enum HostFacts {
             workingDirectory: directory, stdoutPath: output
         )
         command.timeout = .seconds(10)
-        guard let termination = try? await SupervisedProcess.run(command), termination.reason == .exited(0) else {
-            return nil
-        }
-        return (try? String(contentsOfFile: output, encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+        command.captureHeadBytes = maximumBytes
+        command.captureTailBytes = 0
+        guard let termination = try? await SupervisedProcess.run(command), termination.reason == .exited(0),
+            termination.stdoutBytes <= Int64(maximumBytes)
+        else { return nil }
+        // Nothing printed leaves no file.
+        guard termination.stdoutBytes > 0 else { return "" }
+        return try? String(contentsOfFile: output, encoding: .utf8)
     }
 }

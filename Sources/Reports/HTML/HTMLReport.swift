@@ -58,6 +58,7 @@ package enum HTMLReport {
         for entry in ordered {
             html += "<tr><td><a href=\"#\(anchor(entry.scenario.id))\">\(escape(entry.scenario.name))</a></td>"
             html += "<td>\(badge(entry.result.rawValue))\(entry.quarantined ? " " + badge("quarantined") : "")"
+            if entry.sampled { html += " " + badge(entry.selectionMiss ? "selection miss" : "sampled") }
             html += "\(entry.incident.map { " " + badge("incident \($0)") } ?? "")</td>"
             html += "<td>\(entry.verdict.map { badge($0.rawValue) } ?? "")</td><td>\(entry.attempts.count)</td>"
             html += "<td>\(milliseconds(entry.totalMilliseconds))</td>"
@@ -70,8 +71,22 @@ package enum HTMLReport {
             html += scenario(
                 entry, runID: report.runID, logs: logs, attachments: attachments[entry.scenario.id] ?? [], kept: kept)
         }
+        html += leftOut(report)
         html += "</body>\n</html>\n"
         return html
+    }
+
+    /// The tests a selection left out (`run --changed-since`), each with why, folded: what chose the run's tests is in
+    /// the summary line; a sampled test's badge says so in the table.
+    private static func leftOut(_ report: RunReport) -> String {
+        guard let selection = report.selection, !report.skipped.isEmpty else { return "" }
+        var html = "<details class=\"skipped\"><summary><h2>Left out by the selection (\(report.skipped.count))</h2>"
+        html += "</summary>\n<p>\(escape(selection))</p>\n<table><tr><th>Test</th><th>Why</th><th>Expected</th></tr>\n"
+        for left in report.skipped {
+            html += "<tr><td>\(escape(left.name))</td><td>\(escape(left.reason))</td>"
+            html += "<td>\(left.expectedMilliseconds.map(milliseconds) ?? "")</td></tr>\n"
+        }
+        return html + "</table></details>\n"
     }
 
     /// The run's infrastructure incidents (``Incident``), each with its first and last failing exchange and the tests it
@@ -126,6 +141,7 @@ package enum HTMLReport {
             report.count(result) > 0 ? "\(report.count(result)) \(result.rawValue)" : nil
         }
         parts.append(results.joined(separator: ", "))
+        if !report.skipped.isEmpty { parts.append("\(report.skipped.count) left out by the selection") }
         return parts.joined(separator: " · ")
     }
 

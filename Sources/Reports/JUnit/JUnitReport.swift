@@ -17,12 +17,15 @@ package enum JUnitReport {
         }
         let failures = entries.filter { $0.result == .failed && !$0.quarantined && incident($0) == nil }.count
         let errors = entries.filter { !$0.quarantined && incident($0) != nil }.count
-        let skipped = entries.filter { $0.result == .pending || ($0.result == .failed && $0.quarantined) }.count
+        // Tests a selection left out are testcases too, skipped with their reason, so the CI's history keeps them.
+        let skipped =
+            entries.filter { $0.result == .pending || ($0.result == .failed && $0.quarantined) }.count
+            + report.skipped.count
         let milliseconds = entries.reduce(0) { $0 + $1.totalMilliseconds }
         let timestamp = ISO8601DateFormatter().string(from: report.startedAt)
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
         let counts =
-            #"tests="\#(entries.count)" failures="\#(failures)" errors="\#(errors)" skipped="\#(skipped)" time="\#(seconds(milliseconds))""#
+            #"tests="\#(entries.count + report.skipped.count)" failures="\#(failures)" errors="\#(errors)" skipped="\#(skipped)" time="\#(seconds(milliseconds))""#
         xml += #"<testsuites name="orchestrate" \#(counts) timestamp="\#(timestamp)">"# + "\n"
         xml +=
             #"  <testsuite name="orchestrate" \#(counts) timestamp="\#(timestamp)" hostname="\#(XMLText.escape(report.host))">"#
@@ -47,7 +50,25 @@ package enum JUnitReport {
                 entry, className: className, attachments: attachments[entry.scenario.id] ?? [],
                 incident: incident(entry))
         }
+        for left in report.skipped {
+            xml += leftOut(left)
+        }
         xml += "  </testsuite>\n</testsuites>\n"
+        return xml
+    }
+
+    /// A test a selection left out: skipped, with why, under the names a run of it would have.
+    private static func leftOut(_ left: RunReport.Skipped) -> String {
+        let scenario = Scenario(id: left.id, name: left.name, command: "", timeoutMilliseconds: 0, uri: left.uri)
+        let (className, name) = left.runnerTest ? Self.runnerNames(left.id) : (Self.className(scenario), left.name)
+        var xml =
+            #"    <testcase name="\#(XMLText.escape(name))" classname="\#(XMLText.escape(className))" time="0">"# + "\n"
+        xml += "      <properties>\n"
+        xml += property("orchestrate.scenario_id", left.id, indent: 8)
+        xml += property("orchestrate.result", "not-selected", indent: 8)
+        xml += "      </properties>\n"
+        xml += #"      <skipped message="\#(XMLText.escape("not selected: \(left.reason)"))"/>"# + "\n"
+        xml += "    </testcase>\n"
         return xml
     }
 

@@ -44,6 +44,7 @@ enum Migrations {
         (25, "infrastructure incidents, and the attempts they explain", Schema.version25),
         (26, "failure signatures", Schema.version26),
         (27, "the endpoints failures and verdicts are attributed to", Schema.version27),
+        (28, "footprints, and the tests a selected run left out", Schema.version28),
     ]
 
     /// Applies the migrations not applied yet, up to `version` (the newest by default; tests stop earlier to make rows

@@ -631,6 +631,39 @@ enum Schema {
         GROUP BY project, branch, day, endpoint
         """
 
+    /// Version 28: selection from footprints. What each test touched on its last run at a clean git revision
+    /// (`footprints`: its own files, its feature file, its cassette, as paths from the repository's root, and the
+    /// endpoints of its exchanges as `GET api.x.test/v1/carts/{id}`), one row per test and revision; the tests a run
+    /// left out and why (`run_skips`, with the time history expected of them); what chose the run's tests
+    /// (`runs.selection`), and the tests it ran only as a sample of those it would have left out
+    /// (`run_scenarios.sampled`: their failures are the selection's misses).
+    static let version28 = """
+        CREATE TABLE footprints (
+            project text NOT NULL,
+            scenario_id text NOT NULL,
+            revision text NOT NULL,
+            run_id uuid NOT NULL,
+            recorded_at timestamptz NOT NULL DEFAULT now(),
+            files text[] NOT NULL DEFAULT '{}',
+            endpoints text[] NOT NULL DEFAULT '{}',
+            PRIMARY KEY (project, scenario_id, revision)
+        );
+        CREATE INDEX footprints_recorded ON footprints (recorded_at);
+        CREATE TABLE run_skips (
+            run_id uuid NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            scenario_id text NOT NULL,
+            name text NOT NULL,
+            uri text,
+            runner boolean NOT NULL,
+            reason text NOT NULL,
+            expected_ms bigint,
+            position integer NOT NULL,
+            PRIMARY KEY (run_id, scenario_id)
+        );
+        ALTER TABLE runs ADD COLUMN selection text;
+        ALTER TABLE run_scenarios ADD COLUMN sampled boolean NOT NULL DEFAULT false
+        """
+
     /// `orchestrate_roll_up_days` as migration 19 makes it (every finished attempt of the keys' days counted), and as
     /// migration 25 does with a `condition` more on the attempts: then each key's rows are deleted before they are
     /// counted again, so that a row counted before the condition left its attempts out (another run's rollup of the

@@ -1,0 +1,217 @@
+import OrchestrateModel
+
+/// Which tests a change can break (`orchestrate run --changed-since REV`), from each test's footprint: what it touched
+/// on its last run at a revision the base reaches (its own files, feature file and cassette, the endpoints of its
+/// exchanges). Pure: the caller brings the footprints, what changed since each footprint's revision, and the history.
+///
+/// A test runs when it is new, failed or flaked in the last runs, has no footprint the base reaches, or when a changed
+/// file is in its footprint, serves an endpoint it called (``Rules/sources``), or is one no footprint tracks (a source
+/// file a test may run without naming it: every test runs). A changed file the rules say changes everything (the
+/// configuration) runs every test. The rest is left out, each with its reason, and a share of it may run as a sample.
+package struct TestSelection: Sendable {
+    /// What the configuration says of changed files.
+    package struct Rules: Sendable {
+        /// Files whose change runs every test (orchestrate.yml itself, a lock file).
+        package var everything: [PathGlob] = []
+        /// Files no test can be broken by (documentation).
+        package var ignore: [PathGlob] = []
+        /// Files that serve endpoints: a change to one runs the tests that called them.
+        package var sources: [Source] = []
+
+        package init(everything: [PathGlob] = [], ignore: [PathGlob] = [], sources: [Source] = []) {
+            self.everything = everything
+            self.ignore = ignore
+            self.sources = sources
+        }
+    }
+
+    /// Files (a handler's source, an API description) and the endpoints they serve.
+    package struct Source: Sendable {
+        package var files: [PathGlob]
+        package var endpoints: [EndpointPattern]
+
+        package init(files: [PathGlob], endpoints: [EndpointPattern]) {
+            self.files = files
+            self.endpoints = endpoints
+        }
+    }
+
+    /// What a test touched on its last run at `revision`: paths from the repository's root (a folder ends with `/`)
+    /// and endpoints as `GET api.x.test/v1/carts/{id}`.
+    package struct Footprint: Sendable, Equatable {
+        package var revision: String
+        package var files: [String]
+        package var endpoints: [String]
+
+        package init(revision: String, files: [String], endpoints: [String]) {
+            self.revision = revision
+            self.files = files
+            self.endpoints = endpoints
+        }
+
+        func touches(_ path: String) -> Bool { Self.names(path, in: files) }
+
+        /// Whether `files` name `path`, itself or a folder above it.
+        static func names(_ path: String, in files: [String]) -> Bool {
+            files.contains { $0 == path || ($0.hasSuffix("/") && path.hasPrefix($0)) }
+        }
+    }
+
+    /// A test of the suite as history knows it.
+    package struct Test: Sendable {
+        package var id: String
+        /// Its footprint at a revision the base reaches, newest first (`nil`: none).
+        package var footprint: Footprint?
+        /// It was planned in this project before.
+        package var known: Bool
+        /// It failed or flaked in the last runs.
+        package var failedRecently: Bool
+        /// What history expects it to take.
+        package var expectedMilliseconds: Int64?
+        /// Its own files as the suite has them now (a new test's, a test that moved), as footprints write them.
+        package var files: [String]
+
+        package init(
+            id: String, footprint: Footprint?, known: Bool, failedRecently: Bool, expectedMilliseconds: Int64? = nil,
+            files: [String] = []
+        ) {
+            self.id = id
+            self.footprint = footprint
+            self.known = known
+            self.failedRecently = failedRecently
+            self.expectedMilliseconds = expectedMilliseconds
+            self.files = files
+        }
+    }
+
+    /// Why a test runs.
+    package enum Reason: Sendable, Equatable, CustomStringConvertible {
+        case new
+        case failedRecently
+        case noFootprint
+        case touches(String)
+        case calls(endpoint: String, servedBy: String)
+        case untracked(String)
+        case everything(String)
+        case sampled
+
+        package var description: String {
+            switch self {
+            case .new: "new test"
+            case .failedRecently: "failed or flaked in the last runs"
+            case .noFootprint: "no footprint at a revision the base reaches"
+            case .touches(let file): "touches \(file)"
+            case .calls(let endpoint, let file): "calls \(endpoint), served by \(file)"
+            case .untracked(let file): "\(file) changed, and no footprint says which tests it can break"
+            case .everything(let file): "\(file) changed, which every test depends on"
+            case .sampled: "sampled from the tests left out (--sample)"
+            }
+        }
+    }
+
+    /// A test left out, and why.
+    package struct Skip: Sendable, Equatable {
+        package var id: String
+        package var reason: String
+        package var expectedMilliseconds: Int64?
+    }
+
+    package struct Decision: Sendable {
+        /// The tests to run, in the order given, each with its reason.
+        package var selected: [(id: String, reason: Reason)] = []
+        package var skipped: [Skip] = []
+        /// Expected milliseconds of the tests left out, from history (those never timed count nothing).
+        package var savedMilliseconds: Int64 { skipped.reduce(0) { $0 + ($1.expectedMilliseconds ?? 0) } }
+    }
+
+    package var rules: Rules
+
+    package init(rules: Rules) {
+        self.rules = rules
+    }
+
+    /// `changed`: the files changed since each footprint's revision, as paths from the repository's root (files a
+    /// footprint revision has no entry for: none changed). `sample`: the share of the tests left out that run all the
+    /// same, drawn with `generator`.
+    package func decide<Generator: RandomNumberGenerator>(
+        _ tests: [Test], changed: [String: Set<String>], sample: Double = 0, using generator: inout Generator
+    ) -> Decision {
+        // Files some footprint or test names, whatever the test: a change to one is accounted for by those tests.
+        var tracked = Set<String>()
+        var trackedFolders: [String] = []
+        for file in tests.compactMap(\.footprint).flatMap(\.files) + tests.flatMap(\.files) {
+            if file.hasSuffix("/") { trackedFolders.append(file) } else { tracked.insert(file) }
+        }
+        // What each distinct change means, worked out once per revision.
+        var meanings: [String: Meaning] = [:]
+        let reasons = tests.map { test in
+            reason(for: test) { revision in
+                if let known = meanings[revision] { return known }
+                let meaning = Meaning(changed[revision] ?? [], rules: rules) { file in
+                    tracked.contains(file) || trackedFolders.contains { file.hasPrefix($0) }
+                }
+                meanings[revision] = meaning
+                return meaning
+            }
+        }
+        let left = reasons.indices.filter { reasons[$0] == nil }
+        var sampled = Set<Int>()
+        if sample > 0, !left.isEmpty {
+            let count = min(left.count, max(1, Int((Double(left.count) * sample).rounded())))
+            sampled = Set(left.shuffled(using: &generator).prefix(count))
+        }
+        var decision = Decision()
+        for (index, test) in tests.enumerated() {
+            if let reason = reasons[index] ?? (sampled.contains(index) ? .sampled : nil) {
+                decision.selected.append((test.id, reason))
+                continue
+            }
+            let files = changed[test.footprint?.revision ?? ""]?.count ?? 0
+            decision.skipped.append(
+                Skip(
+                    id: test.id,
+                    reason: files == 0
+                        ? "nothing changed since its footprint's revision"
+                        : "its footprint touches none of the \(files) changed file\(files == 1 ? "" : "s")",
+                    expectedMilliseconds: test.expectedMilliseconds))
+        }
+        return decision
+    }
+
+    /// Why `test` runs, or `nil` when its footprint says the change cannot break it.
+    private func reason(for test: Test, meaning: (String) -> Meaning) -> Reason? {
+        guard test.known else { return .new }
+        if test.failedRecently { return .failedRecently }
+        guard let footprint = test.footprint else { return .noFootprint }
+        let meaning = meaning(footprint.revision)
+        if let file = meaning.everything { return .everything(file) }
+        if let file = meaning.files.first(where: { footprint.touches($0) || Footprint.names($0, in: test.files) }) {
+            return .touches(file)
+        }
+        for (pattern, file) in meaning.endpoints {
+            if let endpoint = footprint.endpoints.first(where: pattern.matches) {
+                return .calls(endpoint: endpoint, servedBy: file)
+            }
+        }
+        if let file = meaning.untracked { return .untracked(file) }
+        return nil
+    }
+
+    /// What the files changed since one revision mean, sorted so that reasons name the same file every time.
+    private struct Meaning {
+        var files: [String]
+        var everything: String?
+        var endpoints: [(EndpointPattern, String)] = []
+        var untracked: String?
+
+        init(_ changed: Set<String>, rules: Rules, tracked: (String) -> Bool) {
+            files = changed.sorted()
+            everything = files.first { file in rules.everything.contains { $0.matches(file) } }
+            for file in files where !rules.ignore.contains(where: { $0.matches(file) }) {
+                let serving = rules.sources.filter { $0.files.contains { $0.matches(file) } }
+                endpoints += serving.flatMap(\.endpoints).map { ($0, file) }
+                if serving.isEmpty, untracked == nil, !tracked(file) { untracked = file }
+            }
+        }
+    }
+}

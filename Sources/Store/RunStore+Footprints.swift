@@ -1,0 +1,125 @@
+import Foundation
+import OrchestrateModel
+import PostgresNIO
+
+/// What a test touched on its last run at a revision (``RunStore/saveFootprints(_:project:revision:files:)``).
+package struct StoredFootprint: Sendable, Equatable {
+    package var revision: String
+    package var files: [String]
+    package var endpoints: [String]
+}
+
+extension RunStore {
+    /// The most endpoints a footprint keeps: a test that calls more is selected by the first ones (a crawler's
+    /// footprint would otherwise grow with every id it met).
+    package static let footprintEndpoints = 500
+    /// Footprints not recorded again for this long are dropped: the revisions they belong to are far behind.
+    package static let footprintDays = 90
+
+    /// Records what each test of run `runID` that ran touched at `revision` (a clean git revision): `files`, by test id,
+    /// are its own files, feature file and cassette; its endpoints are read from its exchanges in the run. A test's
+    /// earlier footprint at the same revision is replaced.
+    package func saveFootprints(
+        _ runID: UUID, project: String, revision: String, files: [String: [String]]
+    ) async throws {
+        let rows = try await database.client.query(
+            """
+            SELECT DISTINCT a.scenario_id, e.method, e.host, split_part(e.url, '?', 1)
+            FROM attempts a JOIN exchanges e ON e.attempt_id = a.id
+            WHERE a.run_id = \(runID)
+            """,
+            logger: database.logger)
+        var endpoints: [String: Set<String>] = [:]
+        for try await (id, method, host, url) in rows.decode((String, String, String, String).self) {
+            guard endpoints[id, default: []].count < Self.footprintEndpoints else { continue }
+            endpoints[id, default: []].insert(FailureSignature.endpoint(method: method, host: host, url: url))
+        }
+        let ids = files.keys.sorted()
+        let encoder = JSONEncoder()
+        func json(_ values: [String]) throws -> String { String(decoding: try encoder.encode(values), as: UTF8.self) }
+        let fileLists = try ids.map { try json(files[$0] ?? []) }
+        let endpointLists = try ids.map { try json((endpoints[$0] ?? []).sorted()) }
+        try await database.withTransaction { connection in
+            try await connection.query(
+                """
+                INSERT INTO footprints (project, scenario_id, revision, run_id, files, endpoints)
+                SELECT \(project), f.id, \(revision), \(runID),
+                       ARRAY(SELECT jsonb_array_elements_text(f.files::jsonb)),
+                       ARRAY(SELECT jsonb_array_elements_text(f.endpoints::jsonb))
+                FROM unnest(\(ids)::text[], \(fileLists)::text[], \(endpointLists)::text[]) AS f(id, files, endpoints)
+                ON CONFLICT (project, scenario_id, revision) DO UPDATE
+                SET run_id = excluded.run_id, recorded_at = now(), files = excluded.files, endpoints = excluded.endpoints
+                """,
+                logger: database.logger)
+            try await connection.query(
+                """
+                DELETE FROM footprints WHERE recorded_at < now() - \(Self.footprintDays) * interval '1 day'
+                """,
+                logger: database.logger)
+        }
+    }
+
+    /// The footprints of the given tests, newest first, up to `limit` revisions each.
+    package func footprints(
+        _ scenarioIDs: [String], project: String, limit: Int = 8
+    ) async throws -> [String: [StoredFootprint]] {
+        let rows = try await database.client.query(
+            """
+            SELECT scenario_id, revision, files, endpoints FROM (
+                SELECT f.*, row_number() OVER (PARTITION BY f.scenario_id ORDER BY f.recorded_at DESC) AS n
+                FROM footprints f WHERE f.project = \(project) AND f.scenario_id = ANY(\(scenarioIDs))) x
+            WHERE n <= \(limit)
+            ORDER BY scenario_id, recorded_at DESC
+            """,
+            logger: database.logger)
+        var footprints: [String: [StoredFootprint]] = [:]
+        for try await (id, revision, files, endpoints) in rows.decode((String, String, [String], [String]).self) {
+            footprints[id, default: []].append(StoredFootprint(revision: revision, files: files, endpoints: endpoints))
+        }
+        return footprints
+    }
+
+    /// Of the given tests, those planned in the project before (`known`), and those that failed or flaked in its last
+    /// `runs` runs (`failing`).
+    package func selectionHistory(
+        _ scenarioIDs: [String], project: String, runs: Int = 5
+    ) async throws -> (known: Set<String>, failing: Set<String>) {
+        async let knownRows = database.client.query(
+            "SELECT id FROM scenarios WHERE project = \(project) AND id = ANY(\(scenarioIDs))", logger: database.logger)
+        let failingRows = try await database.client.query(
+            """
+            SELECT DISTINCT rs.scenario_id FROM run_scenarios rs
+            WHERE rs.run_id IN (SELECT id FROM runs WHERE project = \(project) ORDER BY created_at DESC LIMIT \(runs))
+              AND rs.result IN ('failed', 'flaky') AND rs.scenario_id = ANY(\(scenarioIDs))
+            """,
+            logger: database.logger)
+        var failing = Set<String>()
+        for try await id in failingRows.decode(String.self) { failing.insert(id) }
+        var known = Set<String>()
+        for try await id in try await knownRows.decode(String.self) { known.insert(id) }
+        return (known, failing)
+    }
+
+    /// What chose run `runID`'s tests, and those it left out, in the suite's order.
+    package func selection(_ runID: UUID) async throws -> (String?, [RunReport.Skipped]) {
+        async let selectionRows = database.client.query(
+            "SELECT selection FROM runs WHERE id = \(runID)", logger: database.logger)
+        let rows = try await database.client.query(
+            """
+            SELECT scenario_id, name, uri, runner, reason, expected_ms FROM run_skips WHERE run_id = \(runID)
+            ORDER BY position
+            """,
+            logger: database.logger)
+        var skipped: [RunReport.Skipped] = []
+        for try await (id, name, uri, runner, reason, expected) in rows.decode(
+            (String, String, String?, Bool, String, Int64?).self)
+        {
+            skipped.append(
+                RunReport.Skipped(
+                    id: id, name: name, uri: uri, runnerTest: runner, reason: reason, expectedMilliseconds: expected))
+        }
+        var selection: String?
+        for try await value in try await selectionRows.decode(String?.self) { selection = value }
+        return (selection, skipped)
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import OrchestrateTesting
+import Testing
+
+/// `run --changed-since` on a git repository the test makes: pytest tests, one of which calls a backend through its
+/// mock server; footprints recorded by a run at a clean revision; selections by changed test file, changed handler,
+/// a file no footprint tracks, new and recently failed tests; the left-out tests in the summary and the JUnit; a
+/// sample's failure counted as a miss.
+@Suite("run --changed-since on a git repository", .timeLimit(.minutes(5)))
+struct SelectionTests {
+    static func project(_ directory: TemporaryDirectory, upstream: TestUpstream) throws {
+        try directory.write(
+            "orchestrate.yml",
+            """
+            workers: 2
+            quarantine: { threshold: off }
+            suite:
+              list: "python3 -m pytest --collect-only -q -p no:cacheprovider tests | grep ::"
+              command: "python3 -m pytest -q -p no:cacheprovider -o junit_family=xunit2 --junitxml=$ORCHESTRATE_ARTIFACTS_DIR/junit.xml {id}"
+              env: { PYTHONDONTWRITEBYTECODE: "1" }
+            mock:
+              mode: live
+              hosts: { api.shop.test: "\(upstream.url)" }
+            selection:
+              ignore: ["*.md"]
+              endpoints:
+                - files: ["server/carts/**"]
+                  endpoints: ["GET api.shop.test/v1/carts/*"]
+            """)
+        try directory.write(
+            "tests/test_cart.py",
+            """
+            import json, os, urllib.request
+
+            def test_show_cart():
+                with urllib.request.urlopen(os.environ["ORCHESTRATE_MOCK_URL"] + "/api.shop.test/v1/carts/42") as answer:
+                    assert json.load(answer)["path"] == "/v1/carts/42"
+
+            def test_empty_cart():
+                assert [] == []
+
+            """)
+        try directory.write(
+            "tests/test_pay.py",
+            """
+            def test_pay():
+                assert 2 + 2 == 4
+
+            """)
+        try directory.write("server/carts/show.py", "def show(cart): return cart\n")
+        try directory.write(".gitignore", ".orchestrate/\n__pycache__/\n*.stdout\n*.stderr\n*.xml\n")
+    }
+
+    @Test(
+        "a run at a clean revision records footprints; --changed-since runs what the change can break and says what it left out"
+    )
+    func changedSince() async throws {
+        try await TestUpstream.with { upstream in
+            try await TemporaryDirectory.with { directory in
+                try Self.project(directory, upstream: upstream)
+                let cli = OrchestrateCLI(
+                    directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+                func git(_ arguments: String...) async throws {
+                    let result = try await cli.run(
+                        ["-c", "user.email=t@example.test", "-c", "user.name=t"] + arguments, name: "git",
+                        executable: "/usr/bin/git")
+                    #expect(result.exitCode == 0, "git \(arguments): \(result.stderr)")
+                }
+                func run(_ arguments: String...) async throws -> OrchestrateCLI.Result {
+                    try await cli.run(["run", "--progress", "none"] + arguments)
+                }
+                try await git("init", "-q")
+                try await git("add", "-A")
+                try await git("commit", "-qm", "first")
+
+                let none = try await run("--changed-since", "HEAD")
+                #expect(none.exitCode == 0, "\(none.stdout)\(none.stderr)")
+                #expect(
+                    none.stderr.contains("every test runs — no footprint at a revision"),
+                    "no footprints yet: everything runs, saying why: \(none.stderr)")
+                #expect(none.stdout.contains("3 scenarios, 3 passed"), "\(none.stdout)")
+
+                // A test file changed in a commit: its tests run, the others are left out. (From now on the test reads a
+                // file the selection is told to ignore: a change to it will be a miss.)
+                try directory.write(
+                    "tests/test_pay.py", "def test_pay():\n    assert open('NOTES.md').read().startswith('ignored')\n")
+                try directory.write("NOTES.md", "ignored\n")
+                try await git("add", "-A")
+                try await git("commit", "-qm", "pay")
+                let pay = try await run("--changed-since", "HEAD~1", "--junit", "selected.xml")
+                #expect(pay.exitCode == 0, "\(pay.stdout)\(pay.stderr)")
+                #expect(pay.stdout.contains("1 scenarios, 1 passed"), "\(pay.stdout)")
+                #expect(
+                    pay.stdout.contains("selection: changed since HEAD~1 (")
+                        && pay.stdout.contains("2 files: 1 of 3 tests ran, 2 left out"),
+                    "\(pay.stdout)")
+                #expect(pay.stdout.contains("s saved by history"), "\(pay.stdout)")
+                let junit = directory.read("selected.xml")
+                #expect(junit.contains(#"tests="3" failures="0" errors="0" skipped="2""#), "\(junit)")
+                #expect(
+                    junit.contains(
+                        #"<skipped message="not selected: its footprint touches none of the 2 changed files"/>"#),
+                    "\(junit)")
+                #expect(junit.contains(#"value="tests/test_cart.py::test_show_cart""#), "\(junit)")
+                let report = try #require(
+                    pay.stdout.split(separator: "\n").first { $0.hasPrefix("report: ") }?.dropFirst(8), "\(pay.stdout)")
+                let html = try String(contentsOfFile: String(report), encoding: .utf8)
+                #expect(html.contains("Left out by the selection (2)"), "the HTML report lists what was left out")
+
+                // The handler of an endpoint changed, not committed: only the test that called it runs.
+                try directory.write("server/carts/show.py", "def show(cart): return dict(cart)\n")
+                let handler = try await run("--changed-since", "HEAD")
+                #expect(handler.exitCode == 0, "\(handler.stdout)\(handler.stderr)")
+                #expect(handler.stdout.contains("1 scenarios, 1 passed"), "\(handler.stdout)")
+                #expect(handler.stderr.contains("1 of 3 tests run (1 calling a changed endpoint)"), "\(handler.stderr)")
+                let verbose = try await run("--changed-since", "HEAD", "--verbose")
+                #expect(
+                    verbose.stderr.contains("GET api.shop.test/v1/carts/{id}, served by server/carts/show.py"),
+                    "the reason names the endpoint and the file: \(verbose.stderr)")
+                try await git("checkout", "-q", "--", "server/carts/show.py")
+
+                // Nothing changed: nothing runs, and the run says so.
+                let nothing = try await run("--changed-since", "HEAD")
+                #expect(nothing.exitCode == 0, "\(nothing.stdout)\(nothing.stderr)")
+                #expect(nothing.stdout.contains("0 scenarios"), "\(nothing.stdout)")
+                #expect(nothing.stdout.contains("0 of 3 tests ran, 3 left out"), "\(nothing.stdout)")
+
+                // A file no footprint tracks (a helper the tests may import): every test runs.
+                try directory.write("tests/conftest.py", "HELPER = 1\n")
+                let helper = try await run("--changed-since", "HEAD")
+                #expect(helper.stdout.contains("3 scenarios, 3 passed"), "\(helper.stdout)")
+                #expect(helper.stderr.contains("3 for a file no footprint tracks"), "\(helper.stderr)")
+                try FileManager.default.removeItem(atPath: directory.file("tests/conftest.py"))
+
+                // A new test runs, and its file is its own: the others are left out.
+                try directory.write("tests/test_new.py", "def test_new():\n    assert True\n")
+                try await git("add", "-A")
+                try await git("commit", "-qm", "new")
+                let new = try await run("--changed-since", "HEAD~1")
+                #expect(new.exitCode == 0, "\(new.stdout)\(new.stderr)")
+                #expect(new.stderr.contains("1 of 4 tests run (1 new)"), "\(new.stderr)")
+
+                // A change the selection is told to ignore breaks a test: with every left-out test sampled, the failure
+                // is a selection miss and fails the run; the next selection runs the test as one that failed lately.
+                try directory.write("NOTES.md", "changed\n")
+                try await git("commit", "-qam", "notes")
+                let miss = try await run("--changed-since", "HEAD~1", "--sample", "1")
+                #expect(miss.exitCode == 1, "\(miss.stdout)\(miss.stderr)")
+                #expect(miss.stdout.contains("4 scenarios, 3 passed, 1 failed"), "\(miss.stdout)")
+                #expect(miss.stdout.contains("0 of 4 tests ran") == false, "\(miss.stdout)")
+                #expect(miss.stdout.contains("4 of them sampled (--sample)"), "\(miss.stdout)")
+                #expect(
+                    miss.stdout.contains(
+                        "selection misses: 1 sampled test the selection left out failed: tests/test_pay.py::test_pay"),
+                    "\(miss.stdout)")
+                let again = try await run("--changed-since", "HEAD")
+                #expect(again.exitCode == 1, "\(again.stdout)\(again.stderr)")
+                #expect(again.stderr.contains("1 of 4 tests run (1 failed recently)"), "\(again.stderr)")
+                #expect(again.stdout.contains("1 scenarios, 0 passed, 1 failed"), "\(again.stdout)")
+
+                let bad = try await run("--changed-since", "no-such-branch")
+                #expect(bad.exitCode == 2, "\(bad.stderr)")
+                #expect(bad.stderr.contains("--changed-since no-such-branch: no such commit"), "\(bad.stderr)")
+            }
+        }
+    }
+}

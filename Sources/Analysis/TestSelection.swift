@@ -49,12 +49,6 @@ package struct TestSelection: Sendable {
             self.endpoints = endpoints
         }
 
-        func touches(_ path: String) -> Bool { Self.names(path, in: files) }
-
-        /// Whether `files` name `path`, itself or a folder above it.
-        static func names(_ path: String, in files: [String]) -> Bool {
-            files.contains { $0 == path || ($0.hasSuffix("/") && path.hasPrefix($0)) }
-        }
     }
 
     /// A test of the suite as history knows it.
@@ -70,10 +64,12 @@ package struct TestSelection: Sendable {
         package var expectedMilliseconds: Int64?
         /// Its own files as the suite has them now (a new test's, a test that moved), as footprints write them.
         package var files: [String]
+        /// It names no file of its own (a command in orchestrate.yml): any changed file may be what it runs.
+        package var opaque: Bool
 
         package init(
             id: String, footprint: Footprint?, known: Bool, failedRecently: Bool, expectedMilliseconds: Int64? = nil,
-            files: [String] = []
+            files: [String] = [], opaque: Bool = false
         ) {
             self.id = id
             self.footprint = footprint
@@ -81,6 +77,7 @@ package struct TestSelection: Sendable {
             self.failedRecently = failedRecently
             self.expectedMilliseconds = expectedMilliseconds
             self.files = files
+            self.opaque = opaque
         }
     }
 
@@ -92,6 +89,7 @@ package struct TestSelection: Sendable {
         case touches(String)
         case calls(endpoint: String, servedBy: String)
         case untracked(String)
+        case opaque(String)
         case everything(String)
         case sampled
 
@@ -103,6 +101,7 @@ package struct TestSelection: Sendable {
             case .touches(let file): "touches \(file)"
             case .calls(let endpoint, let file): "calls \(endpoint), served by \(file)"
             case .untracked(let file): "\(file) changed, and no footprint says which tests it can break"
+            case .opaque(let file): "\(file) changed, and the test names no file of its own"
             case .everything(let file): "\(file) changed, which every test depends on"
             case .sampled: "sampled from the tests left out (--sample)"
             }
@@ -120,6 +119,11 @@ package struct TestSelection: Sendable {
         /// The tests to run, in the order given, each with its reason.
         package var selected: [(id: String, reason: Reason)] = []
         package var skipped: [Skip] = []
+
+        package init(selected: [(id: String, reason: Reason)] = [], skipped: [Skip] = []) {
+            self.selected = selected
+            self.skipped = skipped
+        }
         /// Expected milliseconds of the tests left out, from history (those never timed count nothing).
         package var savedMilliseconds: Int64 { skipped.reduce(0) { $0 + ($1.expectedMilliseconds ?? 0) } }
     }
@@ -142,12 +146,19 @@ package struct TestSelection: Sendable {
         for file in tests.compactMap(\.footprint).flatMap(\.files) + tests.flatMap(\.files) {
             if file.hasSuffix("/") { trackedFolders.append(file) } else { tracked.insert(file) }
         }
+        // Every endpoint some footprint called: a mapping whose patterns match none of them cannot say which tests a
+        // file it names serves, so a change to that file is one no footprint tracks.
+        let called = Set(tests.compactMap(\.footprint).flatMap(\.endpoints))
+        let reachable = rules.sources.map { source in
+            called.contains(EndpointPattern.every)
+                || source.endpoints.contains { pattern in called.contains(where: pattern.matches) }
+        }
         // What each distinct change means, worked out once per revision.
         var meanings: [String: Meaning] = [:]
         let reasons = tests.map { test in
             reason(for: test) { revision in
                 if let known = meanings[revision] { return known }
-                let meaning = Meaning(changed[revision] ?? [], rules: rules) { file in
+                let meaning = Meaning(changed[revision] ?? [], rules: rules, reachable: reachable) { file in
                     tracked.contains(file) || trackedFolders.contains { file.hasPrefix($0) }
                 }
                 meanings[revision] = meaning
@@ -172,7 +183,9 @@ package struct TestSelection: Sendable {
                     id: test.id,
                     reason: files == 0
                         ? "nothing changed since its footprint's revision"
-                        : "its footprint touches none of the \(files) changed file\(files == 1 ? "" : "s")",
+                        : files == 1
+                            ? "its footprint does not touch the changed file"
+                            : "its footprint touches none of the \(files) changed files",
                     expectedMilliseconds: test.expectedMilliseconds))
         }
         return decision
@@ -185,33 +198,67 @@ package struct TestSelection: Sendable {
         guard let footprint = test.footprint else { return .noFootprint }
         let meaning = meaning(footprint.revision)
         if let file = meaning.everything { return .everything(file) }
-        if let file = meaning.files.first(where: { footprint.touches($0) || Footprint.names($0, in: test.files) }) {
-            return .touches(file)
-        }
+        if let file = meaning.first(touchedBy: footprint.files + test.files) { return .touches(file) }
         for (pattern, file) in meaning.endpoints {
-            if let endpoint = footprint.endpoints.first(where: pattern.matches) {
+            if let endpoint = footprint.endpoints.first(where: { $0 == EndpointPattern.every || pattern.matches($0) }) {
                 return .calls(endpoint: endpoint, servedBy: file)
             }
         }
         if let file = meaning.untracked { return .untracked(file) }
+        // A test that names no file of its own (a command in orchestrate.yml) may run any file that changed.
+        if test.opaque, let file = meaning.relevant { return .opaque(file) }
         return nil
     }
 
     /// What the files changed since one revision mean, sorted so that reasons name the same file every time.
     private struct Meaning {
         var files: [String]
+        var changed: Set<String>
         var everything: String?
+        /// Each endpoint pattern a changed file serves, with the first such file.
         var endpoints: [(EndpointPattern, String)] = []
         var untracked: String?
+        /// The first changed file that is neither ignored nor only a server's (what an opaque test may depend on).
+        var relevant: String?
 
-        init(_ changed: Set<String>, rules: Rules, tracked: (String) -> Bool) {
+        /// `reachable`: for each of the rules' sources, whether any footprint called an endpoint it serves.
+        init(_ changed: Set<String>, rules: Rules, reachable: [Bool], tracked: (String) -> Bool) {
+            self.changed = changed
             files = changed.sorted()
             everything = files.first { file in rules.everything.contains { $0.matches(file) } }
+            var seen = Set<EndpointPattern>()
             for file in files where !rules.ignore.contains(where: { $0.matches(file) }) {
-                let serving = rules.sources.filter { $0.files.contains { $0.matches(file) } }
-                endpoints += serving.flatMap(\.endpoints).map { ($0, file) }
-                if serving.isEmpty, untracked == nil, !tracked(file) { untracked = file }
+                let serving = rules.sources.indices.filter { rules.sources[$0].files.contains { $0.matches(file) } }
+                for pattern in serving.flatMap({ rules.sources[$0].endpoints }) where seen.insert(pattern).inserted {
+                    endpoints.append((pattern, file))
+                }
+                // A file served only by mappings that match no recorded endpoint is as good as unmapped.
+                let unmapped = !serving.contains { reachable[$0] }
+                if unmapped, untracked == nil, !tracked(file) { untracked = file }
+                if unmapped, relevant == nil { relevant = file }
             }
+        }
+
+        /// The first changed file (in sorted order) that `owned` names, itself or under a folder it names.
+        func first(touchedBy owned: [String]) -> String? {
+            var found: String?
+            for entry in owned {
+                let candidate: String?
+                if entry.hasSuffix("/") {
+                    // The first changed path under the folder: files are sorted, so it follows the folder's name.
+                    var low = files.startIndex
+                    var high = files.endIndex
+                    while low < high {
+                        let middle = (low + high) / 2
+                        if files[middle] < entry { low = middle + 1 } else { high = middle }
+                    }
+                    candidate = low < files.endIndex && files[low].hasPrefix(entry) ? files[low] : nil
+                } else {
+                    candidate = changed.contains(entry) ? entry : nil
+                }
+                if let candidate, found.map({ candidate < $0 }) ?? true { found = candidate }
+            }
+            return found
         }
     }
 }

@@ -3,25 +3,36 @@
 /// a name in any folder (`*.md`).
 package struct PathGlob: Sendable, Hashable, CustomStringConvertible {
     package let description: String
-    private let components: [[Character]]
+    /// `nil`: a pattern of nothing.
+    private let components: [[Character]]?
 
+    /// `.` and `..` are worked out in the pattern's text (`sub/../server/**` is `server/**`); a pattern of nothing
+    /// (empty, `.`, `/`) matches nothing.
     package init(_ pattern: String) {
         description = pattern
-        var text = Substring(pattern)
-        while text.hasPrefix("./") { text = text.dropFirst(2) }
-        if text.hasPrefix("/") {
-            text = text.drop { $0 == "/" }
-        } else if !text.dropLast().contains("/") {
-            // A name alone: in any folder.
-            text = "**/" + text
+        let anchored = pattern.hasPrefix("/") || pattern.dropLast().contains("/")
+        var parts: [Substring] = []
+        for part in pattern.split(separator: "/") where part != "." {
+            if part == "..", let last = parts.last, last != "..", last != "**" {
+                parts.removeLast()
+            } else {
+                parts.append(part)
+            }
         }
-        if text.hasSuffix("/") { text += "**" }
-        components = text.split(separator: "/").map(Array.init)
+        guard !parts.isEmpty else {
+            components = nil
+            return
+        }
+        // A name alone: in any folder.
+        if !anchored { parts.insert("**", at: 0) }
+        if pattern.hasSuffix("/") { parts.append("**") }
+        components = parts.map(Array.init)
     }
 
     /// Whether `path` (relative, `/`-separated) is one the pattern names.
     package func matches(_ path: String) -> Bool {
-        Self.matches(path.split(separator: "/").map(Array.init)[...], components[...])
+        guard let components else { return false }
+        return Self.matches(path.split(separator: "/").map(Array.init)[...], components[...])
     }
 
     /// Components against components, `**` taking none or more; each `**` tries each split once per position, so a
@@ -75,30 +86,39 @@ package struct PathGlob: Sendable, Hashable, CustomStringConvertible {
 /// An endpoint pattern (`POST api.x.test/v1/carts/*`, or without a method for every one): the method, then the host
 /// and path as a ``PathGlob`` over the endpoints footprints record (`GET api.x.test/v1/carts/{id}`).
 package struct EndpointPattern: Sendable, Hashable, CustomStringConvertible {
+    /// The one endpoint of a footprint that called more endpoints than a footprint keeps: it stands for all of them.
+    package static let every = "*"
+
     package let description: String
     private let method: String?
     private let path: PathGlob
 
-    /// `nil` when `text` is no endpoint pattern (empty, or a method with nothing after it).
+    /// `nil` when `text` is no endpoint pattern: empty, a method with nothing after it, a URL (`https://…`) or a path
+    /// without its host.
     package init?(_ text: String) {
         let parts = text.split(separator: " ", omittingEmptySubsequences: true)
-        guard (1...2).contains(parts.count) else { return nil }
+        guard (1...2).contains(parts.count), let target = parts.last else { return nil }
+        func isMethod(_ word: Substring) -> Bool { word.allSatisfy { $0.isLetter && $0.isUppercase } }
         if parts.count == 2 {
-            guard parts[0].allSatisfy({ $0.isLetter && $0.isUppercase }) else { return nil }
+            guard isMethod(parts[0]) else { return nil }
             method = String(parts[0])
         } else {
+            guard !isMethod(target) else { return nil }
             method = nil
         }
-        let target = parts[parts.count - 1]
-        guard !target.hasPrefix("/"), !target.isEmpty else { return nil }
+        let host = target.prefix { $0 != "/" }
+        guard !host.isEmpty, !target.contains("://") else { return nil }
         description = text
-        path = PathGlob("/" + target)
+        path = PathGlob("/" + host.lowercased() + target.dropFirst(host.count))
     }
 
-    /// Whether a recorded endpoint (`GET api.x.test/v1/carts/{id}`) is one the pattern names.
+    /// Whether a recorded endpoint (`GET api.x.test/v1/carts/{id}`) is one the pattern names; hosts compare without
+    /// case, as DNS does.
     package func matches(_ endpoint: String) -> Bool {
         guard let space = endpoint.firstIndex(of: " ") else { return false }
         if let method, endpoint[..<space] != method { return false }
-        return path.matches(String(endpoint[endpoint.index(after: space)...]))
+        let target = endpoint[endpoint.index(after: space)...]
+        let host = target.prefix { $0 != "/" }
+        return path.matches(host.lowercased() + target.dropFirst(host.count))
     }
 }

@@ -28,6 +28,19 @@ package enum TerminalText {
         return result
     }
 
+    /// ``escaped(_:)`` on one line: line feeds and tabs escaped too (`\n`, `\t`), for a log line's value.
+    package static func line(_ text: String) -> String {
+        var result = ""
+        for character in escaped(text) {
+            switch character {
+            case "\n": result += "\\n"
+            case "\t": result += "\\t"
+            default: result.append(character)
+            }
+        }
+        return result
+    }
+
     /// The first character of `text` that may not be part of a name (an id, a host): a control character of any kind,
     /// line breaks and tabs included, or a bidirectional override; `nil` when there is none.
     package static func firstControl(in text: String) -> Unicode.Scalar? {

@@ -10,10 +10,11 @@ package struct StoredFootprint: Sendable, Equatable {
 }
 
 extension RunStore {
-    /// The most endpoints a footprint keeps: a test that calls more is selected by the first ones (a crawler's
-    /// footprint would otherwise grow with every id it met).
+    /// The most endpoints a footprint keeps: a test that called more has ``EndpointPattern/every`` instead (a
+    /// crawler's footprint would otherwise grow with every id it met).
     package static let footprintEndpoints = 500
-    /// Footprints not recorded again for this long are dropped: the revisions they belong to are far behind.
+    /// The footprints kept per test (its newest revisions), and how long one not recorded again is kept.
+    package static let footprintRevisions = 8
     package static let footprintDays = 90
 
     /// Records what each test of run `runID` that ran touched at `revision` (a clean git revision): `files`, by test id,
@@ -31,8 +32,10 @@ extension RunStore {
             logger: database.logger)
         var endpoints: [String: Set<String>] = [:]
         for try await (id, method, host, url) in rows.decode((String, String, String, String).self) {
-            guard endpoints[id, default: []].count < Self.footprintEndpoints else { continue }
             endpoints[id, default: []].insert(FailureSignature.endpoint(method: method, host: host, url: url))
+        }
+        for (id, called) in endpoints where called.count > Self.footprintEndpoints {
+            endpoints[id] = [EndpointPattern.every]
         }
         let ids = files.keys.sorted()
         let encoder = JSONEncoder()
@@ -51,6 +54,16 @@ extension RunStore {
                 SET run_id = excluded.run_id, recorded_at = now(), files = excluded.files, endpoints = excluded.endpoints
                 """,
                 logger: database.logger)
+            // Each test's newest revisions only (the selection reads no more), and none past their days.
+            try await connection.query(
+                """
+                DELETE FROM footprints f USING (
+                    SELECT scenario_id, revision, row_number() OVER (PARTITION BY scenario_id ORDER BY recorded_at DESC) AS n
+                    FROM footprints WHERE project = \(project) AND scenario_id = ANY(\(ids))) old
+                WHERE f.project = \(project) AND f.scenario_id = old.scenario_id AND f.revision = old.revision
+                  AND old.n > \(Self.footprintRevisions)
+                """,
+                logger: database.logger)
             try await connection.query(
                 """
                 DELETE FROM footprints WHERE recorded_at < now() - \(Self.footprintDays) * interval '1 day'
@@ -61,7 +74,7 @@ extension RunStore {
 
     /// The footprints of the given tests, newest first, up to `limit` revisions each.
     package func footprints(
-        _ scenarioIDs: [String], project: String, limit: Int = 8
+        _ scenarioIDs: [String], project: String, limit: Int = footprintRevisions
     ) async throws -> [String: [StoredFootprint]] {
         let rows = try await database.client.query(
             """
@@ -79,18 +92,21 @@ extension RunStore {
         return footprints
     }
 
-    /// Of the given tests, those planned in the project before (`known`), and those that failed or flaked in its last
-    /// `runs` runs (`failing`).
+    /// Of the given tests, those planned in the project before (`known`), and those of which one of the last
+    /// `attempts` finished attempts did not pass (`failing`: a failure, or a flaky pass, whatever run it was in).
     package func selectionHistory(
-        _ scenarioIDs: [String], project: String, runs: Int = 5
+        _ scenarioIDs: [String], project: String, attempts: Int = 3
     ) async throws -> (known: Set<String>, failing: Set<String>) {
         async let knownRows = database.client.query(
             "SELECT id FROM scenarios WHERE project = \(project) AND id = ANY(\(scenarioIDs))", logger: database.logger)
+        // Each test's newest finished attempts, from the history index (project, scenario, finished time).
         let failingRows = try await database.client.query(
             """
-            SELECT DISTINCT rs.scenario_id FROM run_scenarios rs
-            WHERE rs.run_id IN (SELECT id FROM runs WHERE project = \(project) ORDER BY created_at DESC LIMIT \(runs))
-              AND rs.result IN ('failed', 'flaky') AND rs.scenario_id = ANY(\(scenarioIDs))
+            SELECT ids.id FROM unnest(\(scenarioIDs)::text[]) AS ids(id)
+            WHERE EXISTS (SELECT 1 FROM (SELECT a.outcome FROM attempts a
+                                         WHERE a.project = \(project) AND a.scenario_id = ids.id AND a.outcome IS NOT NULL
+                                         ORDER BY a.finished_at DESC LIMIT \(attempts)) last
+                          WHERE last.outcome <> 'passed')
             """,
             logger: database.logger)
         var failing = Set<String>()

@@ -31,6 +31,8 @@ package struct RunPlan: Sendable {
     /// The tests the selection left out, in the suite's order, and those of them it runs as a sample.
     package var skips: [RunReport.Skipped] = []
     package var sampled: Set<String> = []
+    /// The tests claimed before the others (`run --order likely-failing`); each group longest first.
+    package var first: Set<String> = []
 
     package init(
         id: UUID = UUID(), host: String, gitRevision: String?, workingDirectory: String, configPath: String?,
@@ -108,6 +110,8 @@ package struct RunStore: Sendable {
             environments: [String] = []
         // Results formats and batches travel as '' when absent; a suite's batch is one JSON text, encoded once.
         var results: [String] = [], batches: [String] = [], sampled: [Bool] = []
+        // A rank per scenario, by position, when some go first (none: every rank is 0).
+        var ranks: [Int32] = []
         var encodedBatches: [Batch: String] = [:]
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
@@ -124,6 +128,7 @@ package struct RunStore: Sendable {
             environments.append(Self.jsonObject(scenario.environment))
             results.append(scenario.results?.rawValue ?? "")
             sampled.append(plan.sampled.contains(scenario.id))
+            if !plan.first.isEmpty { ranks.append(plan.first.contains(scenario.id) ? 1 : 0) }
             if let batch = scenario.batch {
                 if encodedBatches[batch] == nil {
                     encodedBatches[batch] = String(decoding: try encoder.encode(batch), as: UTF8.self)
@@ -179,8 +184,9 @@ package struct RunStore: Sendable {
                 FROM x WHERE EXISTS (SELECT 1 FROM run)
                 RETURNING scenario_id, position, expected_ms
             ), first AS (
-                INSERT INTO attempts (run_id, project, scenario_id, attempt, mode, expected_ms)
-                SELECT \(plan.id), \(plan.project), p.scenario_id, 1, nullif(lane.mode, ''), p.expected_ms
+                INSERT INTO attempts (run_id, project, scenario_id, attempt, mode, expected_ms, rank)
+                SELECT \(plan.id), \(plan.project), p.scenario_id, 1, nullif(lane.mode, ''), p.expected_ms,
+                       coalesce((\(ranks)::integer[])[p.position + 1], 0)::smallint
                 FROM planned p, unnest(\(lanes)::text[]) WITH ORDINALITY AS lane(mode, n)
                 ORDER BY p.position, lane.n
             ), skipped AS (

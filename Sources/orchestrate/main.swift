@@ -118,6 +118,7 @@ extension OutputFormat: ExpressibleByArgument {}
 extension FlakinessCommands.FlakyGrouping: ExpressibleByArgument {}
 extension RunOptions.ProgressChoice: ExpressibleByArgument {}
 extension RunOptions.AnnotationsChoice: ExpressibleByArgument {}
+extension RunOptions.RunOrder: ExpressibleByArgument {}
 extension DatabaseCommands.Action: ExpressibleByArgument {}
 extension FlakinessCommands.QuarantineAction: ExpressibleByArgument {}
 
@@ -216,6 +217,15 @@ struct Run: AsyncParsableCommand {
             """, valueName: "share"))
     var sample: Double = 0
 
+    @Option(
+        name: .long,
+        help: """
+            Which tests the slots take first: makespan (the longest expected first: the run ends soonest) or \
+            likely-failing (new tests, tests that failed or flaked in the last 5 runs and tests whose footprint the \
+            change touches first, each group longest first: the first failures come soonest).
+            """)
+    var order: RunOptions.RunOrder = .makespan
+
     func validate() throws {
         try joining.validate()
         try work.validate()
@@ -245,6 +255,9 @@ struct Run: AsyncParsableCommand {
             throw ValidationError(
                 "--sample runs a share of what a selection leaves out: it needs --changed-since or --changed")
         }
+        if resume != nil && order != .makespan {
+            throw ValidationError("--resume finishes a run as planned; its order was chosen then (--order)")
+        }
         if resume != nil && (changedSince != nil || !changed.isEmpty) {
             throw ValidationError("--resume finishes a run as planned; it cannot be combined with --changed-since")
         }
@@ -270,6 +283,7 @@ struct Run: AsyncParsableCommand {
         options.changedSince = changedSince
         options.changed = changed
         options.sample = sample
+        options.order = order
         let logger = common.logger
         StopGuard.arm()
         try await exiting {

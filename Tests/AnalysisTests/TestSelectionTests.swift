@@ -127,6 +127,50 @@ struct TestSelectionTests {
         #expect(Self.reasons(decision) == ["PayTests.CardTests/testDecline()": .touches("Tests/PayTests/A.swift")])
     }
 
+    @Test("a test that names no file of its own runs for any changed file that is neither ignored nor served")
+    func opaque() {
+        var suite = Self.suite
+        suite.append(
+            TestSelection.Test(
+                id: "checkout", footprint: TestSelection.Footprint(revision: Self.revision, files: [], endpoints: []),
+                known: true, failedRecently: false, opaque: true))
+        let decision = Self.decide(suite, changed: ["tests/test_pay.py", "README.md"])
+        #expect(Self.reasons(decision)["checkout"] == .opaque("tests/test_pay.py"), "\(decision.selected)")
+        #expect(Self.decide(suite, changed: ["README.md"]).selected.isEmpty, "an ignored file breaks nothing")
+        #expect(
+            Self.reasons(Self.decide(suite, changed: ["server/carts/show.py"]))["checkout"] == nil,
+            "a served file breaks the tests that called what it serves")
+    }
+
+    @Test("a mapping whose endpoints no footprint called says nothing: a change to its files runs every test")
+    func unreachableMapping() {
+        var rules = Self.rules
+        rules.sources.append(
+            TestSelection.Source(
+                files: [PathGlob("server/pay/**")], endpoints: [EndpointPattern("POST api.other.test/v1/pay")!]))
+        var random = SeededRandom(name: "selection")
+        let decision = TestSelection(rules: rules).decide(
+            Self.suite, changed: [Self.revision: ["server/pay/charge.py"]], using: &random)
+        #expect(decision.skipped.isEmpty, "\(decision.skipped)")
+        #expect(decision.selected.allSatisfy { $0.reason == .untracked("server/pay/charge.py") })
+    }
+
+    @Test("a footprint that called more endpoints than it keeps calls every endpoint; hosts compare without case")
+    func everyEndpoint() {
+        var suite = Self.suite
+        suite[2].footprint?.endpoints = [EndpointPattern.every]
+        suite[3].footprint?.endpoints = ["GET API.Shop.Test/v1/carts/{id}"]
+        let decision = Self.decide(suite, changed: ["server/carts/show.py"])
+        #expect(
+            Self.reasons(decision) == [
+                "tests/test_cart.py::test_show": .calls(
+                    endpoint: "GET api.shop.test/v1/carts/{id}", servedBy: "server/carts/show.py"),
+                "tests/test_pay.py::test_pay": .calls(endpoint: "*", servedBy: "server/carts/show.py"),
+                "PayTests.CardTests/testDecline()": .calls(
+                    endpoint: "GET API.Shop.Test/v1/carts/{id}", servedBy: "server/carts/show.py"),
+            ])
+    }
+
     @Test("--sample runs a share of the tests left out, at least one, marked as sampled")
     func sample() {
         let tests = (0..<20).map { Self.test("t\($0)", files: ["t\($0).py"]) }
@@ -162,6 +206,9 @@ struct PathGlobTests {
         #expect(!PathGlob("/Package.swift").matches("sub/Package.swift"))
         #expect(PathGlob("./src/?.c").matches("src/a.c"))
         #expect(!PathGlob("src/?.c").matches("src/ab.c"))
+        #expect(PathGlob("sub/../server/**").matches("server/a.py"), ".. is worked out in the text")
+        #expect(!PathGlob("../server/**").matches("server/a.py"), "above the root names nothing")
+        #expect(!PathGlob("").matches("a") && !PathGlob("./").matches("a") && !PathGlob("/").matches("a"))
     }
 
     @Test("a hostile pattern against a deep path answers at once (no backtracking)")
@@ -184,5 +231,8 @@ struct PathGlobTests {
         #expect(EndpointPattern("get api.shop.test/x") == nil, "a method is upper case")
         #expect(EndpointPattern("GET /v1/carts") == nil, "a host comes first")
         #expect(EndpointPattern("GET a b") == nil)
+        #expect(EndpointPattern("GET") == nil, "a method alone")
+        #expect(EndpointPattern("GET https://api.shop.test/v1") == nil, "a URL is not an endpoint")
+        #expect(try #require(EndpointPattern("*.shop.test/**")).matches("GET api.shop.test/v1/x"))
     }
 }

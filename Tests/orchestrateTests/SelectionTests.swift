@@ -161,7 +161,67 @@ struct SelectionTests {
                 let bad = try await run("--changed-since", "no-such-branch")
                 #expect(bad.exitCode == 2, "\(bad.stderr)")
                 #expect(bad.stderr.contains("--changed-since no-such-branch: no such commit"), "\(bad.stderr)")
+                let option = try await run("--changed-since=--output=x")
+                #expect(option.exitCode == 2 && option.stderr.contains("no such commit"), "\(option.stderr)")
+                let outside = try await run("--changed", "/etc/hostname")
+                #expect(outside.exitCode == 2, "\(outside.stderr)")
+                #expect(
+                    outside.stderr.contains("--changed /etc/hostname: not a file in the repository"),
+                    "\(outside.stderr)")
+                let changed = try await run("--changed", "tests/test_new.py")
+                #expect(
+                    changed.stderr.contains("2 of 4 tests run (1 failed recently, 1 touching a changed file)"),
+                    "\(changed.stderr)")
             }
+        }
+    }
+
+    @Test("--order likely-failing: new tests and tests that failed lately are claimed first, each group longest first")
+    func likelyFailingFirst() async throws {
+        try await TemporaryDirectory.with { directory in
+            func config(_ extra: String = "") throws {
+                try directory.write(
+                    "orchestrate.yml",
+                    """
+                    workers: 1
+                    quarantine: { threshold: off }
+                    suite:
+                      command: "echo $ORCHESTRATE_SCENARIO_ID >> order.txt"
+                      scenarios:
+                        - { id: long, command: "sleep 0.6; echo long >> order.txt" }
+                        - { id: middle, command: "sleep 0.3; echo middle >> order.txt" }
+                        - { id: breaks, command: "echo breaks >> order.txt; test -f fixed" }
+                        - { id: short }
+                    \(extra)
+                    """)
+            }
+            try config()
+            try directory.write("fixed", "")
+            let cli = OrchestrateCLI(
+                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            func order(_ arguments: String...) async throws -> (order: [String], notes: String) {
+                try? FileManager.default.removeItem(atPath: directory.file("order.txt"))
+                let run = try await cli.run(["run", "--progress", "none"] + arguments)
+                #expect(run.exitCode != nil, "\(run.stderr)")
+                return (directory.read("order.txt").split(separator: "\n").map(String.init), run.stderr)
+            }
+            #expect(try await order().order.count == 4)
+            // `breaks` fails from now on; a new test joins.
+            try FileManager.default.removeItem(atPath: directory.file("fixed"))
+            try config("    - { id: brand-new }")
+            let makespan = try await order().order
+            #expect(
+                Array(makespan.prefix(3)) == ["brand-new", "long", "middle"], "the longest expected first: \(makespan)")
+            #expect(Set(makespan.dropFirst(3)) == ["breaks", "short"], "\(makespan)")
+            try config("    - { id: brand-new }\n    - { id: newer }")
+            let likely = try await order("--order", "likely-failing")
+            #expect(Array(likely.order.prefix(2)) == ["newer", "breaks"], "new, then failed lately: \(likely.order)")
+            #expect(
+                Array(likely.order.dropFirst(2).prefix(2)) == ["long", "middle"], "then the longest: \(likely.order)")
+            #expect(Set(likely.order.dropFirst(4)) == ["short", "brand-new"], "\(likely.order)")
+            #expect(
+                likely.notes.contains("likely failures first: 2 of 6 tests (1 failed recently, 1 new)"),
+                "\(likely.notes)")
         }
     }
 }

@@ -360,8 +360,8 @@ package enum ConfigLoader {
         var selection = OrchestrateConfig.Selection()
         for (key, value) in try reader.mapping(node, what: "selection", keys: ["everything", "ignore", "endpoints"]) {
             switch key {
-            case "everything": selection.everything = try reader.strings(value, key: "selection.everything")
-            case "ignore": selection.ignore = try reader.strings(value, key: "selection.ignore")
+            case "everything": selection.everything = try globs(value, key: "selection.everything", reader: reader)
+            case "ignore": selection.ignore = try globs(value, key: "selection.ignore", reader: reader)
             default:
                 guard case .sequence(let sources) = value else {
                     throw reader.error(
@@ -375,7 +375,7 @@ package enum ConfigLoader {
                         source, what: "an entry of selection.endpoints", keys: ["files", "endpoints"])
                     {
                         guard key == "endpoints" else {
-                            files = try reader.strings(value, key: "selection.endpoints.files")
+                            files = try globs(value, key: "selection.endpoints.files", reader: reader)
                             continue
                         }
                         guard case .sequence(let patterns) = value else {
@@ -400,6 +400,20 @@ package enum ConfigLoader {
             }
         }
         return selection
+    }
+
+    /// A list of path globs (``PathGlob``): each names something (not empty, not only `.` or `/`).
+    private static func globs(_ node: Node, key: String, reader: NodeReader) throws(ConfigError) -> [String] {
+        guard case .sequence(let items) = node else { throw reader.error(at: node, "\(key) must be a list of globs") }
+        var globs: [String] = []
+        for item in items {
+            let glob = try reader.name(item, key: key)
+            guard glob.split(separator: "/").contains(where: { $0 != "." }) else {
+                throw reader.error(at: item, "\(key): \"\(glob)\" names no file (a glob like src/**/*.py or docs/)")
+            }
+            globs.append(glob)
+        }
+        return globs
     }
 
     private static func mock(

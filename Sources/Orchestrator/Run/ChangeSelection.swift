@@ -27,8 +27,10 @@ package struct ChangeSelection {
     let runs: RunStore
     let logger: Logger
 
-    /// The most commits behind the base a footprint's revision may be.
+    /// The most commits behind the base a footprint's revision may be, and the most distinct revisions the footprints
+    /// of one selection may be at (a git diff each).
     static let reachableCommits = 5000
+    static let revisions = 32
 
     /// What a plan takes from the selection.
     struct Chosen {
@@ -43,6 +45,80 @@ package struct ChangeSelection {
     /// `scenarios` cut to those `change` can break, with the rest as skips. A revision git does not know, or a folder
     /// outside git, is a ``UsageError``.
     func choose(_ scenarios: [Scenario], change: Change) async throws -> Chosen {
+        let found = try await decide(scenarios, change: change, sample: settings.sample)
+        let decision = found.decision
+        for (id, reason) in decision.selected {
+            logger.info(
+                "selected",
+                metadata: ["test": "\(TerminalText.line(id))", "reason": "\(TerminalText.line("\(reason)"))"])
+        }
+        guard found.footprints else {
+            return Chosen(
+                scenarios: scenarios, description: found.label, skips: [], sampled: [],
+                note:
+                    "\(found.label): every test runs — no footprint at a revision \(found.base) reaches "
+                    + "(a run at a clean revision records them)")
+        }
+        let planned = Dictionary(scenarios.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        let selected = Set(decision.selected.map(\.id))
+        let saved = Double(decision.savedMilliseconds) / 1000
+        return Chosen(
+            scenarios: scenarios.filter { selected.contains($0.id) },
+            description: "\(found.label), \(found.files) file\(found.files == 1 ? "" : "s")",
+            skips: decision.skipped.map {
+                RunReport.Skipped(
+                    id: $0.id, name: planned[$0.id]?.name ?? $0.id, uri: planned[$0.id]?.uri,
+                    runnerTest: planned[$0.id]?.isRunnerTest ?? false, reason: $0.reason,
+                    expectedMilliseconds: $0.expectedMilliseconds)
+            },
+            sampled: Set(decision.selected.filter { $0.reason == .sampled }.map(\.id)),
+            note:
+                "\(found.label): \(selected.count) of \(scenarios.count) tests run (\(Self.counted(decision.selected))); "
+                + "\(decision.skipped.count) left out, about \(String(format: "%.1f", saved)) s saved by history")
+    }
+
+    /// The tests likely to fail (`run --order likely-failing`): new, failed or flaked in the last runs, or with a
+    /// footprint `change` touches (`nil`: what changed since each footprint's revision, up to the work tree); said in a
+    /// note. Outside git, only history counts.
+    func likelyFailing(_ scenarios: [Scenario], change: Change?) async throws -> (ids: Set<String>, note: String) {
+        let decision: TestSelection.Decision
+        do {
+            decision = try await decide(scenarios, change: change ?? .since("HEAD"), sample: 0).decision
+        } catch let error as UsageError where change == nil {
+            // No git, or no commit yet: new tests and those that failed lately still go first.
+            logger.info("likely failures from history alone", metadata: ["why": "\(error)"])
+            let (known, failing) = try await runs.selectionHistory(scenarios.map(\.id), project: settings.project)
+            decision = TestSelection.Decision(
+                selected: scenarios.compactMap { scenario in
+                    !known.contains(scenario.id)
+                        ? (scenario.id, .new) : failing.contains(scenario.id) ? (scenario.id, .failedRecently) : nil
+                })
+        }
+        let likely = decision.selected.filter { _, reason in
+            switch reason {
+            case .new, .failedRecently, .touches, .calls: true
+            case .noFootprint, .untracked, .opaque, .everything, .sampled: false
+            }
+        }
+        return (
+            Set(likely.map(\.id)),
+            "likely failures first: \(likely.count) of \(scenarios.count) tests"
+                + (likely.isEmpty ? "" : " (\(Self.counted(likely)))") + ", each group longest first"
+        )
+    }
+
+    /// What ``TestSelection`` decided for `scenarios`, and what it was decided from.
+    private struct Found {
+        var decision: TestSelection.Decision
+        /// What changed, as said to people (`changed since main (3f2a…)`), and the base's short revision.
+        var label: String
+        var base: String
+        /// Whether any test had a footprint the base reaches, and how many files changed since their revisions.
+        var footprints: Bool
+        var files: Int
+    }
+
+    private func decide(_ scenarios: [Scenario], change: Change, sample: Double) async throws -> Found {
         let directory = settings.directory
         guard
             let root = await Self.git(["rev-parse", "--show-toplevel"], in: directory).map(Self.trimmed).map(Self.real)
@@ -53,10 +129,9 @@ package struct ChangeSelection {
         let label: String
         switch change {
         case .since(let revision):
-            guard
-                let resolved = await Self.git(
-                    ["rev-parse", "--verify", "--quiet", "--end-of-options", "\(revision)^{commit}"], in: root
-                ).map(Self.trimmed), !resolved.isEmpty
+            guard !revision.hasPrefix("-"), !revision.isEmpty,
+                let resolved = await Self.git(["rev-parse", "--verify", "--quiet", "\(revision)^{commit}"], in: root)
+                    .map(Self.trimmed), !resolved.isEmpty
             else {
                 throw UsageError(
                     .notFound,
@@ -82,30 +157,38 @@ package struct ChangeSelection {
             } else {
                 []
             }
-        let footprints = try await stored.compactMapValues { candidates in
+        var footprints = try await stored.compactMapValues { candidates in
             candidates.first { reachable.contains(Substring($0.revision)) }
         }
+        // A git diff per footprint revision: the revisions most footprints are at, up to a bound; a test whose
+        // footprint is at another has none here (it runs).
+        let kept = Set(
+            Dictionary(grouping: footprints.values, by: \.revision).sorted { $0.value.count > $1.value.count }
+                .prefix(Self.revisions).map(\.key))
+        footprints = footprints.filter { kept.contains($0.value.revision) }
         let (known, failing) = try await history
         let times = try await expected
-        guard !footprints.isEmpty else {
-            return Chosen(
-                scenarios: scenarios, description: label, skips: [], sampled: [],
-                note:
-                    "\(label): every test runs — no footprint at a revision \(base.map { String($0.prefix(10)) } ?? "HEAD") reaches "
-                    + "(a run at a clean revision records them)")
-        }
         // What changed since each footprint's revision (the same files for --changed).
         var changed: [String: Set<String>] = [:]
         let revisions = Set(footprints.values.map(\.revision))
         switch change {
         case .files(let files):
-            let paths = Set(files.compactMap { Self.relative(Self.real($0), to: root) })
+            var paths = Set<String>()
+            for file in files {
+                guard let path = Self.relative(Self.real(file), to: root), !path.isEmpty else {
+                    throw UsageError(
+                        .badValue, "--changed \(TerminalText.escaped(file)): not a file in the repository at \(root)")
+                }
+                paths.insert(path)
+            }
             for revision in revisions { changed[revision] = paths }
         case .since:
-            let untracked = try await Self.paths(["ls-files", "-z", "--others", "--exclude-standard"], in: root)
+            let untracked =
+                revisions.isEmpty
+                ? [] : try await Self.paths(["ls-files", "-z", "--others", "--exclude-standard"], in: root)
             for revision in revisions {
                 changed[revision] = try await Self.paths(
-                    ["diff", "--name-only", "-z", "--no-renames", revision, "--"], in: root
+                    ["diff", "--name-only", "-z", "--no-renames", "--ignore-submodules=none", revision, "--"], in: root
                 ).union(untracked)
             }
         }
@@ -113,42 +196,29 @@ package struct ChangeSelection {
         let prefix = Self.relative(Self.real(directory), to: root) ?? ""
         let rules = Self.rules(settings.selectionRules, configPath: settings.configPath, prefix: prefix, root: root)
         let tests = scenarios.map { scenario in
-            TestSelection.Test(
+            let own = owned(scenario)
+            return TestSelection.Test(
                 id: scenario.id,
                 footprint: footprints[scenario.id].map {
                     TestSelection.Footprint(revision: $0.revision, files: $0.files, endpoints: $0.endpoints)
                 },
                 known: known.contains(scenario.id), failedRecently: failing.contains(scenario.id),
-                expectedMilliseconds: times[scenario.id], files: owned(scenario))
+                expectedMilliseconds: times[scenario.id], files: own.files, opaque: own.opaque)
         }
         var generator = SystemRandomNumberGenerator()
-        let decision = TestSelection(rules: rules).decide(
-            tests, changed: changed, sample: settings.sample, using: &generator)
-        var reasons: [String: Int] = [:]
-        for (id, reason) in decision.selected {
-            logger.info("selected", metadata: ["test": "\(id)", "reason": "\(reason)"])
-            reasons[Self.kind(of: reason), default: 0] += 1
-        }
-        let planned = Dictionary(scenarios.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
-        let sampled = Set(decision.selected.filter { $0.reason == .sampled }.map(\.id))
-        let selected = Set(decision.selected.map(\.id))
-        let files = changed.values.reduce(into: Set<String>()) { $0.formUnion($1) }.count
-        let why = reasons.sorted { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }
+        return Found(
+            decision: TestSelection(rules: rules).decide(tests, changed: changed, sample: sample, using: &generator),
+            label: label, base: base.map { String($0.prefix(10)) } ?? "HEAD", footprints: !footprints.isEmpty,
+            files: changed.values.reduce(into: Set<String>()) { $0.formUnion($1) }.count)
+    }
+
+    /// The reasons counted, most first: `2 touching a changed file, 1 new`.
+    private static func counted(_ selected: [(id: String, reason: TestSelection.Reason)]) -> String {
+        var counts: [String: Int] = [:]
+        for (_, reason) in selected { counts[kind(of: reason), default: 0] += 1 }
+        let text = counts.sorted { $0.value > $1.value || ($0.value == $1.value && $0.key < $1.key) }
             .map { "\($0.value) \($0.key)" }.joined(separator: ", ")
-        let saved = Double(decision.savedMilliseconds) / 1000
-        return Chosen(
-            scenarios: scenarios.filter { selected.contains($0.id) },
-            description: "\(label), \(files) file\(files == 1 ? "" : "s")",
-            skips: decision.skipped.map {
-                RunReport.Skipped(
-                    id: $0.id, name: planned[$0.id]?.name ?? $0.id, uri: planned[$0.id]?.uri,
-                    runnerTest: planned[$0.id]?.isRunnerTest ?? false, reason: $0.reason,
-                    expectedMilliseconds: $0.expectedMilliseconds)
-            },
-            sampled: sampled,
-            note:
-                "\(label): \(selected.count) of \(scenarios.count) tests run (\(why.isEmpty ? "none" : why)); "
-                + "\(decision.skipped.count) left out, about \(String(format: "%.1f", saved)) s saved by history")
+        return text.isEmpty ? "none" : text
     }
 
     /// A reason's kind, for the counts said before the run.
@@ -160,6 +230,7 @@ package struct ChangeSelection {
         case .touches: "touching a changed file"
         case .calls: "calling a changed endpoint"
         case .untracked: "for a file no footprint tracks"
+        case .opaque: "naming no file of their own"
         case .everything: "for a file every test depends on"
         case .sampled: "sampled"
         }
@@ -190,24 +261,28 @@ package struct ChangeSelection {
     /// nothing: its files are not those of any revision.
     static func record(_ report: RunReport, settings: RunSettings, runs: RunStore) async throws {
         guard let revision = report.gitRevision, !revision.contains("+"),
-            let root = await git(["rev-parse", "--show-toplevel"], in: settings.directory).map(trimmed).map(real)
+            let root = await git(["rev-parse", "--show-toplevel"], in: settings.directory).map(trimmed).map(real),
+            // Still at that revision, clean: a checkout or an edit during the run would file them under another.
+            await HostFacts.gitRevision(in: settings.directory) == revision
         else { return }
         let owned = ownPaths(settings: settings, root: root)
         var files: [String: [String]] = [:]
         for entry in report.scenarios where entry.result != .pending {
-            files[entry.scenario.id] = owned(entry.scenario)
+            files[entry.scenario.id] = owned(entry.scenario).files
         }
         try await runs.saveFootprints(report.runID, project: settings.project, revision: revision, files: files)
     }
 
-    /// A test's own files (``ownFiles(of:directory:configPath:cassette:)``) from the repository's `root`.
-    static func ownPaths(settings: RunSettings, root: String) -> (Scenario) -> [String] {
+    /// A test's own files (``ownFiles(of:directory:configPath:cassette:)``) from the repository's `root`, and
+    /// whether it names none but its cassette (a command in orchestrate.yml: any file may be what it runs).
+    static func ownPaths(settings: RunSettings, root: String) -> (Scenario) -> (files: [String], opaque: Bool) {
         let directory = real(settings.directory)
         let configPath = real(settings.configPath)
         let cassette = MockSessions.cassettes(in: settings.recordings)
         return { scenario in
-            ownFiles(of: scenario, directory: directory, configPath: configPath, cassette: real(cassette(scenario)))
-                .compactMap { relative($0, to: root) }
+            let recording = real(cassette(scenario))
+            let files = ownFiles(of: scenario, directory: directory, configPath: configPath, cassette: recording)
+            return (files.compactMap { relative($0, to: root) }, !files.contains { $0 != recording })
         }
     }
 
@@ -257,11 +332,17 @@ package struct ChangeSelection {
 
     private static func trimmed(_ text: String) -> String { text.trimmingCharacters(in: .whitespacesAndNewlines) }
 
-    /// `path` with its symbolic links resolved (as git gives the repository's root), or as given when it does not exist.
+    /// `path` with its symbolic links resolved (as git gives the repository's root); a path that does not exist (a
+    /// deleted file) through its nearest folder that does.
     static func real(_ path: String) -> String {
-        guard let resolved = realpath(path, nil) else { return path }
-        defer { free(resolved) }
-        return String(cString: resolved)
+        if let resolved = realpath(path, nil) {
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        let url = URL(fileURLWithPath: path)
+        let parent = url.deletingLastPathComponent().path
+        guard parent != path, !parent.isEmpty, parent != "/" else { return path }
+        return real(parent) + "/" + url.lastPathComponent
     }
 
     /// `path` from `root` (both absolute, resolved); `nil` outside it.

@@ -50,8 +50,19 @@ package struct RunOptions: Sendable {
     package var changedSince: String?
     /// `--changed FILE…`: only the tests a change to these files can break.
     package var changed: [String] = []
+    /// `--order`: which tests the slots take first.
+    package var order: RunOrder = .makespan
     /// `--sample`: the share of the tests a selection leaves out that run all the same (their failures are misses).
     package var sample: Double = 0
+
+    /// Which tests the slots take first.
+    package enum RunOrder: String, Sendable, CaseIterable {
+        /// The longest expected first: the run ends soonest.
+        case makespan
+        /// New tests, those that failed lately and those whose footprint the change touches first, each group longest
+        /// first: the first failures come soonest.
+        case likelyFailing = "likely-failing"
+    }
 
     package enum AnnotationsChoice: String, Sendable, CaseIterable {
         case github

@@ -115,6 +115,8 @@ package struct RunSettings: Sendable {
     package var change: ChangeSelection.Change?
     /// `--sample`: the share of the tests a selection leaves out that run all the same.
     package var sample: Double
+    /// `--order`: which tests the slots take first.
+    package var order: RunOptions.RunOrder
     /// How long an agent waits for the run under its join key to be planned.
     package var planWait: Duration
     /// Where Prometheus metrics are served, when asked for (port 0: one the system picks).
@@ -195,7 +197,7 @@ package struct RunSettings: Sendable {
             change: options.changedSince.map { .since($0) }
                 ?? (options.changed.isEmpty
                     ? nil : .files(options.changed.map { OrchestrateConfig.resolve($0, against: currentDirectory) })),
-            sample: options.sample,
+            sample: options.sample, order: options.order,
             planWait: options.planWait,
             metrics: options.metricsPort.map { (options.metricsAddress, $0) }, trapsSignals: options.trapsSignals,
             file: file

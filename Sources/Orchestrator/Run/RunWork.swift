@@ -87,18 +87,25 @@ struct RunWork {
         if let ids { scenarios = scenarios.filter { ids.contains($0.id) } }
         // A node's re-run takes its share as it was: no selection cuts it again.
         var chosen: ChangeSelection.Chosen?
+        let changes = ChangeSelection(settings: settings, runs: runs, logger: logger)
         if ids == nil, let change = settings.change {
-            let selection = try await ChangeSelection(settings: settings, runs: runs, logger: logger).choose(
-                scenarios, change: change)
+            let selection = try await changes.choose(scenarios, change: change)
             output.note(selection.note)
             scenarios = selection.scenarios
             chosen = selection
+        }
+        var first: Set<String> = []
+        if settings.order == .likelyFailing, !scenarios.isEmpty {
+            let likely = try await changes.likelyFailing(scenarios, change: settings.change)
+            output.note(likely.note)
+            first = likely.ids
         }
         if settings.sizesBatches {
             scenarios = try await RunPlanner(runs: runs, output: output).sizeBatches(
                 scenarios, settings: settings, logger: logger)
         }
         var plan = RunPlanner.plan(scenarios, settings: settings, git: await git?.value ?? (nil, nil))
+        plan.first = first
         if let chosen {
             plan.selection = chosen.description
             plan.skips = chosen.skips
@@ -257,10 +264,15 @@ struct RunWork {
                     if !judgement.changed.isEmpty { try await runs.saveVerdicts(planned.runID, judgement.changed) }
                     try await runs.saveSignatures(judgement.signatures, endpoints: judgement.failingEndpoints)
                 }()
-                // What each test touched, for the selections of later runs (at a clean revision only).
-                async let footprints: Void = { [runs, settings] in
-                    if settings.role.plans {
+                // What each test touched, for the selections of later runs (at a clean revision only). Not recorded is
+                // said, and the run's result stands: the next selection runs what has no footprint.
+                async let footprints: Void = { [runs, settings, logger] in
+                    guard settings.role.plans else { return }
+                    do {
                         try await ChangeSelection.record(judgement.report, settings: settings, runs: runs)
+                    } catch {
+                        logger.warning(
+                            "footprints not recorded", metadata: ["error": "\(ExitStatus.describe(error))"])
                     }
                 }()
                 async let quarantined: Void = { [runs, settings, output] in
@@ -274,7 +286,7 @@ struct RunWork {
                     judgement.report, joined: joined, execution: execution, trends: trends, judged: true)
                 try await saved
                 try await quarantined
-                try await footprints
+                await footprints
                 let code = ExitStatus.code(for: judgement.report, strict: settings.strict)
                 try await runs.recordExitCode(planned.runID, code)
                 return code

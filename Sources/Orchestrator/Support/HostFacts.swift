@@ -42,19 +42,21 @@ package enum HostFacts {
         return name
     }
 
-    /// `git rev-parse HEAD` in `directory`, with `+dirty` when the work tree has changes; `nil` outside git.
+    /// `git rev-parse HEAD` in `directory`, with `+dirty` when the work tree has changes to tracked files, or when
+    /// git cannot say (a status too long to read, one that timed out); `nil` outside git.
     static func gitRevision(in directory: String) async -> String? {
         async let status = run(["git", "status", "--porcelain", "--untracked-files=no"], in: directory)
         guard let head = await run(["git", "rev-parse", "HEAD"], in: directory), !head.isEmpty else { return nil }
-        return (await status ?? "").isEmpty ? head : "\(head)+dirty"
+        return await status == "" ? head : "\(head)+dirty"
     }
 
     private static func run(_ arguments: [String], in directory: String) async -> String? {
         await output(of: arguments, in: directory)?.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// What `arguments` (a command found on PATH, never through a shell) print in `directory`, as they print it; `nil`
-    /// when it cannot be run, does not exit 0 within 10 s, prints more than `maximumBytes`, or what is not UTF-8.
+    /// What `arguments` (a command found on PATH, never through a shell) print in `directory`, as they print it (bytes
+    /// that are not UTF-8 as U+FFFD); `nil` when it cannot be run, does not exit 0 within 10 s, or prints more than
+    /// `maximumBytes`.
     static func output(
         of arguments: [String], in directory: String, maximumBytes: Int = 64 * 1024
     ) async -> String? {
@@ -74,6 +76,6 @@ package enum HostFacts {
         else { return nil }
         // Nothing printed leaves no file.
         guard termination.stdoutBytes > 0 else { return "" }
-        return try? String(contentsOfFile: output, encoding: .utf8)
+        return (try? Data(contentsOf: URL(fileURLWithPath: output))).map { String(decoding: $0, as: UTF8.self) }
     }
 }

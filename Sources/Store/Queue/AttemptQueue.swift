@@ -104,19 +104,12 @@ package struct AttemptQueue: Sendable {
             acks: replyAcks, claimed: Self.assign(claims, to: round.claimants), counts: counts, avoiding: avoiding)
     }
 
-    /// Hands the claimed attempts to the claimants, longest expected to the first, never a retry to
+    /// Hands the claimed attempts to the claimants in the order the queue claimed them (the likely failures of a run
+    /// that asked for them first, then the longest expected: migration 29), the first to the first, never a retry to
     /// the slot it avoids when another claimant can take it. One attempt per claimant at most.
     static func assign(
-        _ claims: [(attempt: ClaimedAttempt, avoid: String?)], to claimants: [Claimant]
+        _ ordered: [(attempt: ClaimedAttempt, avoid: String?)], to claimants: [Claimant]
     ) -> [ClaimedAttempt?] {
-        let ordered = claims.sorted { lhs, rhs in
-            switch (lhs.attempt.expectedMilliseconds, rhs.attempt.expectedMilliseconds) {
-            case (nil, nil): lhs.attempt.id < rhs.attempt.id
-            case (nil, _): true
-            case (_, nil): false
-            case (let l?, let r?): l != r ? l > r : lhs.attempt.id < rhs.attempt.id
-            }
-        }
         var slotOf: [Int] = []  // claimant index per ordered claim
         var free = Array(claimants.indices)
         for claim in ordered {

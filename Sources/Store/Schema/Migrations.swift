@@ -45,6 +45,7 @@ enum Migrations {
         (26, "failure signatures", Schema.version26),
         (27, "the endpoints failures and verdicts are attributed to", Schema.version27),
         (28, "footprints, and the tests a selected run left out", Schema.version28),
+        (29, "likely failures first: a rank the claim orders by", Schema.version29),
     ]
 
     /// Applies the migrations not applied yet, up to `version` (the newest by default; tests stop earlier to make rows

@@ -537,9 +537,9 @@ enum Schema {
     /// claimers that had locked a just-claimed attempt (a row an older snapshot still saw queued) kept its owner's next
     /// round waiting. Its parameters are the round's, in order; its INOUT parameters are the answer's columns.
     static let version20 =
-        roundProcedure(named: "orchestrate_round") + "BEGIN\n" + roundInput() + roundRecords() + roundClaims
+        roundProcedure(named: "orchestrate_round") + "BEGIN\n" + roundInput() + roundRecords() + roundClaims()
         + roundAnswers
-        + roundOneRow + "    SELECT " + roundAckArrays + ",\n           " + roundClaimArrays + roundOneRowEnd
+        + roundOneRow + "    SELECT " + roundAckArrays + ",\n           " + roundClaimArrays() + roundOneRowEnd
 
     /// Version 21: the queue round in two transactions of the same call (``RoundStatement``), each with a snapshot of
     /// its own: first the completions, committed; then the claim, committed. As one statement, the claim read the queue
@@ -664,6 +664,21 @@ enum Schema {
         ALTER TABLE run_scenarios ADD COLUMN sampled boolean NOT NULL DEFAULT false
         """
 
+    /// Version 29: likely failures first (`run --order likely-failing`). A run's first attempts carry a rank
+    /// (`attempts.rank`; 1 for a new test, one that failed lately or whose footprint the change touches, 0 otherwise)
+    /// and the round claims the highest rank first, then the longest expected, as before; the claimable index follows.
+    /// `orchestrate_round3` is replaced with that order, and answers its claims in it (they were in attempt id order,
+    /// which the caller sorted longest first again). Its parameters and columns are unchanged: hosts of the version
+    /// before call it as they did (every attempt they plan has rank 0, and they sort what they claim as before).
+    static let version29 =
+        """
+        ALTER TABLE attempts ADD COLUMN rank smallint NOT NULL DEFAULT 0;
+        DROP INDEX attempts_claimable;
+        CREATE INDEX attempts_claimable ON attempts (run_id, rank DESC, expected_ms DESC NULLS FIRST, id) WHERE state = 'queued';
+
+        """
+        + twoTransactionRound(named: "orchestrate_round3", decidesRetries: true, order: .rankedFirst)
+
     /// `orchestrate_roll_up_days` as migration 19 makes it (every finished attempt of the keys' days counted), and as
     /// migration 25 does with a `condition` more on the attempts: then each key's rows are deleted before they are
     /// counted again, so that a row counted before the condition left its attempts out (another run's rollup of the
@@ -701,9 +716,12 @@ enum Schema {
         """
     }
 
-    /// The round of migrations 21 and 23: completions committed, then the claim committed. `decidesRetries`: the
-    /// caller says for each failure whether it may be retried, and with what evidence (migration 23).
-    private static func twoTransactionRound(named name: String, decidesRetries: Bool = false) -> String {
+    /// The round of migrations 21, 23 and 29: completions committed, then the claim committed. `decidesRetries`: the
+    /// caller says for each failure whether it may be retried, and with what evidence (migration 23); `order`: the
+    /// order the claim takes queued attempts in (migration 29 puts a run's likely failures first).
+    private static func twoTransactionRound(
+        named name: String, decidesRetries: Bool = false, order: ClaimOrder = .longestFirst
+    ) -> String {
         roundProcedure(named: name, decidesRetries: decidesRetries) + """
             BEGIN
                 ack_ids := '{}'; ack_accepted := '{}'; ack_retried := '{}'; ack_settled := '{}';
@@ -720,7 +738,8 @@ enum Schema {
                     END IF;
                     IF cardinality($3::text[]) > 0 THEN
 
-                """ + roundInput(decidesRetries) + roundClaims + "    )\n    SELECT " + roundClaimArrays + ",\n"
+                """ + roundInput(decidesRetries) + roundClaims(order) + "    )\n    SELECT "
+            + roundClaimArrays(order: order.answers) + ",\n"
             + roundLeft(
                 "What is left of the run, when a claimant got nothing (-1 otherwise); the results are committed.",
                 queued: "- (SELECT count(*) FROM claimed)", running: "+ (SELECT count(*) FROM claimed)")
@@ -840,8 +859,32 @@ enum Schema {
         """
     }
 
-    /// The round's claim: the longest expected queued attempts the asking slots may take, leased.
-    private static let roundClaims = """
+    /// The order the round claims queued attempts in, and answers them in.
+    private enum ClaimOrder {
+        /// Before migration 29: the longest expected first, the never seen before all; answered by attempt id (the
+        /// caller sorted them again).
+        case longestFirst
+        /// Migration 29: the highest rank first, then the longest expected; answered in that order.
+        case rankedFirst
+
+        var queue: String {
+            switch self {
+            case .longestFirst: "q.expected_ms DESC NULLS FIRST, q.id"
+            case .rankedFirst: "q.rank DESC, q.expected_ms DESC NULLS FIRST, q.id"
+            }
+        }
+
+        var answers: String {
+            switch self {
+            case .longestFirst: "id"
+            case .rankedFirst: "rank DESC, expected_ms DESC NULLS FIRST, id"
+            }
+        }
+    }
+
+    /// The round's claim: the first queued attempts in `order` the asking slots may take, leased.
+    private static func roundClaims(_ order: ClaimOrder = .longestFirst) -> String {
+        """
             ), next AS (
                 SELECT q.id FROM attempts q
                 WHERE q.run_id = $1::uuid AND q.state = 'queued'
@@ -852,7 +895,7 @@ enum Schema {
                                         AND s.mode <> q.mode AND s.worker = ($3::text[])[1])
                           AND NOT EXISTS (SELECT 1 FROM input x JOIN attempts d ON d.id = x.id WHERE d.run_id = q.run_id
                                             AND d.scenario_id = q.scenario_id AND d.mode <> q.mode AND x.worker = ($3::text[])[1]))
-                ORDER BY q.expected_ms DESC NULLS FIRST, q.id
+                ORDER BY \(order.queue)
                 LIMIT cardinality($3::text[])
                 FOR UPDATE SKIP LOCKED
             ), claimed AS (
@@ -863,7 +906,7 @@ enum Schema {
                 FROM next
                 WHERE a.id = next.id
                 -- Which scenario, not its definition: the caller has the run's plan (PlannedScenarios).
-                RETURNING a.id, a.scenario_id, a.attempt, a.lease_token, a.expected_ms,
+                RETURNING a.id, a.scenario_id, a.attempt, a.lease_token, a.expected_ms,\(order == .rankedFirst ? " a.rank," : "")
                           CASE WHEN a.avoid_until > statement_timestamp() THEN a.avoid_worker
                                WHEN a.mode IS NOT NULL THEN coalesce(
                                    (SELECT s.worker FROM attempts s WHERE s.run_id = a.run_id AND s.scenario_id = a.scenario_id
@@ -873,6 +916,7 @@ enum Schema {
                           array_to_string(a.lost_hosts, ' ') AS lost
 
         """
+    }
 
     /// What the acks say: accepted, a retry queued, the result a scenario settled with.
     private static let roundAnswers = """
@@ -921,17 +965,19 @@ enum Schema {
                    (SELECT coalesce(array_agg(coalesce(settled, '') ORDER BY id), '{}') FROM acks) AS ack_settled
         """
 
-    /// The claimed attempts' columns, in attempt id order.
-    private static let roundClaimArrays = """
-        (SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM claimed) AS claim_ids,
-                   (SELECT coalesce(array_agg(scenario_id ORDER BY id), '{}') FROM claimed) AS claim_scenarios,
-                   (SELECT coalesce(array_agg(attempt ORDER BY id), '{}') FROM claimed) AS claim_attempts,
-                   (SELECT coalesce(array_agg(lease_token ORDER BY id), '{}') FROM claimed) AS claim_tokens,
-                   (SELECT coalesce(array_agg(coalesce(expected_ms, -1) ORDER BY id), '{}') FROM claimed) AS claim_expected,
-                   (SELECT coalesce(array_agg(coalesce(mode, '') ORDER BY id), '{}') FROM claimed) AS claim_modes,
-                   (SELECT coalesce(array_agg(coalesce(avoid, '') ORDER BY id), '{}') FROM claimed) AS claim_avoid,
-                   (SELECT coalesce(array_agg(lost ORDER BY id), '{}') FROM claimed) AS claim_lost
+    /// The claimed attempts' columns, in attempt id order (`order`: another, of the claimed rows' columns).
+    private static func roundClaimArrays(order: String = "id") -> String {
         """
+        (SELECT coalesce(array_agg(id ORDER BY \(order)), '{}') FROM claimed) AS claim_ids,
+                   (SELECT coalesce(array_agg(scenario_id ORDER BY \(order)), '{}') FROM claimed) AS claim_scenarios,
+                   (SELECT coalesce(array_agg(attempt ORDER BY \(order)), '{}') FROM claimed) AS claim_attempts,
+                   (SELECT coalesce(array_agg(lease_token ORDER BY \(order)), '{}') FROM claimed) AS claim_tokens,
+                   (SELECT coalesce(array_agg(coalesce(expected_ms, -1) ORDER BY \(order)), '{}') FROM claimed) AS claim_expected,
+                   (SELECT coalesce(array_agg(coalesce(mode, '') ORDER BY \(order)), '{}') FROM claimed) AS claim_modes,
+                   (SELECT coalesce(array_agg(coalesce(avoid, '') ORDER BY \(order)), '{}') FROM claimed) AS claim_avoid,
+                   (SELECT coalesce(array_agg(lost ORDER BY \(order)), '{}') FROM claimed) AS claim_lost
+        """
+    }
 
     private static let roundOneRowEnd =
         ",\n"

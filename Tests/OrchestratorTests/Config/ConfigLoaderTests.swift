@@ -106,6 +106,16 @@ struct ConfigLoaderTests {
             ("redact:\n  env: SHOP_PIN\n", "orchestrate.yml:2:8: redact.env must be a list of variable names"),
             ("redact:\n  env: [\"A=B\"]\n", "orchestrate.yml:2:9: \"A=B\" is not a valid environment variable name"),
             ("redact:\n  headers: [x-key]\n", "orchestrate.yml:2:3: unknown key \"headers\" in redact"),
+            ("selection:\n  ignore: [\"\"]\n", "orchestrate.yml:2:12: selection.ignore: \"\" names no file"),
+            ("selection:\n  ignore: [\"./\"]\n", "orchestrate.yml:2:12: selection.ignore: \"./\" names no file"),
+            (
+                "selection:\n  endpoints:\n    - { files: [a/**], endpoints: [\"GET https://api.test/v1\"] }\n",
+                "orchestrate.yml:3:36: selection.endpoints.endpoints: \"GET https://api.test/v1\" is not an endpoint"
+            ),
+            (
+                "selection:\n  endpoints:\n    - { files: [a/**] }\n",
+                "orchestrate.yml:3:7: an entry of selection.endpoints needs files and endpoints"
+            ),
         ])
     func errors(yaml: String, expected: String) {
         let message = error(yaml)

@@ -73,6 +73,8 @@ package struct RunReport: Sendable, Codable {
     package var selection: String?
     /// The tests the selection left out, in the suite's order.
     package var skipped: [Skipped] = []
+    /// Why the run stopped before its end (`run --fail-fast N`): what it had not run is not run.
+    package var stopReason: String?
 
     /// A test a selected run left out, and why.
     package struct Skipped: Sendable, Codable, Equatable {

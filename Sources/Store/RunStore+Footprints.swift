@@ -116,10 +116,11 @@ extension RunStore {
         return (known, failing)
     }
 
-    /// What chose run `runID`'s tests, and those it left out, in the suite's order.
-    package func selection(_ runID: UUID) async throws -> (String?, [RunReport.Skipped]) {
+    /// What chose run `runID`'s tests, why it stopped early (when it did), and the tests it left out, in the suite's
+    /// order.
+    package func selection(_ runID: UUID) async throws -> (String?, String?, [RunReport.Skipped]) {
         async let selectionRows = database.client.query(
-            "SELECT selection FROM runs WHERE id = \(runID)", logger: database.logger)
+            "SELECT selection, stop_reason FROM runs WHERE id = \(runID)", logger: database.logger)
         let rows = try await database.client.query(
             """
             SELECT scenario_id, name, uri, runner, reason, expected_ms FROM run_skips WHERE run_id = \(runID)
@@ -135,7 +136,51 @@ extension RunStore {
                     id: id, name: name, uri: uri, runnerTest: runner, reason: reason, expectedMilliseconds: expected))
         }
         var selection: String?
-        for try await value in try await selectionRows.decode(String?.self) { selection = value }
-        return (selection, skipped)
+        var stopped: String?
+        for try await (value, reason) in try await selectionRows.decode((String?, String?).self) {
+            (selection, stopped) = (value, reason)
+        }
+        return (selection, stopped, skipped)
+    }
+}
+
+extension RunStore {
+    /// Where run `runID` stands on failing fast: its limit (`nil`: it does not fail fast), its genuine failures so far
+    /// (scenarios settled failed, not quarantined; read from the run's failed attempts, which an index holds), and why it
+    /// was stopped, once it was.
+    package func failFast(_ runID: UUID) async throws -> (limit: Int?, failures: Int, stopped: String?) {
+        let rows = try await database.client.query(
+            """
+            SELECT r.fail_fast, r.stop_reason,
+                   CASE WHEN r.fail_fast IS NULL THEN 0 ELSE (
+                       SELECT count(DISTINCT rs.scenario_id) FROM attempts a
+                       JOIN run_scenarios rs ON rs.run_id = a.run_id AND rs.scenario_id = a.scenario_id
+                       WHERE a.run_id = r.id AND a.outcome <> 'passed' AND rs.result = 'failed' AND NOT rs.quarantined) END
+            FROM runs r WHERE r.id = \(runID)
+            """,
+            logger: database.logger)
+        for try await (limit, stopped, failures) in rows.decode((Int?, String?, Int64).self) {
+            return (limit, Int(failures), stopped)
+        }
+        return (nil, 0, nil)
+    }
+
+    /// Stops run `runID` for `reason`, unless it was stopped already; returns the reason it stopped for.
+    @discardableResult
+    package func stop(_ runID: UUID, because reason: String) async throws -> String {
+        let rows = try await database.client.query(
+            """
+            UPDATE runs SET stop_reason = coalesce(stop_reason, \(reason)) WHERE id = \(runID) RETURNING stop_reason
+            """,
+            logger: database.logger)
+        for try await stopped in rows.decode(String.self) { return stopped }
+        return reason
+    }
+
+    /// What a stopped run left queued is not run: its queued attempts go (their scenarios are reported not run), so
+    /// the run can be judged once its running attempts have ended.
+    package func dropQueued(_ runID: UUID) async throws {
+        try await database.client.query(
+            "DELETE FROM attempts WHERE run_id = \(runID) AND state = 'queued'", logger: database.logger)
     }
 }

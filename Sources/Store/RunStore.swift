@@ -33,6 +33,8 @@ package struct RunPlan: Sendable {
     package var sampled: Set<String> = []
     /// The tests claimed before the others (`run --order likely-failing`); each group longest first.
     package var first: Set<String> = []
+    /// Every host stops the run after this many genuine failures (`run --fail-fast N`).
+    package var failFast: Int?
 
     package init(
         id: UUID = UUID(), host: String, gitRevision: String?, workingDirectory: String, configPath: String?,
@@ -152,11 +154,11 @@ package struct RunStore: Sendable {
                      WITH ORDINALITY AS u(id, name, command, uri, line, tag_from, tag_end, timeout_ms, env, results, batch, sampled, position)
             ), run AS (
                 INSERT INTO runs (id, state, host, git_revision, working_directory, config_path, mode, workers, retries, scenario_count,
-                                  join_key, parent_run_id, node, project, branch, retry_when, selection)
+                                  join_key, parent_run_id, node, project, branch, retry_when, selection, fail_fast)
                 VALUES (\(plan.id), 'running', \(plan.host), \(plan.gitRevision), \(plan.workingDirectory), \(plan.configPath),
                         \(plan.mode.rawValue), \(plan.workers), \(plan.retries), \(plan.scenarios.count), \(plan.joinKey),
                         \(plan.parentRunID), \(plan.node), \(plan.project), \(plan.branch), \(plan.retryWhen.rawValue),
-                        \(plan.selection))
+                        \(plan.selection), \(plan.failFast))
                 ON CONFLICT (join_key) WHERE join_key IS NOT NULL DO NOTHING
                 RETURNING created_at
             ), known AS (
@@ -557,7 +559,7 @@ package struct RunStore: Sendable {
         )
         report.mockTraffic = try await trafficRead
         report.incidents = try await incidentsRead
-        (report.selection, report.skipped) = try await selectionRead
+        (report.selection, report.stopReason, report.skipped) = try await selectionRead
         return report
     }
 

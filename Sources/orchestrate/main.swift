@@ -226,6 +226,15 @@ struct Run: AsyncParsableCommand {
             """)
     var order: RunOptions.RunOrder = .makespan
 
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            """
+            Stop the run on every host that joined it after N tests failed for good (retries spent; not flaky, not \
+            quarantined): the running attempts end, the rest is reported as not run, exit 1.
+            """, valueName: "n"))
+    var failFast: Int?
+
     func validate() throws {
         try joining.validate()
         try work.validate()
@@ -255,8 +264,12 @@ struct Run: AsyncParsableCommand {
             throw ValidationError(
                 "--sample runs a share of what a selection leaves out: it needs --changed-since or --changed")
         }
-        if resume != nil && order != .makespan {
-            throw ValidationError("--resume finishes a run as planned; its order was chosen then (--order)")
+        if let failFast, failFast < 1 {
+            throw ValidationError("--fail-fast stops after N failures: N must be 1 or more (got \(failFast))")
+        }
+        if resume != nil && (order != .makespan || failFast != nil) {
+            throw ValidationError(
+                "--resume finishes a run as planned; its order and --fail-fast were chosen then")
         }
         if resume != nil && (changedSince != nil || !changed.isEmpty) {
             throw ValidationError("--resume finishes a run as planned; it cannot be combined with --changed-since")
@@ -284,6 +297,7 @@ struct Run: AsyncParsableCommand {
         options.changed = changed
         options.sample = sample
         options.order = order
+        options.failFast = failFast
         let logger = common.logger
         StopGuard.arm()
         try await exiting {

@@ -36,7 +36,8 @@ struct ReleasedMigrationTests {
         26: 0x18e79bf1bfffc7a5,
         27: 0x6bbbaf7e19b619ab,
         28: 0xaf682284d172ca2f,
-        29: 0xcedcce953b634a03,
+        29: 0x1e4219b806621e44,
+        30: 0x9cb37e359a06b7e4,
     ]
 
     static func digest(_ text: String) -> UInt64 {

@@ -99,6 +99,10 @@ struct RunExecution {
                     try? await Task.sleep(for: .seconds(1))
                 }
             } : nil
+        let failFast = Task { [runs = RunStore(database: database), runID = planned.runID, output] in
+            await Self.failFast(runID, runs: runs, output: output) { coordinator.requestStop() }
+        }
+        defer { failFast.cancel() }
         let outcome: CoordinatorOutcome
         do {
             outcome = try await runUntilDoneOrSignalled(coordinator)
@@ -123,6 +127,31 @@ struct RunExecution {
                 ? .seconds(1) : outcome == .interrupted ? Coordinator.stoppingPatience * 2 : nil)
         output.finished()
         return outcome
+    }
+
+    /// `run --fail-fast N` on every host: every half second, the run's genuine failures against its limit; the first
+    /// host to count N stops the run, and every host that sees it stopped calls `stop` (its running attempts end, it
+    /// claims nothing more). A run that does not fail fast is asked once; a read that fails skips a beat.
+    static func failFast(
+        _ runID: UUID, runs: RunStore, output: any RunOutput, every interval: Duration = .milliseconds(500),
+        stop: () -> Void
+    ) async {
+        while !Task.isCancelled {
+            if let state = try? await runs.failFast(runID) {
+                guard let limit = state.limit else { return }
+                var stopped = state.stopped
+                if stopped == nil, state.failures >= limit {
+                    let reason = "\(state.failures) test\(state.failures == 1 ? "" : "s") failed (--fail-fast \(limit))"
+                    stopped = try? await runs.stop(runID, because: reason)
+                }
+                if let stopped {
+                    output.note("stopping the run on every host: \(stopped)")
+                    stop()
+                    return
+                }
+            }
+            try? await Task.sleep(for: interval)
+        }
     }
 
     /// Runs the coordinator as a service: SIGINT/SIGTERM stop launching and end the running attempts. A stop that has

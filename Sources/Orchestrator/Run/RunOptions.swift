@@ -52,6 +52,8 @@ package struct RunOptions: Sendable {
     package var changed: [String] = []
     /// `--order`: which tests the slots take first.
     package var order: RunOrder = .makespan
+    /// `--fail-fast N`: every host stops the run after N genuine failures.
+    package var failFast: Int?
     /// `--sample`: the share of the tests a selection leaves out that run all the same (their failures are misses).
     package var sample: Double = 0
 

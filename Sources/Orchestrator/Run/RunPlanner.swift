@@ -45,6 +45,7 @@ package struct RunPlanner {
         plan.project = settings.project
         plan.branch = git.branch
         plan.retryWhen = settings.retryWhen.value
+        plan.failFast = settings.failFast
         return plan
     }
 

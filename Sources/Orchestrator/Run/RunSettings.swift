@@ -117,6 +117,8 @@ package struct RunSettings: Sendable {
     package var sample: Double
     /// `--order`: which tests the slots take first.
     package var order: RunOptions.RunOrder
+    /// `--fail-fast N`: every host of the run stops it after N genuine failures (retries spent, not quarantined).
+    package var failFast: Int?
     /// How long an agent waits for the run under its join key to be planned.
     package var planWait: Duration
     /// Where Prometheus metrics are served, when asked for (port 0: one the system picks).
@@ -197,7 +199,7 @@ package struct RunSettings: Sendable {
             change: options.changedSince.map { .since($0) }
                 ?? (options.changed.isEmpty
                     ? nil : .files(options.changed.map { OrchestrateConfig.resolve($0, against: currentDirectory) })),
-            sample: options.sample, order: options.order,
+            sample: options.sample, order: options.order, failFast: options.failFast,
             planWait: options.planWait,
             metrics: options.metricsPort.map { (options.metricsAddress, $0) }, trapsSignals: options.trapsSignals,
             file: file

@@ -11,6 +11,9 @@ enum RunSummaryText {
     ) -> String {
         let id = report.runID.uuidString.lowercased()
         var lines = [headline(report)]
+        if let reason = report.stopReason {
+            lines.append("stopped early: \(reason); \(report.count(.pending)) not run")
+        }
         if let selection = selectionLine(report) { lines.append(selection) }
         let misses = report.scenarios.filter(\.selectionMiss)
         if !misses.isEmpty {

@@ -216,7 +216,14 @@ struct RunWork {
             showsHosts: joined, metrics: metrics,
             pending: pending)
         var interrupted = try await execution.execute() == .interrupted
-        if !interrupted, !joined, let share = settings.newTestsShare {
+        // Stopped for failing fast (here or on another host), not by a signal: what is queued is not run, and the run
+        // is judged with it as not run.
+        let stopped = interrupted ? try await runs.failFast(planned.runID).stopped : nil
+        if stopped != nil {
+            try await runs.dropQueued(planned.runID)
+            interrupted = false
+        }
+        if !interrupted, stopped == nil, !joined, let share = settings.newTestsShare {
             // New tests run again, on the same slots, before the run is judged.
             let probes = try await runs.queueNewTestProbes(planned.runID, maximumShare: share)
             output.note(Self.describe(probes, share: share))
@@ -325,7 +332,7 @@ struct RunWork {
         let directory = settings.reports.value + "/" + report.runID.uuidString.lowercased()
         let trends = try await trends.value
         let files = try await RunReportFiles(runs: runs, directory: directory).write(
-            report, extraJUnit: junit(report, joined: joined), trends: trends)
+            report, extraJUnit: junit(report, joined: joined, judged: judged), trends: trends)
         let hosts = try await runs.hostShares(report.runID)
         let text = RunSummaryText.render(
             report, attemptsDirectory: execution.attemptsDirectory, files: files, hosts: hosts)
@@ -366,14 +373,19 @@ struct RunWork {
         }
     }
 
-    /// `--junit`: in a joined run, the scenarios this process settled (their last attempt ran here), so that the files
-    /// of every node, merged as CI systems merge JUnit, hold each scenario exactly once; otherwise the whole run.
-    private func junit(_ report: RunReport, joined: Bool) -> (path: String, report: RunReport)? {
+    /// `--junit`: in a joined run, the scenarios this process settled (their last attempt ran here), and — by the
+    /// process that `judged` it — those no process ran (left out by a selection, or not run when the run stopped
+    /// early), so that the files of every node, merged as CI systems merge JUnit, hold each scenario exactly once;
+    /// otherwise the whole run.
+    private func junit(_ report: RunReport, joined: Bool, judged: Bool) -> (path: String, report: RunReport)? {
         guard let extraJUnit = settings.junit else { return nil }
         guard joined else { return (extraJUnit, report) }
         let prefix = member.description + "/"
         var own = report
-        own.scenarios = report.scenarios.filter { $0.attempts.last?.worker?.hasPrefix(prefix) == true }
+        own.scenarios = report.scenarios.filter {
+            $0.attempts.last?.worker.map { $0.hasPrefix(prefix) } ?? judged
+        }
+        if !judged { own.skipped = [] }
         return (extraJUnit, own)
     }
 

@@ -48,7 +48,9 @@ package enum JUnitReport {
                 }()
             xml += testcase(
                 entry, className: className, attachments: attachments[entry.scenario.id] ?? [],
-                incident: incident(entry))
+                incident: incident(entry),
+                notRun: report.stopReason.map { "not run: \($0)" }
+                    ?? "not finished: the run was interrupted (orchestrate run --resume)")
         }
         for left in report.skipped {
             xml += leftOut(left)
@@ -74,8 +76,10 @@ package enum JUnitReport {
 
     /// `incident`: the infrastructure incident its failures were all part of, reported as an `error` (not a failure of
     /// the test).
+    /// `notRun`: why a test the run did not finish was not, as its `skipped` message says.
     private static func testcase(
-        _ entry: RunReport.ScenarioEntry, className: String, attachments: [String], incident: Incident?
+        _ entry: RunReport.ScenarioEntry, className: String, attachments: [String], incident: Incident?,
+        notRun: String
     ) -> String {
         let scenario = entry.scenario
         // A test of a runner's suite keeps the runner's names (SwiftPM's `Module.Class` and `test`, pytest's module and
@@ -125,8 +129,7 @@ package enum JUnitReport {
                 xml += element("flakyFailure", attempt, summary: entry.summary(of: attempt), indent: 6)
             }
         case .pending:
-            xml +=
-                #"      <skipped message="not finished: the run was interrupted (orchestrate run --resume)"/>"# + "\n"
+            xml += #"      <skipped message="\#(XMLText.escape(notRun))"/>"# + "\n"
         case .passed:
             break
         }

@@ -7,11 +7,13 @@ import PostgresNIO
 // it is bound with, so the server infers exactly that type.
 
 /// One queue round (see ``AttemptQueue/round(_:)``): records results under their leases, queues
-/// retries, settles scenarios, and claims the longest expected attempts for the free slots.
+/// retries, settles scenarios, and claims attempts for the free slots: the highest rank first (a run's likely failures,
+/// `run --order likely-failing`), then the longest expected.
 ///
-/// One row: the acks of the completions, the claimed attempts, and what is left of the run (only when a claimant got
-/// nothing), as arrays. The statement itself is migration 23's procedure `orchestrate_round3` (Schema.version23,
-/// migration 21's `orchestrate_round2` told which failures may be retried and their evidence): the completions are
+/// One row: the acks of the completions, the claimed attempts in the order they were claimed, and what is left of the
+/// run (only when a claimant got nothing), as arrays. The statement itself is migration 29's procedure
+/// `orchestrate_round4` (Schema.version29: migration 23's `orchestrate_round3` claiming by rank; round 3 is migration
+/// 21's `orchestrate_round2` told which failures may be retried and their evidence): the completions are
 /// recorded and committed, then the claim is made and committed, each with a snapshot of its own,
 /// before it answers. A round whose commit fails throws (completions committed before it are acknowledged as recorded
 /// when sent again), and the round holds its locks for its own execution, not across the client's round trips. A later
@@ -25,7 +27,7 @@ import PostgresNIO
 /// handed to another slot when several ask (a slot running the other lane is not asking).
 struct RoundStatement: PostgresPreparedStatement {
     static let sql = """
-        CALL orchestrate_round3($1::uuid, $2::bigint[], $3::text[], $4::text, $5::bigint, $6::text, $7::bigint,
+        CALL orchestrate_round4($1::uuid, $2::bigint[], $3::text[], $4::text, $5::bigint, $6::text, $7::bigint,
                                 $8::uuid[], $9::text[], $10::integer[], $11::bigint[], $12::text[], $13::integer[],
                                 $14::integer[], $15::integer[], $16::text[], $17::text[], $18::text[], $19::text,
                                 $20::text, $21::bigint[], $22::bigint[], $23::boolean[], $24::text[])

@@ -665,11 +665,10 @@ enum Schema {
         """
 
     /// Version 29: likely failures first (`run --order likely-failing`). A run's first attempts carry a rank
-    /// (`attempts.rank`; 1 for a new test, one that failed lately or whose footprint the change touches, 0 otherwise)
-    /// and the round claims the highest rank first, then the longest expected, as before; the claimable index follows.
-    /// `orchestrate_round3` is replaced with that order, and answers its claims in it (they were in attempt id order,
-    /// which the caller sorted longest first again). Its parameters and columns are unchanged: hosts of the version
-    /// before call it as they did (every attempt they plan has rank 0, and they sort what they claim as before).
+    /// (`attempts.rank`; 1 for a new test, one that failed lately or whose footprint the change touches, 0 otherwise);
+    /// `orchestrate_round4` is `orchestrate_round3` claiming the highest rank first, then the longest expected, and
+    /// answering its claims in that order (round 3 answers them in attempt id order, which its callers sort longest first
+    /// again). The claimable index follows. Hosts of the version before keep calling round 3, which ignores the rank.
     static let version29 =
         """
         ALTER TABLE attempts ADD COLUMN rank smallint NOT NULL DEFAULT 0;
@@ -677,7 +676,14 @@ enum Schema {
         CREATE INDEX attempts_claimable ON attempts (run_id, rank DESC, expected_ms DESC NULLS FIRST, id) WHERE state = 'queued';
 
         """
-        + twoTransactionRound(named: "orchestrate_round3", decidesRetries: true, order: .rankedFirst)
+        + twoTransactionRound(named: "orchestrate_round4", decidesRetries: true, order: .rankedFirst)
+
+    /// Version 30: fail fast on every host (`run --fail-fast N`). `runs.fail_fast` is the planner's N; the first host
+    /// to count N genuine failures (scenarios settled failed, not quarantined) sets `runs.stop_reason`, and every host
+    /// of the run, seeing it, ends its running attempts and leaves what is queued unrun.
+    static let version30 = """
+        ALTER TABLE runs ADD COLUMN fail_fast integer CHECK (fail_fast > 0), ADD COLUMN stop_reason text
+        """
 
     /// `orchestrate_roll_up_days` as migration 19 makes it (every finished attempt of the keys' days counted), and as
     /// migration 25 does with a `condition` more on the attempts: then each key's rows are deleted before they are

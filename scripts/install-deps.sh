@@ -46,14 +46,15 @@ fi
 # The tests' outside oracles from PyPI: the official Cucumber parser (pinned: the Gherkin tests compare with exactly
 # this version), haralyzer, junitparser, kubernetes-validate (Kubernetes' schemas, for Deploy/),
 # grafana-foundation-sdk (Grafana's dashboard model, for Dashboards/); pytest and behave (real runners' reports);
-# markdown-it-py (a CommonMark parser, for the run's Markdown summary).
+# markdown-it-py (a CommonMark parser, for the run's Markdown summary); coverage (coverage.py's per-test contexts, for
+# footprints).
 gherkin_official=42.0.1
 if [ "${1:-}" = test ] && ! python3 -c "
-import haralyzer, junitparser, kubernetes_validate, grafana_foundation_sdk, pytest, behave, markdown_it
+import haralyzer, junitparser, kubernetes_validate, grafana_foundation_sdk, pytest, behave, markdown_it, coverage
 from importlib.metadata import version
 assert version('gherkin-official') == '$gherkin_official'" >/dev/null 2>&1; then
-  echo "installing: haralyzer junitparser kubernetes-validate grafana-foundation-sdk pytest behave markdown-it-py gherkin-official==$gherkin_official (PyPI)"
-  packages="haralyzer junitparser kubernetes-validate grafana-foundation-sdk pytest behave markdown-it-py gherkin-official==$gherkin_official"
+  echo "installing: haralyzer junitparser kubernetes-validate grafana-foundation-sdk pytest behave markdown-it-py coverage gherkin-official==$gherkin_official (PyPI)"
+  packages="haralyzer junitparser kubernetes-validate grafana-foundation-sdk pytest behave markdown-it-py coverage gherkin-official==$gherkin_official"
   python3 -m pip install -q $packages 2>/dev/null || python3 -m pip install -q --break-system-packages $packages
 fi
 # The benchmarks' real suites: pytest with pytest-xdist (the peer's own parallel mode) and hypothesis (attrs' tests).

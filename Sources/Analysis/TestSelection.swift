@@ -42,11 +42,21 @@ package struct TestSelection: Sendable {
         package var revision: String
         package var files: [String]
         package var endpoints: [String]
+        /// The kinds of file (extensions: `py`) whose every file the test ran is among `files` (its coverage's): a
+        /// changed file of such a kind that it did not run cannot break it.
+        package var covers: [String]
 
-        package init(revision: String, files: [String], endpoints: [String]) {
+        package init(revision: String, files: [String], endpoints: [String], covers: [String] = []) {
             self.revision = revision
             self.files = files
             self.endpoints = endpoints
+            self.covers = covers
+        }
+
+        /// Whether its coverage knows every file of `path`'s kind it ran.
+        func covers(_ path: String) -> Bool {
+            guard !covers.isEmpty, let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return false }
+            return covers.contains(String(path[path.index(after: dot)...]))
         }
 
     }
@@ -204,7 +214,7 @@ package struct TestSelection: Sendable {
                 return .calls(endpoint: endpoint, servedBy: file)
             }
         }
-        if let file = meaning.untracked { return .untracked(file) }
+        if let file = meaning.untracked.first(where: { !footprint.covers($0) }) { return .untracked(file) }
         // A test that names no file of its own (a command in orchestrate.yml) may run any file that changed.
         if test.opaque, let file = meaning.relevant { return .opaque(file) }
         return nil
@@ -217,7 +227,8 @@ package struct TestSelection: Sendable {
         var everything: String?
         /// Each endpoint pattern a changed file serves, with the first such file.
         var endpoints: [(EndpointPattern, String)] = []
-        var untracked: String?
+        /// The changed files no footprint names and no mapping serves, sorted.
+        var untracked: [String] = []
         /// The first changed file that is neither ignored nor only a server's (what an opaque test may depend on).
         var relevant: String?
 
@@ -234,7 +245,7 @@ package struct TestSelection: Sendable {
                 }
                 // A file served only by mappings that match no recorded endpoint is as good as unmapped.
                 let unmapped = !serving.contains { reachable[$0] }
-                if unmapped, untracked == nil, !tracked(file) { untracked = file }
+                if unmapped, !tracked(file) { untracked.append(file) }
                 if unmapped, relevant == nil { relevant = file }
             }
         }

@@ -7,6 +7,8 @@ package struct StoredFootprint: Sendable, Equatable {
     package var revision: String
     package var files: [String]
     package var endpoints: [String]
+    /// The kinds of file (extensions) whose every file the test ran is among `files`: its coverage's.
+    package var covers: [String]
 }
 
 extension RunStore {
@@ -18,10 +20,11 @@ extension RunStore {
     package static let footprintDays = 90
 
     /// Records what each test of run `runID` that ran touched at `revision` (a clean git revision): `files`, by test id,
-    /// are its own files, feature file and cassette; its endpoints are read from its exchanges in the run. A test's
-    /// earlier footprint at the same revision is replaced.
+    /// are its own files, feature file, cassette and the source files it ran, `covers` the kinds of file its coverage
+    /// knows all of; its endpoints are read from its exchanges in the run. A test's earlier footprint at the same
+    /// revision is replaced.
     package func saveFootprints(
-        _ runID: UUID, project: String, revision: String, files: [String: [String]]
+        _ runID: UUID, project: String, revision: String, files: [String: [String]], covers: [String: [String]] = [:]
     ) async throws {
         let rows = try await database.client.query(
             """
@@ -42,16 +45,20 @@ extension RunStore {
         func json(_ values: [String]) throws -> String { String(decoding: try encoder.encode(values), as: UTF8.self) }
         let fileLists = try ids.map { try json(files[$0] ?? []) }
         let endpointLists = try ids.map { try json((endpoints[$0] ?? []).sorted()) }
+        let coverLists = try ids.map { try json(covers[$0] ?? []) }
         try await database.withTransaction { connection in
             try await connection.query(
                 """
-                INSERT INTO footprints (project, scenario_id, revision, run_id, files, endpoints)
+                INSERT INTO footprints (project, scenario_id, revision, run_id, files, endpoints, covers)
                 SELECT \(project), f.id, \(revision), \(runID),
                        ARRAY(SELECT jsonb_array_elements_text(f.files::jsonb)),
-                       ARRAY(SELECT jsonb_array_elements_text(f.endpoints::jsonb))
-                FROM unnest(\(ids)::text[], \(fileLists)::text[], \(endpointLists)::text[]) AS f(id, files, endpoints)
+                       ARRAY(SELECT jsonb_array_elements_text(f.endpoints::jsonb)),
+                       ARRAY(SELECT jsonb_array_elements_text(f.covers::jsonb))
+                FROM unnest(\(ids)::text[], \(fileLists)::text[], \(endpointLists)::text[], \(coverLists)::text[])
+                     AS f(id, files, endpoints, covers)
                 ON CONFLICT (project, scenario_id, revision) DO UPDATE
-                SET run_id = excluded.run_id, recorded_at = now(), files = excluded.files, endpoints = excluded.endpoints
+                SET run_id = excluded.run_id, recorded_at = now(), files = excluded.files, endpoints = excluded.endpoints,
+                    covers = excluded.covers
                 """,
                 logger: database.logger)
             // Each test's newest revisions only (the selection reads no more), and none past their days.
@@ -78,7 +85,7 @@ extension RunStore {
     ) async throws -> [String: [StoredFootprint]] {
         let rows = try await database.client.query(
             """
-            SELECT scenario_id, revision, files, endpoints FROM (
+            SELECT scenario_id, revision, files, endpoints, covers FROM (
                 SELECT f.*, row_number() OVER (PARTITION BY f.scenario_id ORDER BY f.recorded_at DESC) AS n
                 FROM footprints f WHERE f.project = \(project) AND f.scenario_id = ANY(\(scenarioIDs))) x
             WHERE n <= \(limit)
@@ -86,8 +93,11 @@ extension RunStore {
             """,
             logger: database.logger)
         var footprints: [String: [StoredFootprint]] = [:]
-        for try await (id, revision, files, endpoints) in rows.decode((String, String, [String], [String]).self) {
-            footprints[id, default: []].append(StoredFootprint(revision: revision, files: files, endpoints: endpoints))
+        for try await (id, revision, files, endpoints, covers) in rows.decode(
+            (String, String, [String], [String], [String]).self)
+        {
+            footprints[id, default: []].append(
+                StoredFootprint(revision: revision, files: files, endpoints: endpoints, covers: covers))
         }
         return footprints
     }
@@ -182,5 +192,34 @@ extension RunStore {
     package func dropQueued(_ runID: UUID) async throws {
         try await database.client.query(
             "DELETE FROM attempts WHERE run_id = \(runID) AND state = 'queued'", logger: database.logger)
+    }
+}
+
+extension RunStore {
+    /// Adds to run `runID` the source files each coverage context ran (``saveFootprints``' source), kept with those a
+    /// context already had (a test run again, a batch's report read twice).
+    package func saveCoverage(_ runID: UUID, _ ran: [String: Set<String>]) async throws {
+        guard !ran.isEmpty else { return }
+        let contexts = ran.keys.sorted()
+        let encoder = JSONEncoder()
+        let files = try contexts.map { String(decoding: try encoder.encode(ran[$0]!.sorted()), as: UTF8.self) }
+        try await database.client.query(
+            """
+            INSERT INTO test_coverage (run_id, context, files)
+            SELECT \(runID), c.context, ARRAY(SELECT jsonb_array_elements_text(c.files::jsonb))
+            FROM unnest(\(contexts)::text[], \(files)::text[]) AS c(context, files)
+            ON CONFLICT (run_id, context) DO UPDATE
+            SET files = ARRAY(SELECT DISTINCT f FROM unnest(test_coverage.files || excluded.files) AS f ORDER BY f)
+            """,
+            logger: database.logger)
+    }
+
+    /// The source files each coverage context of run `runID` ran.
+    package func coverage(_ runID: UUID) async throws -> [String: [String]] {
+        let rows = try await database.client.query(
+            "SELECT context, files FROM test_coverage WHERE run_id = \(runID)", logger: database.logger)
+        var ran: [String: [String]] = [:]
+        for try await (context, files) in rows.decode((String, [String]).self) { ran[context] = files }
+        return ran
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import MockServer
 import OrchestrateModel
+import Reports
 import Store
 
 #if canImport(Glibc)
@@ -200,7 +201,8 @@ package struct ChangeSelection {
             return TestSelection.Test(
                 id: scenario.id,
                 footprint: footprints[scenario.id].map {
-                    TestSelection.Footprint(revision: $0.revision, files: $0.files, endpoints: $0.endpoints)
+                    TestSelection.Footprint(
+                        revision: $0.revision, files: $0.files, endpoints: $0.endpoints, covers: $0.covers)
                 },
                 known: known.contains(scenario.id), failedRecently: failing.contains(scenario.id),
                 expectedMilliseconds: times[scenario.id], files: own.files, opaque: own.opaque)
@@ -266,11 +268,22 @@ package struct ChangeSelection {
             await HostFacts.gitRevision(in: settings.directory) == revision
         else { return }
         let owned = ownPaths(settings: settings, root: root)
+        // The source files each test ran, from the coverage reports its processes left (paths from where they ran).
+        let ran = try await runs.coverage(report.runID)
+        let prefix = relative(real(settings.directory), to: root).map { $0.isEmpty ? "" : $0 + "/" } ?? ""
         var files: [String: [String]] = [:]
+        var covers: [String: [String]] = [:]
         for entry in report.scenarios where entry.result != .pending {
-            files[entry.scenario.id] = owned(entry.scenario).files
+            let id = entry.scenario.id
+            let own = owned(entry.scenario).files
+            files[id] = own
+            let covered = CoverageContexts.contexts(naming: id).compactMap { ran[$0] }
+            guard !covered.isEmpty else { continue }
+            files[id] = own + Set(covered.joined().map { prefix + $0 }).subtracting(own).sorted()
+            covers[id] = ["py"]
         }
-        try await runs.saveFootprints(report.runID, project: settings.project, revision: revision, files: files)
+        try await runs.saveFootprints(
+            report.runID, project: settings.project, revision: revision, files: files, covers: covers)
     }
 
     /// A test's own files (``ownFiles(of:directory:configPath:cassette:)``) from the repository's `root`, and

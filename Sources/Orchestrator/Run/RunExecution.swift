@@ -78,6 +78,9 @@ struct RunExecution {
                 log: networkLog, logger: logger),
             RunnerSteps(log: networkLog),
             StoredFiles(files: AttemptFiles(database: database, maximumBytes: settings.artifactBytes), logger: logger),
+            TestCoverage(
+                runs: RunStore(database: database), runID: planned.runID, directory: planned.workingDirectory,
+                logger: logger),
         ]
         hooks += settings.attemptHooks(runID: planned.runID)
         if let pending { hooks.append(pending) }

@@ -1,0 +1,47 @@
+import Foundation
+import Reports
+import Testing
+
+@Suite("coverage.py's contexts as the files each test ran")
+struct CoverageContextsTests {
+    @Test("each test's files, import-time code counted for every test, installed packages and climbing paths left out")
+    func read() throws {
+        let report = """
+            {"meta": {"version": "7.17.5"}, "files": {
+              "shop/cart.py": {"contexts": {"1": [""], "2": ["tests.test_cart.test_total", "tests.test_cart.test_empty"]}},
+              "shop/pay.py": {"contexts": {"2": ["tests/test_pay.py::test_charge|run"]}},
+              "/project/shop/tax.py": {"contexts": {"3": ["tests.test_cart.test_total"]}},
+              "/usr/lib/python3/dist-packages/six.py": {"contexts": {"1": ["tests.test_cart.test_total"]}},
+              "../elsewhere/x.py": {"contexts": {"1": ["tests.test_cart.test_total"]}}
+            }}
+            """
+        let ran = try CoverageContexts.read(Data(report.utf8), directory: "/project")
+        #expect(
+            ran == [
+                "tests.test_cart.test_total": ["shop/cart.py", "shop/tax.py"],
+                "tests.test_cart.test_empty": ["shop/cart.py"],
+                "tests/test_pay.py::test_charge": ["shop/pay.py", "shop/cart.py"],
+            ])
+    }
+
+    @Test("a report without contexts, or not coverage.py's at all, is an error saying so")
+    func malformed() {
+        #expect(throws: CoverageContexts.Malformed.self) {
+            try CoverageContexts.read(Data(#"{"files": {"a.py": {"executed_lines": [1]}}}"#.utf8), directory: "/p")
+        }
+        #expect(throws: CoverageContexts.Malformed.self) {
+            try CoverageContexts.read(Data("[1, 2]".utf8), directory: "/p")
+        }
+    }
+
+    @Test(
+        "the contexts that name a pytest id: pytest-cov's, and coverage.py's test function with and without a package")
+    func naming() {
+        #expect(
+            CoverageContexts.contexts(naming: "tests/unit/test_cart.py::TestCart::test_add[2-3]") == [
+                "tests/unit/test_cart.py::TestCart::test_add[2-3]", "tests.unit.test_cart.TestCart.test_add",
+                "test_cart.TestCart.test_add",
+            ])
+        #expect(CoverageContexts.contexts(naming: "CartTests.testAdd") == ["CartTests.testAdd"])
+    }
+}

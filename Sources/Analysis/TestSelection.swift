@@ -45,12 +45,19 @@ package struct TestSelection: Sendable {
         /// The kinds of file (extensions: `py`) whose every file the test ran is among `files` (its coverage's): a
         /// changed file of such a kind that it did not run cannot break it.
         package var covers: [String]
+        /// The lines the test ran of the files its coverage saw; a change to such a file touches the test only where
+        /// it touches those lines (or the line beside one).
+        package var lines: [String: LineSet]
 
-        package init(revision: String, files: [String], endpoints: [String], covers: [String] = []) {
+        package init(
+            revision: String, files: [String], endpoints: [String], covers: [String] = [],
+            lines: [String: LineSet] = [:]
+        ) {
             self.revision = revision
             self.files = files
             self.endpoints = endpoints
             self.covers = covers
+            self.lines = lines
         }
 
         /// Whether its coverage knows every file of `path`'s kind it ran.
@@ -145,10 +152,12 @@ package struct TestSelection: Sendable {
     }
 
     /// `changed`: the files changed since each footprint's revision, as paths from the repository's root (files a
-    /// footprint revision has no entry for: none changed). `sample`: the share of the tests left out that run all the
+    /// footprint revision has no entry for: none changed); `hunks`: by revision and file, the lines of the file at that
+    /// revision a change touched (a file without: all of it). `sample`: the share of the tests left out that run all the
     /// same, drawn with `generator`.
     package func decide<Generator: RandomNumberGenerator>(
-        _ tests: [Test], changed: [String: Set<String>], sample: Double = 0, using generator: inout Generator
+        _ tests: [Test], changed: [String: Set<String>], hunks: [String: [String: LineSet]] = [:], sample: Double = 0,
+        using generator: inout Generator
     ) -> Decision {
         // Files some footprint or test names, whatever the test: a change to one is accounted for by those tests.
         var tracked = Set<String>()
@@ -168,9 +177,10 @@ package struct TestSelection: Sendable {
         let reasons = tests.map { test in
             reason(for: test) { revision in
                 if let known = meanings[revision] { return known }
-                let meaning = Meaning(changed[revision] ?? [], rules: rules, reachable: reachable) { file in
+                var meaning = Meaning(changed[revision] ?? [], rules: rules, reachable: reachable) { file in
                     tracked.contains(file) || trackedFolders.contains { file.hasPrefix($0) }
                 }
+                meaning.hunks = hunks[revision] ?? [:]
                 meanings[revision] = meaning
                 return meaning
             }
@@ -208,7 +218,9 @@ package struct TestSelection: Sendable {
         guard let footprint = test.footprint else { return .noFootprint }
         let meaning = meaning(footprint.revision)
         if let file = meaning.everything { return .everything(file) }
-        if let file = meaning.first(touchedBy: footprint.files + test.files) { return .touches(file) }
+        if let file = meaning.first(touchedBy: footprint.files + test.files, ran: footprint.lines) {
+            return .touches(file)
+        }
         for (pattern, file) in meaning.endpoints {
             if let endpoint = footprint.endpoints.first(where: { $0 == EndpointPattern.every || pattern.matches($0) }) {
                 return .calls(endpoint: endpoint, servedBy: file)
@@ -250,10 +262,19 @@ package struct TestSelection: Sendable {
             }
         }
 
-        /// The first changed file (in sorted order) that `owned` names, itself or under a folder it names.
-        func first(touchedBy owned: [String]) -> String? {
+        /// By file, the lines a change touched (a changed file without: all of it).
+        var hunks: [String: LineSet] = [:]
+
+        /// The first changed file (in sorted order) that `owned` names, itself or under a folder it names; a file of
+        /// which `ran` has the lines the test ran, only where the change touched one of them or a line beside one.
+        func first(touchedBy owned: [String], ran: [String: LineSet] = [:]) -> String? {
             var found: String?
             for entry in owned {
+                if let lines = ran[entry], let touched = hunks[entry],
+                    !touched.ranges.contains(where: { lines.intersects(($0.lowerBound - 1)...($0.upperBound + 1)) })
+                {
+                    continue
+                }
                 let candidate: String?
                 if entry.hasSuffix("/") {
                     // The first changed path under the folder: files are sorted, so it follows the folder's name.

@@ -6,6 +6,8 @@ import PostgresNIO
 package struct StoredFootprint: Sendable, Equatable {
     package var revision: String
     package var files: [String]
+    /// The lines the test ran of each of `files` that its coverage saw (the others: the whole file).
+    package var lines: [String: LineSet]
     package var endpoints: [String]
     /// The kinds of file (extensions) whose every file the test ran is among `files`: its coverage's.
     package var covers: [String]
@@ -24,7 +26,8 @@ extension RunStore {
     /// knows all of; its endpoints are read from its exchanges in the run. A test's earlier footprint at the same
     /// revision is replaced.
     package func saveFootprints(
-        _ runID: UUID, project: String, revision: String, files: [String: [String]], covers: [String: [String]] = [:]
+        _ runID: UUID, project: String, revision: String, files: [String: [String]],
+        lines: [String: [String: LineSet]] = [:], covers: [String: [String]] = [:]
     ) async throws {
         let rows = try await database.client.query(
             """
@@ -46,19 +49,21 @@ extension RunStore {
         let fileLists = try ids.map { try json(files[$0] ?? []) }
         let endpointLists = try ids.map { try json((endpoints[$0] ?? []).sorted()) }
         let coverLists = try ids.map { try json(covers[$0] ?? []) }
+        let lineLists = try ids.map { id in try json((files[id] ?? []).map { lines[id]?[$0]?.description ?? "" }) }
         try await database.withTransaction { connection in
             try await connection.query(
                 """
-                INSERT INTO footprints (project, scenario_id, revision, run_id, files, endpoints, covers)
+                INSERT INTO footprints (project, scenario_id, revision, run_id, files, lines, endpoints, covers)
                 SELECT \(project), f.id, \(revision), \(runID),
                        ARRAY(SELECT jsonb_array_elements_text(f.files::jsonb)),
+                       ARRAY(SELECT jsonb_array_elements_text(f.lines::jsonb)),
                        ARRAY(SELECT jsonb_array_elements_text(f.endpoints::jsonb)),
                        ARRAY(SELECT jsonb_array_elements_text(f.covers::jsonb))
-                FROM unnest(\(ids)::text[], \(fileLists)::text[], \(endpointLists)::text[], \(coverLists)::text[])
-                     AS f(id, files, endpoints, covers)
+                FROM unnest(\(ids)::text[], \(fileLists)::text[], \(lineLists)::text[], \(endpointLists)::text[],
+                            \(coverLists)::text[]) AS f(id, files, lines, endpoints, covers)
                 ON CONFLICT (project, scenario_id, revision) DO UPDATE
-                SET run_id = excluded.run_id, recorded_at = now(), files = excluded.files, endpoints = excluded.endpoints,
-                    covers = excluded.covers
+                SET run_id = excluded.run_id, recorded_at = now(), files = excluded.files, lines = excluded.lines,
+                    endpoints = excluded.endpoints, covers = excluded.covers
                 """,
                 logger: database.logger)
             // Each test's newest revisions only (the selection reads no more), and none past their days.
@@ -85,7 +90,7 @@ extension RunStore {
     ) async throws -> [String: [StoredFootprint]] {
         let rows = try await database.client.query(
             """
-            SELECT scenario_id, revision, files, endpoints, covers FROM (
+            SELECT scenario_id, revision, files, lines, endpoints, covers FROM (
                 SELECT f.*, row_number() OVER (PARTITION BY f.scenario_id ORDER BY f.recorded_at DESC) AS n
                 FROM footprints f WHERE f.project = \(project) AND f.scenario_id = ANY(\(scenarioIDs))) x
             WHERE n <= \(limit)
@@ -93,11 +98,13 @@ extension RunStore {
             """,
             logger: database.logger)
         var footprints: [String: [StoredFootprint]] = [:]
-        for try await (id, revision, files, endpoints, covers) in rows.decode(
-            (String, String, [String], [String], [String]).self)
+        for try await (id, revision, files, lines, endpoints, covers) in rows.decode(
+            (String, String, [String], [String], [String], [String]).self)
         {
+            var ran: [String: LineSet] = [:]
+            for (file, text) in zip(files, lines) where !text.isEmpty { ran[file] = LineSet(Substring(text)) }
             footprints[id, default: []].append(
-                StoredFootprint(revision: revision, files: files, endpoints: endpoints, covers: covers))
+                StoredFootprint(revision: revision, files: files, lines: ran, endpoints: endpoints, covers: covers))
         }
         return footprints
     }
@@ -196,30 +203,36 @@ extension RunStore {
 }
 
 extension RunStore {
-    /// Adds to run `runID` the source files each coverage context ran (``saveFootprints``' source), kept with those a
-    /// context already had (a test run again, a batch's report read twice).
-    package func saveCoverage(_ runID: UUID, _ ran: [String: Set<String>]) async throws {
-        guard !ran.isEmpty else { return }
-        let contexts = ran.keys.sorted()
-        let encoder = JSONEncoder()
-        let files = try contexts.map { String(decoding: try encoder.encode(ran[$0]!.sorted()), as: UTF8.self) }
+    /// Adds to run `runID` the lines of each source file each coverage context ran (what ``saveFootprints`` takes),
+    /// kept with those a context already had (a test run again).
+    package func saveCoverage(_ runID: UUID, _ ran: [String: [String: LineSet]]) async throws {
+        var contexts: [String] = [], files: [String] = [], lines: [String] = []
+        for (context, ranFiles) in ran {
+            for (file, ranLines) in ranFiles {
+                contexts.append(context)
+                files.append(file)
+                lines.append(ranLines.description)
+            }
+        }
+        guard !contexts.isEmpty else { return }
         try await database.client.query(
             """
-            INSERT INTO test_coverage (run_id, context, files)
-            SELECT \(runID), c.context, ARRAY(SELECT jsonb_array_elements_text(c.files::jsonb))
-            FROM unnest(\(contexts)::text[], \(files)::text[]) AS c(context, files)
-            ON CONFLICT (run_id, context) DO UPDATE
-            SET files = ARRAY(SELECT DISTINCT f FROM unnest(test_coverage.files || excluded.files) AS f ORDER BY f)
+            INSERT INTO test_coverage (run_id, context, file, lines)
+            SELECT \(runID), c.context, c.file, c.lines
+            FROM unnest(\(contexts)::text[], \(files)::text[], \(lines)::text[]) AS c(context, file, lines)
+            ON CONFLICT (run_id, context, file) DO UPDATE SET lines = test_coverage.lines || ',' || excluded.lines
             """,
             logger: database.logger)
     }
 
-    /// The source files each coverage context of run `runID` ran.
-    package func coverage(_ runID: UUID) async throws -> [String: [String]] {
+    /// The lines of each source file each coverage context of run `runID` ran.
+    package func coverage(_ runID: UUID) async throws -> [String: [String: LineSet]] {
         let rows = try await database.client.query(
-            "SELECT context, files FROM test_coverage WHERE run_id = \(runID)", logger: database.logger)
-        var ran: [String: [String]] = [:]
-        for try await (context, files) in rows.decode((String, [String]).self) { ran[context] = files }
+            "SELECT context, file, lines FROM test_coverage WHERE run_id = \(runID)", logger: database.logger)
+        var ran: [String: [String: LineSet]] = [:]
+        for try await (context, file, lines) in rows.decode((String, String, String).self) {
+            ran[context, default: [:]][file] = LineSet(Substring(lines))
+        }
         return ran
     }
 }

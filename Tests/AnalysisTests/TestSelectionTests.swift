@@ -171,6 +171,34 @@ struct TestSelectionTests {
             ])
     }
 
+    @Test("a file whose lines a test's coverage has touches it only where the change meets them, or a line beside one")
+    func lines() {
+        let footprint = { (id: String, lines: String) in
+            TestSelection.Test(
+                id: id,
+                footprint: TestSelection.Footprint(
+                    revision: Self.revision, files: ["tests/test_\(id).py", "shop/cart.py"], endpoints: [],
+                    covers: ["py"], lines: ["shop/cart.py": LineSet(Substring(lines))!]),
+                known: true, failedRecently: false)
+        }
+        let tests = [footprint("add", "1-3,10-20"), footprint("remove", "1-3,30-40")]
+        func selected(_ hunk: String) -> [String] {
+            var random = SeededRandom(name: "lines")
+            return TestSelection(rules: Self.rules).decide(
+                tests, changed: [Self.revision: ["shop/cart.py"]],
+                hunks: [Self.revision: ["shop/cart.py": LineSet(Substring(hunk))!]], using: &random
+            ).selected.map(\.id)
+        }
+        #expect(selected("35") == ["remove"], "a line only remove ran")
+        #expect(selected("21") == ["add"], "the line after add's last")
+        #expect(selected("2") == ["add", "remove"], "import-time lines both ran")
+        #expect(selected("25-27").isEmpty, "lines neither ran")
+        var random = SeededRandom(name: "lines")
+        let whole = TestSelection(rules: Self.rules).decide(
+            tests, changed: [Self.revision: ["shop/cart.py"]], using: &random)
+        #expect(whole.selected.count == 2, "no hunks: the whole file changed")
+    }
+
     @Test("--sample runs a share of the tests left out, at least one, marked as sampled")
     func sample() {
         let tests = (0..<20).map { Self.test("t\($0)", files: ["t\($0).py"]) }

@@ -1,4 +1,5 @@
 import Foundation
+import OrchestrateModel
 import Reports
 import Testing
 
@@ -15,13 +16,26 @@ struct CoverageContextsTests {
               "../elsewhere/x.py": {"contexts": {"1": ["tests.test_cart.test_total"]}}
             }}
             """
-        let ran = try CoverageContexts.read(Data(report.utf8), directory: "/project")
+        let ran = try CoverageContexts.read(Data(report.utf8), directory: "/project").mapValues {
+            $0.mapValues(\.description)
+        }
         #expect(
             ran == [
-                "tests.test_cart.test_total": ["shop/cart.py", "shop/tax.py"],
-                "tests.test_cart.test_empty": ["shop/cart.py"],
-                "tests/test_pay.py::test_charge": ["shop/pay.py", "shop/cart.py"],
+                "tests.test_cart.test_total": ["shop/cart.py": "1-2", "shop/tax.py": "3"],
+                "tests.test_cart.test_empty": ["shop/cart.py": "1-2"],
+                "tests/test_pay.py::test_charge": ["shop/pay.py": "2", "shop/cart.py": "1"],
             ])
+    }
+
+    @Test("line sets: written as ranges and read back in any order as their union; a range meets one beside it or not")
+    func lineSets() throws {
+        let lines = LineSet(lines: [8, 1, 2, 3, 5, 2])
+        #expect(lines.description == "1-3,5,8")
+        #expect(try #require(LineSet("5,1-3,8,3-4")).description == "1-5,8")
+        #expect(LineSet("0") == nil && LineSet("3-1") == nil && LineSet("x") == nil)
+        #expect(
+            lines.intersects(4...5) && lines.intersects(8...100) && !lines.intersects(6...7) && !lines.intersects(9...9)
+        )
     }
 
     @Test("a report without contexts, or not coverage.py's at all, is an error saying so")

@@ -169,8 +169,10 @@ package struct ChangeSelection {
         footprints = footprints.filter { kept.contains($0.value.revision) }
         let (known, failing) = try await history
         let times = try await expected
-        // What changed since each footprint's revision (the same files for --changed).
+        // What changed since each footprint's revision (the same files for --changed), and where in the files the
+        // footprints have the lines of.
         var changed: [String: Set<String>] = [:]
+        var hunks: [String: [String: LineSet]] = [:]
         let revisions = Set(footprints.values.map(\.revision))
         switch change {
         case .files(let files):
@@ -187,10 +189,13 @@ package struct ChangeSelection {
             let untracked =
                 revisions.isEmpty
                 ? [] : try await Self.paths(["ls-files", "-z", "--others", "--exclude-standard"], in: root)
+            let covered = Set(footprints.values.flatMap(\.lines.keys))
             for revision in revisions {
-                changed[revision] = try await Self.paths(
-                    ["diff", "--name-only", "-z", "--no-renames", "--ignore-submodules=none", revision, "--"], in: root
-                ).union(untracked)
+                let files = try await Self.paths(
+                    ["diff", "--name-only", "-z", "--no-renames", "--ignore-submodules=none", revision, "--"], in: root)
+                changed[revision] = files.union(untracked)
+                let wanted = files.intersection(covered)
+                if !wanted.isEmpty { hunks[revision] = await Self.hunks(since: revision, of: wanted, in: root) }
             }
         }
         let owned = Self.ownPaths(settings: settings, root: root)
@@ -202,14 +207,16 @@ package struct ChangeSelection {
                 id: scenario.id,
                 footprint: footprints[scenario.id].map {
                     TestSelection.Footprint(
-                        revision: $0.revision, files: $0.files, endpoints: $0.endpoints, covers: $0.covers)
+                        revision: $0.revision, files: $0.files, endpoints: $0.endpoints, covers: $0.covers,
+                        lines: $0.lines)
                 },
                 known: known.contains(scenario.id), failedRecently: failing.contains(scenario.id),
                 expectedMilliseconds: times[scenario.id], files: own.files, opaque: own.opaque)
         }
         var generator = SystemRandomNumberGenerator()
         return Found(
-            decision: TestSelection(rules: rules).decide(tests, changed: changed, sample: sample, using: &generator),
+            decision: TestSelection(rules: rules).decide(
+                tests, changed: changed, hunks: hunks, sample: sample, using: &generator),
             label: label, base: base.map { String($0.prefix(10)) } ?? "HEAD", footprints: !footprints.isEmpty,
             files: changed.values.reduce(into: Set<String>()) { $0.formUnion($1) }.count)
     }
@@ -272,18 +279,25 @@ package struct ChangeSelection {
         let ran = try await runs.coverage(report.runID)
         let prefix = relative(real(settings.directory), to: root).map { $0.isEmpty ? "" : $0 + "/" } ?? ""
         var files: [String: [String]] = [:]
+        var lines: [String: [String: LineSet]] = [:]
         var covers: [String: [String]] = [:]
         for entry in report.scenarios where entry.result != .pending {
             let id = entry.scenario.id
             let own = owned(entry.scenario).files
             files[id] = own
-            let covered = CoverageContexts.contexts(naming: id).compactMap { ran[$0] }
+            var covered: [String: LineSet] = [:]
+            for context in CoverageContexts.contexts(naming: id) {
+                for (file, ranLines) in ran[context] ?? [:] {
+                    covered[prefix + file] = LineSet(ranges: (covered[prefix + file]?.ranges ?? []) + ranLines.ranges)
+                }
+            }
             guard !covered.isEmpty else { continue }
-            files[id] = own + Set(covered.joined().map { prefix + $0 }).subtracting(own).sorted()
+            files[id] = own + Set(covered.keys).subtracting(own).sorted()
+            lines[id] = covered.filter { !own.contains($0.key) }
             covers[id] = ["py"]
         }
         try await runs.saveFootprints(
-            report.runID, project: settings.project, revision: revision, files: files, covers: covers)
+            report.runID, project: settings.project, revision: revision, files: files, lines: lines, covers: covers)
     }
 
     /// A test's own files (``ownFiles(of:directory:configPath:cassette:)``) from the repository's `root`, and
@@ -324,6 +338,42 @@ package struct ChangeSelection {
         }
         existing(cassette)
         return files
+    }
+
+    /// By file of `files`, the lines of it at `revision` that the change up to the work tree touched (`git diff -U0`'s
+    /// hunks: a changed range, or for lines added, the line they follow); a file whose hunks cannot be read (a name
+    /// git quotes, a diff too long) has none, so all of it counts as touched.
+    static func hunks(since revision: String, of files: Set<String>, in root: String) async -> [String: LineSet] {
+        guard
+            let diff = await git(
+                [
+                    "diff", "-U0", "--no-renames", "--no-color", "--no-ext-diff", "--ignore-submodules=none", revision,
+                    "--",
+                ]
+                    + files.sorted(), in: root, maximumBytes: 64 << 20)
+        else { return [:] }
+        return parseHunks(diff).filter { files.contains($0.key) }
+    }
+
+    /// `git diff -U0`'s hunks, by the file's old path: `@@ -a,b +c,d @@` touches lines a…a+b-1 of it, or line a when it
+    /// adds lines after it (b = 0).
+    package static func parseHunks(_ diff: String) -> [String: LineSet] {
+        var ranges: [String: [ClosedRange<Int>]] = [:]
+        var file: String?
+        for line in diff.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("diff --git ") {
+                file = nil
+            } else if line.hasPrefix("--- a/") {
+                file = String(line.dropFirst(6))
+            } else if line.hasPrefix("@@ -"), let file {
+                let old = line.dropFirst(4).prefix { $0 != " " }.split(separator: ",")
+                guard let start = old.first.flatMap({ Int($0) }) else { continue }
+                let count = old.count > 1 ? Int(old[1]) ?? 1 : 1
+                let first = max(start, 1)
+                ranges[file, default: []].append(count == 0 ? first...first : first...(first + count - 1))
+            }
+        }
+        return ranges.mapValues { LineSet(ranges: $0) }
     }
 
     /// The paths a git command lists with `-z`, from the repository's root; what git cannot list is a

@@ -1,4 +1,5 @@
 import Foundation
+import OrchestrateModel
 
 /// coverage.py's JSON report with contexts (`coverage json --show-contexts`), as a test's process leaves it in its
 /// artifacts folder: the source files each test ran. A test's context is named as pytest-cov names it
@@ -14,39 +15,39 @@ package enum CoverageContexts {
         package var description: String
     }
 
-    /// By context (its phase after `|` dropped), the files each ran, as paths relative to `directory` (where the process
-    /// ran); files outside it (installed packages) are left out, and so is a path that climbs out of it. What ran
-    /// outside any test (the empty context: modules' import-time code, `conftest.py`, an `__init__.py`) is counted for
-    /// every test of the report: each of them ran after it, in the same process. Throws ``Malformed`` when `data` is not
-    /// such a report.
-    package static func read(_ data: Data, directory: String) throws -> [String: Set<String>] {
+    /// By context (its phase after `|` dropped), the files each ran and their lines, as paths relative to `directory`
+    /// (where the process ran); files outside it (installed packages) are left out, and so is a path that climbs out of
+    /// it. What ran outside any test (the empty context: modules' import-time code such as `def` lines, `conftest.py`,
+    /// an `__init__.py`) is counted for every test of the report: each of them ran after it, in the same process.
+    /// Throws ``Malformed`` when `data` is not such a report.
+    package static func read(_ data: Data, directory: String) throws -> [String: [String: LineSet]] {
         guard let report = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
             let files = report["files"] as? [String: Any]
         else { throw Malformed(description: "not coverage.py's JSON report (no \"files\")") }
         let folder = directory.hasSuffix("/") ? directory : directory + "/"
-        var ran: [String: Set<String>] = [:]
-        var everyTest = Set<String>()
+        var ran: [String: [String: [Int]]] = [:]
+        var everyTest: [String: [Int]] = [:]
         for (path, entry) in files {
             guard let relative = relative(path, to: folder) else { continue }
             guard let entry = entry as? [String: Any], let contexts = entry["contexts"] as? [String: Any] else {
                 throw Malformed(description: "no contexts for \(path): write it with coverage json --show-contexts")
             }
-            var named = Set<String>()
-            for case let lines as [Any] in contexts.values {
-                for case let context as String in lines { named.insert(context) }
-            }
-            for context in named {
-                let test = String(context.prefix { $0 != "|" })
-                guard test.utf8.count <= 4096 else { continue }
-                if test.isEmpty {
-                    everyTest.insert(relative)
-                } else {
-                    ran[test, default: []].insert(relative)
+            for (lineText, names) in contexts {
+                guard let line = Int(lineText), line > 0, let names = names as? [Any] else { continue }
+                for case let context as String in names {
+                    let test = String(context.prefix { $0 != "|" })
+                    guard test.utf8.count <= 4096 else { continue }
+                    if test.isEmpty {
+                        everyTest[relative, default: []].append(line)
+                    } else {
+                        ran[test, default: [:]][relative, default: []].append(line)
+                    }
                 }
             }
         }
-        for test in ran.keys { ran[test]!.formUnion(everyTest) }
-        return ran
+        return ran.mapValues { files in
+            files.merging(everyTest) { $0 + $1 }.mapValues { LineSet(lines: $0) }
+        }
     }
 
     /// The contexts that may name test `id` (pytest's `tests/test_cart.py::TestCart::test_pay[1]`): the id itself, and

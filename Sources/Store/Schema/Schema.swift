@@ -633,9 +633,10 @@ enum Schema {
 
     /// Version 28: selection from footprints. What each test touched on its last run at a clean git revision
     /// (`footprints`: its own files, its feature file, its cassette and the source files it ran, as paths from the
-    /// repository's root; the endpoints of its exchanges as `GET api.x.test/v1/carts/{id}`; `covers`: the kinds of
-    /// file, by extension, its coverage knows them all of), one row per test and revision; the source files each test
-    /// of a run ran, by the coverage context that names it (`test_coverage`, from coverage.py's report); the tests a run
+    /// repository's root, with the lines it ran of each source file (`lines`, beside `files`: `1-5,8`, empty for a
+    /// whole file); the endpoints of its exchanges as `GET api.x.test/v1/carts/{id}`; `covers`: the kinds of file, by
+    /// extension, its coverage knows them all of), one row per test and revision; the lines of each source file each
+    /// test of a run ran, by the coverage context that names it (`test_coverage`, from coverage.py's report); the tests a run
     /// left out and why (`run_skips`, with the time history expected of them); what chose the run's tests
     /// (`runs.selection`), and the tests it ran only as a sample of those it would have left out
     /// (`run_scenarios.sampled`: their failures are the selection's misses).
@@ -647,6 +648,7 @@ enum Schema {
             run_id uuid NOT NULL,
             recorded_at timestamptz NOT NULL DEFAULT now(),
             files text[] NOT NULL DEFAULT '{}',
+            lines text[] NOT NULL DEFAULT '{}',
             endpoints text[] NOT NULL DEFAULT '{}',
             covers text[] NOT NULL DEFAULT '{}',
             PRIMARY KEY (project, scenario_id, revision)
@@ -654,8 +656,9 @@ enum Schema {
         CREATE TABLE test_coverage (
             run_id uuid NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
             context text NOT NULL,
-            files text[] NOT NULL,
-            PRIMARY KEY (run_id, context)
+            file text NOT NULL,
+            lines text NOT NULL,
+            PRIMARY KEY (run_id, context, file)
         );
         CREATE INDEX footprints_recorded ON footprints (recorded_at);
         CREATE TABLE run_skips (

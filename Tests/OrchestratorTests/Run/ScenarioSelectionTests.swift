@@ -53,3 +53,32 @@ struct ScenarioSelectionTests {
         #expect(throws: UsageError.self) { try ids(["Features/pay.feature:99"]) }
     }
 }
+
+@Suite("git's hunks as the lines a change touched")
+struct HunkTests {
+    @Test("changed ranges by the old file's lines; added lines as the line they follow; files by their old path")
+    func hunks() {
+        let diff = """
+            diff --git a/shop/cart.py b/shop/cart.py
+            index 1..2 100644
+            --- a/shop/cart.py
+            +++ b/shop/cart.py
+            @@ -3,2 +3,3 @@ def total(items):
+            -    return sum(items)
+            +    return sum(items) + 0
+            @@ -10,0 +12,2 @@ def more():
+            +    pass
+            @@ -20 +22 @@
+            -x
+            +y
+            diff --git a/shop/new.py b/shop/new.py
+            new file mode 100644
+            --- /dev/null
+            +++ b/shop/new.py
+            @@ -0,0 +1,2 @@
+            +a
+            """
+        let hunks = ChangeSelection.parseHunks(diff).mapValues(\.description)
+        #expect(hunks == ["shop/cart.py": "3-4,10,20"])
+    }
+}

@@ -17,7 +17,7 @@ struct TestCoverage: AttemptHooks {
 
     func attemptWasKept(_ attempt: ClaimedAttempt, result: AttemptResult) async {
         guard let folder = result.folder else { return }
-        let read = await blockingOffPool { () -> Result<[String: Set<String>], any Error>? in
+        let read = await blockingOffPool { () -> Result<[String: [String: LineSet]], any Error>? in
             // A file of its own in the folder, never through a link.
             guard let handle = try? FolderHandle(opening: folder),
                 case .file = handle.kind(of: CoverageContexts.fileName)

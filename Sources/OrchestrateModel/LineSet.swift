@@ -1,0 +1,62 @@
+/// Line numbers of a file as sorted, disjoint ranges, written `1-5,8,10-12`: the lines a test ran, the lines a change
+/// touched.
+package struct LineSet: Sendable, Hashable, CustomStringConvertible {
+    package private(set) var ranges: [ClosedRange<Int>]
+
+    package init<Lines: Sequence<Int>>(lines: Lines) {
+        var ranges: [ClosedRange<Int>] = []
+        for line in Set(lines).sorted() where line > 0 {
+            if let last = ranges.last, last.upperBound + 1 == line {
+                ranges[ranges.count - 1] = last.lowerBound...line
+            } else {
+                ranges.append(line...line)
+            }
+        }
+        self.ranges = ranges
+    }
+
+    package init(ranges: [ClosedRange<Int>]) {
+        var merged: [ClosedRange<Int>] = []
+        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) where range.upperBound > 0 {
+            let range = max(range.lowerBound, 1)...range.upperBound
+            if let last = merged.last, range.lowerBound <= last.upperBound + 1 {
+                merged[merged.count - 1] = last.lowerBound...max(last.upperBound, range.upperBound)
+            } else {
+                merged.append(range)
+            }
+        }
+        self.ranges = merged
+    }
+
+    /// `nil` when `text` is not ranges as ``description`` writes them (in any order: two sets written one after the
+    /// other read as their union).
+    package init?(_ text: Substring) {
+        var ranges: [ClosedRange<Int>] = []
+        for part in text.split(separator: ",") {
+            let bounds = part.split(separator: "-", maxSplits: 1)
+            guard let low = bounds.first.flatMap({ Int($0) }), low > 0 else { return nil }
+            let high = bounds.count == 2 ? Int(bounds[1]) : low
+            guard let high, high >= low else { return nil }
+            ranges.append(low...high)
+        }
+        self.init(ranges: ranges)
+    }
+
+    package var description: String {
+        ranges.map { $0.lowerBound == $0.upperBound ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)" }
+            .joined(separator: ",")
+    }
+
+    package var isEmpty: Bool { ranges.isEmpty }
+
+    /// Whether any of its lines is in `range` (a binary search).
+    package func intersects(_ range: ClosedRange<Int>) -> Bool {
+        var low = ranges.startIndex
+        var high = ranges.endIndex
+        while low < high {
+            let middle = (low + high) / 2
+            if ranges[middle].upperBound < range.lowerBound { low = middle + 1 } else { high = middle }
+        }
+        return low < ranges.endIndex && ranges[low].lowerBound <= range.upperBound
+    }
+}

@@ -2,7 +2,7 @@
 # orchestrate's benchmarks. Each figure is a ratio against a peer measured in the same run, on the
 # same machine, so a noisy machine moves both sides. Usage: Benchmarks/run.sh path/to/orchestrate
 # (orchestrate-bench, the drivers of (d) and (e), sits beside it in the build folder).
-# BENCH=cd Benchmarks/run.sh … runs only the sections named (a b c d e f g i; default all).
+# BENCH=cd Benchmarks/run.sh … runs only the sections named (a b c d e f g i s; default all).
 set -euo pipefail
 BIN=${1:?usage: Benchmarks/run.sh path/to/orchestrate}
 DRIVER="$(dirname "$BIN")/orchestrate-bench"
@@ -26,10 +26,10 @@ export ORCHESTRATE_DATABASE_URL
 ORCHESTRATE_DATABASE_URL=$(cd "$WORK/dispatch" && "$BIN" db url)
 ( cd "$WORK/dispatch" && unset ORCHESTRATE_DATABASE_URL && "$BIN" db migrate >/dev/null )
 
-BENCH=${BENCH:-abcdefgi}
+BENCH=${BENCH:-abcdefgis}
 want() { case "$BENCH" in *$1*) return 0;; *) return 1;; esac; }
 median() { python3 -c "import statistics, sys; print(f'{statistics.median(map(float, sys.argv[1:])):.2f}')" "$@"; }
-suite_ratio=-; yams_first=-; graphql_ratio=-; graphql_first=-; attrs_ratio=-; attrs_first=-; slowest_panel=-; queue_ratio=-; dispatch_ratio=-; makespan_ratio=-; mock_ratio=-; on_p99=-; cpu_ratio=-; ingest_ratio=-; slowest_query=-; thousand_ratio=-; thousand_direct=-; thousand_p99=-
+suite_ratio=-; yams_first=-; graphql_ratio=-; graphql_first=-; attrs_ratio=-; attrs_first=-; slowest_panel=-; queue_ratio=-; dispatch_ratio=-; makespan_ratio=-; mock_ratio=-; on_p99=-; cpu_ratio=-; ingest_ratio=-; slowest_query=-; thousand_ratio=-; thousand_direct=-; thousand_p99=-; selection_caught=-; selection_saved=-
 
 if want a; then
 echo "== (a) dispatch overhead: 2,000 scenarios of 'true', 8 workers, vs xargs -P 8 running the same commands"
@@ -406,6 +406,14 @@ real_suite attrs "$A" "$pytest_list" env PYTHONDONTWRITEBYTECODE=1 python3 -m py
 attrs_ratio=$second_ratio attrs_first=$first_ratio
 fi
 
+if want s; then
+echo "== (s) run --changed-since: toolz's releases from PyPI as commits, each with 4 seeded mutants; selected run vs full run"
+python3 -u "$ROOT/Benchmarks/selection.py" "$BIN" "$WORK/selection" 4 | tee "$WORK/selection.log"
+selection_line=$(tail -1 "$WORK/selection.log")
+selection_caught=$(python3 -c "import json, sys; r = json.loads(sys.argv[1]); print(f\"{r['caught']} of {r['failures']}\")" "$selection_line")
+selection_saved=$(python3 -c "import json, sys; r = json.loads(sys.argv[1]); print(f\"{100 * (1 - r['selected_seconds'] / r['full_seconds']):.0f}% of the time, {100 * (1 - r['tests_run'] / r['tests_all']):.0f}% of the tests\")" "$selection_line")
+fi
+
 echo
 echo "summary: dispatch ${dispatch_ratio}x xargs (<= 1.5), makespan ${makespan_ratio}x lower bound (<= 1.10),"
 echo "         mock server ${mock_ratio}x nginx with logging, p99 ${on_p99} ms (>= 0.5, <= 5 ms), CPU efficiency ${cpu_ratio}x nginx's (aim 0.8),"
@@ -414,3 +422,4 @@ echo "         history queries on 1M attempts: slowest ${slowest_query} ms (< 30
 echo "         real suites with history (first run): XCTest ${suite_ratio}x (${yams_first}x), Swift Testing ${graphql_ratio}x (${graphql_first}x),"
 echo "         pytest ${attrs_ratio}x (${attrs_first}x) their runner's own parallel mode (<= 1.0, aim 0.8; first run <= 1.3),"
 echo "         1000 slots through pgbouncer ${thousand_ratio}x 32 slots' attempts/s (straight ${thousand_direct}x; >= 0.8), claim p99 ${thousand_p99} (< 100 ms)"
+echo "         selection: new failures caught ${selection_caught} (aim all), saving ${selection_saved}"

@@ -57,11 +57,12 @@ assert version('gherkin-official') == '$gherkin_official'" >/dev/null 2>&1; then
   packages="haralyzer junitparser kubernetes-validate grafana-foundation-sdk pytest behave markdown-it-py coverage gherkin-official==$gherkin_official"
   python3 -m pip install -q $packages 2>/dev/null || python3 -m pip install -q --break-system-packages $packages
 fi
-# The benchmarks' real suites: pytest with pytest-xdist (the peer's own parallel mode) and hypothesis (attrs' tests).
-if [ "${1:-}" = bench ] && ! python3 -c "import pytest, xdist, hypothesis" >/dev/null 2>&1; then
-  echo "installing: pytest pytest-xdist hypothesis (PyPI)"
-  python3 -m pip install -q pytest pytest-xdist hypothesis 2>/dev/null \
-    || python3 -m pip install -q --break-system-packages pytest pytest-xdist hypothesis
+# The benchmarks' real suites: pytest with pytest-xdist (the peer's own parallel mode), hypothesis (attrs' tests) and
+# coverage (the selection's footprints, (s)).
+if [ "${1:-}" = bench ] && ! python3 -c "import pytest, xdist, hypothesis, coverage" >/dev/null 2>&1; then
+  echo "installing: pytest pytest-xdist hypothesis coverage (PyPI)"
+  python3 -m pip install -q pytest pytest-xdist hypothesis coverage 2>/dev/null \
+    || python3 -m pip install -q --break-system-packages pytest pytest-xdist hypothesis coverage
 fi
 # initdb and postgres refuse to run as root: as root, orchestrate runs them as the 'postgres' user.
 if [ "$(id -u)" = 0 ] && ! id postgres >/dev/null 2>&1; then

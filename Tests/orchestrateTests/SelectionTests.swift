@@ -51,6 +51,14 @@ struct SelectionTests {
         try directory.write(".gitignore", ".orchestrate/\n__pycache__/\n*.stdout\n*.stderr\n*.xml\n")
     }
 
+    /// git in the test's repository, as someone who commits there.
+    static func git(_ arguments: [String], cli: OrchestrateCLI) async throws {
+        let result = try await cli.run(
+            ["-c", "user.email=t@example.test", "-c", "user.name=t"] + arguments, name: "git",
+            executable: "/usr/bin/git")
+        #expect(result.exitCode == 0, "git \(arguments): \(result.stderr)")
+    }
+
     @Test(
         "a run at a clean revision records footprints; --changed-since runs what the change can break and says what it left out"
     )
@@ -60,12 +68,7 @@ struct SelectionTests {
                 try Self.project(directory, upstream: upstream)
                 let cli = OrchestrateCLI(
                     directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
-                func git(_ arguments: String...) async throws {
-                    let result = try await cli.run(
-                        ["-c", "user.email=t@example.test", "-c", "user.name=t"] + arguments, name: "git",
-                        executable: "/usr/bin/git")
-                    #expect(result.exitCode == 0, "git \(arguments): \(result.stderr)")
-                }
+                func git(_ arguments: String...) async throws { try await Self.git(arguments, cli: cli) }
                 func run(_ arguments: String...) async throws -> OrchestrateCLI.Result {
                     try await cli.run(["run", "--progress", "none"] + arguments)
                 }
@@ -260,12 +263,7 @@ struct SelectionTests {
                 """)
             let cli = OrchestrateCLI(
                 directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
-            func git(_ arguments: String...) async throws {
-                let result = try await cli.run(
-                    ["-c", "user.email=t@example.test", "-c", "user.name=t"] + arguments, name: "git",
-                    executable: "/usr/bin/git")
-                #expect(result.exitCode == 0, "git \(arguments): \(result.stderr)")
-            }
+            func git(_ arguments: String...) async throws { try await Self.git(arguments, cli: cli) }
             try await git("init", "-q")
             try await git("add", "-A")
             try await git("commit", "-qm", "first")

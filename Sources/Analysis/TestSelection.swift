@@ -46,7 +46,7 @@ package struct TestSelection: Sendable {
         /// changed file of such a kind that it did not run cannot break it.
         package var covers: [String]
         /// The lines the test ran of the files its coverage saw; a change to such a file touches the test only where
-        /// it touches those lines (or the line beside one).
+        /// it reaches those lines (``Meaning/reach(_:statements:)``).
         package var lines: [String: LineSet]
 
         package init(
@@ -172,6 +172,14 @@ package struct TestSelection: Sendable {
             called.contains(EndpointPattern.every)
                 || source.endpoints.contains { pattern in called.contains(where: pattern.matches) }
         }
+        // The lines some test ran, by revision and file: where coverage saw a statement start (a statement that spans
+        // lines is reported on its first).
+        var statements: [String: [String: [ClosedRange<Int>]]] = [:]
+        for footprint in tests.compactMap(\.footprint) {
+            for (file, lines) in footprint.lines {
+                statements[footprint.revision, default: [:]][file, default: []] += lines.ranges
+            }
+        }
         // What each distinct change means, worked out once per revision.
         var meanings: [String: Meaning] = [:]
         let reasons = tests.map { test in
@@ -180,7 +188,7 @@ package struct TestSelection: Sendable {
                 var meaning = Meaning(changed[revision] ?? [], rules: rules, reachable: reachable) { file in
                     tracked.contains(file) || trackedFolders.contains { file.hasPrefix($0) }
                 }
-                meaning.hunks = hunks[revision] ?? [:]
+                meaning.reach(hunks[revision] ?? [:], statements: statements[revision] ?? [:])
                 meanings[revision] = meaning
                 return meaning
             }
@@ -262,17 +270,29 @@ package struct TestSelection: Sendable {
             }
         }
 
-        /// By file, the lines a change touched (a changed file without: all of it).
-        var hunks: [String: LineSet] = [:]
+        /// By file, the lines a test must have run for a change to touch it (a changed file without: any line).
+        var reached: [String: [ClosedRange<Int>]] = [:]
+
+        /// Each hunk `a…b` (``TestSelection/decide(_:changed:hunks:sample:using:)``) reaches from the line before it,
+        /// or from the start of the statement it may be part of (the last line at or before `a` that some test ran,
+        /// `statements`), to the line after it: a test that ran none of those lines ran none of what changed.
+        mutating func reach(_ hunks: [String: LineSet], statements: [String: [ClosedRange<Int>]]) {
+            for (file, touched) in hunks {
+                let starts = LineSet(ranges: statements[file] ?? [])
+                reached[file] = touched.ranges.map { hunk in
+                    min(
+                        hunk.lowerBound - 1, starts.last(atOrBefore: hunk.lowerBound) ?? hunk.lowerBound)...(hunk
+                        .upperBound + 1)
+                }
+            }
+        }
 
         /// The first changed file (in sorted order) that `owned` names, itself or under a folder it names; a file of
-        /// which `ran` has the lines the test ran, only where the change touched one of them or a line beside one.
+        /// which `ran` has the lines the test ran, only where the change reaches one of them (``reach(_:statements:)``).
         func first(touchedBy owned: [String], ran: [String: LineSet] = [:]) -> String? {
             var found: String?
             for entry in owned {
-                if let lines = ran[entry], let touched = hunks[entry],
-                    !touched.ranges.contains(where: { lines.intersects(($0.lowerBound - 1)...($0.upperBound + 1)) })
-                {
+                if let lines = ran[entry], let touched = reached[entry], !touched.contains(where: lines.intersects) {
                     continue
                 }
                 let candidate: String?

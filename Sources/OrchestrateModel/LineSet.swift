@@ -49,6 +49,18 @@ package struct LineSet: Sendable, Hashable, CustomStringConvertible {
 
     package var isEmpty: Bool { ranges.isEmpty }
 
+    /// Its last line at or before `line`, if any (a binary search).
+    package func last(atOrBefore line: Int) -> Int? {
+        var low = ranges.startIndex
+        var high = ranges.endIndex
+        while low < high {
+            let middle = (low + high) / 2
+            if ranges[middle].lowerBound <= line { low = middle + 1 } else { high = middle }
+        }
+        guard low > ranges.startIndex else { return nil }
+        return min(ranges[low - 1].upperBound, line)
+    }
+
     /// Whether any of its lines is in `range` (a binary search).
     package func intersects(_ range: ClosedRange<Int>) -> Bool {
         var low = ranges.startIndex

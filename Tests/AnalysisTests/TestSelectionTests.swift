@@ -171,7 +171,9 @@ struct TestSelectionTests {
             ])
     }
 
-    @Test("a file whose lines a test's coverage has touches it only where the change meets them, or a line beside one")
+    @Test(
+        "a file whose lines a test's coverage has touches it only where the change reaches them: the line beside a hunk, or the statement it may be part of"
+    )
     func lines() {
         let footprint = { (id: String, lines: String) in
             TestSelection.Test(
@@ -181,7 +183,8 @@ struct TestSelectionTests {
                     covers: ["py"], lines: ["shop/cart.py": LineSet(Substring(lines))!]),
                 known: true, failedRecently: false)
         }
-        let tests = [footprint("add", "1-3,10-20"), footprint("remove", "1-3,30-40")]
+        // remove's statement on line 30 spans lines 30-34: coverage reports its first line only.
+        let tests = [footprint("add", "1-3,10-20"), footprint("remove", "1-3,30,35-40")]
         func selected(_ hunk: String) -> [String] {
             var random = SeededRandom(name: "lines")
             return TestSelection(rules: Self.rules).decide(
@@ -192,7 +195,8 @@ struct TestSelectionTests {
         #expect(selected("35") == ["remove"], "a line only remove ran")
         #expect(selected("21") == ["add"], "the line after add's last")
         #expect(selected("2") == ["add", "remove"], "import-time lines both ran")
-        #expect(selected("25-27").isEmpty, "lines neither ran")
+        #expect(selected("33") == ["remove"], "inside the statement remove ran from line 30")
+        #expect(selected("25-27") == ["add"], "lines no test ran: the statement before them may span them")
         var random = SeededRandom(name: "lines")
         let whole = TestSelection(rules: Self.rules).decide(
             tests, changed: [Self.revision: ["shop/cart.py"]], using: &random)

@@ -23,6 +23,14 @@ struct RunExecution {
     var metrics: RunMetrics?
     /// Where results are kept that the queue never recorded (it stopped answering), for the run taken up again.
     var pending: PendingResults?
+    /// Why this host's slots were stopped for failing fast (`run --fail-fast`), once they were: a stop that is not a
+    /// signal's.
+    let failedFast = FailFastStop()
+
+    /// Set by the fail-fast watcher before it stops the slots; read when they have.
+    final class FailFastStop: Sendable {
+        let reason = Mutex<String?>(nil)
+    }
 
     /// Where attempts leave what is kept of them.
     var attemptsDirectory: String { "\(settings.directory)/.orchestrate/runs" }
@@ -102,8 +110,11 @@ struct RunExecution {
                     try? await Task.sleep(for: .seconds(1))
                 }
             } : nil
-        let failFast = Task { [runs = RunStore(database: database), runID = planned.runID, output] in
-            await Self.failFast(runID, runs: runs, output: output) { coordinator.requestStop() }
+        let failFast = Task { [runs = RunStore(database: database), runID = planned.runID, output, failedFast] in
+            await Self.failFast(runID, runs: runs, output: output) { reason in
+                failedFast.reason.withLock { $0 = reason }
+                coordinator.requestStop()
+            }
         }
         defer { failFast.cancel() }
         let outcome: CoordinatorOutcome
@@ -133,11 +144,11 @@ struct RunExecution {
     }
 
     /// `run --fail-fast N` on every host: every half second, the run's genuine failures against its limit; the first
-    /// host to count N stops the run, and every host that sees it stopped calls `stop` (its running attempts end, it
-    /// claims nothing more). A run that does not fail fast is asked once; a read that fails skips a beat.
+    /// host to count N stops the run, and every host that sees it stopped calls `stop` with why (its running attempts
+    /// end, it claims nothing more). A run that does not fail fast is asked once; a read that fails skips a beat.
     static func failFast(
         _ runID: UUID, runs: RunStore, output: any RunOutput, every interval: Duration = .milliseconds(500),
-        stop: () -> Void
+        stop: (String) -> Void
     ) async {
         while !Task.isCancelled {
             if let state = try? await runs.failFast(runID) {
@@ -149,7 +160,7 @@ struct RunExecution {
                 }
                 if let stopped {
                     output.note("stopping the run on every host: \(stopped)")
-                    stop()
+                    stop(stopped)
                     return
                 }
             }

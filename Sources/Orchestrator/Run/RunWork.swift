@@ -5,6 +5,7 @@ import Logging
 import MockServer
 import OrchestrateModel
 import Store
+import Synchronization
 import UnixSignals
 
 #if canImport(Glibc)
@@ -217,8 +218,8 @@ struct RunWork {
             pending: pending)
         var interrupted = try await execution.execute() == .interrupted
         // Stopped for failing fast (here or on another host), not by a signal: what is queued is not run, and the run
-        // is judged with it as not run.
-        let stopped = interrupted ? try await runs.failFast(planned.runID).stopped : nil
+        // is judged with it as not run. (A signal's stop asks the database nothing more: it may be what failed.)
+        let stopped = interrupted ? execution.failedFast.reason.withLock { $0 } : nil
         if stopped != nil {
             try await runs.dropQueued(planned.runID)
             interrupted = false

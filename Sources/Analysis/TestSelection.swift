@@ -42,8 +42,9 @@ package struct TestSelection: Sendable {
         package var revision: String
         package var files: [String]
         package var endpoints: [String]
-        /// The kinds of file (extensions: `py`) whose every file the test ran is among `files` (its coverage's): a
-        /// changed file of such a kind that it did not run cannot break it.
+        /// The kinds of file (extensions: `py`) its coverage measured: a changed file of such a kind that coverage
+        /// measured (another footprint has its lines) and this one lacks, its test did not run. A changed file that no
+        /// coverage measured is untracked for every test.
         package var covers: [String]
         /// The lines the test ran of the files its coverage saw; a change to such a file touches the test only where
         /// it reaches those lines (``Meaning/reach(_:statements:)``).
@@ -159,11 +160,20 @@ package struct TestSelection: Sendable {
         _ tests: [Test], changed: [String: Set<String>], hunks: [String: [String: LineSet]] = [:], sample: Double = 0,
         using generator: inout Generator
     ) -> Decision {
-        // Files some footprint or test names, whatever the test: a change to one is accounted for by those tests.
+        // Files some footprint or test names as its own, whatever the test: a change to one is accounted for by those
+        // tests. Files only coverage names (`covered`) are accounted for only to tests whose coverage knows their kind.
         var tracked = Set<String>()
         var trackedFolders: [String] = []
-        for file in tests.compactMap(\.footprint).flatMap(\.files) + tests.flatMap(\.files) {
-            if file.hasSuffix("/") { trackedFolders.append(file) } else { tracked.insert(file) }
+        var covered = Set<String>()
+        for test in tests {
+            // A footprint's own files are those its coverage did not add (they have no lines).
+            let own =
+                test.files
+                + (test.footprint.map { footprint in footprint.files.filter { footprint.lines[$0] == nil } } ?? [])
+            for file in own {
+                if file.hasSuffix("/") { trackedFolders.append(file) } else { tracked.insert(file) }
+            }
+            if let footprint = test.footprint { covered.formUnion(footprint.lines.keys) }
         }
         // Every endpoint some footprint called: a mapping whose patterns match none of them cannot say which tests a
         // file it names serves, so a change to that file is one no footprint tracks.
@@ -185,9 +195,10 @@ package struct TestSelection: Sendable {
         let reasons = tests.map { test in
             reason(for: test) { revision in
                 if let known = meanings[revision] { return known }
-                var meaning = Meaning(changed[revision] ?? [], rules: rules, reachable: reachable) { file in
-                    tracked.contains(file) || trackedFolders.contains { file.hasPrefix($0) }
-                }
+                var meaning = Meaning(
+                    changed[revision] ?? [], rules: rules, reachable: reachable,
+                    owned: { file in tracked.contains(file) || trackedFolders.contains { file.hasPrefix($0) } },
+                    covered: covered.contains)
                 meaning.reach(hunks[revision] ?? [:], statements: statements[revision] ?? [:])
                 meanings[revision] = meaning
                 return meaning
@@ -234,7 +245,9 @@ package struct TestSelection: Sendable {
                 return .calls(endpoint: endpoint, servedBy: file)
             }
         }
-        if let file = meaning.untracked.first(where: { !footprint.covers($0) }) { return .untracked(file) }
+        if let file = meaning.untracked.first ?? meaning.coveredOnly.first(where: { !footprint.covers($0) }) {
+            return .untracked(file)
+        }
         // A test that names no file of its own (a command in orchestrate.yml) may run any file that changed.
         if test.opaque, let file = meaning.relevant { return .opaque(file) }
         return nil
@@ -249,11 +262,17 @@ package struct TestSelection: Sendable {
         var endpoints: [(EndpointPattern, String)] = []
         /// The changed files no footprint names and no mapping serves, sorted.
         var untracked: [String] = []
+        /// The changed files only coverage names (no test as its own), unmapped, sorted: a test whose coverage does
+        /// not know their kind may run them unseen.
+        var coveredOnly: [String] = []
         /// The first changed file that is neither ignored nor only a server's (what an opaque test may depend on).
         var relevant: String?
 
         /// `reachable`: for each of the rules' sources, whether any footprint called an endpoint it serves.
-        init(_ changed: Set<String>, rules: Rules, reachable: [Bool], tracked: (String) -> Bool) {
+        init(
+            _ changed: Set<String>, rules: Rules, reachable: [Bool], owned: (String) -> Bool,
+            covered: (String) -> Bool
+        ) {
             self.changed = changed
             files = changed.sorted()
             everything = files.first { file in rules.everything.contains { $0.matches(file) } }
@@ -265,7 +284,9 @@ package struct TestSelection: Sendable {
                 }
                 // A file served only by mappings that match no recorded endpoint is as good as unmapped.
                 let unmapped = !serving.contains { reachable[$0] }
-                if unmapped, !tracked(file) { untracked.append(file) }
+                if unmapped, !owned(file) {
+                    if covered(file) { coveredOnly.append(file) } else { untracked.append(file) }
+                }
                 if unmapped, relevant == nil { relevant = file }
             }
         }

@@ -2,11 +2,13 @@
 /// touched.
 package struct LineSet: Sendable, Hashable, CustomStringConvertible {
     package private(set) var ranges: [ClosedRange<Int>]
+    /// The largest line number kept: a report's larger numbers (a hostile one's) are left out, and no sum overflows.
+    package static let largest = 1 << 24
 
     package init<Lines: Sequence<Int>>(lines: Lines) {
         var ranges: [ClosedRange<Int>] = []
-        for line in Set(lines).sorted() where line > 0 {
-            if let last = ranges.last, last.upperBound + 1 == line {
+        for line in Set(lines).sorted() where line > 0 && line <= Self.largest {
+            if let last = ranges.last, last.upperBound == line - 1 {
                 ranges[ranges.count - 1] = last.lowerBound...line
             } else {
                 ranges.append(line...line)
@@ -17,9 +19,10 @@ package struct LineSet: Sendable, Hashable, CustomStringConvertible {
 
     package init(ranges: [ClosedRange<Int>]) {
         var merged: [ClosedRange<Int>] = []
-        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound }) where range.upperBound > 0 {
-            let range = max(range.lowerBound, 1)...range.upperBound
-            if let last = merged.last, range.lowerBound <= last.upperBound + 1 {
+        for range in ranges.sorted(by: { $0.lowerBound < $1.lowerBound })
+        where range.upperBound > 0 && range.lowerBound <= Self.largest {
+            let range = max(range.lowerBound, 1)...min(range.upperBound, Self.largest)
+            if let last = merged.last, range.lowerBound - 1 <= last.upperBound {
                 merged[merged.count - 1] = last.lowerBound...max(last.upperBound, range.upperBound)
             } else {
                 merged.append(range)
@@ -34,9 +37,9 @@ package struct LineSet: Sendable, Hashable, CustomStringConvertible {
         var ranges: [ClosedRange<Int>] = []
         for part in text.split(separator: ",") {
             let bounds = part.split(separator: "-", maxSplits: 1)
-            guard let low = bounds.first.flatMap({ Int($0) }), low > 0 else { return nil }
+            guard let low = bounds.first.flatMap({ Int($0) }), low > 0, low <= Self.largest else { return nil }
             let high = bounds.count == 2 ? Int(bounds[1]) : low
-            guard let high, high >= low else { return nil }
+            guard let high, high >= low, high <= Self.largest else { return nil }
             ranges.append(low...high)
         }
         self.init(ranges: ranges)

@@ -194,18 +194,31 @@ extension RunStore {
         return reason
     }
 
-    /// What a stopped run left queued is not run: its queued attempts go (their scenarios are reported not run), so
-    /// the run can be judged once its running attempts have ended.
+    /// What a stopped run left queued is not run: its queued attempts go, so the run can be judged once its running
+    /// attempts have ended. A scenario that had failed and waited for its retry failed (its failure is not hidden as
+    /// not run); the others are reported not run.
     package func dropQueued(_ runID: UUID) async throws {
-        try await database.client.query(
-            "DELETE FROM attempts WHERE run_id = \(runID) AND state = 'queued'", logger: database.logger)
+        try await database.withTransaction { connection in
+            try await connection.query(
+                "DELETE FROM attempts WHERE run_id = \(runID) AND state = 'queued'", logger: database.logger)
+            try await connection.query(
+                """
+                UPDATE run_scenarios rs SET result = 'failed'
+                WHERE rs.run_id = \(runID) AND rs.result IS NULL AND rs.lane_count = 1
+                  AND EXISTS (SELECT 1 FROM attempts a WHERE a.run_id = rs.run_id AND a.scenario_id = rs.scenario_id
+                                AND a.state = 'finished' AND a.outcome <> 'passed')
+                  AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.run_id = rs.run_id AND a.scenario_id = rs.scenario_id
+                                    AND a.state IN ('queued', 'running'))
+                """,
+                logger: database.logger)
+        }
     }
 }
 
 extension RunStore {
-    /// Adds to run `runID` the lines of each source file each coverage context ran (what ``saveFootprints`` takes),
-    /// kept with those a context already had (a test run again).
-    package func saveCoverage(_ runID: UUID, _ ran: [String: [String: LineSet]]) async throws {
+    /// Adds to run `runID` one coverage report (the one attempt `report` kept): the lines of each source file each
+    /// context ran, the empty context's (what ran outside any test, and what was only measured) once for the report.
+    package func saveCoverage(_ runID: UUID, report: Int64, _ ran: [String: [String: LineSet]]) async throws {
         var contexts: [String] = [], files: [String] = [], lines: [String] = []
         for (context, ranFiles) in ran {
             for (file, ranLines) in ranFiles {
@@ -217,22 +230,28 @@ extension RunStore {
         guard !contexts.isEmpty else { return }
         try await database.client.query(
             """
-            INSERT INTO test_coverage (run_id, context, file, lines)
-            SELECT \(runID), c.context, c.file, c.lines
+            INSERT INTO test_coverage (run_id, report, context, file, lines)
+            SELECT \(runID), \(report), c.context, c.file, c.lines
             FROM unnest(\(contexts)::text[], \(files)::text[], \(lines)::text[]) AS c(context, file, lines)
-            ON CONFLICT (run_id, context, file) DO UPDATE SET lines = test_coverage.lines || ',' || excluded.lines
+            ON CONFLICT (run_id, report, context, file) DO UPDATE SET lines = excluded.lines
             """,
             logger: database.logger)
     }
 
-    /// The lines of each source file each coverage context of run `runID` ran.
-    package func coverage(_ runID: UUID) async throws -> [String: [String: LineSet]] {
+    /// Run `runID`'s coverage goes once its footprints are recorded (or could not be: a revision with changes).
+    package func dropCoverage(_ runID: UUID) async throws {
+        try await database.client.query("DELETE FROM test_coverage WHERE run_id = \(runID)", logger: database.logger)
+    }
+
+    /// Run `runID`'s coverage reports, by report: the lines of each source file each context ran (the empty
+    /// context's: what every test of the report ran before it, and what it only measured).
+    package func coverage(_ runID: UUID) async throws -> [Int64: [String: [String: LineSet]]] {
         let rows = try await database.client.query(
-            "SELECT context, file, lines FROM test_coverage WHERE run_id = \(runID)", logger: database.logger)
-        var ran: [String: [String: LineSet]] = [:]
-        for try await (context, file, lines) in rows.decode((String, String, String).self) {
-            ran[context, default: [:]][file] = LineSet(Substring(lines))
+            "SELECT report, context, file, lines FROM test_coverage WHERE run_id = \(runID)", logger: database.logger)
+        var reports: [Int64: [String: [String: LineSet]]] = [:]
+        for try await (report, context, file, lines) in rows.decode((Int64, String, String, String).self) {
+            reports[report, default: [:]][context, default: [:]][file] = LineSet(Substring(lines))
         }
-        return ran
+        return reports
     }
 }

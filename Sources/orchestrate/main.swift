@@ -197,7 +197,7 @@ struct Run: AsyncParsableCommand {
             """
             Run only the tests a change since REV (a commit, branch or tag; uncommitted changes too) can break: \
             those whose footprint (own files, feature file, cassette, endpoints called; recorded by runs at a clean \
-            revision) it touches, new tests, tests that failed or flaked in the last 5 runs, and tests with no \
+            revision) it touches, new tests, tests one of whose last 3 attempts did not pass, and tests with no \
             footprint REV reaches. The rest are skipped with their reason (docs/selection.md).
             """, valueName: "rev"))
     var changedSince: String?
@@ -221,7 +221,7 @@ struct Run: AsyncParsableCommand {
         name: .long,
         help: """
             Which tests the slots take first: makespan (the longest expected first: the run ends soonest) or \
-            likely-failing (new tests, tests that failed or flaked in the last 5 runs and tests whose footprint the \
+            likely-failing (new tests, tests one of whose last 3 attempts did not pass and tests whose footprint the \
             change touches first, each group longest first: the first failures come soonest).
             """)
     var order: RunOptions.RunOrder = .makespan
@@ -264,8 +264,8 @@ struct Run: AsyncParsableCommand {
             throw ValidationError(
                 "--sample runs a share of what a selection leaves out: it needs --changed-since or --changed")
         }
-        if let failFast, failFast < 1 {
-            throw ValidationError("--fail-fast stops after N failures: N must be 1 or more (got \(failFast))")
+        if let failFast, !(1...1_000_000).contains(failFast) {
+            throw ValidationError("--fail-fast stops after N failures: N must be from 1 to 1000000 (got \(failFast))")
         }
         if resume != nil && (order != .makespan || failFast != nil) {
             throw ValidationError(

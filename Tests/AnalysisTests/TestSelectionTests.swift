@@ -203,6 +203,31 @@ struct TestSelectionTests {
         #expect(whole.selected.count == 2, "no hunks: the whole file changed")
     }
 
+    @Test(
+        "a file only coverage names runs the tests without coverage of their own; a file no coverage measured runs every test"
+    )
+    func coverageOnly() {
+        let covered = TestSelection.Test(
+            id: "tests/test_cart.py::test_add",
+            footprint: TestSelection.Footprint(
+                revision: Self.revision, files: ["tests/test_cart.py", "shop/cart.py", "shop/pay.py"], endpoints: [],
+                covers: ["py"],
+                lines: ["shop/cart.py": LineSet(Substring("1-9"))!, "shop/pay.py": LineSet(Substring(""))!]),
+            known: true, failedRecently: false)
+        let uncovered = Self.test("features/cart.feature: add", files: ["features/cart.feature"])
+        var random = SeededRandom(name: "coverage")
+        let rules = TestSelection(rules: Self.rules)
+        let pay = rules.decide(
+            [covered, uncovered], changed: [Self.revision: ["shop/pay.py"]],
+            hunks: [Self.revision: ["shop/pay.py": LineSet(Substring("3"))!]], using: &random)
+        #expect(
+            Self.reasons(pay) == ["features/cart.feature: add": .untracked("shop/pay.py")],
+            "measured, not run by the covered test: only the test without coverage runs")
+        let unmeasured = rules.decide(
+            [covered, uncovered], changed: [Self.revision: ["shop/vat.py"]], using: &random)
+        #expect(unmeasured.selected.count == 2, "a file no coverage measured: \(unmeasured.selected)")
+    }
+
     @Test("--sample runs a share of the tests left out, at least one, marked as sampled")
     func sample() {
         let tests = (0..<20).map { Self.test("t\($0)", files: ["t\($0).py"]) }

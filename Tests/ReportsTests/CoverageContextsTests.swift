@@ -5,7 +5,9 @@ import Testing
 
 @Suite("coverage.py's contexts as the files each test ran")
 struct CoverageContextsTests {
-    @Test("each test's files, import-time code counted for every test, installed packages and climbing paths left out")
+    @Test(
+        "each test's files and lines, import-time code and measured files apart, installed packages and climbing paths left out"
+    )
     func read() throws {
         let report = """
             {"meta": {"version": "7.17.5"}, "files": {
@@ -21,10 +23,11 @@ struct CoverageContextsTests {
         }
         #expect(
             ran == [
-                "tests.test_cart.test_total": ["shop/cart.py": "1-2", "shop/tax.py": "3"],
-                "tests.test_cart.test_empty": ["shop/cart.py": "1-2"],
-                "tests/test_pay.py::test_charge": ["shop/pay.py": "2", "shop/cart.py": "1"],
-            ])
+                "tests.test_cart.test_total": ["shop/cart.py": "2", "shop/tax.py": "3"],
+                "tests.test_cart.test_empty": ["shop/cart.py": "2"],
+                "tests/test_pay.py::test_charge": ["shop/pay.py": "2"],
+                "": ["shop/cart.py": "1", "shop/pay.py": "", "shop/tax.py": ""],
+            ], "what ran outside a test, and what was only measured, under the empty context")
     }
 
     @Test("line sets: written as ranges and read back in any order as their union; a range meets one beside it or not")

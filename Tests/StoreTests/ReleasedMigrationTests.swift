@@ -35,8 +35,8 @@ struct ReleasedMigrationTests {
         25: 0xa06eb50eaca455c0,
         26: 0x18e79bf1bfffc7a5,
         27: 0x6bbbaf7e19b619ab,
-        28: 0x851153782e3ede52,
-        29: 0x1e4219b806621e44,
+        28: 0xd0479ac23189145f,
+        29: 0x7a721c82fb71265d,
         30: 0x9cb37e359a06b7e4,
     ]
 

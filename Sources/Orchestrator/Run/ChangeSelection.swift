@@ -275,9 +275,18 @@ package struct ChangeSelection {
             await HostFacts.gitRevision(in: settings.directory) == revision
         else { return }
         let owned = ownPaths(settings: settings, root: root)
-        // The source files each test ran, from the coverage reports its processes left (paths from where they ran).
-        let ran = try await runs.coverage(report.runID)
-        let prefix = relative(real(settings.directory), to: root).map { $0.isEmpty ? "" : $0 + "/" } ?? ""
+        // The source files each test ran, from the coverage reports its processes left (paths from where they ran):
+        // those that exist at the revision, with what ran outside any test and what coverage only measured.
+        let reports = try await runs.coverage(report.runID)
+        let directory = real(settings.directory)
+        let prefix = relative(directory, to: root).map { $0.isEmpty ? "" : $0 + "/" } ?? ""
+        var exists: [String: Bool] = [:]
+        func existing(_ file: String) -> Bool {
+            if let known = exists[file] { return known }
+            let found = FileManager.default.fileExists(atPath: "\(directory)/\(file)")
+            exists[file] = found
+            return found
+        }
         var files: [String: [String]] = [:]
         var lines: [String: [String: LineSet]] = [:]
         var covers: [String: [String]] = [:]
@@ -285,13 +294,18 @@ package struct ChangeSelection {
             let id = entry.scenario.id
             let own = owned(entry.scenario).files
             files[id] = own
-            var covered: [String: LineSet] = [:]
-            for context in CoverageContexts.contexts(naming: id) {
-                for (file, ranLines) in ran[context] ?? [:] {
-                    covered[prefix + file] = LineSet(ranges: (covered[prefix + file]?.ranges ?? []) + ranLines.ranges)
-                }
+            let names = CoverageContexts.contexts(naming: id)
+            // Each report the test is in: its own lines, and what every test of that process ran or it measured.
+            let ran = reports.values.flatMap { report -> [(String, LineSet)] in
+                let contexts = names.compactMap { report[$0] }
+                guard !contexts.isEmpty else { return [] }
+                return contexts.flatMap { $0 } + (report[""] ?? [:]).map { $0 }
             }
-            guard !covered.isEmpty else { continue }
+            guard !ran.isEmpty else { continue }
+            var covered: [String: LineSet] = [:]
+            for (file, ranLines) in ran where existing(file) {
+                covered[prefix + file] = LineSet(ranges: (covered[prefix + file]?.ranges ?? []) + ranLines.ranges)
+            }
             files[id] = own + Set(covered.keys).subtracting(own).sorted()
             lines[id] = covered.filter { !own.contains($0.key) }
             covers[id] = ["py"]
@@ -347,10 +361,9 @@ package struct ChangeSelection {
         guard
             let diff = await git(
                 [
-                    "diff", "-U0", "--no-renames", "--no-color", "--no-ext-diff", "--ignore-submodules=none", revision,
-                    "--",
-                ]
-                    + files.sorted(), in: root, maximumBytes: 64 << 20)
+                    "--literal-pathspecs", "diff", "-U0", "--no-renames", "--no-color", "--no-ext-diff",
+                    "--src-prefix=a/", "--dst-prefix=b/", "--ignore-submodules=none", revision, "--",
+                ] + files.sorted(), in: root, maximumBytes: 64 << 20)
         else { return [:] }
         return parseHunks(diff).filter { files.contains($0.key) }
     }
@@ -360,12 +373,16 @@ package struct ChangeSelection {
     package static func parseHunks(_ diff: String) -> [String: LineSet] {
         var ranges: [String: [ClosedRange<Int>]] = [:]
         var file: String?
+        // A file's header lines come before its first hunk; within hunks, a removed line may read like one.
+        var inHunks = false
         for line in diff.split(separator: "\n", omittingEmptySubsequences: false) {
             if line.hasPrefix("diff --git ") {
                 file = nil
-            } else if line.hasPrefix("--- a/") {
+                inHunks = false
+            } else if !inHunks, line.hasPrefix("--- a/") {
                 file = String(line.dropFirst(6))
             } else if line.hasPrefix("@@ -"), let file {
+                inHunks = true
                 let old = line.dropFirst(4).prefix { $0 != " " }.split(separator: ",")
                 guard let start = old.first.flatMap({ Int($0) }) else { continue }
                 let count = old.count > 1 ? Int(old[1]) ?? 1 : 1

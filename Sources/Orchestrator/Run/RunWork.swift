@@ -217,18 +217,18 @@ struct RunWork {
             showsHosts: joined, metrics: metrics,
             pending: pending)
         var interrupted = try await execution.execute() == .interrupted
+        if !interrupted, !joined, let share = settings.newTestsShare {
+            // New tests run again, on the same slots, before the run is judged.
+            let probes = try await runs.queueNewTestProbes(planned.runID, maximumShare: share)
+            output.note(Self.describe(probes, share: share))
+            if probes.probes > 0 { interrupted = try await execution.execute() == .interrupted }
+        }
         // Stopped for failing fast (here or on another host), not by a signal: what is queued is not run, and the run
         // is judged with it as not run. (A signal's stop asks the database nothing more: it may be what failed.)
         let stopped = interrupted ? execution.failedFast.reason.withLock { $0 } : nil
         if stopped != nil {
             try await runs.dropQueued(planned.runID)
             interrupted = false
-        }
-        if !interrupted, stopped == nil, !joined, let share = settings.newTestsShare {
-            // New tests run again, on the same slots, before the run is judged.
-            let probes = try await runs.queueNewTestProbes(planned.runID, maximumShare: share)
-            output.note(Self.describe(probes, share: share))
-            if probes.probes > 0 { interrupted = try await execution.execute() == .interrupted }
         }
         var diff = NetworkDiff()
         // Fields `mock.ignore.json` names are no drift evidence either.
@@ -278,6 +278,7 @@ struct RunWork {
                     guard settings.role.plans else { return }
                     do {
                         try await ChangeSelection.record(judgement.report, settings: settings, runs: runs)
+                        try await runs.dropCoverage(planned.runID)
                     } catch {
                         logger.warning(
                             "footprints not recorded", metadata: ["error": "\(ExitStatus.describe(error))"])
@@ -307,6 +308,13 @@ struct RunWork {
             }
             if clock.now >= giveUp {
                 throw JoinError(.notJudged, "run \(planned.runID.uuidString.lowercased()) was not judged within 600 s")
+            }
+            if stopped != nil {
+                // No host of a stopped run works its queue any more: leases of hosts lost in the stop are taken back
+                // here, and what they gave back is not run.
+                _ = try await AttemptQueue(database: database, lease: settings.lease.value).reapExpired(
+                    runID: planned.runID)
+                try await runs.dropQueued(planned.runID)
             }
             try await Task.sleep(for: .milliseconds(250))
         }

@@ -8,8 +8,9 @@ import OrchestrateModel
 package enum CoverageContexts {
     /// The report's name in the artifacts folder.
     package static let fileName = "coverage.json"
-    /// The largest report read.
+    /// The largest report read, and the most files and contexts taken from one.
     package static let largestReport = 64 << 20
+    package static let largestCount = 20_000
 
     package struct Malformed: Error, CustomStringConvertible {
         package var description: String
@@ -17,23 +18,30 @@ package enum CoverageContexts {
 
     /// By context (its phase after `|` dropped), the files each ran and their lines, as paths relative to `directory`
     /// (where the process ran); files outside it (installed packages) are left out, and so is a path that climbs out of
-    /// it. What ran outside any test (the empty context: modules' import-time code such as `def` lines, `conftest.py`,
-    /// an `__init__.py`) is counted for every test of the report: each of them ran after it, in the same process.
-    /// Throws ``Malformed`` when `data` is not such a report.
+    /// it. The empty context holds what ran outside any test (modules' import-time code such as `def` lines,
+    /// `conftest.py`, an `__init__.py`), which every test of the report ran before it, and every file the report
+    /// measured (with no lines, when none ran outside a test). Throws ``Malformed`` when `data` is not such a report,
+    /// or names more than ``largestCount`` files or contexts.
     package static func read(_ data: Data, directory: String) throws -> [String: [String: LineSet]] {
         guard let report = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
             let files = report["files"] as? [String: Any]
         else { throw Malformed(description: "not coverage.py's JSON report (no \"files\")") }
         let folder = directory.hasSuffix("/") ? directory : directory + "/"
+        guard files.count <= largestCount else {
+            throw Malformed(description: "more than \(largestCount) files: too many to take into footprints")
+        }
         var ran: [String: [String: [Int]]] = [:]
         var everyTest: [String: [Int]] = [:]
         for (path, entry) in files {
             guard let relative = relative(path, to: folder) else { continue }
+            everyTest[relative, default: []] += []
             guard let entry = entry as? [String: Any], let contexts = entry["contexts"] as? [String: Any] else {
                 throw Malformed(description: "no contexts for \(path): write it with coverage json --show-contexts")
             }
             for (lineText, names) in contexts {
-                guard let line = Int(lineText), line > 0, let names = names as? [Any] else { continue }
+                guard let line = Int(lineText), line > 0, line <= LineSet.largest, let names = names as? [Any] else {
+                    continue
+                }
                 for case let context as String in names {
                     let test = String(context.prefix { $0 != "|" })
                     guard test.utf8.count <= 4096 else { continue }
@@ -45,9 +53,11 @@ package enum CoverageContexts {
                 }
             }
         }
-        return ran.mapValues { files in
-            files.merging(everyTest) { $0 + $1 }.mapValues { LineSet(lines: $0) }
+        guard ran.count <= largestCount else {
+            throw Malformed(description: "more than \(largestCount) contexts: too many to take into footprints")
         }
+        ran[""] = everyTest
+        return ran.mapValues { $0.mapValues { LineSet(lines: $0) } }
     }
 
     /// The contexts that may name test `id` (pytest's `tests/test_cart.py::TestCart::test_pay[1]`): the id itself, and

@@ -249,11 +249,12 @@ package struct AttemptQueue: Sendable {
             WITH gone AS (
                 UPDATE attempts SET state = 'abandoned', finished_at = now(), lease_expires_at = NULL
                 WHERE state = 'running' AND \(condition)
-                RETURNING run_id, project, scenario_id, attempt, mode, expected_ms, requeues, lost_hosts, host, solo, probe
+                RETURNING run_id, project, scenario_id, attempt, mode, expected_ms, requeues, lost_hosts, host, solo, probe, rank
             )
-            INSERT INTO attempts (run_id, project, scenario_id, attempt, mode, expected_ms, requeues, lost_hosts, solo, probe)
+            INSERT INTO attempts (run_id, project, scenario_id, attempt, mode, expected_ms, requeues, lost_hosts, solo, probe, rank)
             SELECT run_id, project, scenario_id, attempt, mode, expected_ms, requeues + 1,
-                   \(hostLost ? "lost_hosts || coalesce(host, '?')" : "lost_hosts"), \(solo ? "true" : "solo"), probe FROM gone
+                   \(hostLost ? "lost_hosts || coalesce(host, '?')" : "lost_hosts"), \(solo ? "true" : "solo"), probe, rank
+            FROM gone
             RETURNING id
             """
         let rows = try await database.client.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: database.logger)

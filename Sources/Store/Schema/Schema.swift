@@ -636,7 +636,8 @@ enum Schema {
     /// repository's root, with the lines it ran of each source file (`lines`, beside `files`: `1-5,8`, empty for a
     /// whole file); the endpoints of its exchanges as `GET api.x.test/v1/carts/{id}`; `covers`: the kinds of file, by
     /// extension, its coverage knows them all of), one row per test and revision; the lines of each source file each
-    /// test of a run ran, by the coverage context that names it (`test_coverage`, from coverage.py's report); the tests a run
+    /// test of a run ran, by the coverage context that names it and the report (the attempt) it is in, what ran outside
+    /// any test under the empty context (`test_coverage`, from coverage.py's reports); the tests a run
     /// left out and why (`run_skips`, with the time history expected of them); what chose the run's tests
     /// (`runs.selection`), and the tests it ran only as a sample of those it would have left out
     /// (`run_scenarios.sampled`: their failures are the selection's misses).
@@ -655,10 +656,11 @@ enum Schema {
         );
         CREATE TABLE test_coverage (
             run_id uuid NOT NULL REFERENCES runs (id) ON DELETE CASCADE,
+            report bigint NOT NULL,
             context text NOT NULL,
             file text NOT NULL,
             lines text NOT NULL,
-            PRIMARY KEY (run_id, context, file)
+            PRIMARY KEY (run_id, report, context, file)
         );
         CREATE INDEX footprints_recorded ON footprints (recorded_at);
         CREATE TABLE run_skips (
@@ -748,7 +750,9 @@ enum Schema {
                 running := -1;
                 IF cardinality($2::bigint[]) > 0 THEN
 
-            """ + roundInput(decidesRetries) + roundRecords(decidesRetries) + roundAnswers + "    )\n    SELECT "
+            """ + roundInput(decidesRetries) + roundRecords(decidesRetries, ranked: order == .rankedFirst)
+            + roundAnswers
+            + "    )\n    SELECT "
             + roundAckArrays + """
 
                     INTO ack_ids, ack_accepted, ack_retried, ack_settled;
@@ -817,7 +821,8 @@ enum Schema {
 
     /// The round's writes of its completions: results under their leases, fenced late ones, retries, settled scenarios.
     /// `decidesRetries`: a failure is retried only when its completion says it may be, and its evidence is stored.
-    private static func roundRecords(_ decidesRetries: Bool = false) -> String {
+    /// `ranked`: a retry keeps its attempt's rank (migration 29).
+    private static func roundRecords(_ decidesRetries: Bool = false, ranked: Bool = false) -> String {
         """
             ), done AS (
                 UPDATE attempts a
@@ -830,7 +835,7 @@ enum Schema {
                 -- of running attempts, which the planner (its statistics taken between runs) expects to hold a row or so:
                 -- it then reads every running attempt once per completion, quadratic in a batch's size.
                 WHERE a.id = x.id AND a.lease_token = x.token AND a.state || '' = 'running'
-                RETURNING a.id, a.run_id, a.project, a.scenario_id, a.attempt, a.expected_ms, a.worker, a.outcome, a.mode, a.probe\(decidesRetries ? ", x.may_retry" : "")
+                RETURNING a.id, a.run_id, a.project, a.scenario_id, a.attempt, a.expected_ms, a.worker, a.outcome, a.mode, a.probe\(decidesRetries ? ", x.may_retry" : "")\(ranked ? ", a.rank" : "")
             ), late AS (
                 -- A completion whose lease was taken back (its host was presumed lost and the attempt requeued) does not count,
                 -- but the abandoned execution keeps what it said, for the record.
@@ -840,8 +845,8 @@ enum Schema {
                 FROM input x
                 WHERE a.id = x.id AND a.lease_token = x.token AND a.state = 'abandoned'
             ), retry AS (
-                INSERT INTO attempts (run_id, project, scenario_id, attempt, mode, expected_ms, avoid_worker, avoid_until)
-                SELECT d.run_id, d.project, d.scenario_id, d.attempt + 1, d.mode, d.expected_ms, d.worker, statement_timestamp() + $7::bigint * interval '1 millisecond'
+                INSERT INTO attempts (run_id, project, scenario_id, attempt, mode, expected_ms, avoid_worker, avoid_until\(ranked ? ", rank" : ""))
+                SELECT d.run_id, d.project, d.scenario_id, d.attempt + 1, d.mode, d.expected_ms, d.worker, statement_timestamp() + $7::bigint * interval '1 millisecond'\(ranked ? ", d.rank" : "")
                 FROM done d JOIN run_scenarios rs ON rs.run_id = d.run_id AND rs.scenario_id = d.scenario_id
                 WHERE d.outcome <> 'passed' AND d.attempt < rs.max_attempts AND NOT d.probe\(decidesRetries ? " AND d.may_retry" : "")
                 ON CONFLICT DO NOTHING

@@ -69,6 +69,9 @@ struct HunkTests {
             @@ -10,0 +12,2 @@ def more():
             +    pass
             @@ -20 +22 @@
+            --- a/z
+            +y
+            @@ -30 +32 @@
             -x
             +y
             diff --git a/shop/new.py b/shop/new.py
@@ -79,6 +82,6 @@ struct HunkTests {
             +a
             """
         let hunks = ChangeSelection.parseHunks(diff).mapValues(\.description)
-        #expect(hunks == ["shop/cart.py": "3-4,10,20"])
+        #expect(hunks == ["shop/cart.py": "3-4,10,20,30"], "a removed line that reads like a header is a line")
     }
 }

@@ -79,11 +79,18 @@ def replace_tree(repo, tree):
         (shutil.copytree if os.path.isdir(source) else shutil.copy2)(source, os.path.join(repo, name))
 
 
+# A selected test's reason, as --verbose logs it; those that are history's, not the footprint's.
+SELECTED = re.compile(r" info orchestrate : reason=(.*) test=(.*) selected$", re.M)
+HISTORY = ("failed or flaked", "new test", "no footprint", "sampled")
+
+
 def run(orchestrate, repo, *args):
-    """One orchestrate run: (wall seconds, scenarios run, ids of the tests that failed, the run's stderr notes)."""
+    """One orchestrate run: (wall seconds, scenarios run, ids of the tests that failed, the tests selected for a
+    footprint's reason, not history's)."""
     junit = os.path.join(repo, ".orchestrate", "bench-junit.xml")
     start = time.monotonic()
-    done = subprocess.run([orchestrate, "run", "--progress", "none", "--junit", junit, *args], cwd=repo,
+    verbose = ["--verbose"] if "--changed-since" in args else []
+    done = subprocess.run([orchestrate, "run", "--progress", "none", "--junit", junit, *verbose, *args], cwd=repo,
                           capture_output=True, text=True)
     elapsed = time.monotonic() - start
     if done.returncode not in (0, 1):
@@ -92,7 +99,8 @@ def run(orchestrate, repo, *args):
     failed = set(re.findall(r'<property name="orchestrate.scenario_id" value="([^"]*)"/>\s*'
                             r'<property name="orchestrate.result" value="failed"/>', text))
     ran = len(re.findall(r'<property name="orchestrate.result" value="(?:passed|failed|flaky)"/>', text))
-    return elapsed, ran, failed, done.stderr
+    by_footprint = {test for reason, test in SELECTED.findall(done.stderr) if not reason.startswith(HISTORY)}
+    return elapsed, ran, failed, by_footprint
 
 
 def mutate(repo, files, generator):
@@ -159,12 +167,13 @@ def clinic(orchestrate, work, steps):
                 git(repo, "add", "-A")
                 git(repo, "commit", "-qm", what)
             base = "HEAD~1" if commit else "HEAD"
-            selected_s, selected, selected_failed, _ = run(orchestrate, repo, "--changed-since", base)
+            selected_s, selected, selected_failed, footprinted = run(orchestrate, repo, "--changed-since", base)
             full_s, total, full_failed, _ = run(orchestrate, repo)
             full_failed -= baseline
             if not commit:
                 git(repo, "checkout", "-q", "--", ".")
-            steps.append(("clinic", selected, total, selected_s, full_s, full_failed, full_failed & selected_failed))
+            steps.append(("clinic", selected, total, selected_s, full_s, full_failed, full_failed & selected_failed,
+                          full_failed & selected_failed & footprinted))
             print(f"     {what}: selected {selected} of {total} ({selected_s:.1f}s against {full_s:.1f}s); "
                   f"new failures: full {len(full_failed)}, caught {len(full_failed & selected_failed)}")
     finally:
@@ -195,12 +204,13 @@ def main():
         changed = sh("git", "diff", "--name-only", "HEAD~1", "HEAD", cwd=repo).stdout.split()
         sources = [f for f in changed if f.endswith(".py") and "/tests/" not in f and not f.endswith("_version.py")
                    and os.path.exists(os.path.join(repo, f))]
-        selected_s, selected, selected_failed, notes = run(orchestrate, repo, "--changed-since", "HEAD~1")
+        selected_s, selected, selected_failed, footprinted = run(orchestrate, repo, "--changed-since", "HEAD~1")
         full_s, total, full_failed, _ = run(orchestrate, repo)
         # Failures the release's own full run has are its baseline: only new ones are a change's (a test that fails
         # on this Python at every release is not one a selection could miss or catch).
         full_failed, baseline = full_failed - baseline, full_failed
-        steps.append(("release", selected, total, selected_s, full_s, full_failed, full_failed & selected_failed))
+        steps.append(("release", selected, total, selected_s, full_s, full_failed, full_failed & selected_failed,
+                      full_failed & selected_failed & footprinted))
         print(f"   {version}: {len(changed)} files changed; selected {selected} of {total} tests "
               f"({selected_s:.1f}s against {full_s:.1f}s); new failures: full {len(full_failed)}, "
               f"selected {len(full_failed & selected_failed)}")
@@ -209,11 +219,12 @@ def main():
                                              if f.endswith(".py") and "/tests/" not in f], generator)
             if where is None:
                 continue
-            selected_s, selected, selected_failed, _ = run(orchestrate, repo, "--changed-since", "HEAD")
+            selected_s, selected, selected_failed, footprinted = run(orchestrate, repo, "--changed-since", "HEAD")
             full_s, total, full_failed, _ = run(orchestrate, repo)
             full_failed -= baseline
             git(repo, "checkout", "-q", "--", ".")
-            steps.append(("mutant", selected, total, selected_s, full_s, full_failed, full_failed & selected_failed))
+            steps.append(("mutant", selected, total, selected_s, full_s, full_failed, full_failed & selected_failed,
+                          full_failed & selected_failed & footprinted))
             print(f"     mutant {where}: selected {selected} of {total} "
                   f"({selected_s:.1f}s against {full_s:.1f}s); new failures: full {len(full_failed)}, "
                   f"caught {len(full_failed & selected_failed)}")
@@ -223,6 +234,9 @@ def main():
     caught_mutants = sum(1 for s in failing if s[6])
     failures = sum(len(s[5]) for s in steps)
     caught = sum(len(s[6]) for s in steps)
+    # Caught for a footprint's reason: a test that failed in the run before is selected as one that failed lately
+    # whatever its footprint says.
+    by_footprint = sum(len(s[7]) for s in steps)
     selected_tests = sum(s[1] for s in steps)
     all_tests = sum(s[2] for s in steps)
     selected_time = sum(s[3] for s in steps)
@@ -230,12 +244,12 @@ def main():
     print(f"   {len(steps)} changes ({len(VERSIONS) - 1} toolz releases, "
           f"{sum(1 for s in steps if s[0] == 'mutant')} toolz mutants, {sum(1 for s in steps if s[0] == 'clinic')} "
           f"clinic changes); {len(failing)} made tests fail in the full run")
-    print(f"   failing tests caught by the selected run: {caught} of {failures}; failing changes caught: "
-          f"{caught_mutants} of {len(failing)}")
+    print(f"   failing tests caught by the selected run: {caught} of {failures} ({by_footprint} for their footprint, the "
+          f"rest as tests that failed lately); failing changes caught: {caught_mutants} of {len(failing)}")
     print(f"   tests run: {selected_tests} of {all_tests} ({100 * selected_tests / max(all_tests, 1):.0f}%); "
           f"time: {selected_time:.1f}s against {full_time:.1f}s ({100 * (1 - selected_time / full_time):.0f}% saved)")
     print(json.dumps({"changes": len(steps), "failing_changes": len(failing), "caught_changes": caught_mutants,
-                      "failures": failures, "caught": caught, "tests_run": selected_tests, "tests_all": all_tests,
+                      "failures": failures, "caught": caught, "caught_by_footprint": by_footprint, "tests_run": selected_tests, "tests_all": all_tests,
                       "selected_seconds": round(selected_time, 1), "full_seconds": round(full_time, 1)}))
 
 

@@ -31,7 +31,9 @@ struct TestCoverage: AttemptHooks {
         guard let read else { return }
         do {
             let ran = try read.get()
-            try await abandoning(after: Database.defaultConnectTimeout) { try await runs.saveCoverage(runID, report: attempt.id, ran) }
+            try await abandoning(after: Database.defaultConnectTimeout) {
+                try await runs.saveCoverage(runID, report: attempt.id, ran)
+            }
         } catch {
             logger.warning(
                 "an attempt's coverage report was not taken into its tests' footprints",

@@ -283,6 +283,62 @@ struct SelectionTests {
             #expect(rates.exitCode == 1, "test_total fails at 21%: \(rates.stdout)\(rates.stderr)")
             #expect(rates.stdout.contains("2 scenarios, 1 passed, 1 failed"), "\(rates.stdout)")
             #expect(rates.stderr.contains("touches shop/rates.py"), "\(rates.stderr)")
+            try await git("checkout", "-q", "--", "shop/rates.py")
+
+            // A Python file no coverage measured (nothing imported it): every test runs. So does orchestrate.yml.
+            try directory.write("shop/vat.py", "RATE = 20\n")
+            let unmeasured = try await cli.run(["run", "--progress", "none", "--changed-since", "HEAD"])
+            #expect(
+                unmeasured.stderr.contains("3 of 3 tests run (")
+                    && unmeasured.stderr.contains("for a file no footprint tracks"),
+                "test_total also failed lately: \(unmeasured.stderr)")
+            try FileManager.default.removeItem(atPath: directory.file("shop/vat.py"))
+            try directory.write("orchestrate.yml", directory.read("orchestrate.yml") + "\nretries: 0\n")
+            let config = try await cli.run(["run", "--progress", "none", "--changed-since", "HEAD"])
+            #expect(
+                config.stderr.contains("3 of 3 tests run (")
+                    && config.stderr.contains("for a file every test depends on"),
+                "\(config.stderr)")
+        }
+    }
+
+    @Test(
+        "scenarios written as commands name no file of their own: any changed file runs them, an ignored one does not")
+    func commands() async throws {
+        try await TemporaryDirectory.with { directory in
+            try directory.write("checks/cart.py", "assert 1 == 1\n")
+            try directory.write("README.md", "checks\n")
+            try directory.write(".gitignore", ".orchestrate/\n__pycache__/\n*.stdout\n*.stderr\n")
+            try directory.write(
+                "orchestrate.yml",
+                """
+                workers: 2
+                suite:
+                  scenarios:
+                    - { id: "checks/cart.py::cart", command: "python3 checks/cart.py" }
+                    - { id: pay, command: "true" }
+                selection:
+                  ignore: ["*.md"]
+                """)
+            let cli = OrchestrateCLI(
+                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            func git(_ arguments: String...) async throws { try await Self.git(arguments, cli: cli) }
+            try await git("init", "-q")
+            try await git("add", "-A")
+            try await git("commit", "-qm", "first")
+            let full = try await cli.run(["run", "--progress", "none"])
+            #expect(full.stdout.contains("2 scenarios, 2 passed"), "\(full.stdout)\(full.stderr)")
+
+            try directory.write("README.md", "checks, described\n")
+            let readme = try await cli.run(["run", "--progress", "none", "--changed-since", "HEAD"])
+            #expect(readme.stderr.contains("0 of 2 tests run"), "\(readme.stderr)")
+            // cart's own file (its id names it): cart runs for it, and pay, which names none, may run it too.
+            try directory.write("checks/cart.py", "assert 1 == 2\n")
+            let script = try await cli.run(["run", "--progress", "none", "--changed-since", "HEAD"])
+            #expect(script.exitCode == 1, "\(script.stdout)\(script.stderr)")
+            #expect(
+                script.stderr.contains("2 of 2 tests run (1 naming no file of their own, 1 touching a changed file)"),
+                "\(script.stderr)")
         }
     }
 }

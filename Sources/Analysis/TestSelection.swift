@@ -36,38 +36,8 @@ package struct TestSelection: Sendable {
         }
     }
 
-    /// What a test touched on its last run at `revision`: paths from the repository's root (a folder ends with `/`)
-    /// and endpoints as `GET api.x.test/v1/carts/{id}`.
-    package struct Footprint: Sendable, Equatable {
-        package var revision: String
-        package var files: [String]
-        package var endpoints: [String]
-        /// The kinds of file (extensions: `py`) its coverage measured: a changed file of such a kind that coverage
-        /// measured (another footprint has its lines) and this one lacks, its test did not run. A changed file that no
-        /// coverage measured is untracked for every test.
-        package var covers: [String]
-        /// The lines the test ran of the files its coverage saw; a change to such a file touches the test only where
-        /// it reaches those lines (``Meaning/reach(_:statements:)``).
-        package var lines: [String: LineSet]
-
-        package init(
-            revision: String, files: [String], endpoints: [String], covers: [String] = [],
-            lines: [String: LineSet] = [:]
-        ) {
-            self.revision = revision
-            self.files = files
-            self.endpoints = endpoints
-            self.covers = covers
-            self.lines = lines
-        }
-
-        /// Whether its coverage knows every file of `path`'s kind it ran.
-        func covers(_ path: String) -> Bool {
-            guard !covers.isEmpty, let dot = path.lastIndex(of: "."), !path[dot...].contains("/") else { return false }
-            return covers.contains(String(path[path.index(after: dot)...]))
-        }
-
-    }
+    /// What a test touched on its last run at a revision (``OrchestrateModel/Footprint``).
+    package typealias Footprint = OrchestrateModel.Footprint
 
     /// A test of the suite as history knows it.
     package struct Test: Sendable {
@@ -137,11 +107,6 @@ package struct TestSelection: Sendable {
         /// The tests to run, in the order given, each with its reason.
         package var selected: [(id: String, reason: Reason)] = []
         package var skipped: [Skip] = []
-
-        package init(selected: [(id: String, reason: Reason)] = [], skipped: [Skip] = []) {
-            self.selected = selected
-            self.skipped = skipped
-        }
         /// Expected milliseconds of the tests left out, from history (those never timed count nothing).
         package var savedMilliseconds: Int64 { skipped.reduce(0) { $0 + ($1.expectedMilliseconds ?? 0) } }
     }

@@ -28,7 +28,7 @@ package enum TerminalText {
         return result
     }
 
-    /// ``escaped(_:)`` on one line: line feeds and tabs escaped too (`\n`, `\t`), for a log line's value.
+    /// ``escaped(_:)`` on one line: line feeds and tabs escaped too (`\n`, `\t`), for a log line's values.
     package static func line(_ text: String) -> String {
         var result = ""
         for character in escaped(text) {

@@ -1,8 +1,10 @@
 import Foundation
 import Logging
+import OrchestrateModel
 
 /// swift-log's lines on standard error through ``Console/detached``: a log line never waits on its terminal, never ends
-/// the process when the terminal is gone, and what it carries from outside is escaped.
+/// the process when the terminal is gone, and what it carries from outside is escaped: a metadata value on one line
+/// (``TerminalText/line(_:)``), so that a value with a line break cannot read as a line of its own.
 package struct ConsoleLogHandler: LogHandler {
     package var logLevel: Logger.Level = .info
     package var metadata: Logger.Metadata = [:]
@@ -19,7 +21,7 @@ package struct ConsoleLogHandler: LogHandler {
 
     package func log(event: LogEvent) {
         let fields = metadata.merging(event.metadata ?? [:]) { $1 }.sorted { $0.key < $1.key }.map {
-            "\($0.key)=\($0.value)"
+            "\($0.key)=\(TerminalText.line("\($0.value)"))"
         }
         let time = Date().formatted(.iso8601)
         Console.detached.note(

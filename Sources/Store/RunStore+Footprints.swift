@@ -2,17 +2,6 @@ import Foundation
 import OrchestrateModel
 import PostgresNIO
 
-/// What a test touched on its last run at a revision (``RunStore/saveFootprints(_:project:revision:files:)``).
-package struct StoredFootprint: Sendable, Equatable {
-    package var revision: String
-    package var files: [String]
-    /// The lines the test ran of each of `files` that its coverage saw (the others: the whole file).
-    package var lines: [String: LineSet]
-    package var endpoints: [String]
-    /// The kinds of file (extensions) whose every file the test ran is among `files`: its coverage's.
-    package var covers: [String]
-}
-
 extension RunStore {
     /// The most endpoints a footprint keeps: a test that called more has ``EndpointPattern/every`` instead (a
     /// crawler's footprint would otherwise grow with every id it met).
@@ -87,7 +76,7 @@ extension RunStore {
     /// The footprints of the given tests, newest first, up to `limit` revisions each.
     package func footprints(
         _ scenarioIDs: [String], project: String, limit: Int = footprintRevisions
-    ) async throws -> [String: [StoredFootprint]] {
+    ) async throws -> [String: [Footprint]] {
         let rows = try await database.client.query(
             """
             SELECT scenario_id, revision, files, lines, endpoints, covers FROM (
@@ -97,14 +86,14 @@ extension RunStore {
             ORDER BY scenario_id, recorded_at DESC
             """,
             logger: database.logger)
-        var footprints: [String: [StoredFootprint]] = [:]
+        var footprints: [String: [Footprint]] = [:]
         for try await (id, revision, files, lines, endpoints, covers) in rows.decode(
             (String, String, [String], [String], [String], [String]).self)
         {
             var ran: [String: LineSet] = [:]
             for (file, text) in zip(files, lines) where !text.isEmpty { ran[file] = LineSet(Substring(text)) }
             footprints[id, default: []].append(
-                StoredFootprint(revision: revision, files: files, lines: ran, endpoints: endpoints, covers: covers))
+                Footprint(revision: revision, files: files, endpoints: endpoints, covers: covers, lines: ran))
         }
         return footprints
     }
@@ -158,60 +147,6 @@ extension RunStore {
             (selection, stopped) = (value, reason)
         }
         return (selection, stopped, skipped)
-    }
-}
-
-extension RunStore {
-    /// Where run `runID` stands on failing fast: its limit (`nil`: it does not fail fast), its genuine failures so far
-    /// (scenarios settled failed, not quarantined; read from the run's failed attempts, which an index holds), and why it
-    /// was stopped, once it was.
-    package func failFast(_ runID: UUID) async throws -> (limit: Int?, failures: Int, stopped: String?) {
-        let rows = try await database.client.query(
-            """
-            SELECT r.fail_fast, r.stop_reason,
-                   CASE WHEN r.fail_fast IS NULL THEN 0 ELSE (
-                       SELECT count(DISTINCT rs.scenario_id) FROM attempts a
-                       JOIN run_scenarios rs ON rs.run_id = a.run_id AND rs.scenario_id = a.scenario_id
-                       WHERE a.run_id = r.id AND a.outcome <> 'passed' AND rs.result = 'failed' AND NOT rs.quarantined) END
-            FROM runs r WHERE r.id = \(runID)
-            """,
-            logger: database.logger)
-        for try await (limit, stopped, failures) in rows.decode((Int?, String?, Int64).self) {
-            return (limit, Int(failures), stopped)
-        }
-        return (nil, 0, nil)
-    }
-
-    /// Stops run `runID` for `reason`, unless it was stopped already; returns the reason it stopped for.
-    @discardableResult
-    package func stop(_ runID: UUID, because reason: String) async throws -> String {
-        let rows = try await database.client.query(
-            """
-            UPDATE runs SET stop_reason = coalesce(stop_reason, \(reason)) WHERE id = \(runID) RETURNING stop_reason
-            """,
-            logger: database.logger)
-        for try await stopped in rows.decode(String.self) { return stopped }
-        return reason
-    }
-
-    /// What a stopped run left queued is not run: its queued attempts go, so the run can be judged once its running
-    /// attempts have ended. A scenario that had failed and waited for its retry failed (its failure is not hidden as
-    /// not run); the others are reported not run.
-    package func dropQueued(_ runID: UUID) async throws {
-        try await database.withTransaction { connection in
-            try await connection.query(
-                "DELETE FROM attempts WHERE run_id = \(runID) AND state = 'queued'", logger: database.logger)
-            try await connection.query(
-                """
-                UPDATE run_scenarios rs SET result = 'failed'
-                WHERE rs.run_id = \(runID) AND rs.result IS NULL AND rs.lane_count = 1
-                  AND EXISTS (SELECT 1 FROM attempts a WHERE a.run_id = rs.run_id AND a.scenario_id = rs.scenario_id
-                                AND a.state = 'finished' AND a.outcome <> 'passed')
-                  AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.run_id = rs.run_id AND a.scenario_id = rs.scenario_id
-                                    AND a.state IN ('queued', 'running'))
-                """,
-                logger: database.logger)
-        }
     }
 }
 

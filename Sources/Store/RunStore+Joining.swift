@@ -177,3 +177,57 @@ extension RunStore {
         return shares
     }
 }
+
+extension RunStore {
+    /// Where run `runID` stands on failing fast: its limit (`nil`: it does not fail fast), its genuine failures so far
+    /// (scenarios settled failed, not quarantined; read from the run's failed attempts, which an index holds), and why it
+    /// was stopped, once it was.
+    package func failFast(_ runID: UUID) async throws -> (limit: Int?, failures: Int, stopped: String?) {
+        let rows = try await database.client.query(
+            """
+            SELECT r.fail_fast, r.stop_reason,
+                   CASE WHEN r.fail_fast IS NULL THEN 0 ELSE (
+                       SELECT count(DISTINCT rs.scenario_id) FROM attempts a
+                       JOIN run_scenarios rs ON rs.run_id = a.run_id AND rs.scenario_id = a.scenario_id
+                       WHERE a.run_id = r.id AND a.outcome <> 'passed' AND rs.result = 'failed' AND NOT rs.quarantined) END
+            FROM runs r WHERE r.id = \(runID)
+            """,
+            logger: database.logger)
+        for try await (limit, stopped, failures) in rows.decode((Int?, String?, Int64).self) {
+            return (limit, Int(failures), stopped)
+        }
+        return (nil, 0, nil)
+    }
+
+    /// Stops run `runID` for `reason`, unless it was stopped already; returns the reason it stopped for.
+    @discardableResult
+    package func stop(_ runID: UUID, because reason: String) async throws -> String {
+        let rows = try await database.client.query(
+            """
+            UPDATE runs SET stop_reason = coalesce(stop_reason, \(reason)) WHERE id = \(runID) RETURNING stop_reason
+            """,
+            logger: database.logger)
+        for try await stopped in rows.decode(String.self) { return stopped }
+        return reason
+    }
+
+    /// What a stopped run left queued is not run: its queued attempts go, so the run can be judged once its running
+    /// attempts have ended. A scenario that had failed and waited for its retry failed (its failure is not hidden as
+    /// not run); the others are reported not run.
+    package func dropQueued(_ runID: UUID) async throws {
+        try await database.withTransaction { connection in
+            try await connection.query(
+                "DELETE FROM attempts WHERE run_id = \(runID) AND state = 'queued'", logger: database.logger)
+            try await connection.query(
+                """
+                UPDATE run_scenarios rs SET result = 'failed'
+                WHERE rs.run_id = \(runID) AND rs.result IS NULL AND rs.lane_count = 1
+                  AND EXISTS (SELECT 1 FROM attempts a WHERE a.run_id = rs.run_id AND a.scenario_id = rs.scenario_id
+                                AND a.state = 'finished' AND a.outcome <> 'passed')
+                  AND NOT EXISTS (SELECT 1 FROM attempts a WHERE a.run_id = rs.run_id AND a.scenario_id = rs.scenario_id
+                                    AND a.state IN ('queued', 'running'))
+                """,
+                logger: database.logger)
+        }
+    }
+}

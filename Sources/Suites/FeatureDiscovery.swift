@@ -142,24 +142,14 @@ package enum FeatureDiscovery {
                 }
             } else {
                 for entry in entries
-                where (!entry.hasPrefix(".") || part.hasPrefix(".")) && matches(Array(entry), Array(part)[...]) {
+                where (!entry.hasPrefix(".") || part.hasPrefix("."))
+                    && PathGlob.component(Array(entry), matches: Array(part))
+                {
                     walk(join(entry), remaining.dropFirst())
                 }
             }
         }
         walk(pattern.hasPrefix("/") ? "/" : "", parts[...])
         return Set(results).sorted()
-    }
-
-    private static func matches(_ name: [Character], _ pattern: ArraySlice<Character>) -> Bool {
-        guard let first = pattern.first else { return name.isEmpty }
-        switch first {
-        case "*":
-            return (0...name.count).contains { matches(Array(name[$0...]), pattern.dropFirst()) }
-        case "?":
-            return !name.isEmpty && matches(Array(name.dropFirst()), pattern.dropFirst())
-        default:
-            return name.first == first && matches(Array(name.dropFirst()), pattern.dropFirst())
-        }
     }
 }

@@ -51,6 +51,15 @@ struct SelectionTests {
         try directory.write(".gitignore", ".orchestrate/\n__pycache__/\n*.stdout\n*.stderr\n*.xml\n")
     }
 
+    /// The CLI in `directory`, made a git repository with everything in it committed.
+    static func committed(_ directory: TemporaryDirectory) async throws -> OrchestrateCLI {
+        let cli = OrchestrateCLI(directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+        for arguments in [["init", "-q"], ["add", "-A"], ["commit", "-qm", "first"]] {
+            try await git(arguments, cli: cli)
+        }
+        return cli
+    }
+
     /// git in the test's repository, as someone who commits there.
     static func git(_ arguments: [String], cli: OrchestrateCLI) async throws {
         let result = try await cli.run(
@@ -66,15 +75,11 @@ struct SelectionTests {
         try await TestUpstream.with { upstream in
             try await TemporaryDirectory.with { directory in
                 try Self.project(directory, upstream: upstream)
-                let cli = OrchestrateCLI(
-                    directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+                let cli = try await Self.committed(directory)
                 func git(_ arguments: String...) async throws { try await Self.git(arguments, cli: cli) }
                 func run(_ arguments: String...) async throws -> OrchestrateCLI.Result {
                     try await cli.run(["run", "--progress", "none"] + arguments)
                 }
-                try await git("init", "-q")
-                try await git("add", "-A")
-                try await git("commit", "-qm", "first")
 
                 let none = try await run("--changed-since", "HEAD")
                 #expect(none.exitCode == 0, "\(none.stdout)\(none.stderr)")
@@ -261,12 +266,8 @@ struct SelectionTests {
                   results: junit
                   env: { PYTHONDONTWRITEBYTECODE: "1" }
                 """)
-            let cli = OrchestrateCLI(
-                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            let cli = try await Self.committed(directory)
             func git(_ arguments: String...) async throws { try await Self.git(arguments, cli: cli) }
-            try await git("init", "-q")
-            try await git("add", "-A")
-            try await git("commit", "-qm", "first")
             let full = try await cli.run(["run", "--progress", "none"])
             #expect(full.stdout.contains("3 scenarios, 3 passed"), "\(full.stdout)\(full.stderr)")
 
@@ -320,12 +321,7 @@ struct SelectionTests {
                 selection:
                   ignore: ["*.md"]
                 """)
-            let cli = OrchestrateCLI(
-                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
-            func git(_ arguments: String...) async throws { try await Self.git(arguments, cli: cli) }
-            try await git("init", "-q")
-            try await git("add", "-A")
-            try await git("commit", "-qm", "first")
+            let cli = try await Self.committed(directory)
             let full = try await cli.run(["run", "--progress", "none"])
             #expect(full.stdout.contains("2 scenarios, 2 passed"), "\(full.stdout)\(full.stderr)")
 

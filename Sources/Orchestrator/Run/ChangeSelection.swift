@@ -51,7 +51,7 @@ package struct ChangeSelection {
         for (id, reason) in decision.selected {
             logger.info(
                 "selected",
-                metadata: ["test": "\(TerminalText.line(id))", "reason": "\(TerminalText.line("\(reason)"))"])
+                metadata: ["test": "\(id)", "reason": "\(reason)"])
         }
         guard found.footprints else {
             return Chosen(
@@ -86,14 +86,17 @@ package struct ChangeSelection {
         do {
             decision = try await decide(scenarios, change: change ?? .since("HEAD"), sample: 0).decision
         } catch let error as UsageError where change == nil {
-            // No git, or no commit yet: new tests and those that failed lately still go first.
+            // No git, or no commit yet: the same rules without footprints (new tests and those that failed lately still
+            // go first).
             logger.info("likely failures from history alone", metadata: ["why": "\(error)"])
             let (known, failing) = try await runs.selectionHistory(scenarios.map(\.id), project: settings.project)
-            decision = TestSelection.Decision(
-                selected: scenarios.compactMap { scenario in
-                    !known.contains(scenario.id)
-                        ? (scenario.id, .new) : failing.contains(scenario.id) ? (scenario.id, .failedRecently) : nil
-                })
+            let tests = scenarios.map { scenario in
+                TestSelection.Test(
+                    id: scenario.id, footprint: nil, known: known.contains(scenario.id),
+                    failedRecently: failing.contains(scenario.id))
+            }
+            var generator = SystemRandomNumberGenerator()
+            decision = TestSelection(rules: TestSelection.Rules()).decide(tests, changed: [:], using: &generator)
         }
         let likely = decision.selected.filter { _, reason in
             switch reason {
@@ -205,11 +208,7 @@ package struct ChangeSelection {
             let own = owned(scenario)
             return TestSelection.Test(
                 id: scenario.id,
-                footprint: footprints[scenario.id].map {
-                    TestSelection.Footprint(
-                        revision: $0.revision, files: $0.files, endpoints: $0.endpoints, covers: $0.covers,
-                        lines: $0.lines)
-                },
+                footprint: footprints[scenario.id],
                 known: known.contains(scenario.id), failedRecently: failing.contains(scenario.id),
                 expectedMilliseconds: times[scenario.id], files: own.files, opaque: own.opaque)
         }

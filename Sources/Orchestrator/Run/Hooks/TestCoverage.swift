@@ -38,8 +38,7 @@ struct TestCoverage: AttemptHooks {
             logger.warning(
                 "an attempt's coverage report was not taken into its tests' footprints",
                 metadata: [
-                    "scenario.id": "\(TerminalText.line(attempt.scenario.id))",
-                    "error": "\(TerminalText.line("\(error)"))",
+                    "scenario.id": "\(attempt.scenario.id)", "error": "\(error)",
                 ])
         }
     }

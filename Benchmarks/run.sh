@@ -227,7 +227,7 @@ PGBENCH=$(command -v pgbench || ls /usr/lib/postgresql/*/bin/pgbench | tail -1)
 cat >"$F/claim.sql" <<'SQL'
 WITH next AS (
     SELECT id FROM bench_attempts WHERE run_id = '00000000-0000-0000-0000-00000000000f' AND state = 'queued'
-    ORDER BY expected_ms DESC NULLS FIRST, id LIMIT 1 FOR UPDATE SKIP LOCKED
+    ORDER BY rank DESC, expected_ms DESC NULLS FIRST, id LIMIT 1 FOR UPDATE SKIP LOCKED
 )
 UPDATE bench_attempts a SET state = 'running', lease_owner = 'pgbench', lease_token = gen_random_uuid(),
     lease_expires_at = now() + interval '30 seconds', started_at = now()

@@ -58,10 +58,14 @@ static void set_cloexec(int fd) {
 }
 
 static int make_pipe(int fds[2]) {
+#if defined(__linux__)
+    return pipe2(fds, O_CLOEXEC) == 0 ? 0 : -1;
+#else
     if (pipe(fds) != 0) return -1;
     set_cloexec(fds[0]);
     set_cloexec(fds[1]);
     return 0;
+#endif
 }
 
 static void write_all(int fd, const void *data, size_t length) {

@@ -575,18 +575,21 @@ package struct RunStore: Sendable {
         return false
     }
 
-    /// The last `limit` finished attempts of each of the run's scenarios in its project (this run's included), oldest
-    /// first: the report's trend per scenario. Read from the index that the planner's median reads.
-    package func trends(_ runID: UUID, limit: Int = 20) async throws -> [String: [TrendPoint]] {
+    /// The last `limit` attempts of each of the run's scenarios in its project that finished before the run was
+    /// planned, oldest first: the report's trend per scenario before the run's own attempts, which
+    /// ``TrendPoint/trends(earlier:adding:length:)`` adds. Read while the run works, from the index that the planner's
+    /// median reads (one short range of it per scenario, aggregated there).
+    package func earlierTrends(_ runID: UUID, limit: Int = TrendPoint.length) async throws -> [String: [TrendPoint]] {
         let rows = try await database.client.query(
             """
-            SELECT rs.scenario_id, array_agg(t.passed ORDER BY t.finished_at), array_agg(t.ms ORDER BY t.finished_at)
-            FROM run_scenarios rs,
-            LATERAL (SELECT a.outcome = 'passed' AS passed, coalesce(a.duration_ms, 0) AS ms, a.finished_at
-                     FROM attempts a WHERE a.project = rs.project AND a.scenario_id = rs.scenario_id AND a.outcome IS NOT NULL
-                     ORDER BY a.finished_at DESC LIMIT \(limit)) t
-            WHERE rs.run_id = \(runID)
-            GROUP BY rs.scenario_id
+            SELECT rs.scenario_id, t.passes, t.ms
+            FROM run_scenarios rs JOIN runs r ON r.id = rs.run_id,
+            LATERAL (SELECT array_agg(x.passed ORDER BY x.finished_at) AS passes, array_agg(x.ms ORDER BY x.finished_at) AS ms
+                     FROM (SELECT a.outcome = 'passed' AS passed, coalesce(a.duration_ms, 0) AS ms, a.finished_at
+                           FROM attempts a WHERE a.project = rs.project AND a.scenario_id = rs.scenario_id AND a.outcome IS NOT NULL
+                             AND a.finished_at < r.created_at
+                           ORDER BY a.finished_at DESC LIMIT \(limit)) x) t
+            WHERE rs.run_id = \(runID) AND t.passes IS NOT NULL
             """,
             logger: database.logger)
         var trends: [String: [TrendPoint]] = [:]

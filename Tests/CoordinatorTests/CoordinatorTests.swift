@@ -184,9 +184,11 @@ struct CoordinatorTests {
         #expect(depth(nil) == 0)
         #expect(depth(1000) == 0)
         #expect(depth(30_000) == 0)
-        // No-op and short attempts: three each, so that a round carries several slots' results and claims.
-        #expect(depth(0) == 3)
-        #expect(depth(5) == 3)
+        // No-op and short attempts: up to eight each, so that a round carries several slots' results and claims.
+        #expect(depth(0) == 8)
+        #expect(depth(5) == 8)
+        #expect(depth(70) == 8)
+        #expect(depth(100) == 5)
         #expect(depth(190) == 3)
         #expect(depth(250) == 2)
         #expect(depth(400) == 2)

@@ -191,6 +191,52 @@ struct FlakinessScoreTests {
     }
 
     @Test(
+        "a settled run adds its attempts to the day's rows; runs settled in order, again, together, out of order, or with an incident's attempts leave what a full recount gives"
+    )
+    func addedToNotCountedAgain() async throws {
+        try await withTestDatabase { database in
+            let store = RunStore(database: database)
+            // Ten runs of one scenario today, a minute apart, settled in order: each adds to the row the last left.
+            let times = (0..<10).map { Date().addingTimeInterval(Double($0 - 20) * 60) }
+            let runs = try await Self.record(Self.attempts("PPFPFFPPPF"), of: "added", in: database, times: times)
+            let added = try #require(try await Self.score(of: "added", in: database))
+            #expect(added.attempts == 10 && added.passed == 6 && added.transitions == 9 && added.flips == 5, "\(added)")
+            var differences = try await rollupDifferences(in: database)
+            #expect(differences.scenarioDays == 0, "\(differences)")
+
+            // A run rolled up again counts nothing twice.
+            try await store.rollUp(runs[4])
+            try await store.rollUp(runs[9])
+            #expect(try await Self.score(of: "added", in: database)?.attempts == 10)
+
+            // An attempt of an incident, marked after its run was counted, is left out when the run is counted again.
+            try await database.client.query("UPDATE attempts SET incident = 1 WHERE run_id = \(runs[2])")
+            try await store.rollUp(runs[2])
+            let withoutIncident = try #require(try await Self.score(of: "added", in: database))
+            #expect(withoutIncident.attempts == 9 && withoutIncident.passed == 6, "\(withoutIncident)")
+
+            // Eight runs of two scenarios settling at once, and four more settling newest first.
+            let later = (0..<12).map { Date().addingTimeInterval(Double($0 - 8) * 60 - 30) }
+            var pending: [UUID] = []
+            for scenario in ["together-a", "together-b"] {
+                pending += try await Self.record(
+                    Self.attempts("PFPPFFPFPPFP"), of: scenario, in: database, times: later, settle: false)
+            }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for run in pending.prefix(8) + pending.dropFirst(12).prefix(8) {
+                    group.addTask { try await store.setState(run, .finished) }
+                }
+                try await group.waitForAll()
+            }
+            for run in (pending[8..<12] + pending[20..<24]).reversed() { try await store.setState(run, .finished) }
+            let together = try #require(try await Self.score(of: "together-a", in: database))
+            #expect(together.attempts == 12 && together.transitions == 11 && together.flips == 8, "\(together)")
+            differences = try await rollupDifferences(in: database)
+            #expect(differences.scenarioDays == 0, "\(differences)")
+        }
+    }
+
+    @Test(
         "attempts of a run that has not settled are not counted yet; branches pair apart, and --branch narrows to one")
     func settlingAndBranches() async throws {
         try await withTestDatabase { database in

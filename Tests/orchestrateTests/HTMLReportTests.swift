@@ -134,3 +134,50 @@ enum Chromium {
         return text
     }
 }
+
+extension HTMLReportTests {
+    @Test(
+        "a scenario's trend is its attempts before the run, then the run's own in the order they finished; a later run's report of an earlier run stops at that run"
+    )
+    func trendAcrossRuns() async throws {
+        try await TemporaryDirectory.with { directory in
+            try directory.write(
+                "orchestrate.yml",
+                """
+                workers: 1
+                retries: 1
+                suite:
+                  scenarios:
+                    - { id: turns, command: "test -e fail-once && rm fail-once && exit 1; exit 0" }
+                """)
+            let cli = OrchestrateCLI(
+                directory: directory.path, database: try await TestPostgres.shared.makeDatabaseURL())
+            func trend(_ stdout: String) throws -> String {
+                let report = try #require(
+                    stdout.split(separator: "\n").first { $0.hasPrefix("report: ") }.map { String($0.dropFirst(8)) })
+                let html = try String(contentsOfFile: report, encoding: .utf8)
+                return try #require(
+                    html.firstRange(of: #/<title>last \d+ attempts: \d+ passed</title>/#).map { String(html[$0]) })
+            }
+            let first = try await cli.run(["run", "--progress", "none"])
+            #expect(first.exitCode == 0, "\(first.stdout)\(first.stderr)")
+            #expect(try trend(first.stdout) == "<title>last 1 attempts: 1 passed</title>")
+            // A failed attempt, then its retry's pass: both join the trend, in order.
+            try directory.write("fail-once", "")
+            let second = try await cli.run(["run", "--progress", "none"])
+            #expect(second.exitCode == 0, "\(second.stdout)\(second.stderr)")
+            #expect(try trend(second.stdout) == "<title>last 3 attempts: 2 passed</title>")
+            let third = try await cli.run(["run", "--progress", "none"])
+            #expect(try trend(third.stdout) == "<title>last 4 attempts: 3 passed</title>")
+            // The first run's report, written again after the others: its trend is what came before it and itself.
+            let runID = try #require(
+                first.stdout.split(separator: "\n").first { $0.hasPrefix("report: ") }
+                    .map { URL(fileURLWithPath: String($0.dropFirst(8))).deletingLastPathComponent().lastPathComponent }
+            )
+            let again = try await cli.run(["report", runID, "--html", directory.file("again.html")])
+            #expect(again.exitCode == 0, "\(again.stdout)\(again.stderr)")
+            let html = try String(contentsOfFile: directory.file("again.html"), encoding: .utf8)
+            #expect(html.contains("<title>last 1 attempts: 1 passed</title>"))
+        }
+    }
+}

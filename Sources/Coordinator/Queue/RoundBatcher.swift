@@ -8,10 +8,13 @@ import Synchronization
 /// - Group commit: the results and claims of all slots that reach the queue at the same moment travel
 ///   in one ``QueueRound``; while a round is in flight the next one gathers.
 /// - Claim ahead: while attempts are short (recent ones took under a second), each round also claims about half a second
-///   of work per slot in advance (one to three attempts; ``aheadPerSlot(averageMilliseconds:)``), so a slot that
-///   finishes starts its next attempt at once and its result goes in the next round. Claimed-ahead attempts hold
+///   of work per slot in advance (one to eight attempts; ``aheadPerSlot(averageMilliseconds:)``), so a slot that
+///   finishes starts its next attempt at once and its result goes in a later round. Claimed-ahead attempts hold
 ///   leases like running ones (the heartbeat covers them) and go back to the queue when the run stops. With long
 ///   attempts nothing is claimed ahead, so other hosts sharing the run find the work still queued.
+/// - Paced results: while slots have work claimed ahead and nobody waits for a claim, results wait for a round until
+///   the slots have used half of that work, or for ``resultsWait`` at most; a slot that asks and finds nothing ahead
+///   starts a round at once. No-op attempts then cost the database a round per few dozen attempts, not per four.
 ///
 /// It asks the queue itself (through ``PatientQueue``, which outlasts an outage) and says what each round did as
 /// ``CoordinatorEvent``s; the coordinator only asks it for work and hands it results.
@@ -66,6 +69,8 @@ package final class RoundBatcher: Sendable {
         var nextIdle = 0
         /// Rounds that recorded results so far.
         var recorded = 0
+        /// Whether a round is due within ``resultsWait`` for results that wait for more.
+        var paced = false
         var nextWaiter = 0
         /// Waiters of the round in flight, by id: a cancelled one is resumed at once, and not again by the round.
         var inFlight: [Int: CheckedContinuation<Answer, any Error>] = [:]
@@ -75,12 +80,18 @@ package final class RoundBatcher: Sendable {
     static let claimAheadBelow: Double = 1000
 
     /// How many attempts per slot to hold claimed ahead: none for long attempts; for short ones, about half a second of
-    /// work (one to three attempts), so that a round's results and claims come in batches the size of several slots'
-    /// work rather than one round per finished attempt: the server's work is per round more than per attempt.
+    /// work (one to ``mostAhead`` attempts), so that a round's results and claims come in batches the size of several
+    /// slots' work rather than one round per finished attempt: the server's work is per round more than per attempt.
     package static func aheadPerSlot(averageMilliseconds: Double?) -> Int {
         guard let average = averageMilliseconds, average < claimAheadBelow else { return 0 }
-        return min(max(Int((aheadWork / max(average, 1)).rounded(.up)), 1), 3)
+        return min(max(Int((aheadWork / max(average, 1)).rounded(.up)), 1), mostAhead)
     }
+
+    /// The most attempts a slot holds claimed ahead.
+    static let mostAhead = 8
+
+    /// How long a result waits for others to share its round, while its slot has work claimed ahead.
+    static let resultsWait: Duration = .milliseconds(25)
 
     /// How much work, in milliseconds, a slot holds claimed ahead while attempts are short.
     static let aheadWork: Double = 500
@@ -113,14 +124,36 @@ package final class RoundBatcher: Sendable {
     /// Hands in a result; it is recorded with the next round (said as `attemptFinished`, or `attemptReleased` when its
     /// lease was lost).
     package func finish(_ claimed: ClaimedAttempt, result: AttemptResult) {
-        let lead = state.withLock { state -> Bool in
+        let (lead, pace) = state.withLock { state -> (Bool, Bool) in
             state.completions.append((claimed, result))
             if claimed.scenario.batch != nil { state.batched = true }
             let average = state.averageMilliseconds ?? Double(result.durationMilliseconds)
             state.averageMilliseconds = average * 0.8 + Double(result.durationMilliseconds) * 0.2
-            return Self.startDraining(&state)
+            if roundDue(state) { return (Self.startDraining(&state), false) }
+            // Left for a paced round (while a round is in flight too: the next one takes them only when due).
+            defer { state.paced = true }
+            return (false, !state.paced)
         }
         if lead { Task { await self.drain() } }
+        if pace {
+            Task {
+                try? await Task.sleep(for: Self.resultsWait)
+                let lead = state.withLock { state -> Bool in
+                    state.paced = false
+                    guard !state.completions.isEmpty || !state.waiters.isEmpty else { return false }
+                    return Self.startDraining(&state)
+                }
+                if lead { await self.drain() }
+            }
+        }
+    }
+
+    /// Whether a round should go now: somebody waits for it, the slots hold no work claimed ahead, or the results
+    /// waiting are half the work they hold ahead.
+    private func roundDue(_ state: State) -> Bool {
+        guard state.waiters.isEmpty, !state.ahead.isEmpty else { return true }
+        let perSlot = state.batched ? 0 : Self.aheadPerSlot(averageMilliseconds: state.averageMilliseconds)
+        return state.completions.count * 2 >= max(workers * perSlot, 1)
     }
 
     /// The next attempt for `claimant`: one claimed ahead at once, else from the next round.
@@ -337,7 +370,8 @@ package final class RoundBatcher: Sendable {
         completions: [(claimed: ClaimedAttempt, result: AttemptResult)], waiters: [Waiter], aheadWanted: Int
     )? {
         state.withLock { state in
-            guard !state.completions.isEmpty || !state.waiters.isEmpty else {
+            guard !state.waiters.isEmpty || (!state.completions.isEmpty && (roundDue(state) || !state.paced)) else {
+                // Results that wait for more go with the paced round armed when they were handed in.
                 state.draining = false
                 return nil
             }

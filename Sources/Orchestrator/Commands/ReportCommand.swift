@@ -48,7 +48,7 @@ package enum ReportCommand {
                 let logs = try await runs.networkLogs(
                     report.scenarios.filter(\.needsAttention).flatMap(\.attempts).map(\.id))
                 let kept = try await runs.keptFiles(report.scenarios.flatMap(\.attempts).map(\.id))
-                let trends = try await runs.trends(runID)
+                let trends = TrendPoint.trends(earlier: try await runs.earlierTrends(runID), adding: report)
                 try AtomicFile.write(
                     HTMLReport.render(report, logs: logs, attachments: [:], kept: kept, trends: trends), to: html)
                 lines.append("report: \(html)")

@@ -19,7 +19,7 @@ struct RunReportFiles {
     }
 
     /// `extraJUnit`: another JUnit file (`--junit`), of the whole run or of a part of it.
-    /// `trends`: each scenario's recent attempts (``RunStore/trends(_:limit:)``), read by the caller while it judged.
+    /// `trends`: each scenario's recent attempts (``TrendPoint/trends(earlier:adding:length:)``).
     func write(
         _ report: RunReport, extraJUnit: (path: String, report: RunReport)?, trends: [String: [TrendPoint]]
     ) async throws -> Written {

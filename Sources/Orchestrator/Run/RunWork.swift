@@ -212,6 +212,9 @@ struct RunWork {
 
     private func work(_ planned: RunPlanner.Planned, joined: Bool, pending: PendingResults) async throws -> Int32 {
         try await runs.join(planned.runID, member: member.description, host: member.host, node: node, workers: workers)
+        // The report's trends before this run are read while it works; its own attempts are added from its report.
+        let earlierTrends = Task { [runs] in try await runs.earlierTrends(planned.runID) }
+        defer { earlierTrends.cancel() }
         let execution = RunExecution(
             settings: settings, planned: planned, database: database, output: output, logger: logger,
             showsHosts: joined, metrics: metrics,
@@ -234,9 +237,6 @@ struct RunWork {
         // Fields `mock.ignore.json` names are no drift evidence either.
         diff.ignores = { [ignored = settings.mockServer.ignoredJSON] path in ignored.contains { $0.names(path) } }
         let judge = RunJudge(runs: runs, cassette: MockSessions.cassettes(in: settings.recordings), diff: diff)
-        // The report's trends are read while the run is judged.
-        let trends = Task { [runs] in try await runs.trends(planned.runID) }
-        defer { trends.cancel() }
         if interrupted {
             // A node that leaves a joined run leaves it to the others; a run of its own waits for --resume. Not judged:
             // its passes keep the verdict they settled with, the rest have none. A database that does not answer does
@@ -253,7 +253,7 @@ struct RunWork {
                 try await abandoning(after: Coordinator.stoppingPatience * 2) { [self] in
                     try await publish(
                         try await judge.unjudged(planned.runID).report, joined: joined, execution: execution,
-                        trends: trends)
+                        trends: earlierTrends)
                 }
             } catch {
                 throw RunError.interruptedUnrecorded(cause: error)
@@ -292,7 +292,7 @@ struct RunWork {
                         after: judgement, settings.quarantine, project: planned.project, runs: runs, output: output)
                 }()
                 try await publish(
-                    judgement.report, joined: joined, execution: execution, trends: trends, judged: true)
+                    judgement.report, joined: joined, execution: execution, trends: earlierTrends, judged: true)
                 try await saved
                 try await quarantined
                 await footprints
@@ -302,7 +302,8 @@ struct RunWork {
             }
             if let run = try await runs.joinable(planned.runID), let code = run.exitCode {
                 try await publish(
-                    try await judge.unjudged(planned.runID).report, joined: joined, execution: execution, trends: trends
+                    try await judge.unjudged(planned.runID).report, joined: joined, execution: execution,
+                    trends: earlierTrends
                 )
                 return code
             }
@@ -339,7 +340,14 @@ struct RunWork {
         judged: Bool = false
     ) async throws {
         let directory = settings.reports.value + "/" + report.runID.uuidString.lowercased()
-        let trends = try await trends.value
+        // Read again when the read during the run failed (the database was away then).
+        let earlier: [String: [TrendPoint]]
+        if let read = try? await trends.value {
+            earlier = read
+        } else {
+            earlier = try await runs.earlierTrends(report.runID)
+        }
+        let trends = TrendPoint.trends(earlier: earlier, adding: report)
         let files = try await RunReportFiles(runs: runs, directory: directory).write(
             report, extraJUnit: junit(report, joined: joined, judged: judged), trends: trends)
         let hosts = try await runs.hostShares(report.runID)

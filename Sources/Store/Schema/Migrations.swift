@@ -47,6 +47,7 @@ enum Migrations {
         (28, "footprints, and the tests a selected run left out", Schema.version28),
         (29, "likely failures first: a rank the claim orders by", Schema.version29),
         (30, "fail fast on every host", Schema.version30),
+        (31, "a settled run's scenario-days added to rather than counted again", Schema.version31),
     ]
 
     /// Applies the migrations not applied yet, up to `version` (the newest by default; tests stop earlier to make rows

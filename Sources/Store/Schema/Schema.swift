@@ -699,11 +699,68 @@ enum Schema {
         ALTER TABLE runs ADD COLUMN fail_fast integer CHECK (fail_fast > 0), ADD COLUMN stop_reason text
         """
 
+    /// Version 31: a settled run's scenario-days are added to, not counted again. Each row says where its first and
+    /// last counted attempt fall (finish time, then id); a run whose attempts of a key all come after the row's last
+    /// adds its own tally to it (the pair across the join counted once), and a key it has no row for gets its tally. A
+    /// key whose row counted any of the run's attempts already (a run settled again, or counted by another run's recount
+    /// before it settled), a row from before this version, and a key of an attempt of an incident are counted again
+    /// whole, as before. So a run's rollup reads its own attempts, where the recount read every attempt of its scenarios
+    /// that day (and the day's runs of one suite made each rollup longer). Two rollups that each wait for a row the
+    /// other took count their run's keys again whole, in the table's key order.
+    static let version31 = """
+        ALTER TABLE scenario_days ADD COLUMN first_at timestamptz, ADD COLUMN first_attempt bigint,
+            ADD COLUMN last_at timestamptz, ADD COLUMN last_attempt bigint;
+        \(rollUpDays(condition: "a.incident IS NULL", positions: true))
+        CREATE OR REPLACE FUNCTION orchestrate_roll_up_run(settled uuid) RETURNS void
+        LANGUAGE plpgsql SET work_mem = '32MB' AS $f$
+        DECLARE
+            -- The keys counted again whole.
+            again_project text[];
+            again_scenario text[];
+            again_day date[];
+        BEGIN
+            BEGIN
+                WITH tally AS (
+                    \(scenarioDaysTally(
+                        of: "attempts a CROSS JOIN LATERAL (SELECT a.project, a.scenario_id, (a.finished_at AT TIME ZONE 'UTC')::date) AS k(project, scenario_id, day)",
+                        where: "a.run_id = settled AND a.incident IS NULL", positions: true))
+                ), added AS (
+                    INSERT INTO scenario_days AS d (\(scenarioDaysColumns(positions: true)))
+                    SELECT * FROM tally
+                    ON CONFLICT (project, day, scenario_id, branch, git_revision, live) DO UPDATE SET
+                        attempts = d.attempts + excluded.attempts, passes = d.passes + excluded.passes,
+                        transitions = d.transitions + excluded.transitions + 1,
+                        flips = d.flips + excluded.flips + (d.last_passed <> excluded.first_passed)::integer,
+                        last_passed = excluded.last_passed, last_at = excluded.last_at, last_attempt = excluded.last_attempt
+                    WHERE (d.last_at, d.last_attempt) < (excluded.first_at, excluded.first_attempt)
+                    -- The key's last attempt is the run's: it names the key (a hashed lookup; the planner, expecting a
+                    -- row or so of each side, compared every key with every other).
+                    RETURNING d.last_attempt
+                )
+                SELECT array_agg(project), array_agg(scenario_id), array_agg(day) INTO again_project, again_scenario, again_day
+                FROM (SELECT t.project, t.scenario_id, t.day FROM tally t WHERE t.last_attempt NOT IN (SELECT last_attempt FROM added)
+                      UNION
+                      SELECT a.project, a.scenario_id, (a.finished_at AT TIME ZONE 'UTC')::date FROM attempts a
+                      WHERE a.run_id = settled AND a.state = 'finished' AND a.outcome IS NOT NULL AND a.incident IS NOT NULL) k;
+                IF again_project IS NOT NULL THEN
+                    PERFORM orchestrate_roll_up_days(again_project, again_scenario, again_day);
+                END IF;
+            EXCEPTION WHEN deadlock_detected THEN
+                -- Undone: every key of the run counted again whole, its rows taken in the table's key order.
+                PERFORM orchestrate_roll_up_days(array_agg(project), array_agg(scenario_id), array_agg(day))
+                FROM (SELECT DISTINCT project, scenario_id, (finished_at AT TIME ZONE 'UTC')::date AS day FROM attempts
+                      WHERE run_id = settled AND state = 'finished' AND outcome IS NOT NULL) k
+                HAVING count(*) > 0;
+            END;
+        END
+        $f$;
+        """
+
     /// `orchestrate_roll_up_days` as migration 19 makes it (every finished attempt of the keys' days counted), and as
     /// migration 25 does with a `condition` more on the attempts: then each key's rows are deleted before they are
     /// counted again, so that a row counted before the condition left its attempts out (another run's rollup of the
     /// same day, before this run's judge marked its incidents) does not stay.
-    private static func rollUpDays(condition: String? = nil) -> String {
+    private static func rollUpDays(condition: String? = nil, positions: Bool = false) -> String {
         """
         CREATE OR REPLACE FUNCTION orchestrate_roll_up_days(keys_project text[], keys_scenario text[], keys_day date[]) RETURNS void
         LANGUAGE plpgsql SET work_mem = '32MB' AS $f$
@@ -712,7 +769,7 @@ enum Schema {
         BEGIN
             IF keys_project IS NULL THEN
                 -- Every finished attempt, in one pass.\(condition == nil ? "" : "\n        DELETE FROM scenario_days;")
-                EXECUTE format($q$\(scenarioDaysUpsert)$q$,
+                EXECUTE format($q$\(scenarioDaysUpsert(positions: positions))$q$,
                     $s$attempts a CROSS JOIN LATERAL (SELECT a.project, a.scenario_id, (a.finished_at AT TIME ZONE 'UTC')::date) AS k(project, scenario_id, day)$s$,
                     '\(condition ?? "true")');
                 RETURN;
@@ -725,7 +782,7 @@ enum Schema {
                         -- Counted again whole: a row whose attempts are all left out now (an incident's) goes.
                         DELETE FROM scenario_days WHERE project = key.project AND day = key.day AND scenario_id = ANY (key.scenarios);
                 """)
-                EXECUTE format($q$\(scenarioDaysUpsert)$q$,
+                EXECUTE format($q$\(scenarioDaysUpsert(positions: positions))$q$,
                     $s$attempts a CROSS JOIN LATERAL (SELECT a.project, a.scenario_id, $3::date) AS k(project, scenario_id, day)$s$,
                     $s$a.project = $1 AND a.scenario_id = ANY ($2) AND a.finished_at >= $3::timestamp AT TIME ZONE 'UTC'
                        AND a.finished_at < ($3 + 1)::timestamp AT TIME ZONE 'UTC'\(condition.map { " AND \($0)" } ?? "")$s$)
@@ -1036,28 +1093,58 @@ enum Schema {
 
     /// The statement that counts `scenario_days` again from `attempts` (a `format` template): its first `%s` the source
     /// of the attempts, as `a` beside their key `k` (project, scenario id, day); its second a condition on them.
-    private static let scenarioDaysUpsert = """
-        INSERT INTO scenario_days AS d (project, scenario_id, branch, git_revision, live, day, attempts, passes, transitions, flips,
-                                        first_passed, last_passed)
+    /// `positions`: with where each row's first and last counted attempt fall (migration 31).
+    private static func scenarioDaysUpsert(positions: Bool = false) -> String {
+        """
+        INSERT INTO scenario_days AS d (\(scenarioDaysColumns(positions: positions)))
+        \(scenarioDaysTally(of: "%s", where: "%s", positions: positions))
+        ON CONFLICT (project, day, scenario_id, branch, git_revision, live) DO UPDATE SET
+            attempts = excluded.attempts, passes = excluded.passes, transitions = excluded.transitions, flips = excluded.flips,
+            first_passed = excluded.first_passed, last_passed = excluded.last_passed\(positions ? positionsSet : "")
+        """
+    }
+
+    /// Where a row's first and last counted attempt fall: tallied, and set by a recount.
+    private static let positionsTally = """
+        ,
+               min(finished_at) FILTER (WHERE position = 1) AS first_at, min(id) FILTER (WHERE position = 1) AS first_attempt,
+               max(finished_at) FILTER (WHERE position = size) AS last_at, max(id) FILTER (WHERE position = size) AS last_attempt
+        """
+    private static let positionsSet = """
+        ,
+            first_at = excluded.first_at, first_attempt = excluded.first_attempt, last_at = excluded.last_at,
+            last_attempt = excluded.last_attempt
+        """
+
+    /// `scenario_days`' columns, in the order ``scenarioDaysTally(of:where:positions:)`` gives them.
+    private static func scenarioDaysColumns(positions: Bool) -> String {
+        """
+        project, scenario_id, branch, git_revision, live, day, attempts, passes, transitions, flips,
+                                        first_passed, last_passed\(positions ? ", first_at, first_attempt, last_at, last_attempt" : "")
+        """
+    }
+
+    /// `scenario_days`' rows counted from the finished attempts in `source` (as `a` beside their key `k`: project,
+    /// scenario id, day) that meet `condition`, in the table's key order.
+    private static func scenarioDaysTally(of source: String, where condition: String, positions: Bool) -> String {
+        """
         SELECT project, scenario_id, branch, git_revision, live, day, count(*), count(*) FILTER (WHERE passed), count(previous),
                count(*) FILTER (WHERE previous <> passed), bool_or(passed) FILTER (WHERE position = 1),
-               bool_or(passed) FILTER (WHERE position = size)
+               bool_or(passed) FILTER (WHERE position = size)\(positions ? positionsTally : "")
         FROM (
             SELECT *, lag(passed) OVER w AS previous, row_number() OVER w AS position,
                    count(*) OVER (PARTITION BY project, scenario_id, branch, git_revision, live, day) AS size
             FROM (SELECT k.project, k.scenario_id, k.day, coalesce(r.branch, '') AS branch, coalesce(r.git_revision, '') AS git_revision,
                          coalesce(a.mode, r.mode) IN ('live', 'record') AS live, a.outcome = 'passed' AS passed, a.finished_at, a.id
-                  FROM %s
+                  FROM \(source)
                   JOIN runs r ON r.id = a.run_id
-                  WHERE a.state = 'finished' AND a.outcome IS NOT NULL AND %s) t
+                  WHERE a.state = 'finished' AND a.outcome IS NOT NULL AND \(condition)) t
             WINDOW w AS (PARTITION BY project, scenario_id, branch, git_revision, live, day ORDER BY finished_at, id)
         ) x
         GROUP BY project, scenario_id, branch, git_revision, live, day
         ORDER BY project, day, scenario_id, branch, git_revision, live
-        ON CONFLICT (project, day, scenario_id, branch, git_revision, live) DO UPDATE SET
-            attempts = excluded.attempts, passes = excluded.passes, transitions = excluded.transitions, flips = excluded.flips,
-            first_passed = excluded.first_passed, last_passed = excluded.last_passed
         """
+    }
 
     /// `endpoint_days`' tallies (its columns in order) of the exchanges in `relation` (the table, or a trigger's new
     /// rows): counted per attempt first, so that each attempt's project and branch are looked up once.

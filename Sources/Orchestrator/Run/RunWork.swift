@@ -321,6 +321,9 @@ struct RunWork {
         }
     }
 
+    /// How long the report waits, after the run, for the trends read while it worked.
+    static let trendsPatience: Duration = .seconds(30)
+
     /// What `--detect-new-flakes` did, in a line.
     static func describe(_ probes: NewTestProbes, share: Double) -> String {
         if probes.skipped {
@@ -340,11 +343,13 @@ struct RunWork {
         judged: Bool = false
     ) async throws {
         let directory = settings.reports.value + "/" + report.runID.uuidString.lowercased()
-        // Read again when the read during the run failed (the database was away then).
+        // The read made while the run worked, unless it failed or never answered (the database was away then): then
+        // read again.
         let earlier: [String: [TrendPoint]]
-        if let read = try? await trends.value {
+        if let read = try? await abandoning(after: Self.trendsPatience, { try await trends.value }) {
             earlier = read
         } else {
+            trends.cancel()
             earlier = try await runs.earlierTrends(report.runID)
         }
         let trends = TrendPoint.trends(earlier: earlier, adding: report)

@@ -705,8 +705,9 @@ enum Schema {
     /// key whose row counted any of the run's attempts already (a run settled again, or counted by another run's recount
     /// before it settled), a row from before this version, and a key of an attempt of an incident are counted again
     /// whole, as before. So a run's rollup reads its own attempts, where the recount read every attempt of its scenarios
-    /// that day (and the day's runs of one suite made each rollup longer). Two rollups that each wait for a row the
-    /// other took count their run's keys again whole, in the table's key order.
+    /// that day (and the day's runs of one suite made each rollup longer). A rollup chosen as a deadlock's victim (rows
+    /// added to, then others counted again, are not taken in key order) is undone and tried again; its last two tries
+    /// count every key of the run again, in the table's key order.
     static let version31 = """
         ALTER TABLE scenario_days ADD COLUMN first_at timestamptz, ADD COLUMN first_attempt bigint,
             ADD COLUMN last_at timestamptz, ADD COLUMN last_attempt bigint;
@@ -718,40 +719,54 @@ enum Schema {
             again_project text[];
             again_scenario text[];
             again_day date[];
+            tries integer := 0;
         BEGIN
-            BEGIN
-                WITH tally AS (
-                    \(scenarioDaysTally(
-                        of: "attempts a CROSS JOIN LATERAL (SELECT a.project, a.scenario_id, (a.finished_at AT TIME ZONE 'UTC')::date) AS k(project, scenario_id, day)",
-                        where: "a.run_id = settled AND a.incident IS NULL", positions: true))
-                ), added AS (
-                    INSERT INTO scenario_days AS d (\(scenarioDaysColumns(positions: true)))
-                    SELECT * FROM tally
-                    ON CONFLICT (project, day, scenario_id, branch, git_revision, live) DO UPDATE SET
-                        attempts = d.attempts + excluded.attempts, passes = d.passes + excluded.passes,
-                        transitions = d.transitions + excluded.transitions + 1,
-                        flips = d.flips + excluded.flips + (d.last_passed <> excluded.first_passed)::integer,
-                        last_passed = excluded.last_passed, last_at = excluded.last_at, last_attempt = excluded.last_attempt
-                    WHERE (d.last_at, d.last_attempt) < (excluded.first_at, excluded.first_attempt)
-                    -- The key's last attempt is the run's: it names the key (a hashed lookup; the planner, expecting a
-                    -- row or so of each side, compared every key with every other).
-                    RETURNING d.last_attempt
-                )
-                SELECT array_agg(project), array_agg(scenario_id), array_agg(day) INTO again_project, again_scenario, again_day
-                FROM (SELECT t.project, t.scenario_id, t.day FROM tally t WHERE t.last_attempt NOT IN (SELECT last_attempt FROM added)
-                      UNION
-                      SELECT a.project, a.scenario_id, (a.finished_at AT TIME ZONE 'UTC')::date FROM attempts a
-                      WHERE a.run_id = settled AND a.state = 'finished' AND a.outcome IS NOT NULL AND a.incident IS NOT NULL) k;
-                IF again_project IS NOT NULL THEN
-                    PERFORM orchestrate_roll_up_days(again_project, again_scenario, again_day);
-                END IF;
-            EXCEPTION WHEN deadlock_detected THEN
-                -- Undone: every key of the run counted again whole, its rows taken in the table's key order.
-                PERFORM orchestrate_roll_up_days(array_agg(project), array_agg(scenario_id), array_agg(day))
-                FROM (SELECT DISTINCT project, scenario_id, (finished_at AT TIME ZONE 'UTC')::date AS day FROM attempts
-                      WHERE run_id = settled AND state = 'finished' AND outcome IS NOT NULL) k
-                HAVING count(*) > 0;
-            END;
+            LOOP
+                tries := tries + 1;
+                BEGIN
+                    IF tries <= 3 THEN
+                        WITH tally AS (
+                            \(scenarioDaysTally(
+                                of: "attempts a CROSS JOIN LATERAL (SELECT a.project, a.scenario_id, (a.finished_at AT TIME ZONE 'UTC')::date) AS k(project, scenario_id, day)",
+                                where: "a.run_id = settled AND a.incident IS NULL", positions: true))
+                        ), added AS (
+                            INSERT INTO scenario_days AS d (\(scenarioDaysColumns(positions: true)))
+                            SELECT * FROM tally
+                            ON CONFLICT (project, day, scenario_id, branch, git_revision, live) DO UPDATE SET
+                                attempts = d.attempts + excluded.attempts, passes = d.passes + excluded.passes,
+                                transitions = d.transitions + excluded.transitions + 1,
+                                flips = d.flips + excluded.flips + (d.last_passed <> excluded.first_passed)::integer,
+                                last_passed = excluded.last_passed, last_at = excluded.last_at, last_attempt = excluded.last_attempt
+                            WHERE (d.last_at, d.last_attempt) < (excluded.first_at, excluded.first_attempt)
+                            -- The key's last attempt is the run's: it names the key (a hashed lookup; the planner, expecting
+                            -- a row or so of each side, compared every key with every other).
+                            RETURNING d.last_attempt
+                        )
+                        SELECT array_agg(project), array_agg(scenario_id), array_agg(day) INTO again_project, again_scenario, again_day
+                        FROM (SELECT t.project, t.scenario_id, t.day FROM tally t WHERE t.last_attempt NOT IN (SELECT last_attempt FROM added)
+                              UNION
+                              SELECT a.project, a.scenario_id, (a.finished_at AT TIME ZONE 'UTC')::date FROM attempts a
+                              WHERE a.run_id = settled AND a.state = 'finished' AND a.outcome IS NOT NULL AND a.incident IS NOT NULL) k;
+                        IF again_project IS NOT NULL THEN
+                            PERFORM orchestrate_roll_up_days(again_project, again_scenario, again_day);
+                        END IF;
+                    ELSE
+                        -- Every key of the run counted again whole, its rows taken in the table's key order.
+                        PERFORM orchestrate_roll_up_days(array_agg(project), array_agg(scenario_id), array_agg(day))
+                        FROM (SELECT DISTINCT project, scenario_id, (finished_at AT TIME ZONE 'UTC')::date AS day FROM attempts
+                              WHERE run_id = settled AND state = 'finished' AND outcome IS NOT NULL) k
+                        HAVING count(*) > 0;
+                    END IF;
+                    RETURN;
+                EXCEPTION WHEN deadlock_detected THEN
+                    -- Undone, its locks let go (rows added to, then others counted again, are not taken in key order):
+                    -- tried again after a moment, the fourth and fifth time counting every key again in key order.
+                    IF tries >= 5 THEN
+                        RAISE;
+                    END IF;
+                    PERFORM pg_sleep(0.02 * tries * random());
+                END;
+            END LOOP;
         END
         $f$;
         """

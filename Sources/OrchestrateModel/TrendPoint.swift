@@ -1,3 +1,5 @@
+import Foundation
+
 /// One of a scenario's recent finished attempts, for the report's trend: passed or not, and how long it took.
 package struct TrendPoint: Sendable, Hashable, Codable {
     package var passed: Bool
@@ -18,9 +20,16 @@ package struct TrendPoint: Sendable, Hashable, Codable {
     ) -> [String: [TrendPoint]] {
         var trends = earlier
         for entry in report.scenarios {
-            let own = entry.attempts.filter { $0.state == .finished && $0.outcome != nil && $0.finishedAt != nil }
-                .sorted { $0.finishedAt! < $1.finishedAt! }
-                .map { TrendPoint(passed: $0.outcome == .passed, milliseconds: $0.durationMilliseconds ?? 0) }
+            let own = entry.attempts.compactMap { attempt -> (finished: Date, point: TrendPoint)? in
+                guard attempt.state == .finished, let outcome = attempt.outcome, let finished = attempt.finishedAt
+                else {
+                    return nil
+                }
+                return (
+                    finished, TrendPoint(passed: outcome == .passed, milliseconds: attempt.durationMilliseconds ?? 0)
+                )
+            }
+            .sorted { $0.finished < $1.finished }.map(\.point)
             guard !own.isEmpty else { continue }
             trends[entry.scenario.id] = Array(((earlier[entry.scenario.id] ?? []) + own).suffix(length))
         }

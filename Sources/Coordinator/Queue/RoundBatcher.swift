@@ -91,7 +91,7 @@ package final class RoundBatcher: Sendable {
     static let mostAhead = 8
 
     /// How long a result waits for others to share its round, while its slot has work claimed ahead.
-    static let resultsWait: Duration = .milliseconds(25)
+    static let resultsWait: Duration = .milliseconds(100)
 
     /// How much work, in milliseconds, a slot holds claimed ahead while attempts are short.
     static let aheadWork: Double = 500

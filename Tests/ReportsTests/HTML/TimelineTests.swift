@@ -39,6 +39,23 @@ struct TimelineTests {
             host: "ci-0", gitRevision: nil, scenarios: entries)
     }
 
+    @Test("a trend is the attempts before the run, then the run's own in the order they finished, the last 20 of them")
+    func trendAddsTheRun() {
+        let report = Self.report(scenarios: 11, hosts: 1)
+        let before = (0..<19).map { TrendPoint(passed: true, milliseconds: Int64($0)) }
+        let trends = TrendPoint.trends(earlier: ["s0": before, "s1": [before[0]], "gone": before], adding: report)
+        // s0 failed once and passed on its retry: both come after the earlier 19, the oldest of which drops out.
+        #expect(trends["s0"]?.count == 20)
+        #expect(
+            trends["s0"]?.suffix(2) == [
+                TrendPoint(passed: false, milliseconds: 800), TrendPoint(passed: true, milliseconds: 800),
+            ])
+        #expect(trends["s0"]?.first == before[1])
+        #expect(trends["s1"] == [before[0], TrendPoint(passed: true, milliseconds: 800)])
+        #expect(trends["s2"] == [TrendPoint(passed: true, milliseconds: 800)], "no history: the run's own attempt")
+        #expect(trends["gone"] == before, "a scenario the run did not have keeps what was read")
+    }
+
     @Test(
         "a bar per attempt in a lane per slot grouped by host, a line per retry, an idle tail; a trend and the time against expected"
     )

@@ -152,8 +152,12 @@ package final class RoundBatcher: Sendable {
     /// waiting are half the work they hold ahead.
     private func roundDue(_ state: State) -> Bool {
         guard state.waiters.isEmpty, !state.ahead.isEmpty else { return true }
-        let perSlot = state.batched ? 0 : Self.aheadPerSlot(averageMilliseconds: state.averageMilliseconds)
-        return state.completions.count * 2 >= max(workers * perSlot, 1)
+        return state.completions.count * 2 >= max(aheadDepth(state), 1)
+    }
+
+    /// How many attempts this process holds claimed ahead, for all its slots: none while its tests run in batches.
+    private func aheadDepth(_ state: State) -> Int {
+        state.batched ? 0 : workers * Self.aheadPerSlot(averageMilliseconds: state.averageMilliseconds)
     }
 
     /// The next attempt for `claimant`: one claimed ahead at once, else from the next round.
@@ -381,8 +385,7 @@ package final class RoundBatcher: Sendable {
                 for waiter in state.waiters { state.inFlight[waiter.id] = waiter.continuation }
                 state.waiters.removeAll(keepingCapacity: true)
             }
-            let perSlot = state.batched ? 0 : Self.aheadPerSlot(averageMilliseconds: state.averageMilliseconds)
-            let aheadWanted = max(workers * perSlot - state.ahead.count, 0)
+            let aheadWanted = max(aheadDepth(state) - state.ahead.count, 0)
             return (state.completions, state.waiters, aheadWanted)
         }
     }

@@ -83,7 +83,7 @@ package enum GitHubAnnotations {
 /// table cell.
 package enum MarkdownSummary {
     package static func render(
-        _ report: RunReport, hosts: [HostShare], trends: [String: [TrendPoint]], report html: String,
+        _ report: RunReport, hosts: [HostShare], earlier: [String: [TrendPoint]], report html: String,
         runURL: String? = nil
     ) -> String {
         let elapsed = (report.finishedAt ?? Date()).timeIntervalSince(report.startedAt)
@@ -109,7 +109,7 @@ package enum MarkdownSummary {
         if !failing.isEmpty {
             lines += ["", "### Failed", "", "| Test | Where | Why |", "| --- | --- | --- |"]
             for entry in failing.prefix(rows) {
-                let new = isNewFailure(entry, trends: trends[entry.scenario.id] ?? [])
+                let new = isNewFailure(earlier: earlier[entry.scenario.id] ?? [])
                 let tags = (new ? " **new**" : "") + (entry.quarantined ? " (quarantined)" : "")
                 let why = text(shortened(GitHubAnnotations.message(entry)))
                 lines.append("| \(text(entry.scenario.id))\(tags) | \(place(entry)) | \(why) |")
@@ -166,10 +166,9 @@ package enum MarkdownSummary {
         message.count > 500 ? String(message.prefix(499)) + "…" : message
     }
 
-    /// A failure that is new: the test's attempt before this run passed, or it has none.
-    static func isNewFailure(_ entry: RunReport.ScenarioEntry, trends: [TrendPoint]) -> Bool {
-        let earlier = trends.dropLast(entry.attempts.count)
-        return earlier.last?.passed ?? true
+    /// A failure that is new: the test's attempt before this run (the last of `earlier`) passed, or it has none.
+    static func isNewFailure(earlier: [TrendPoint]) -> Bool {
+        earlier.last?.passed ?? true
     }
 
     static func place(_ entry: RunReport.ScenarioEntry) -> String {

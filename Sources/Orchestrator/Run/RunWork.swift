@@ -373,7 +373,7 @@ struct RunWork {
         let stepSummary = github && judged ? settings.stepSummary : nil
         guard stepSummary != nil || settings.summary != nil else { return }
         let markdown = MarkdownSummary.render(
-            report, hosts: hosts, trends: trends, report: files.html, runURL: github ? settings.workflowRunURL : nil)
+            report, hosts: hosts, earlier: earlier, report: files.html, runURL: github ? settings.workflowRunURL : nil)
         if let path = stepSummary {
             // The job summary GitHub reads may hold other steps' summaries: appended, in one write. A summary that
             // cannot be written is said, and the run's result stands.

@@ -36,9 +36,6 @@ package struct TestSelection: Sendable {
         }
     }
 
-    /// What a test touched on its last run at a revision (``OrchestrateModel/Footprint``).
-    package typealias Footprint = OrchestrateModel.Footprint
-
     /// A test of the suite as history knows it.
     package struct Test: Sendable {
         package var id: String
@@ -148,10 +145,11 @@ package struct TestSelection: Sendable {
                 || source.endpoints.contains { pattern in called.contains(where: pattern.matches) }
         }
         // The lines some test ran, by revision and file: where coverage saw a statement start (a statement that spans
-        // lines is reported on its first).
+        // lines is reported on its first). Only files a hunk changed are read for it.
         var statements: [String: [String: [ClosedRange<Int>]]] = [:]
         for footprint in tests.compactMap(\.footprint) {
-            for (file, lines) in footprint.lines {
+            guard let changedLines = hunks[footprint.revision] else { continue }
+            for (file, lines) in footprint.lines where changedLines[file] != nil {
                 statements[footprint.revision, default: [:]][file, default: []] += lines.ranges
             }
         }
@@ -206,7 +204,7 @@ package struct TestSelection: Sendable {
             return .touches(file)
         }
         for (pattern, file) in meaning.endpoints {
-            if let endpoint = footprint.endpoints.first(where: { $0 == EndpointPattern.every || pattern.matches($0) }) {
+            if let endpoint = footprint.endpoints.first(where: pattern.matches) {
                 return .calls(endpoint: endpoint, servedBy: file)
             }
         }
@@ -275,7 +273,7 @@ package struct TestSelection: Sendable {
 
         /// The first changed file (in sorted order) that `owned` names, itself or under a folder it names; a file of
         /// which `ran` has the lines the test ran, only where the change reaches one of them (``reach(_:statements:)``).
-        func first(touchedBy owned: [String], ran: [String: LineSet] = [:]) -> String? {
+        func first(touchedBy owned: [String], ran: [String: LineSet]) -> String? {
             var found: String?
             for entry in owned {
                 if let lines = ran[entry], let touched = reached[entry], !touched.contains(where: lines.intersects) {
@@ -284,12 +282,7 @@ package struct TestSelection: Sendable {
                 let candidate: String?
                 if entry.hasSuffix("/") {
                     // The first changed path under the folder: files are sorted, so it follows the folder's name.
-                    var low = files.startIndex
-                    var high = files.endIndex
-                    while low < high {
-                        let middle = (low + high) / 2
-                        if files[middle] < entry { low = middle + 1 } else { high = middle }
-                    }
+                    let low = files.partitioningIndex { $0 >= entry }
                     candidate = low < files.endIndex && files[low].hasPrefix(entry) ? files[low] : nil
                 } else {
                     candidate = changed.contains(entry) ? entry : nil

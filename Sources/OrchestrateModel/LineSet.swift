@@ -6,15 +6,7 @@ package struct LineSet: Sendable, Hashable, CustomStringConvertible {
     package static let largest = 1 << 24
 
     package init<Lines: Sequence<Int>>(lines: Lines) {
-        var ranges: [ClosedRange<Int>] = []
-        for line in Set(lines).sorted() where line > 0 && line <= Self.largest {
-            if let last = ranges.last, last.upperBound == line - 1 {
-                ranges[ranges.count - 1] = last.lowerBound...line
-            } else {
-                ranges.append(line...line)
-            }
-        }
-        self.ranges = ranges
+        self.init(ranges: lines.map { $0...$0 })
     }
 
     package init(ranges: [ClosedRange<Int>]) {
@@ -54,24 +46,34 @@ package struct LineSet: Sendable, Hashable, CustomStringConvertible {
 
     /// Its last line at or before `line`, if any (a binary search).
     package func last(atOrBefore line: Int) -> Int? {
-        var low = ranges.startIndex
-        var high = ranges.endIndex
-        while low < high {
-            let middle = (low + high) / 2
-            if ranges[middle].lowerBound <= line { low = middle + 1 } else { high = middle }
-        }
+        let low = ranges.partitioningIndex { $0.lowerBound > line }
         guard low > ranges.startIndex else { return nil }
         return min(ranges[low - 1].upperBound, line)
     }
 
     /// Whether any of its lines is in `range` (a binary search).
     package func intersects(_ range: ClosedRange<Int>) -> Bool {
-        var low = ranges.startIndex
-        var high = ranges.endIndex
-        while low < high {
-            let middle = (low + high) / 2
-            if ranges[middle].upperBound < range.lowerBound { low = middle + 1 } else { high = middle }
-        }
+        let low = ranges.partitioningIndex { $0.upperBound >= range.lowerBound }
         return low < ranges.endIndex && ranges[low].lowerBound <= range.upperBound
+    }
+}
+
+extension RandomAccessCollection {
+    /// The first index whose element meets `belongs`, in a collection where every element that does follows every
+    /// element that does not (`endIndex` when none does): a binary search.
+    package func partitioningIndex(where belongs: (Element) throws -> Bool) rethrows -> Index {
+        var low = startIndex
+        var count = self.count
+        while count > 0 {
+            let half = count / 2
+            let middle = index(low, offsetBy: half)
+            if try belongs(self[middle]) {
+                count = half
+            } else {
+                low = index(after: middle)
+                count -= half + 1
+            }
+        }
+        return low
     }
 }

@@ -113,8 +113,9 @@ package struct EndpointPattern: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether a recorded endpoint (`GET api.x.test/v1/carts/{id}`) is one the pattern names; hosts compare without
-    /// case, as DNS does.
+    /// case, as DNS does. ``every`` is every endpoint.
     package func matches(_ endpoint: String) -> Bool {
+        if endpoint == Self.every { return true }
         guard let space = endpoint.firstIndex(of: " ") else { return false }
         if let method, endpoint[..<space] != method { return false }
         let target = endpoint[endpoint.index(after: space)...]

@@ -73,16 +73,14 @@ extension RunStore {
         }
     }
 
-    /// The footprints of the given tests, newest first, up to `limit` revisions each.
-    package func footprints(
-        _ scenarioIDs: [String], project: String, limit: Int = footprintRevisions
-    ) async throws -> [String: [Footprint]] {
+    /// The footprints of the given tests, newest first, up to ``footprintRevisions`` revisions each.
+    package func footprints(_ scenarioIDs: [String], project: String) async throws -> [String: [Footprint]] {
         let rows = try await database.client.query(
             """
             SELECT scenario_id, revision, files, lines, endpoints, covers FROM (
                 SELECT f.*, row_number() OVER (PARTITION BY f.scenario_id ORDER BY f.recorded_at DESC) AS n
                 FROM footprints f WHERE f.project = \(project) AND f.scenario_id = ANY(\(scenarioIDs))) x
-            WHERE n <= \(limit)
+            WHERE n <= \(Self.footprintRevisions)
             ORDER BY scenario_id, recorded_at DESC
             """,
             logger: database.logger)

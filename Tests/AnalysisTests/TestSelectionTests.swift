@@ -12,7 +12,7 @@ struct TestSelectionTests {
         _ id: String, files: [String] = [], endpoints: [String] = [], expected: Int64? = 1000
     ) -> TestSelection.Test {
         TestSelection.Test(
-            id: id, footprint: TestSelection.Footprint(revision: revision, files: files, endpoints: endpoints),
+            id: id, footprint: Footprint(revision: revision, files: files, endpoints: endpoints),
             known: true, failedRecently: false, expectedMilliseconds: expected)
     }
 
@@ -132,7 +132,7 @@ struct TestSelectionTests {
         var suite = Self.suite
         suite.append(
             TestSelection.Test(
-                id: "checkout", footprint: TestSelection.Footprint(revision: Self.revision, files: [], endpoints: []),
+                id: "checkout", footprint: Footprint(revision: Self.revision, files: [], endpoints: []),
                 known: true, failedRecently: false, opaque: true))
         let decision = Self.decide(suite, changed: ["tests/test_pay.py", "README.md"])
         #expect(Self.reasons(decision)["checkout"] == .opaque("tests/test_pay.py"), "\(decision.selected)")
@@ -178,7 +178,7 @@ struct TestSelectionTests {
         let footprint = { (id: String, lines: String) in
             TestSelection.Test(
                 id: id,
-                footprint: TestSelection.Footprint(
+                footprint: Footprint(
                     revision: Self.revision, files: ["tests/test_\(id).py", "shop/cart.py"], endpoints: [],
                     covers: ["py"], lines: ["shop/cart.py": LineSet(Substring(lines))!]),
                 known: true, failedRecently: false)
@@ -209,7 +209,7 @@ struct TestSelectionTests {
     func coverageOnly() {
         let covered = TestSelection.Test(
             id: "tests/test_cart.py::test_add",
-            footprint: TestSelection.Footprint(
+            footprint: Footprint(
                 revision: Self.revision, files: ["tests/test_cart.py", "shop/cart.py", "shop/pay.py"], endpoints: [],
                 covers: ["py"],
                 lines: ["shop/cart.py": LineSet(Substring("1-9"))!, "shop/pay.py": LineSet(Substring(""))!]),

@@ -41,6 +41,8 @@ package struct ChangeSelection {
         var sampled: Set<String>
         /// Said before the run: what was chosen, and why when everything runs.
         var note: String
+        /// What the rules decided, and why (likely failures come from it too).
+        var decision: TestSelection.Decision
     }
 
     /// `scenarios` cut to those `change` can break, with the rest as skips. A revision git does not know, or a folder
@@ -58,7 +60,8 @@ package struct ChangeSelection {
                 scenarios: scenarios, description: found.label, skips: [], sampled: [],
                 note:
                     "\(found.label): every test runs — no footprint at a revision \(found.base) reaches "
-                    + "(a run at a clean revision records them)")
+                    + "(a run at a clean revision records them)",
+                decision: decision)
         }
         let planned = Dictionary(scenarios.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
         let selected = Set(decision.selected.map(\.id))
@@ -75,7 +78,8 @@ package struct ChangeSelection {
             sampled: Set(decision.selected.filter { $0.reason == .sampled }.map(\.id)),
             note:
                 "\(found.label): \(selected.count) of \(scenarios.count) tests run (\(Self.counted(decision.selected))); "
-                + "\(decision.skipped.count) left out, about \(String(format: "%.1f", saved)) s saved by history")
+                + "\(decision.skipped.count) left out, about \(String(format: "%.1f", saved)) s saved by history",
+            decision: decision)
     }
 
     /// The tests likely to fail (`run --order likely-failing`): new, failed or flaked in the last runs, or with a
@@ -98,6 +102,11 @@ package struct ChangeSelection {
             var generator = SystemRandomNumberGenerator()
             decision = TestSelection(rules: TestSelection.Rules()).decide(tests, changed: [:], using: &generator)
         }
+        return Self.likely(in: decision, of: scenarios.count)
+    }
+
+    /// The tests `decision` selected for a reason to expect a failure, in a note; of `count` tests.
+    static func likely(in decision: TestSelection.Decision, of count: Int) -> (ids: Set<String>, note: String) {
         let likely = decision.selected.filter { _, reason in
             switch reason {
             case .new, .failedRecently, .touches, .calls: true
@@ -106,7 +115,7 @@ package struct ChangeSelection {
         }
         return (
             Set(likely.map(\.id)),
-            "likely failures first: \(likely.count) of \(scenarios.count) tests"
+            "likely failures first: \(likely.count) of \(count) tests"
                 + (likely.isEmpty ? "" : " (\(Self.counted(likely)))") + ", each group longest first"
         )
     }
@@ -286,6 +295,11 @@ package struct ChangeSelection {
             exists[file] = found
             return found
         }
+        // The reports that hold each context, so that a test's reports are found by its names, not by reading them all.
+        var holding: [String: Set<Int64>] = [:]
+        for (key, contexts) in reports {
+            for context in contexts.keys where !context.isEmpty { holding[context, default: []].insert(key) }
+        }
         var files: [String: [String]] = [:]
         var lines: [String: [String: LineSet]] = [:]
         var covers: [String: [String]] = [:]
@@ -295,16 +309,14 @@ package struct ChangeSelection {
             files[id] = own
             let names = CoverageContexts.contexts(naming: id)
             // Each report the test is in: its own lines, and what every test of that process ran or it measured.
-            let ran = reports.values.flatMap { report -> [(String, LineSet)] in
-                let contexts = names.compactMap { report[$0] }
-                guard !contexts.isEmpty else { return [] }
-                return contexts.flatMap { $0 } + (report[""] ?? [:]).map { $0 }
+            let ran = Set(names.flatMap { holding[$0] ?? [] }).flatMap { key -> [(String, LineSet)] in
+                guard let report = reports[key] else { return [] }
+                return names.compactMap { report[$0] }.flatMap { $0 } + (report[""] ?? [:]).map { $0 }
             }
             guard !ran.isEmpty else { continue }
-            var covered: [String: LineSet] = [:]
-            for (file, ranLines) in ran where existing(file) {
-                covered[prefix + file] = LineSet(ranges: (covered[prefix + file]?.ranges ?? []) + ranLines.ranges)
-            }
+            var ranges: [String: [ClosedRange<Int>]] = [:]
+            for (file, ranLines) in ran where existing(file) { ranges[prefix + file, default: []] += ranLines.ranges }
+            let covered = ranges.mapValues { LineSet(ranges: $0) }
             files[id] = own + Set(covered.keys).subtracting(own).sorted()
             lines[id] = covered.filter { !own.contains($0.key) }
             covers[id] = ["py"]

@@ -97,7 +97,13 @@ struct RunWork {
         }
         var first: Set<String> = []
         if settings.order == .likelyFailing, !scenarios.isEmpty {
-            let likely = try await changes.likelyFailing(scenarios, change: settings.change)
+            // A selection decided it already: the same decision, not the same reads and diffs again.
+            let likely =
+                if let chosen {
+                    ChangeSelection.likely(in: chosen.decision, of: scenarios.count)
+                } else {
+                    try await changes.likelyFailing(scenarios, change: settings.change)
+                }
             output.note(likely.note)
             first = likely.ids
         }

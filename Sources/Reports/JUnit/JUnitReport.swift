@@ -37,6 +37,9 @@ package enum JUnitReport {
         xml += "    </properties>\n"
         // Scenarios of one feature file share their class name: worked out once per file.
         var classNames: [String: String] = [:]
+        let notRun =
+            report.stopReason.map { "not run: \($0)" }
+            ?? "not finished: the run was interrupted (orchestrate run --resume)"
         for entry in entries {
             let uri = entry.scenario.uri ?? ""
             let className =
@@ -48,9 +51,7 @@ package enum JUnitReport {
                 }()
             xml += testcase(
                 entry, className: className, attachments: attachments[entry.scenario.id] ?? [],
-                incident: incident(entry),
-                notRun: report.stopReason.map { "not run: \($0)" }
-                    ?? "not finished: the run was interrupted (orchestrate run --resume)")
+                incident: incident(entry), notRun: notRun)
         }
         for left in report.skipped {
             xml += leftOut(left)

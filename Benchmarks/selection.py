@@ -103,6 +103,24 @@ def run(orchestrate, repo, *args):
     return elapsed, ran, failed, by_footprint
 
 
+def measure(orchestrate, repo, kind, base, baseline):
+    """A run selected by what changed since `base`, then a full run: the step (kind, selected, total, selected seconds,
+    full seconds, new failures in the full run, those the selected run caught, and those it caught for a footprint), and
+    the full run's failures; new ones are those not in `baseline`."""
+    selected_s, selected, selected_failed, footprinted = run(orchestrate, repo, "--changed-since", base)
+    full_s, total, failed, _ = run(orchestrate, repo)
+    new = failed - baseline
+    caught = new & selected_failed
+    return (kind, selected, total, selected_s, full_s, new, caught, caught & footprinted), failed
+
+
+def said(step):
+    """A step's figures as the lines below say them."""
+    _, selected, total, selected_s, full_s, new, caught, _ = step
+    return (f"selected {selected} of {total} ({selected_s:.1f}s against {full_s:.1f}s); "
+            f"new failures: full {len(new)}, caught {len(caught)}")
+
+
 def mutate(repo, files, generator):
     """Puts one seeded bug into one of `files` (a line of a function's body); returns where, or None."""
     candidates = []
@@ -166,16 +184,11 @@ def clinic(orchestrate, work, steps):
             if commit:
                 git(repo, "add", "-A")
                 git(repo, "commit", "-qm", what)
-            base = "HEAD~1" if commit else "HEAD"
-            selected_s, selected, selected_failed, footprinted = run(orchestrate, repo, "--changed-since", base)
-            full_s, total, full_failed, _ = run(orchestrate, repo)
-            full_failed -= baseline
+            step, _ = measure(orchestrate, repo, "clinic", "HEAD~1" if commit else "HEAD", baseline)
             if not commit:
                 git(repo, "checkout", "-q", "--", ".")
-            steps.append(("clinic", selected, total, selected_s, full_s, full_failed, full_failed & selected_failed,
-                          full_failed & selected_failed & footprinted))
-            print(f"     {what}: selected {selected} of {total} ({selected_s:.1f}s against {full_s:.1f}s); "
-                  f"new failures: full {len(full_failed)}, caught {len(full_failed & selected_failed)}")
+            steps.append(step)
+            print(f"     {what}: {said(step)}")
     finally:
         subprocess.run([orchestrate, "db", "stop"], cwd=repo, capture_output=True)
 
@@ -204,30 +217,20 @@ def main():
         changed = sh("git", "diff", "--name-only", "HEAD~1", "HEAD", cwd=repo).stdout.split()
         sources = [f for f in changed if f.endswith(".py") and "/tests/" not in f and not f.endswith("_version.py")
                    and os.path.exists(os.path.join(repo, f))]
-        selected_s, selected, selected_failed, footprinted = run(orchestrate, repo, "--changed-since", "HEAD~1")
-        full_s, total, full_failed, _ = run(orchestrate, repo)
         # Failures the release's own full run has are its baseline: only new ones are a change's (a test that fails
         # on this Python at every release is not one a selection could miss or catch).
-        full_failed, baseline = full_failed - baseline, full_failed
-        steps.append(("release", selected, total, selected_s, full_s, full_failed, full_failed & selected_failed,
-                      full_failed & selected_failed & footprinted))
-        print(f"   {version}: {len(changed)} files changed; selected {selected} of {total} tests "
-              f"({selected_s:.1f}s against {full_s:.1f}s); new failures: full {len(full_failed)}, "
-              f"selected {len(full_failed & selected_failed)}")
+        step, baseline = measure(orchestrate, repo, "release", "HEAD~1", baseline)
+        steps.append(step)
+        print(f"   {version}: {len(changed)} files changed; {said(step)}")
         for _ in range(mutants):
             where = mutate(repo, sources or [f for f in sh("git", "ls-files", "toolz", cwd=repo).stdout.split()
                                              if f.endswith(".py") and "/tests/" not in f], generator)
             if where is None:
                 continue
-            selected_s, selected, selected_failed, footprinted = run(orchestrate, repo, "--changed-since", "HEAD")
-            full_s, total, full_failed, _ = run(orchestrate, repo)
-            full_failed -= baseline
+            step, _ = measure(orchestrate, repo, "mutant", "HEAD", baseline)
             git(repo, "checkout", "-q", "--", ".")
-            steps.append(("mutant", selected, total, selected_s, full_s, full_failed, full_failed & selected_failed,
-                          full_failed & selected_failed & footprinted))
-            print(f"     mutant {where}: selected {selected} of {total} "
-                  f"({selected_s:.1f}s against {full_s:.1f}s); new failures: full {len(full_failed)}, "
-                  f"caught {len(full_failed & selected_failed)}")
+            steps.append(step)
+            print(f"     mutant {where}: {said(step)}")
     subprocess.run([orchestrate, "db", "stop"], cwd=repo, capture_output=True)
     clinic(orchestrate, work, steps)
     failing = [s for s in steps if s[5]]

@@ -29,6 +29,9 @@ package struct PathGlob: Sendable, Hashable, CustomStringConvertible {
         components = parts.map(Array.init)
     }
 
+    /// Whether the pattern is one of nothing (empty, `.`, `/`, `sub/..`): it matches no path.
+    package var namesNothing: Bool { components == nil }
+
     /// Whether `path` (relative, `/`-separated) is one the pattern names.
     package func matches(_ path: String) -> Bool {
         guard let components else { return false }

@@ -3,12 +3,17 @@
 /// tabs stay; every other C0 control, DEL, the C1 controls and the bidirectional overrides become visible escapes —
 /// `\r`, else `\uXXXX`, which also reads back as the same character inside a JSON string.
 package enum TerminalText {
-    package static func escaped(_ text: String) -> String {
+    package static func escaped(_ text: String) -> String { escaped(text, oneLine: false) }
+
+    /// ``escaped(_:)`` on one line: line feeds and tabs escaped too (`\n`, `\t`), for a log line's values.
+    package static func line(_ text: String) -> String { escaped(text, oneLine: true) }
+
+    private static func escaped(_ text: String, oneLine: Bool) -> String {
         // Most text needs nothing: one pass over the bytes says so (C1 controls start with 0xC2, the overrides with
         // 0xE2).
         guard
             text.utf8.contains(where: {
-                ($0 < 0x20 && $0 != 0x0A && $0 != 0x09) || $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2
+                ($0 < 0x20 && (oneLine || ($0 != 0x0A && $0 != 0x09))) || $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2
             })
         else {
             return text
@@ -16,26 +21,13 @@ package enum TerminalText {
         var result = ""
         result.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
-            if needsEscape(scalar) {
-                result +=
-                    scalar == "\r"
-                    ? "\\r"
-                    : "\\u" + String(String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 4, with: "0"))
-            } else {
-                result.unicodeScalars.append(scalar)
-            }
-        }
-        return result
-    }
-
-    /// ``escaped(_:)`` on one line: line feeds and tabs escaped too (`\n`, `\t`), for a log line's values.
-    package static func line(_ text: String) -> String {
-        var result = ""
-        for character in escaped(text) {
-            switch character {
-            case "\n": result += "\\n"
-            case "\t": result += "\\t"
-            default: result.append(character)
+            switch scalar {
+            case "\n" where oneLine: result += "\\n"
+            case "\t" where oneLine: result += "\\t"
+            case "\r": result += "\\r"
+            case _ where needsEscape(scalar):
+                result += "\\u" + String(String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 4, with: "0"))
+            default: result.unicodeScalars.append(scalar)
             }
         }
         return result

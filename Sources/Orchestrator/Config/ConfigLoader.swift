@@ -402,13 +402,13 @@ package enum ConfigLoader {
         return selection
     }
 
-    /// A list of path globs (``PathGlob``): each names something (not empty, not only `.` or `/`).
+    /// A list of path globs (``PathGlob``): each names something (not empty, not only `.`, `/` or a folder and `..`).
     private static func globs(_ node: Node, key: String, reader: NodeReader) throws(ConfigError) -> [String] {
         guard case .sequence(let items) = node else { throw reader.error(at: node, "\(key) must be a list of globs") }
         var globs: [String] = []
         for item in items {
             let glob = try reader.name(item, key: key)
-            guard glob.split(separator: "/").contains(where: { $0 != "." }) else {
+            guard !PathGlob(glob).namesNothing else {
                 throw reader.error(at: item, "\(key): \"\(glob)\" names no file (a glob like src/**/*.py or docs/)")
             }
             globs.append(glob)

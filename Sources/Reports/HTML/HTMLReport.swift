@@ -52,28 +52,39 @@ package enum HTMLReport {
         }
         html += incidents(report)
         html += causes(report)
+        // A row in the table and a section per scenario, each on its own: a large run's are made side by side.
+        let parts = ordered.slicedSideBySide(minimumSlice: 250) { entries in
+            var rows = "", sections = ""
+            for entry in entries {
+                rows += row(entry, trend: trends[entry.scenario.id] ?? [])
+                sections += scenario(
+                    entry, runID: report.runID, logs: logs, attachments: attachments[entry.scenario.id] ?? [],
+                    kept: kept)
+            }
+            return (rows: rows, sections: sections)
+        }
         html +=
             "<table class=\"summary\"><tr><th>Scenario</th><th>Result</th><th>Verdict</th><th>Attempts</th><th>Time</th>"
         html += "<th>Against expected</th><th>Recent attempts</th></tr>\n"
-        for entry in ordered {
-            html += "<tr><td><a href=\"#\(anchor(entry.scenario.id))\">\(escape(entry.scenario.name))</a></td>"
-            html += "<td>\(badge(entry.result.rawValue))\(entry.quarantined ? " " + badge("quarantined") : "")"
-            if entry.sampled { html += " " + badge(entry.selectionMiss ? "selection miss" : "sampled") }
-            html += "\(entry.incident.map { " " + badge("incident \($0)") } ?? "")</td>"
-            html += "<td>\(entry.verdict.map { badge($0.rawValue) } ?? "")</td><td>\(entry.attempts.count)</td>"
-            html += "<td>\(milliseconds(entry.totalMilliseconds))</td>"
-            html +=
-                "<td>\(RunTimeline.againstExpected(actual: RunTimeline.settledMilliseconds(entry), expected: entry.expectedMilliseconds))</td>"
-            html += "<td>\(RunTimeline.trend(trends[entry.scenario.id] ?? []))</td></tr>\n"
-        }
+        for part in parts { html += part.rows }
         html += "</table>\n"
-        for entry in ordered {
-            html += scenario(
-                entry, runID: report.runID, logs: logs, attachments: attachments[entry.scenario.id] ?? [], kept: kept)
-        }
+        for part in parts { html += part.sections }
         html += leftOut(report)
         html += "</body>\n</html>\n"
         return html
+    }
+
+    /// The scenario's row in the summary table.
+    private static func row(_ entry: RunReport.ScenarioEntry, trend: [TrendPoint]) -> String {
+        var html = "<tr><td><a href=\"#\(anchor(entry.scenario.id))\">\(escape(entry.scenario.name))</a></td>"
+        html += "<td>\(badge(entry.result.rawValue))\(entry.quarantined ? " " + badge("quarantined") : "")"
+        if entry.sampled { html += " " + badge(entry.selectionMiss ? "selection miss" : "sampled") }
+        html += "\(entry.incident.map { " " + badge("incident \($0)") } ?? "")</td>"
+        html += "<td>\(entry.verdict.map { badge($0.rawValue) } ?? "")</td><td>\(entry.attempts.count)</td>"
+        html += "<td>\(milliseconds(entry.totalMilliseconds))</td>"
+        html +=
+            "<td>\(RunTimeline.againstExpected(actual: RunTimeline.settledMilliseconds(entry), expected: entry.expectedMilliseconds))</td>"
+        return html + "<td>\(RunTimeline.trend(trend))</td></tr>\n"
     }
 
     /// The tests a selection left out (`run --changed-since`), each with why, folded: what chose the run's tests is in

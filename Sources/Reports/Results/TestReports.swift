@@ -1,6 +1,5 @@
 import Foundation
 import OrchestrateModel
-import Synchronization
 
 /// The per-test results an attempt's runner reported (``Scenario/results``), read from the attempt's artifacts folder
 /// and output, and matched to the ids of the tests the attempt ran.
@@ -217,15 +216,9 @@ package enum SwiftPMResults {
         /// The stream's lines, each read on its own — JSON takes nearly all the time: a suite of a thousand tests writes
         /// a megabyte — in chunks side by side, in the stream's order.
         static func read(_ data: Data) -> [StreamEvent] {
-            let lines = data.split(separator: UInt8(ascii: "\n"))
-            let chunks = min(ProcessInfo.processInfo.activeProcessorCount, max(lines.count / 500, 1))
-            let read = Mutex<[Int: [StreamEvent]]>([:])
-            DispatchQueue.concurrentPerform(iterations: chunks) { chunk in
-                let range = lines.count * chunk / chunks..<lines.count * (chunk + 1) / chunks
-                let events = lines[range].map(StreamEvent.init(line:))
-                read.withLock { $0[chunk] = events }
-            }
-            return read.withLock { read in (0..<chunks).flatMap { read[$0] ?? [] } }
+            data.split(separator: UInt8(ascii: "\n")).slicedSideBySide(minimumSlice: 500) { lines in
+                lines.map(StreamEvent.init(line:))
+            }.flatMap { $0 }
         }
 
         init(line: Data) {

@@ -109,6 +109,10 @@ struct ConfigLoaderTests {
             ("selection:\n  ignore: [\"\"]\n", "orchestrate.yml:2:12: selection.ignore: \"\" names no file"),
             ("selection:\n  ignore: [\"./\"]\n", "orchestrate.yml:2:12: selection.ignore: \"./\" names no file"),
             (
+                "selection:\n  everything: [\"docs/..\"]\n",
+                "orchestrate.yml:2:16: selection.everything: \"docs/..\" names no file"
+            ),
+            (
                 "selection:\n  endpoints:\n    - { files: [a/**], endpoints: [\"GET https://api.test/v1\"] }\n",
                 "orchestrate.yml:3:36: selection.endpoints.endpoints: \"GET https://api.test/v1\" is not an endpoint"
             ),

@@ -68,15 +68,18 @@ package struct AttemptRunner: Sendable {
             Ending(dispositions: attempts.map { _ in .finished(result, reported: nil) }, reason: reason)
         }
         // Folder work (an earlier attempt may have left a deep tree) and reading reports run off the cooperative pool,
-        // whose threads serve every slot's mock server.
-        if let unusable = await blockingOffPool({ () -> String? in
-            do {
-                try slot.prepare()
-                return nil
-            } catch {
-                return "\(error)"
-            }
-        }) {
+        // whose threads serve every slot's mock server; a slot with nothing to remove, and an ending with nothing to
+        // read or move, are seen to here (a thread hop would cost more than they do).
+        if !slot.isPrepared,
+            let unusable = await blockingOffPool({ () -> String? in
+                do {
+                    try slot.prepare()
+                    return nil
+                } catch {
+                    return "\(error)"
+                }
+            })
+        {
             // Whatever an earlier attempt left that cannot be removed is not this attempt's failure.
             return Ending(dispositions: attempts.map { _ in .alone }, slotUnusable: unusable)
         }
@@ -135,6 +138,11 @@ package struct AttemptRunner: Sendable {
                 .supervisorDied)
         }
         let duration = elapsed()
+        if termination.stdoutBytes == 0, termination.stderrBytes == 0, claimed.scenario.results == nil,
+            termination.reason == .exited(0), !slot.artifacts.hasEntries
+        {
+            return conclude(attempts, slot: slot, termination: termination, duration: duration, timeout: timeout)
+        }
         return await blockingOffPool {
             conclude(attempts, slot: slot, termination: termination, duration: duration, timeout: timeout)
         }

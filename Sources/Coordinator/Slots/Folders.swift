@@ -71,6 +71,9 @@ final class ScratchFolder: @unchecked Sendable {
         handle = try slot.folder(name, creating: true)
     }
 
+    /// Whether ``empty()`` has nothing to do: the folder at the path is still the one this made, and it is empty.
+    var isEmptied: Bool { current?.isEmpty == true }
+
     /// Whether a real folder (not a link, not a file) is at the path and it has entries: what may be kept of an
     /// attempt.
     var hasEntries: Bool { (try? slot.folder(name))?.isEmpty == false }

@@ -43,12 +43,26 @@ struct SlotResources: Sendable {
     /// it), its HOME, TMPDIR and artifacts folders empty, nothing at its output files' names. An error means the slot
     /// cannot be used again.
     func prepare() throws(FolderError) {
-        guard let identity = handle.identity, FileIdentity(path: folder) == identity else {
+        guard isOwnFolder else {
             throw FolderError(.notOwnFile, "the slot's folder \(folder) was moved or replaced (by an attempt?)")
         }
         try artifacts.empty()
         try home.empty()
         try temporary.empty()
-        for name in ["stdout.log", "stderr.log"] where handle.kind(of: name) != nil { try handle.remove(name) }
+        for name in Self.outputFiles where handle.kind(of: name) != nil { try handle.remove(name) }
     }
+
+    /// Whether the slot is ready for an attempt as it is, which ``prepare()`` would leave unchanged: a handful of
+    /// system calls, where preparing may remove whatever tree an attempt left.
+    var isPrepared: Bool {
+        isOwnFolder && artifacts.isEmptied && home.isEmptied && temporary.isEmptied
+            && Self.outputFiles.allSatisfy { handle.kind(of: $0) == nil }
+    }
+
+    private var isOwnFolder: Bool {
+        guard let identity = handle.identity else { return false }
+        return FileIdentity(path: folder) == identity
+    }
+
+    private static let outputFiles = ["stdout.log", "stderr.log"]
 }

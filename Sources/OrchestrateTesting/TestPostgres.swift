@@ -95,10 +95,13 @@ package actor TestPostgres {
     }
 }
 
-/// Runs `body` with a migrated, private database.
-package func withTestDatabase<R: Sendable>(_ body: @Sendable (Database) async throws -> R) async throws -> R {
+/// Runs `body` with a migrated, private database, through at most `maximumConnections` of its own.
+package func withTestDatabase<R: Sendable>(
+    maximumConnections: Int = 20, _ body: @Sendable (Database) async throws -> R
+) async throws -> R {
     let endpoint = try await TestPostgres.shared.makeDatabase()
-    return try await Database.with(endpoint, logger: TestPostgres.logger, body)
+    return try await Database.with(
+        endpoint, logger: TestPostgres.logger, maximumConnections: maximumConnections, body)
 }
 
 /// A run of one scenario whose attempt is running: what exchanges and steps need to belong to.

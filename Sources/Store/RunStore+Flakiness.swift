@@ -79,19 +79,24 @@ extension RunStore {
     ) async throws -> [FlakinessLine] {
         let (priorFlips, priorTransitions) = (FlakinessScore.priorFlips, FlakinessScore.priorTransitions)
         let liveModes = Mode.allCases.filter { $0.lane == .live }.map(\.rawValue)
+        // The rollup holds whole UTC days: the window's first, partial day comes from the attempts. They are read on
+        // their own (by time, or by the project's history), then joined to their runs: a plan that started from the
+        // runs read every run's attempts, of every project.
+        var utc = Calendar(identifier: .gregorian)
+        utc.timeZone = TimeZone(identifier: "UTC")!
+        let firstEnd = utc.date(byAdding: .day, value: 1, to: utc.startOfDay(for: since))!
         let rows = try await database.client.query(
             """
-            WITH bounds AS (
-                -- The rollup holds whole UTC days: the window's first, partial day comes from the attempts.
-                SELECT (date_trunc('day', \(since)::timestamptz AT TIME ZONE 'UTC') + interval '1 day') AT TIME ZONE 'UTC' AS first_end
+            WITH first_day AS MATERIALIZED (
+                SELECT a.run_id, a.scenario_id, a.mode, a.outcome, a.finished_at, a.id FROM attempts a
+                WHERE a.state = 'finished' AND a.outcome IS NOT NULL AND a.incident IS NULL AND a.project = \(project)
+                  AND a.finished_at >= \(since) AND a.finished_at < \(firstEnd)
             ), first_attempts AS (
                 SELECT *, lag(passed) OVER w AS previous, row_number() OVER w AS position,
                        count(*) OVER (PARTITION BY scenario_id, branch, git_revision, live) AS size
                 FROM (SELECT a.scenario_id, coalesce(r.branch, '') AS branch, coalesce(r.git_revision, '') AS git_revision,
                              coalesce(a.mode, r.mode) = ANY(\(liveModes)::text[]) AS live, a.outcome = 'passed' AS passed, a.finished_at, a.id
-                      FROM attempts a JOIN runs r ON r.id = a.run_id, bounds
-                      WHERE a.state = 'finished' AND a.outcome IS NOT NULL AND a.incident IS NULL AND a.project = \(project)
-                        AND a.finished_at >= \(since) AND a.finished_at < bounds.first_end) t
+                      FROM first_day a JOIN runs r ON r.id = a.run_id) t
                 WINDOW w AS (PARTITION BY scenario_id, branch, git_revision, live ORDER BY finished_at, id)
             ), days AS (
                 SELECT scenario_id, branch, git_revision, live, date '-infinity' AS day, count(*) AS attempts,
@@ -100,7 +105,7 @@ extension RunStore {
                 FROM first_attempts GROUP BY scenario_id, branch, git_revision, live
                 UNION ALL
                 SELECT scenario_id, branch, git_revision, live, day, attempts, passes, transitions, flips, first_passed, last_passed
-                FROM scenario_days, bounds WHERE project = \(project) AND day >= (bounds.first_end AT TIME ZONE 'UTC')::date
+                FROM scenario_days WHERE project = \(project) AND day >= (\(firstEnd)::timestamptz AT TIME ZONE 'UTC')::date
             ), linked AS (
                 -- A day's first attempt pairs with the previous day's last of the same branch, revision and backend.
                 SELECT *, lag(last_passed) OVER (PARTITION BY scenario_id, branch, git_revision, live ORDER BY day) AS previous_day

@@ -157,7 +157,9 @@ extension RunStore {
             LEFT JOIN LATERAL (
                 SELECT count(*) FILTER (WHERE a.state = 'running') AS running, count(*) FILTER (WHERE a.state = 'finished') AS finished,
                        sum(a.duration_ms) FILTER (WHERE a.state = 'finished') AS busy, max(a.finished_at) FILTER (WHERE a.state = 'finished') AS last_finished
-                FROM attempts a WHERE a.run_id = m.run_id AND a.lease_owner = m.member
+                -- An abandoned attempt is neither; leaving it out lets the run's lane index find the run's attempts
+                -- (otherwise every attempt of every run is read).
+                FROM attempts a WHERE a.run_id = m.run_id AND a.lease_owner = m.member AND a.state <> 'abandoned'
             ) w ON true
             WHERE m.run_id = \(runID)
             GROUP BY m.host ORDER BY m.host

@@ -124,7 +124,9 @@ extension RunStore {
             FROM (SELECT scenario_id FROM run_scenarios WHERE run_id = \(runID) AND scenario_id IN (SELECT id FROM failed)) AS ids(id),
             LATERAL (SELECT coalesce(a.mode, r.mode) AS mode, a.outcome = 'passed' AS passed, a.id, a.finished_at
                      FROM same r JOIN attempts a ON a.run_id = r.id AND a.scenario_id = ids.id
-                     WHERE a.outcome IS NOT NULL AND a.incident IS NULL
+                     -- An attempt with an outcome is never abandoned: said, it lets the lane index find each run's
+                     -- attempts of the scenario (otherwise each failing scenario reads every attempt of every run).
+                     WHERE a.outcome IS NOT NULL AND a.incident IS NULL AND a.state <> 'abandoned'
                      ORDER BY a.finished_at DESC LIMIT \(limit)) recent
             GROUP BY ids.id
             """,

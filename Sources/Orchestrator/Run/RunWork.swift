@@ -358,10 +358,12 @@ struct RunWork {
             trends.cancel()
             earlier = try await runs.earlierTrends(report.runID)
         }
+        // Each host's share, for the summary, is read while the files are written.
+        async let hostsRead = runs.hostShares(report.runID)
         let trends = TrendPoint.trends(earlier: earlier, adding: report)
         let files = try await RunReportFiles(runs: runs, directory: directory).write(
             report, extraJUnit: junit(report, joined: joined, judged: judged), trends: trends)
-        let hosts = try await runs.hostShares(report.runID)
+        let hosts = try await hostsRead
         let text = RunSummaryText.render(
             report, attemptsDirectory: execution.attemptsDirectory, files: files, hosts: hosts)
         let github = settings.annotations.value

@@ -48,6 +48,7 @@ enum Migrations {
         (29, "likely failures first: a rank the claim orders by", Schema.version29),
         (30, "fail fast on every host", Schema.version30),
         (31, "a settled run's scenario-days added to rather than counted again", Schema.version31),
+        (32, "a compare run's claims find the other lane by the run's lane index", Schema.version32),
     ]
 
     /// Applies the migrations not applied yet, up to `version` (the newest by default; tests stop earlier to make rows

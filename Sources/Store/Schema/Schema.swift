@@ -812,7 +812,7 @@ enum Schema {
     /// caller says for each failure whether it may be retried, and with what evidence (migration 23); `order`: the
     /// order the claim takes queued attempts in (migration 29 puts a run's likely failures first).
     private static func twoTransactionRound(
-        named name: String, decidesRetries: Bool = false, order: ClaimOrder = .longestFirst
+        named name: String, decidesRetries: Bool = false, order: ClaimOrder = .longestFirst, lanesIndexed: Bool = false
     ) -> String {
         roundProcedure(named: name, decidesRetries: decidesRetries) + """
             BEGIN
@@ -832,7 +832,7 @@ enum Schema {
                     END IF;
                     IF cardinality($3::text[]) > 0 THEN
 
-                """ + roundInput(decidesRetries) + roundClaims(order) + "    )\n    SELECT "
+                """ + roundInput(decidesRetries) + roundClaims(order, lanesIndexed: lanesIndexed) + "    )\n    SELECT "
             + roundClaimArrays(order: order.answers) + ",\n"
             + roundLeft(
                 "What is left of the run, when a claimant got nothing (-1 otherwise); the results are committed.",
@@ -846,6 +846,13 @@ enum Schema {
                 $p$
                 """
     }
+
+    /// Version 32: a compare run's claims find the scenario's other lane by the run's lane index. Its subqueries ask
+    /// for an attempt with a worker, which only a finished attempt has; they now say that it is not abandoned, which the
+    /// index's condition needs. Without it each claim of a compare run read every attempt of every run: 5 s a round
+    /// with a million attempts stored. The round is the same procedure, answering the same.
+    static let version32 = twoTransactionRound(
+        named: "orchestrate_round4", decidesRetries: true, order: .rankedFirst, lanesIndexed: true)
 
     /// The queue round's procedure, as migrations 20, 21 and 23 make it: its name, its parameters (the round's, in order)
     /// and its INOUT parameters (the answer's columns), up to its body.
@@ -978,39 +985,42 @@ enum Schema {
     }
 
     /// The round's claim: the first queued attempts in `order` the asking slots may take, leased.
-    private static func roundClaims(_ order: ClaimOrder = .longestFirst) -> String {
-        """
-            ), next AS (
-                SELECT q.id FROM attempts q
-                WHERE q.run_id = $1::uuid AND q.state = 'queued'
-                  AND (q.avoid_worker IS NULL OR q.avoid_until <= statement_timestamp() OR cardinality($3::text[]) > 1
-                       OR q.avoid_worker <> ($3::text[])[1])
-                  AND (q.mode IS NULL OR cardinality($3::text[]) > 1 OR (SELECT workers FROM runs WHERE id = $1::uuid) = 1
-                       OR NOT EXISTS (SELECT 1 FROM attempts s WHERE s.run_id = q.run_id AND s.scenario_id = q.scenario_id
-                                        AND s.mode <> q.mode AND s.worker = ($3::text[])[1])
-                          AND NOT EXISTS (SELECT 1 FROM input x JOIN attempts d ON d.id = x.id WHERE d.run_id = q.run_id
-                                            AND d.scenario_id = q.scenario_id AND d.mode <> q.mode AND x.worker = ($3::text[])[1]))
-                ORDER BY \(order.queue)
-                LIMIT cardinality($3::text[])
-                FOR UPDATE SKIP LOCKED
-            ), claimed AS (
-                UPDATE attempts a
-                SET state = 'running', lease_owner = $4::text, lease_token = gen_random_uuid(),
-                    lease_expires_at = statement_timestamp() + $5::bigint * interval '1 millisecond',
-                    host = $6::text, worker = NULL, port = NULL, started_at = clock_timestamp()
-                FROM next
-                WHERE a.id = next.id
-                -- Which scenario, not its definition: the caller has the run's plan (PlannedScenarios).
-                RETURNING a.id, a.scenario_id, a.attempt, a.lease_token, a.expected_ms,\(order == .rankedFirst ? " a.rank," : "")
-                          CASE WHEN a.avoid_until > statement_timestamp() THEN a.avoid_worker
-                               WHEN a.mode IS NOT NULL THEN coalesce(
-                                   (SELECT s.worker FROM attempts s WHERE s.run_id = a.run_id AND s.scenario_id = a.scenario_id
-                                      AND s.mode <> a.mode AND s.worker IS NOT NULL ORDER BY s.id DESC LIMIT 1),
-                                   (SELECT x.worker FROM input x JOIN attempts d ON d.id = x.id WHERE d.run_id = a.run_id
-                                      AND d.scenario_id = a.scenario_id AND d.mode <> a.mode LIMIT 1)) END AS avoid, a.mode,
-                          array_to_string(a.lost_hosts, ' ') AS lost
+    private static func roundClaims(_ order: ClaimOrder = .longestFirst, lanesIndexed: Bool = false) -> String {
+        // An attempt with a worker finished: said (migration 32), the run's lane index finds the scenario's other lane
+        // (without it, each compare-run claim read every attempt of every run).
+        let finished = lanesIndexed ? " AND s.state <> 'abandoned'" : ""
+        return """
+                ), next AS (
+                    SELECT q.id FROM attempts q
+                    WHERE q.run_id = $1::uuid AND q.state = 'queued'
+                      AND (q.avoid_worker IS NULL OR q.avoid_until <= statement_timestamp() OR cardinality($3::text[]) > 1
+                           OR q.avoid_worker <> ($3::text[])[1])
+                      AND (q.mode IS NULL OR cardinality($3::text[]) > 1 OR (SELECT workers FROM runs WHERE id = $1::uuid) = 1
+                           OR NOT EXISTS (SELECT 1 FROM attempts s WHERE s.run_id = q.run_id AND s.scenario_id = q.scenario_id
+                                            AND s.mode <> q.mode AND s.worker = ($3::text[])[1]\(finished))
+                              AND NOT EXISTS (SELECT 1 FROM input x JOIN attempts d ON d.id = x.id WHERE d.run_id = q.run_id
+                                                AND d.scenario_id = q.scenario_id AND d.mode <> q.mode AND x.worker = ($3::text[])[1]))
+                    ORDER BY \(order.queue)
+                    LIMIT cardinality($3::text[])
+                    FOR UPDATE SKIP LOCKED
+                ), claimed AS (
+                    UPDATE attempts a
+                    SET state = 'running', lease_owner = $4::text, lease_token = gen_random_uuid(),
+                        lease_expires_at = statement_timestamp() + $5::bigint * interval '1 millisecond',
+                        host = $6::text, worker = NULL, port = NULL, started_at = clock_timestamp()
+                    FROM next
+                    WHERE a.id = next.id
+                    -- Which scenario, not its definition: the caller has the run's plan (PlannedScenarios).
+                    RETURNING a.id, a.scenario_id, a.attempt, a.lease_token, a.expected_ms,\(order == .rankedFirst ? " a.rank," : "")
+                              CASE WHEN a.avoid_until > statement_timestamp() THEN a.avoid_worker
+                                   WHEN a.mode IS NOT NULL THEN coalesce(
+                                       (SELECT s.worker FROM attempts s WHERE s.run_id = a.run_id AND s.scenario_id = a.scenario_id
+                                          AND s.mode <> a.mode AND s.worker IS NOT NULL\(finished) ORDER BY s.id DESC LIMIT 1),
+                                       (SELECT x.worker FROM input x JOIN attempts d ON d.id = x.id WHERE d.run_id = a.run_id
+                                          AND d.scenario_id = a.scenario_id AND d.mode <> a.mode LIMIT 1)) END AS avoid, a.mode,
+                              array_to_string(a.lost_hosts, ' ') AS lost
 
-        """
+            """
     }
 
     /// What the acks say: accepted, a retry queued, the result a scenario settled with.

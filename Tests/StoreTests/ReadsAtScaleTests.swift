@@ -1,0 +1,147 @@
+import Foundation
+import OrchestrateModel
+import OrchestrateTesting
+import PostgresNIO
+import Store
+import Testing
+
+/// A database that has kept months of history still answers one run by that run's rows: no statement on a run's path
+/// reads every stored attempt (each did once — a compare run's claims, the judge's history of failing tests, the
+/// hosts' shares, the quarantine's scores — and took seconds to minutes with a million attempts stored).
+@Suite("Reads at scale")
+struct ReadsAtScaleTests {
+    /// Rows of `attempts` read so far, by sequential scans and fetched through indexes, as the statistics say once this
+    /// connection's are in.
+    static func attemptsRead(_ database: Database) async throws -> Int64 {
+        try await database.client.query("SELECT pg_stat_force_next_flush()")
+        try await database.client.query("SELECT pg_stat_clear_snapshot()")
+        let rows = try await database.client.query(
+            """
+            SELECT coalesce(seq_tup_read, 0) + coalesce(idx_tup_fetch, 0) FROM pg_stat_user_tables
+            WHERE relname = 'attempts'
+            """)
+        for try await read in rows.decode(Int64.self) { return read }
+        return 0
+    }
+
+    @Test(
+        "with 60,000 attempts of earlier runs stored, a compare run's claims, its judge's history of failing tests, its hosts' shares and its quarantine scores read the rows they need, not every attempt"
+    )
+    func ownRowsOnly() async throws {
+        // One connection: every statement below is this session's, and so are the statistics read after them.
+        try await withTestDatabase(maximumConnections: 1) { database in
+            let runs = RunStore(database: database)
+            var history = RunPlan(
+                host: "test", gitRevision: "r1", workingDirectory: "/tmp", configPath: nil, mode: .replay, workers: 8,
+                retries: 0,
+                scenarios: (0..<200).map {
+                    Scenario(id: "h\($0)", name: "h\($0)", command: "true", timeoutMilliseconds: 1000)
+                })
+            history.project = "other"
+            try await runs.create(history)
+            // Another suite's run copied 300 times over the last two days, finished, one attempt in 50 failed.
+            try await database.client.query(
+                """
+                INSERT INTO runs (id, created_at, finished_at, state, host, git_revision, working_directory, mode, workers,
+                                  retries, scenario_count, project)
+                SELECT md5('copy' || g)::uuid, now() - g * interval '9 minutes', now() - g * interval '9 minutes' + interval '1 minute',
+                       'finished', 'test', 'r1', '/tmp', 'replay', 8, 0, 200, 'other'
+                FROM generate_series(1, 300) g
+                """)
+            try await database.client.query(
+                """
+                INSERT INTO run_scenarios (run_id, project, scenario_id, position, command, timeout_ms, env, tags, max_attempts,
+                                           lane_count, result)
+                SELECT md5('copy' || g)::uuid, rs.project, rs.scenario_id, rs.position, rs.command, rs.timeout_ms, rs.env,
+                       rs.tags, rs.max_attempts, rs.lane_count, 'passed'
+                FROM run_scenarios rs, generate_series(1, 300) g WHERE rs.run_id = \(history.id)
+                """)
+            try await database.client.query(
+                """
+                INSERT INTO attempts (run_id, project, scenario_id, attempt, state, outcome, duration_ms, started_at,
+                                      finished_at, worker, lease_owner)
+                SELECT md5('copy' || g)::uuid, 'other', rs.scenario_id, 1, 'finished',
+                       CASE WHEN (g + rs.position) % 50 = 0 THEN 'failed' ELSE 'passed' END, 5,
+                       now() - g * interval '9 minutes', now() - g * interval '9 minutes' + interval '30 seconds',
+                       'test/1/1', 'test/1'
+                FROM run_scenarios rs, generate_series(1, 300) g WHERE rs.run_id = \(history.id)
+                """)
+            try await database.client.query("ANALYZE attempts")
+            try await database.client.query("ANALYZE run_scenarios")
+            try await database.client.query("ANALYZE runs")
+
+            // This suite's own history: three runs of its 10 scenarios on the revision, in the last hour, the third
+            // scenario failing each time.
+            let scenarios = (0..<10).map {
+                Scenario(id: "c\($0)", name: "c\($0)", command: "true", timeoutMilliseconds: 1000)
+            }
+            for earlier in 1...3 {
+                var run = RunPlan(
+                    host: "test", gitRevision: "r1", workingDirectory: "/tmp", configPath: nil, mode: .replay,
+                    workers: 2, retries: 0, scenarios: scenarios)
+                run.project = "compare"
+                try await runs.create(run)
+                try await database.client.query(
+                    """
+                    UPDATE attempts SET state = 'finished', outcome = CASE WHEN scenario_id = 'c2' THEN 'failed' ELSE 'passed' END,
+                        duration_ms = 5, worker = 'test/1/1', started_at = now() - \(earlier * 10) * interval '1 minute',
+                        finished_at = now() - \(earlier * 10) * interval '1 minute'
+                    WHERE run_id = \(run.id)
+                    """)
+                try await runs.setState(run.id, .finished)
+            }
+            try await database.client.query("ANALYZE attempts")
+
+            // The run: a compare run of them, a replay and a live lane each, its live lanes failing.
+            var plan = RunPlan(
+                host: "test", gitRevision: "r1", workingDirectory: "/tmp", configPath: nil, mode: .compare, workers: 2,
+                retries: 0,
+                scenarios: scenarios)
+            plan.project = "compare"
+            try await runs.create(plan)
+            try await runs.join(plan.id, member: "test/7", host: "test", node: "test", workers: 2)
+            let before = try await Self.attemptsRead(database)
+            #expect(before >= 0)
+
+            // One slot asking at a time: each claim looks for the scenario's other lane on that slot.
+            let queue = AttemptQueue(database: database)
+            let slots = (1...2).map {
+                Claimant(worker: WorkerIdentity(host: "test", pid: 7, slot: $0), port: 1000 + $0)
+            }
+            var finished = 0
+            var pending: [(claimed: ClaimedAttempt, result: AttemptResult)] = []
+            var rounds = 0
+            while finished < 20, rounds < 200 {
+                rounds += 1
+                let reply = try await queue.round(
+                    QueueRound(runID: plan.id, completions: pending, claimants: [slots[rounds % 2]]))
+                finished += pending.count
+                pending = reply.claimed.compactMap { $0 }.map { claimed in
+                    (
+                        claimed,
+                        claimed.lane == .live
+                            ? AttemptResult(outcome: .failed, exitCode: 1, durationMilliseconds: 2)
+                            : AttemptResult(outcome: .passed, exitCode: 0, durationMilliseconds: 2)
+                    )
+                }
+            }
+            #expect(finished == 20, "every lane of the run ran once: \(finished) in \(rounds) rounds")
+            try await runs.setState(plan.id, .finished)
+
+            let lanes = try await runs.laneHistory(of: plan.id)
+            #expect(lanes.count == 10, "each scenario failed its live lane: its history on the revision is read")
+            let shares = try await runs.hostShares(plan.id)
+            #expect(shares.map(\.finished) == [20], "the run's member finished every lane under its lease")
+            // Automatic quarantine's scores over three days: the window's first, partial day is before any of it.
+            let scores = try await runs.flakiness(
+                project: "compare", since: Date().addingTimeInterval(-259_200), scenarioIDs: plan.scenarios.map(\.id),
+                limit: 10, scoresOnly: true)
+            #expect(scores.count == 10)
+
+            // What they need is a few thousand rows: the run's own, its scenarios' last attempts on the revision, and the
+            // attempts of the window's first hours.
+            let after = try await Self.attemptsRead(database)
+            #expect(after - before < 10_000, "\(after - before) rows of attempts read, of 60,000 stored")
+        }
+    }
+}

@@ -31,11 +31,15 @@ extension RunStore {
         let sql = """
             WITH this AS (SELECT id, project, created_at FROM runs WHERE id = $1),
             fresh AS (
-                SELECT rs.scenario_id FROM run_scenarios rs, this
-                WHERE rs.run_id = this.id AND NOT EXISTS (
-                    SELECT 1 FROM run_scenarios o JOIN runs r ON r.id = o.run_id
+                -- Each test's earlier runs looked up on their own (the scenario index, the first one found ends it): as
+                -- an anti-join, the planner read every run's scenarios of every project.
+                SELECT rs.scenario_id FROM run_scenarios rs CROSS JOIN this
+                LEFT JOIN LATERAL (
+                    SELECT 1 AS seen FROM run_scenarios o JOIN runs r ON r.id = o.run_id
                     WHERE o.project = this.project AND o.scenario_id = rs.scenario_id AND o.run_id <> this.id
-                      AND r.created_at < this.created_at AND o.command = rs.command)
+                      AND r.created_at < this.created_at AND o.command = rs.command
+                    LIMIT 1) earlier ON true
+                WHERE rs.run_id = this.id AND earlier.seen IS NULL
             ), counts AS (
                 SELECT (SELECT count(*) FROM fresh) AS fresh, (SELECT count(*) FROM run_scenarios WHERE run_id = $1) AS tests
             ), probes AS (

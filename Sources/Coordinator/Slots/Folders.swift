@@ -61,11 +61,10 @@ final class ScratchFolder: @unchecked Sendable {
     }
 
     /// Makes the folder exist and be empty, whatever the last attempt left there (any depth, links, read-only folders).
+    /// A folder that held anything is replaced by a new one: emptied in place it would keep the size of what it held
+    /// (a folder that once held 100,000 entries is long to read even empty), and every attempt reads it.
     func empty() throws(FolderError) {
-        if let current {
-            if !current.isEmpty { try current.removeContents() }
-            return
-        }
+        if let current, current.isEmpty { return }
         handle = nil
         try slot.remove(name)
         handle = try slot.folder(name, creating: true)

@@ -223,30 +223,42 @@ package struct Batch: Sendable, Codable, Hashable {
             }
             node.ends = true
         }
-        func pattern(_ node: Node) -> String {
-            var text = ""
+        // Written into one string, a character at a time (escaped as regexEscaped does: only ASCII is special).
+        func escaped(_ character: Character, into text: inout String) {
+            if let byte = character.asciiValue, isRegexSpecial(byte) { text.append("\\") }
+            text.append(character)
+        }
+        func pattern(_ node: Node, into text: inout String) {
             var node = node
             // A run of single characters needs no group.
             while node.children.count == 1, !node.ends {
-                text += regexEscaped(String(node.children[0].0))
+                escaped(node.children[0].0, into: &text)
                 node = node.children[0].1
             }
-            guard !node.children.isEmpty else { return text }
-            let branches = node.children.map { regexEscaped(String($0.0)) + pattern($0.1) } + (node.ends ? [""] : [])
-            return text + "(?:" + branches.joined(separator: "|") + ")"
+            guard !node.children.isEmpty else { return }
+            text += "(?:"
+            for (index, (character, child)) in node.children.enumerated() {
+                if index > 0 { text += "|" }
+                escaped(character, into: &text)
+                pattern(child, into: &text)
+            }
+            text += node.ends ? "|)" : ")"
         }
-        return "(?:" + pattern(root) + ")"
+        var text = "(?:"
+        pattern(root, into: &text)
+        return text + ")"
     }
+
+    private static func isRegexSpecial(_ byte: UInt8) -> Bool { #"\^$.|?*+()[]{}"#.utf8.contains(byte) }
 
     /// `text` matched literally by a regular expression (POSIX extended and ICU alike): each of `\^$.|?*+()[]{}`
     /// escaped, byte by byte.
     package static func regexEscaped(_ text: String) -> String {
-        func special(_ byte: UInt8) -> Bool { #"\^$.|?*+()[]{}"#.utf8.contains(byte) }
-        guard text.utf8.contains(where: special) else { return text }
+        guard text.utf8.contains(where: isRegexSpecial) else { return text }
         var escaped: [UInt8] = []
         escaped.reserveCapacity(text.utf8.count + 8)
         for byte in text.utf8 {
-            if special(byte) { escaped.append(UInt8(ascii: "\\")) }
+            if isRegexSpecial(byte) { escaped.append(UInt8(ascii: "\\")) }
             escaped.append(byte)
         }
         return String(decoding: escaped, as: UTF8.self)

@@ -82,9 +82,7 @@ extension RunStore {
         // The rollup holds whole UTC days: the window's first, partial day comes from the attempts. They are read on
         // their own (by time, or by the project's history), then joined to their runs: a plan that started from the
         // runs read every run's attempts, of every project.
-        var utc = Calendar(identifier: .gregorian)
-        utc.timeZone = TimeZone(identifier: "UTC")!
-        let firstEnd = utc.date(byAdding: .day, value: 1, to: utc.startOfDay(for: since))!
+        let firstEnd = Calendar.utc.date(byAdding: .day, value: 1, to: Calendar.utc.startOfDay(for: since))!
         let rows = try await database.client.query(
             """
             WITH first_day AS MATERIALIZED (

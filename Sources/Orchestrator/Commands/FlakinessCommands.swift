@@ -266,7 +266,7 @@ package enum FlakinessCommands {
 
     /// Today's date in UTC, `YYYY-MM-DD`: the day a quarantine's `--until` is measured against.
     static func today(_ now: Date = Date()) -> String {
-        let parts = utc.dateComponents([.year, .month, .day], from: now)
+        let parts = Calendar.utc.dateComponents([.year, .month, .day], from: now)
         return String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
     }
 
@@ -278,7 +278,7 @@ package enum FlakinessCommands {
         }
         let numbers = text.split(separator: "-").compactMap { Int($0) }
         guard text.utf8.count == 10, digits, numbers.count == 3,
-            let date = utc.date(from: DateComponents(year: numbers[0], month: numbers[1], day: numbers[2])),
+            let date = Calendar.utc.date(from: DateComponents(year: numbers[0], month: numbers[1], day: numbers[2])),
             Self.today(date) == text
         else {
             throw UsageError(.badValue, "--until \(text) is not a date (YYYY-MM-DD, e.g. \(today))")
@@ -300,12 +300,6 @@ package enum FlakinessCommands {
         }
         return name
     }
-
-    private static let utc: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
-        return calendar
-    }()
 
     /// An attempt's step timeline with its exchanges, or (`har`) its exchanges as HAR 1.2 (without a final newline).
     package static func logs(

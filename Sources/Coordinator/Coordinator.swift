@@ -173,7 +173,7 @@ package final class Coordinator: Sendable {
                 let results = await ready(finished, slot: slot)
                 next = decide { $0.readied(slot, results) }
             case .record(let completions):
-                for completion in completions { batcher.finish(completion.attempt, result: completion.result) }
+                batcher.finish(completions.map { ($0.attempt, $0.result) })
                 next = []
             case .release(let attempts):
                 for attempt in attempts { try await release(attempt, slot: slot) }

@@ -205,48 +205,58 @@ package struct Batch: Sendable, Codable, Hashable {
     package static func alternation(of ids: [String]) -> String {
         // One id is its own path down the tree.
         if ids.count == 1 { return "(?:" + regexEscaped(ids[0]) + ")" }
-        final class Node {
-            var children: [(Character, Node)] = []
-            var ends = false
-        }
-        let root = Node()
-        for id in ids {
-            var node = root
-            for character in id {
-                if let next = node.children.first(where: { $0.0 == character })?.1 {
-                    node = next
-                } else {
-                    let next = Node()
-                    node.children.append((character, next))
-                    node = next
-                }
+        // ASCII is a byte per character, but for a carriage return and line feed, which make one: such ids branch by
+        // byte, cheaper than by Character (hundreds of ids at every planning); others by character.
+        if ids.allSatisfy({ $0.utf8.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "\r") } }) {
+            return alternation(of: ids.map { Array($0.utf8) }) { byte, text in
+                if isRegexSpecial(byte) { text.append(UInt8(ascii: "\\")) }
+                text.append(byte)
             }
-            node.ends = true
         }
-        // Written into one string, a character at a time (escaped as regexEscaped does: only ASCII is special).
-        func escaped(_ character: Character, into text: inout String) {
-            if let byte = character.asciiValue, isRegexSpecial(byte) { text.append("\\") }
-            text.append(character)
+        return alternation(of: ids.map { Array($0) }) { character, text in
+            if let byte = character.asciiValue, isRegexSpecial(byte) { text.append(UInt8(ascii: "\\")) }
+            text.append(contentsOf: character.utf8)
         }
-        func pattern(_ node: Node, into text: inout String) {
-            var node = node
-            // A run of single characters needs no group.
-            while node.children.count == 1, !node.ends {
-                escaped(node.children[0].0, into: &text)
-                node = node.children[0].1
+    }
+
+    /// The group of ``alternation(of:)`` for ids as arrays of `Element`s, each written (escaped) by `write`. The ids are
+    /// sorted, so that those sharing a beginning are neighbours: each group of the pattern is a range of them, and no
+    /// tree is built.
+    private static func alternation<Element: Comparable & Hashable>(
+        of ids: [[Element]], write: (Element, inout [UInt8]) -> Void
+    ) -> String {
+        let ids = Set(ids).sorted { $0.lexicographicallyPrecedes($1) }
+        var text = Array("(?:".utf8)
+        // The ids of `range` share their first `depth` elements.
+        func pattern(_ range: Range<Int>, depth: Int) {
+            var depth = depth
+            // A run of elements every id of the range continues with needs no group (sorted: the first and the last
+            // agree only when all do); an id that ends here stops it.
+            while ids[range.lowerBound].count > depth, ids[range.upperBound - 1].count > depth,
+                ids[range.lowerBound][depth] == ids[range.upperBound - 1][depth]
+            {
+                write(ids[range.lowerBound][depth], &text)
+                depth += 1
             }
-            guard !node.children.isEmpty else { return }
-            text += "(?:"
-            for (index, (character, child)) in node.children.enumerated() {
-                if index > 0 { text += "|" }
-                escaped(character, into: &text)
-                pattern(child, into: &text)
+            // Sorted, an id that ends here comes first.
+            let ends = ids[range.lowerBound].count == depth
+            var start = ends ? range.lowerBound + 1 : range.lowerBound
+            guard start < range.upperBound else { return }
+            text += "(?:".utf8
+            while start < range.upperBound {
+                let element = ids[start][depth]
+                var end = start + 1
+                while end < range.upperBound, ids[end][depth] == element { end += 1 }
+                if start > (ends ? range.lowerBound + 1 : range.lowerBound) { text.append(UInt8(ascii: "|")) }
+                write(element, &text)
+                pattern(start..<end, depth: depth + 1)
+                start = end
             }
-            text += node.ends ? "|)" : ")"
+            text += (ends ? "|)" : ")").utf8
         }
-        var text = "(?:"
-        pattern(root, into: &text)
-        return text + ")"
+        if !ids.isEmpty { pattern(0..<ids.count, depth: 0) }
+        text.append(UInt8(ascii: ")"))
+        return String(decoding: text, as: UTF8.self)
     }
 
     private static func isRegexSpecial(_ byte: UInt8) -> Bool { #"\^$.|?*+()[]{}"#.utf8.contains(byte) }

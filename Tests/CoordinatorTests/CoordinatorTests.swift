@@ -129,6 +129,42 @@ struct CoordinatorTests {
         }
     }
 
+    @Test("a batch's results go to the queue in one round, not the first alone and the rest in the next")
+    func batchResultsInOneRound() async throws {
+        try await TemporaryDirectory.with { directory in
+            try await withTestDatabase { database in
+                // One process reports 30 tests in a JUnit file; one slot runs them all.
+                let batch = Batch(
+                    command:
+                        #"for id in {ids}; do printf '<testcase classname="s" name="%s" time="0.01"/>' "${id#s.}"; done"#
+                        + #" | { printf '<testsuites><testsuite name="s">'; cat; printf '</testsuite></testsuites>'; }"#
+                        + #" > "$ORCHESTRATE_ARTIFACTS_DIR/junit.xml""#,
+                    size: 30, milliseconds: 60_000)
+                let scenarios = (0..<30).map {
+                    Scenario(
+                        id: "s.t\($0)", name: "t\($0)", command: batch.command(for: ["s.t\($0)"]),
+                        timeoutMilliseconds: 20_000, results: .junit, batch: batch)
+                }
+                let runID = try await plan(database, scenarios)
+                var configuration = configuration(runID, directory)
+                configuration.workers = 1
+                let completed = Mutex<[Int]>([])
+                let coordinator = Coordinator(
+                    configuration: configuration, queue: AttemptQueue(database: database), logger: Logger(label: "test")
+                ) { event in
+                    if case .queueRound(_, _, let count, _, _) = event, count > 0 {
+                        completed.withLock { $0.append(count) }
+                    }
+                }
+                #expect(try await coordinator.run() == .drained)
+                let report = try await RunStore(database: database).report(runID)
+                #expect(report.scenarios.allSatisfy { $0.result == .passed && $0.attempts.count == 1 })
+                #expect(
+                    completed.withLock { $0 } == [30], "the rounds that recorded results, by how many each recorded")
+            }
+        }
+    }
+
     @Test("a stop request ends the running attempt and puts it back in the queue")
     func stop() async throws {
         try await TemporaryDirectory.with { directory in

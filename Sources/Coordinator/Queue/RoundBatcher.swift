@@ -124,11 +124,20 @@ package final class RoundBatcher: Sendable {
     /// Hands in a result; it is recorded with the next round (said as `attemptFinished`, or `attemptReleased` when its
     /// lease was lost).
     package func finish(_ claimed: ClaimedAttempt, result: AttemptResult) {
+        finish([(claimed, result)])
+    }
+
+    /// Hands in the results of one process (a batch's tests) together: they go in one round, where handed in one at a
+    /// time the first would start a round of its own and the rest wait for the next.
+    package func finish(_ completions: [(claimed: ClaimedAttempt, result: AttemptResult)]) {
+        guard !completions.isEmpty else { return }
         let (lead, pace) = state.withLock { state -> (Bool, Bool) in
-            state.completions.append((claimed, result))
-            if claimed.scenario.batch != nil { state.batched = true }
-            let average = state.averageMilliseconds ?? Double(result.durationMilliseconds)
-            state.averageMilliseconds = average * 0.8 + Double(result.durationMilliseconds) * 0.2
+            for (claimed, result) in completions {
+                state.completions.append((claimed, result))
+                if claimed.scenario.batch != nil { state.batched = true }
+                let average = state.averageMilliseconds ?? Double(result.durationMilliseconds)
+                state.averageMilliseconds = average * 0.8 + Double(result.durationMilliseconds) * 0.2
+            }
             if roundDue(state) { return (Self.startDraining(&state), false) }
             // Left for a paced round (while a round is in flight too: the next one takes them only when due).
             defer { state.paced = true }

@@ -59,8 +59,10 @@ package struct RunPlanner {
         let batched = scenarios.filter { $0.batch != nil }
         let commands = Array(Set(batched.compactMap { $0.batch?.command })).sorted()
         guard !commands.isEmpty else { return scenarios }
-        let expected = try await runs.expectedDurations(batched.map(\.id), project: settings.project)
-        let costs = try await runs.runnerCosts(of: commands, project: settings.project, host: HostFacts.hostName)
+        // The two reads go side by side.
+        async let expectedRead = runs.expectedDurations(batched.map(\.id), project: settings.project)
+        async let costsRead = runs.runnerCosts(of: commands, project: settings.project, host: HostFacts.hostName)
+        let (expected, costs) = try await (expectedRead, costsRead)
         let sizing = BatchSizing(slots: settings.workers.value, cores: ProcessInfo.processInfo.activeProcessorCount)
         var chosen: [String: Batch] = [:]
         for command in commands {

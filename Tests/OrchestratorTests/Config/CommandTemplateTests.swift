@@ -116,18 +116,27 @@ struct CommandTemplateTests {
         }
     }
 
-    @Test("{ids-swift-testing}: exactly the batch's ids match, each followed by nothing or Swift Testing's /location")
-    func swiftTestingFilter() throws {
-        // Ids that share beginnings, ids that are the start of others, and hostile ones.
-        let ids = Self.randomIDs(60, seed: "filter") + ["M.S/f()", "M.S/f(_:)", "M.S/g()", "M.T/f()", "M.S/h", "M.S/f"]
+    @Test(
+        "{ids-swift-testing}: exactly the batch's ids match, each followed by nothing or Swift Testing's /location",
+        arguments: ["mixed", "ASCII", "CR LF"])
+    func swiftTestingFilter(ids kind: String) throws {
+        // Ids that share beginnings, ids that are the start of others, and hostile ones; ASCII ids are branched by
+        // byte, others by character (CR LF is one character of two ASCII bytes).
+        var ids = Self.randomIDs(60, seed: "filter") + ["M.S/f()", "M.S/f(_:)", "M.S/g()", "M.T/f()", "M.S/h", "M.S/f"]
+        switch kind {
+        case "ASCII": ids = ids.filter { $0.utf8.allSatisfy { $0 < 0x80 } }
+        case "CR LF": ids = ["a\r\nb", "a\rc", "a\r", "a\n", "a\r\n", "b\r\n\r", "b\r"]
+        default: #expect(ids.contains { !$0.utf8.allSatisfy { $0 < 0x80 } })
+        }
         let batch = Array(ids.enumerated().filter { $0.offset % 2 == 0 }.map(\.element))
         let pattern = "^\(Batch.alternation(of: batch))(/|$)"
         let regex = try Regex(pattern)
         for id in Set(ids) {
             let wanted = batch.contains(id)
-            #expect(((try? regex.firstMatch(in: id)) != nil) == wanted, "\(id) against \(pattern)")
-            #expect(((try? regex.firstMatch(in: id + "/M.swift:3:2")) != nil) == wanted, "\(id)/location")
-            #expect((try? regex.firstMatch(in: id + "x")) == nil || batch.contains(id + "x"), "\(id)x")
+            #expect(((try? regex.firstMatch(in: id)) != nil) == wanted, "\(id.debugDescription) against \(pattern)")
+            #expect(
+                ((try? regex.firstMatch(in: id + "/M.swift:3:2")) != nil) == wanted, "\(id.debugDescription)/location")
+            #expect((try? regex.firstMatch(in: id + "x")) == nil || batch.contains(id + "x"), "\(id.debugDescription)x")
         }
         // The command carries it as one shell word.
         let command = Batch(command: "run --filter {ids-swift-testing}", size: 10, milliseconds: 0).command(for: batch)

@@ -505,43 +505,24 @@ package struct RunStore: Sendable {
         return records
     }
 
-    /// The run with every scenario and attempt, in plan order, and its incidents.
-    package func report(_ runID: UUID) async throws -> RunReport {
+    /// The run with every scenario and attempt, in plan order, and its incidents. `planned`: the scenarios as the caller
+    /// planned and stored them (what a scenario is, beside what became of it in the run), so that only what the run
+    /// made of them is read; a scenario it does not hold is read whole, as are all without it.
+    package func report(_ runID: UUID, planned: [Scenario]? = nil) async throws -> RunReport {
         // The three reads go side by side (the pool has connections to spare at the end of a run).
         async let summaryRead = summary(runID)
         async let attemptsRead = attemptRecords(runID)
         async let trafficRead = mockTraffic(runID)
         async let incidentsRead = incidents(runID)
         async let selectionRead = selection(runID)
-        let scenarioRows = try await database.client.query(
-            """
-            SELECT \(unescaped: Self.plannedScenarioColumns), rs.result,
-                   rs.verdict, rs.verdict_reason, rs.evidence::text AS evidence, rs.quarantined, rs.expected_ms, rs.sampled
-            FROM run_scenarios rs JOIN scenarios s ON s.project = rs.project AND s.id = rs.scenario_id
-            WHERE rs.run_id = \(runID) ORDER BY rs.position
-            """,
-            logger: database.logger
-        )
-        var rows: [RunReport.ScenarioEntry] = []
-        // Most scenarios have no evidence: those skip the decoder.
-        let decoder = JSONDecoder()
-        var batches: [String: Batch] = [:]
-        for try await row in scenarioRows {
-            let column = NamedColumns(row)
-            let scenario = try Self.plannedScenario(column, decoder: decoder, batches: &batches)
-            let evidence: String = try column("evidence")
-            rows.append(
-                RunReport.ScenarioEntry(
-                    scenario: scenario,
-                    result: try column("result", as: String?.self).flatMap(ScenarioResult.init(rawValue:)) ?? .pending,
-                    attempts: [], verdict: try column("verdict", as: String?.self).flatMap(Verdict.init(rawValue:)),
-                    verdictReason: try column("verdict_reason"),
-                    evidence: evidence == "[]"
-                        ? [] : (try? decoder.decode([NetworkDifference].self, from: Data(evidence.utf8))) ?? [],
-                    quarantined: try column("quarantined")
-                ))
-            rows[rows.count - 1].expectedMilliseconds = try column("expected_ms")
-            rows[rows.count - 1].sampled = try column("sampled")
+        let rows: [RunReport.ScenarioEntry]
+        if let planned,
+            let entries = try await scenarioEntries(
+                runID, known: Dictionary(planned.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }))
+        {
+            rows = entries
+        } else {
+            rows = try await scenarioEntries(runID)
         }
         guard let summary = try await summaryRead else {
             throw StoreError(.unknownRun, "no run \(runID) in the database")
@@ -561,6 +542,81 @@ package struct RunStore: Sendable {
         report.incidents = try await incidentsRead
         (report.selection, report.stopReason, report.skipped) = try await selectionRead
         return report
+    }
+
+    /// What became of the run's scenarios, each read whole (``plannedScenarioColumns``), in plan order.
+    private func scenarioEntries(_ runID: UUID) async throws -> [RunReport.ScenarioEntry] {
+        let rows = try await database.client.query(
+            """
+            SELECT \(unescaped: Self.plannedScenarioColumns), \(unescaped: Self.scenarioEntryColumns)
+            FROM run_scenarios rs JOIN scenarios s ON s.project = rs.project AND s.id = rs.scenario_id
+            WHERE rs.run_id = \(runID) ORDER BY rs.position
+            """,
+            logger: database.logger
+        )
+        // Most scenarios have no evidence: those skip the decoder.
+        let decoder = JSONDecoder()
+        var batches: [String: Batch] = [:]
+        var entries: [RunReport.ScenarioEntry] = []
+        for try await row in rows {
+            let column = NamedColumns(row)
+            entries.append(
+                try Self.scenarioEntry(
+                    try Self.plannedScenario(column, decoder: decoder, batches: &batches), column, decoder: decoder))
+        }
+        return entries
+    }
+
+    /// What became of the run's scenarios, which `known` holds as planned, in plan order; `nil` when it does not hold
+    /// one of them.
+    private func scenarioEntries(
+        _ runID: UUID, known: [String: Scenario]
+    ) async throws -> [RunReport.ScenarioEntry]? {
+        let rows = try await database.client.query(
+            """
+            SELECT rs.scenario_id, \(unescaped: Self.scenarioEntryColumns)
+            FROM run_scenarios rs WHERE rs.run_id = \(runID) ORDER BY rs.position
+            """,
+            logger: database.logger
+        )
+        let decoder = JSONDecoder()
+        var entries: [RunReport.ScenarioEntry] = []
+        var complete = true
+        for try await row in rows {
+            let column = NamedColumns(row)
+            // The rest of the rows are read to the end, for the connection's sake.
+            guard complete, let scenario = known[try column("scenario_id", as: String.self)] else {
+                complete = false
+                continue
+            }
+            entries.append(try Self.scenarioEntry(scenario, column, decoder: decoder))
+        }
+        return complete ? entries : nil
+    }
+
+    /// What a run made of a scenario, beside the scenario itself (``scenarioEntry(_:_:decoder:)``).
+    private static let scenarioEntryColumns = """
+        rs.result, rs.verdict, rs.verdict_reason, rs.evidence::text AS evidence, rs.quarantined, rs.expected_ms, \
+        rs.sampled
+        """
+
+    /// The report's entry of `scenario` from a row with ``scenarioEntryColumns``, its attempts still to add.
+    private static func scenarioEntry(
+        _ scenario: Scenario, _ column: NamedColumns, decoder: JSONDecoder
+    ) throws -> RunReport.ScenarioEntry {
+        let evidence: String = try column("evidence")
+        var entry = RunReport.ScenarioEntry(
+            scenario: scenario,
+            result: try column("result", as: String?.self).flatMap(ScenarioResult.init(rawValue:)) ?? .pending,
+            attempts: [], verdict: try column("verdict", as: String?.self).flatMap(Verdict.init(rawValue:)),
+            verdictReason: try column("verdict_reason"),
+            evidence: evidence == "[]"
+                ? [] : (try? decoder.decode([NetworkDifference].self, from: Data(evidence.utf8))) ?? [],
+            quarantined: try column("quarantined")
+        )
+        entry.expectedMilliseconds = try column("expected_ms")
+        entry.sampled = try column("sampled")
+        return entry
     }
 
     /// Whether any attempt of the run made an exchange (a compare run is about its backends, whatever they did).

@@ -64,4 +64,44 @@ struct RunStoreTests {
             #expect(try await runs.report(again.id).scenarios.map(\.scenario) == changed)
         }
     }
+
+    @Test("a run's report read with its planned scenarios at hand is the report read whole; one they lack reads whole")
+    func reportWithPlannedScenarios() async throws {
+        try await withTestDatabase { database in
+            let batch = Batch(command: "runner --filter {ids-swift-testing}", size: 10, milliseconds: 60_000)
+            let scenarios = [
+                Scenario(
+                    id: "M.S/a()", name: "a()", command: batch.command(for: ["M.S/a()"]), tags: ["x"],
+                    timeoutMilliseconds: 5_000, environment: ["K": "v"], uri: "Tests/S.swift", line: 3,
+                    results: .swiftpm, batch: batch),
+                Scenario(id: "plain", name: "Plain", command: "true", timeoutMilliseconds: 1_000),
+                Scenario(id: "fails", name: "Fails", command: "false", timeoutMilliseconds: 1_000),
+            ]
+            let runs = RunStore(database: database)
+            let plan = RunPlan(
+                host: "test", gitRevision: "abc", workingDirectory: "/tmp", configPath: nil, mode: .replay, workers: 1,
+                retries: 0, scenarios: scenarios)
+            try await runs.create(plan)
+            let queue = AttemptQueue(database: database)
+            let worker = WorkerIdentity(host: "test", pid: 1, slot: 1)
+            while let claimed = try await queue.claim(runID: plan.id, worker: worker, port: 1) {
+                let outcome: Outcome = claimed.scenario.id == "fails" ? .failed : .passed
+                _ = try await queue.complete(claimed, result: AttemptResult(outcome: outcome, durationMilliseconds: 5))
+            }
+            func summary(_ report: RunReport) -> [String] {
+                report.scenarios.map { entry in
+                    "\(entry.scenario) \(entry.result) \(entry.verdict.map(\.rawValue) ?? "-") \(entry.quarantined) "
+                        + "\(entry.expectedMilliseconds ?? -1) \(entry.sampled) \(entry.attempts.map(\.outcome))"
+                }
+            }
+            let whole = try await runs.report(plan.id)
+            #expect(whole.scenarios.map(\.result) == [.passed, .passed, .failed])
+            #expect(summary(try await runs.report(plan.id, planned: scenarios)) == summary(whole))
+            // The scenarios at hand are the ones the report shows; one missing, every scenario is read whole.
+            var renamed = scenarios
+            renamed[1].name = "as planned here"
+            #expect(try await runs.report(plan.id, planned: renamed).scenarios[1].scenario.name == "as planned here")
+            #expect(summary(try await runs.report(plan.id, planned: Array(renamed.dropLast()))) == summary(whole))
+        }
+    }
 }

@@ -35,10 +35,11 @@ package struct RunJudge {
     }
 
     /// Reads the finished run (and, side by side, its scenarios' history) and judges it: its incidents first, then the
-    /// verdicts from the attempts they do not explain.
-    func judge(_ runID: UUID) async throws -> Judgement {
+    /// verdicts from the attempts they do not explain. `planned`: its scenarios as this process planned them
+    /// (``RunStore/report(_:planned:)``).
+    func judge(_ runID: UUID, planned: [Scenario]? = nil) async throws -> Judgement {
         async let history = runs.laneHistory(of: runID)
-        var report = try await runs.report(runID)
+        var report = try await runs.report(runID, planned: planned)
         let explained = try await findIncidents(in: &report)
         let (signatures, endpoints) = try await sign(&report)
         let (verdicts, unsteady) = try await verdicts(report, history: try await history, failingEndpoints: endpoints)

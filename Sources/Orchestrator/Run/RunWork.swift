@@ -270,7 +270,7 @@ struct RunWork {
         let giveUp = clock.now + .seconds(600)
         while true {
             if try await runs.claimJudgement(planned.runID, by: member.description) {
-                let judgement = try await judge.judge(planned.runID)
+                let judgement = try await judge.judge(planned.runID, planned: planned.plan?.scenarios)
                 // Verdicts and failure signatures, the incidents, the run's days in the flakiness rollup (without the
                 // attempts the incidents explain) and the quarantine changes they lead to are stored while the reports
                 // are written; the exit code last, when the other nodes may read the judged run.

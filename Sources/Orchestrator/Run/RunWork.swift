@@ -270,10 +270,19 @@ struct RunWork {
         let giveUp = clock.now + .seconds(600)
         while true {
             if try await runs.claimJudgement(planned.runID, by: member.description) {
-                let judgement = try await judge.judge(planned.runID, planned: planned.plan?.scenarios)
-                // Verdicts and failure signatures, the incidents, the run's days in the flakiness rollup (without the
-                // attempts the incidents explain) and the quarantine changes they lead to are stored while the reports
-                // are written; the exit code last, when the other nodes may read the judged run.
+                // The run's days go into the flakiness rollup while it is judged (and again once its incidents are
+                // stored, when it has any: their attempts are left out).
+                let rolledUp = Task { [runs] in try await runs.rollUp(planned.runID) }
+                let judgement: RunJudge.Judgement
+                do {
+                    judgement = try await judge.judge(planned.runID, planned: planned.plan?.scenarios)
+                } catch {
+                    rolledUp.cancel()
+                    throw error
+                }
+                // Verdicts and failure signatures, the incidents (and the run's days counted again without the attempts
+                // they explain) and the quarantine changes they lead to are stored while the reports are written; the
+                // exit code last, when the other nodes may read the judged run.
                 async let saved: Void = { [runs] in
                     if !judgement.changed.isEmpty { try await runs.saveVerdicts(planned.runID, judgement.changed) }
                     try await runs.saveSignatures(judgement.signatures, endpoints: judgement.failingEndpoints)
@@ -291,9 +300,10 @@ struct RunWork {
                     }
                 }()
                 async let quarantined: Void = { [runs, settings, output] in
+                    try await rolledUp.value
                     try await runs.saveIncidents(
                         planned.runID, judgement.report.incidents, explained: judgement.explained)
-                    try await runs.rollUp(planned.runID)
+                    if !judgement.report.incidents.isEmpty { try await runs.rollUp(planned.runID) }
                     try await QuarantineUpdate.apply(
                         after: judgement, settings.quarantine, project: planned.project, runs: runs, output: output)
                 }()

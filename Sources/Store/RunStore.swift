@@ -509,7 +509,7 @@ package struct RunStore: Sendable {
     /// planned and stored them (what a scenario is, beside what became of it in the run), so that only what the run
     /// made of them is read; a scenario it does not hold is read whole, as are all without it.
     package func report(_ runID: UUID, planned: [Scenario]? = nil) async throws -> RunReport {
-        // The three reads go side by side (the pool has connections to spare at the end of a run).
+        // The reads go side by side (the pool has connections to spare at the end of a run).
         async let summaryRead = summary(runID)
         async let attemptsRead = attemptRecords(runID)
         async let trafficRead = mockTraffic(runID)

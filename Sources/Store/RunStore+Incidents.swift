@@ -74,8 +74,8 @@ extension RunStore {
 
     /// Stores the run's incidents and marks the attempts each explains (`attempts.incident`), in one transaction: those
     /// attempts then count in no flakiness score (the rollup and ``flakiness(project:since:scenarioIDs:branch:limit:scoresOnly:)``
-    /// leave them out), no quarantine and no later verdict (``laneHistory(of:limit:runs:)``). Done before the run's days
-    /// are rolled up.
+    /// leave them out), no quarantine and no later verdict (``laneHistory(of:limit:runs:)``). Done before the days of a
+    /// run with failed attempts are rolled up.
     package func saveIncidents(_ runID: UUID, _ incidents: [Incident], explained: [Int64: Int]) async throws {
         guard !incidents.isEmpty else { return }
         let encoder = JSONEncoder()

@@ -109,6 +109,15 @@ extension RunStore {
         try await database.client.query("SELECT orchestrate_roll_up_run(\(runID))", logger: database.logger)
     }
 
+    /// Whether any finished attempt of the run did not pass (the run's index of failures finds them).
+    package func hasFailedAttempts(_ runID: UUID) async throws -> Bool {
+        let rows = try await database.client.query(
+            "SELECT EXISTS (SELECT 1 FROM attempts WHERE run_id = \(runID) AND outcome <> 'passed')",
+            logger: database.logger)
+        for try await failed in rows.decode(Bool.self) { return failed }
+        return false
+    }
+
     /// Stores the exit code the judge gave the run: the code every node of it exits with.
     package func recordExitCode(_ runID: UUID, _ code: Int32) async throws {
         try await database.client.query(

@@ -270,9 +270,14 @@ struct RunWork {
         let giveUp = clock.now + .seconds(600)
         while true {
             if try await runs.claimJudgement(planned.runID, by: member.description) {
-                // The run's days go into the flakiness rollup while it is judged (and again once its incidents are
-                // stored, when it has any: their attempts are left out).
-                let rolledUp = Task { [runs] in try await runs.rollUp(planned.runID) }
+                // A run with no failed attempt has no incident, whose attempts the flakiness rollup leaves out: its
+                // days are counted while it is judged. Any other run's are counted once its incidents are stored, so
+                // that no reader of the scores (another run's quarantine, `flaky`) sees an outage's failures meanwhile.
+                let rolledUp = Task { [runs] in
+                    guard try await !runs.hasFailedAttempts(planned.runID) else { return false }
+                    try await runs.rollUp(planned.runID)
+                    return true
+                }
                 let judgement: RunJudge.Judgement
                 do {
                     judgement = try await judge.judge(planned.runID, planned: planned.plan?.scenarios)
@@ -280,9 +285,9 @@ struct RunWork {
                     rolledUp.cancel()
                     throw error
                 }
-                // Verdicts and failure signatures, the incidents (and the run's days counted again without the attempts
-                // they explain) and the quarantine changes they lead to are stored while the reports are written; the
-                // exit code last, when the other nodes may read the judged run.
+                // Verdicts and failure signatures, the incidents (then the days of a run with failures) and the
+                // quarantine changes they lead to are stored while the reports are written; the exit code last, when the
+                // other nodes may read the judged run.
                 async let saved: Void = { [runs] in
                     if !judgement.changed.isEmpty { try await runs.saveVerdicts(planned.runID, judgement.changed) }
                     try await runs.saveSignatures(judgement.signatures, endpoints: judgement.failingEndpoints)
@@ -300,10 +305,10 @@ struct RunWork {
                     }
                 }()
                 async let quarantined: Void = { [runs, settings, output] in
-                    try await rolledUp.value
+                    let counted = try await rolledUp.value
                     try await runs.saveIncidents(
                         planned.runID, judgement.report.incidents, explained: judgement.explained)
-                    if !judgement.report.incidents.isEmpty { try await runs.rollUp(planned.runID) }
+                    if !counted || !judgement.report.incidents.isEmpty { try await runs.rollUp(planned.runID) }
                     try await QuarantineUpdate.apply(
                         after: judgement, settings.quarantine, project: planned.project, runs: runs, output: output)
                 }()

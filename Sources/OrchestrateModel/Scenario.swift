@@ -240,14 +240,15 @@ package struct Batch: Sendable, Codable, Hashable {
             }
             // Sorted, an id that ends here comes first.
             let ends = ids[range.lowerBound].count == depth
-            var start = ends ? range.lowerBound + 1 : range.lowerBound
-            guard start < range.upperBound else { return }
+            let first = ends ? range.lowerBound + 1 : range.lowerBound
+            guard first < range.upperBound else { return }
             text += "(?:".utf8
+            var start = first
             while start < range.upperBound {
                 let element = ids[start][depth]
                 var end = start + 1
                 while end < range.upperBound, ids[end][depth] == element { end += 1 }
-                if start > (ends ? range.lowerBound + 1 : range.lowerBound) { text.append(UInt8(ascii: "|")) }
+                if start > first { text.append(UInt8(ascii: "|")) }
                 write(element, &text)
                 pattern(start..<end, depth: depth + 1)
                 start = end

@@ -515,15 +515,11 @@ package struct RunStore: Sendable {
         async let trafficRead = mockTraffic(runID)
         async let incidentsRead = incidents(runID)
         async let selectionRead = selection(runID)
-        let rows: [RunReport.ScenarioEntry]
-        if let planned,
-            let entries = try await scenarioEntries(
-                runID, known: Dictionary(planned.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }))
-        {
-            rows = entries
-        } else {
-            rows = try await scenarioEntries(runID)
-        }
+        let known = planned.map { Dictionary($0.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }) }
+        var read = try await scenarioEntries(runID, known: known)
+        // Read whole, every row is an entry.
+        if read == nil { read = try await scenarioEntries(runID) }
+        let rows = read ?? []
         guard let summary = try await summaryRead else {
             throw StoreError(.unknownRun, "no run \(runID) in the database")
         }
@@ -544,12 +540,19 @@ package struct RunStore: Sendable {
         return report
     }
 
-    /// What became of the run's scenarios, each read whole (``plannedScenarioColumns``), in plan order.
-    private func scenarioEntries(_ runID: UUID) async throws -> [RunReport.ScenarioEntry] {
+    /// What became of the run's scenarios, in plan order: each read whole (``plannedScenarioColumns``), or, with
+    /// `known`, taken from it as planned; `nil` when `known` does not hold one of them.
+    private func scenarioEntries(
+        _ runID: UUID, known: [String: Scenario]? = nil
+    ) async throws -> [RunReport.ScenarioEntry]? {
+        let (scenarioColumns, join) =
+            known == nil
+            ? (Self.plannedScenarioColumns, "JOIN scenarios s ON s.project = rs.project AND s.id = rs.scenario_id")
+            : ("rs.scenario_id", "")
         let rows = try await database.client.query(
             """
-            SELECT \(unescaped: Self.plannedScenarioColumns), \(unescaped: Self.scenarioEntryColumns)
-            FROM run_scenarios rs JOIN scenarios s ON s.project = rs.project AND s.id = rs.scenario_id
+            SELECT \(unescaped: scenarioColumns), \(unescaped: Self.scenarioEntryColumns)
+            FROM run_scenarios rs \(unescaped: join)
             WHERE rs.run_id = \(runID) ORDER BY rs.position
             """,
             logger: database.logger
@@ -558,36 +561,19 @@ package struct RunStore: Sendable {
         let decoder = JSONDecoder()
         var batches: [String: Batch] = [:]
         var entries: [RunReport.ScenarioEntry] = []
-        for try await row in rows {
-            let column = NamedColumns(row)
-            entries.append(
-                try Self.scenarioEntry(
-                    try Self.plannedScenario(column, decoder: decoder, batches: &batches), column, decoder: decoder))
-        }
-        return entries
-    }
-
-    /// What became of the run's scenarios, which `known` holds as planned, in plan order; `nil` when it does not hold
-    /// one of them.
-    private func scenarioEntries(
-        _ runID: UUID, known: [String: Scenario]
-    ) async throws -> [RunReport.ScenarioEntry]? {
-        let rows = try await database.client.query(
-            """
-            SELECT rs.scenario_id, \(unescaped: Self.scenarioEntryColumns)
-            FROM run_scenarios rs WHERE rs.run_id = \(runID) ORDER BY rs.position
-            """,
-            logger: database.logger
-        )
-        let decoder = JSONDecoder()
-        var entries: [RunReport.ScenarioEntry] = []
         var complete = true
         for try await row in rows {
             let column = NamedColumns(row)
-            // The rest of the rows are read to the end, for the connection's sake.
-            guard complete, let scenario = known[try column("scenario_id", as: String.self)] else {
-                complete = false
-                continue
+            let scenario: Scenario
+            if let known {
+                // The rest of the rows are read to the end, for the connection's sake.
+                guard complete, let planned = known[try column("scenario_id", as: String.self)] else {
+                    complete = false
+                    continue
+                }
+                scenario = planned
+            } else {
+                scenario = try Self.plannedScenario(column, decoder: decoder, batches: &batches)
             }
             entries.append(try Self.scenarioEntry(scenario, column, decoder: decoder))
         }

@@ -94,7 +94,11 @@ extension RunStore {
             UPDATE runs SET state = 'finished', finished_at = coalesce(finished_at, now()), judged_by = \(member), judged_at = now()
             WHERE id = \(runID)
               AND (judged_by IS NULL OR (exit_code IS NULL AND judged_at < now() - \(stale.wholeMilliseconds) * interval '1 millisecond'))
-              AND NOT EXISTS (SELECT 1 FROM attempts WHERE run_id = \(runID) AND state IN ('queued', 'running'))
+              -- One state each, as the partial indexes of queued and of running attempts hold them. Asked of both
+              -- states at once, no index matched: the planner read the attempts table from its start, expecting to
+              -- meet such an attempt early, and with none left read every attempt of every run.
+              AND NOT EXISTS (SELECT 1 FROM attempts WHERE run_id = \(runID) AND state = 'queued')
+              AND NOT EXISTS (SELECT 1 FROM attempts WHERE run_id = \(runID) AND state = 'running')
             RETURNING id
             """,
             logger: database.logger)

@@ -6,8 +6,9 @@ import Store
 import Testing
 
 /// A database that has kept months of history still answers one run by that run's rows: no statement on a run's path
-/// reads every stored attempt (each did once — a compare run's claims, the judge's history of failing tests, the
-/// hosts' shares, the quarantine's scores — and took seconds to minutes with a million attempts stored).
+/// reads every stored attempt (each did once — a compare run's claims, the claim of its judgement, the judge's history
+/// of failing tests, the hosts' shares, the quarantine's scores — and took seconds to minutes with a million attempts
+/// stored).
 @Suite("Reads at scale")
 struct ReadsAtScaleTests {
     /// Rows of `attempts` and `run_scenarios` read so far, by sequential scans and as entries of their indexes (an
@@ -154,6 +155,77 @@ struct ReadsAtScaleTests {
             let after = try await Self.rowsRead(database)
             #expect(
                 after - before < 10_000, "\(after - before) rows read, of 60,000 attempts and as many scenarios run")
+        }
+    }
+    @Test(
+        "with 40,000 attempts of runs of the same size stored, and another run under way, the claim of a drained run's judgement reads that run's rows, not every attempt"
+    )
+    func judgementClaimOwnRowsOnly() async throws {
+        try await withTestDatabase(maximumConnections: 1) { database in
+            let version = try await Self.serverVersion(database)
+            try #require(version >= 150_000, "PostgreSQL 15 or newer runs this test; the server is \(version)")
+            let runs = RunStore(database: database)
+            func plan() -> RunPlan {
+                RunPlan(
+                    host: "test", gitRevision: "r1", workingDirectory: "/tmp", configPath: nil, mode: .replay,
+                    workers: 8, retries: 0,
+                    scenarios: (0..<2000).map {
+                        Scenario(id: "s\($0)", name: "s\($0)", command: "true", timeoutMilliseconds: 1000)
+                    })
+            }
+            // A run under way, a quarter of its attempts running, and 20 finished copies of it: runs of one size,
+            // as a suite's runs are.
+            let underWay = plan()
+            try await runs.create(underWay)
+            try await database.client.query(
+                """
+                INSERT INTO runs (id, created_at, finished_at, state, host, git_revision, working_directory, mode, workers,
+                                  retries, scenario_count, project)
+                SELECT md5('copy' || g)::uuid, now() - g * interval '9 minutes', now() - g * interval '9 minutes' + interval '1 minute',
+                       'finished', 'test', 'r1', '/tmp', 'replay', 8, 0, 2000, 'default'
+                FROM generate_series(1, 20) g
+                """)
+            try await database.client.query(
+                """
+                INSERT INTO run_scenarios (run_id, project, scenario_id, position, command, timeout_ms, env, tags, max_attempts,
+                                           lane_count, result)
+                SELECT md5('copy' || g)::uuid, rs.project, rs.scenario_id, rs.position, rs.command, rs.timeout_ms, rs.env,
+                       rs.tags, rs.max_attempts, rs.lane_count, 'passed'
+                FROM run_scenarios rs, generate_series(1, 20) g WHERE rs.run_id = \(underWay.id)
+                """)
+            try await database.client.query(
+                """
+                INSERT INTO attempts (run_id, project, scenario_id, attempt, state, outcome, duration_ms, started_at,
+                                      finished_at, worker, lease_owner)
+                SELECT md5('copy' || g)::uuid, rs.project, rs.scenario_id, 1, 'finished', 'passed', 5,
+                       now() - g * interval '9 minutes', now() - g * interval '9 minutes' + interval '30 seconds',
+                       'test/1/1', 'test/1'
+                FROM run_scenarios rs, generate_series(1, 20) g WHERE rs.run_id = \(underWay.id)
+                """)
+            try await database.client.query(
+                """
+                UPDATE attempts SET state = 'running', lease_owner = 'test/2', lease_token = gen_random_uuid(),
+                    lease_expires_at = now() + interval '1 minute', started_at = now()
+                WHERE run_id = \(underWay.id) AND scenario_id LIKE '%5'
+                """)
+            try await database.client.query("ANALYZE attempts")
+            try await database.client.query("ANALYZE run_scenarios")
+            try await database.client.query("ANALYZE runs")
+
+            // The run to judge: every attempt finished.
+            let drained = plan()
+            try await runs.create(drained)
+            try await database.client.query(
+                """
+                UPDATE attempts SET state = 'finished', outcome = 'passed', duration_ms = 5, worker = 'test/3/1',
+                    started_at = now(), finished_at = now()
+                WHERE run_id = \(drained.id)
+                """)
+            #expect(try await !runs.claimJudgement(underWay.id, by: "test/2"), "the run under way has attempts left")
+            let before = try await Self.rowsRead(database)
+            #expect(try await runs.claimJudgement(drained.id, by: "test/3"))
+            let after = try await Self.rowsRead(database)
+            #expect(after - before < 10_000, "\(after - before) rows read, of 44,000 attempts stored")
         }
     }
 }

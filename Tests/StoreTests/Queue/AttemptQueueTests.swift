@@ -180,6 +180,24 @@ struct AttemptQueueTests {
         }
     }
 
+    @Test("a drained run's judgement goes to one member, and to none while an attempt is queued or running")
+    func judgementOnceDrained() async throws {
+        try await withTestDatabase { database in
+            let runID = try await plan(database, count: 2)
+            let (queue, runs) = (AttemptQueue(database: database), RunStore(database: database))
+            #expect(try await !runs.claimJudgement(runID, by: "h/1"), "two attempts are queued")
+            let first = try #require(
+                try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: 1))
+            let second = try #require(
+                try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 2), port: 2))
+            #expect(try await queue.complete(first, result: passed()).accepted)
+            #expect(try await !runs.claimJudgement(runID, by: "h/1"), "an attempt is running")
+            #expect(try await queue.complete(second, result: passed()).accepted)
+            #expect(try await runs.claimJudgement(runID, by: "h/1"))
+            #expect(try await !runs.claimJudgement(runID, by: "h/2"), "the run is judged by h/1 already")
+        }
+    }
+
     @Test("a failure queues a retry that another slot takes; a pass then makes the scenario flaky")
     func retryBecomesFlaky() async throws {
         try await withTestDatabase { database in

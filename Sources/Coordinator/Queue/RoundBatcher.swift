@@ -21,7 +21,7 @@ import Synchronization
 package final class RoundBatcher: Sendable {
     /// The leases this process holds outside the batcher (the attempts its slots run): a round whose answer was lost
     /// gives back every other lease of this process.
-    package typealias Leases = @Sendable () -> [UUID]
+    package typealias Leases = @Sendable () -> [Lease]
 
     /// What a slot asking for work gets.
     package struct Answer: Sendable {
@@ -223,10 +223,10 @@ package final class RoundBatcher: Sendable {
     /// The leases the batcher holds: what it claimed ahead, and the attempts whose results are not recorded yet — due
     /// with the next round, carried by the round in flight (tried again while the queue does not answer: a lease left
     /// to expire meanwhile is taken back, and the result refused), or kept for the run taken up again.
-    package var heldTokens: [UUID] {
+    package var heldLeases: [Lease] {
         state.withLock { state in
-            state.ahead.map(\.attempt.leaseToken)
-                + (state.completions + state.sending + state.unrecorded).map(\.claimed.leaseToken)
+            state.ahead.map(\.attempt.lease)
+                + (state.completions + state.sending + state.unrecorded).map(\.claimed.lease)
         }
     }
 
@@ -413,7 +413,7 @@ package final class RoundBatcher: Sendable {
                 completed: round.completions.count,
                 duration: clock.now - began, counts: reply.counts))
         guard failed else { return reply }
-        let known = slotLeases() + heldTokens + reply.claimed.compactMap { $0?.leaseToken }
+        let known = (slotLeases() + heldLeases).map(\.token) + reply.claimed.compactMap { $0?.leaseToken }
         let (runID, owner) = (runID, process.process.description)
         let released = try await queue.call("release lost claims") {
             try await $0.releaseOrphans(runID: runID, owner: owner, keeping: known)

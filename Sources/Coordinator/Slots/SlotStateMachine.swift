@@ -143,11 +143,11 @@ package struct SlotStateMachine: Sendable {
     }
 
     /// The leases this host's slots hold now (the heartbeat renews them).
-    package var heldTokens: [UUID] {
-        slots.values.flatMap { state -> [UUID] in
+    package var heldLeases: [Lease] {
+        slots.values.flatMap { state -> [Lease] in
             switch state {
-            case .claimingBatch(let claimed): [claimed.leaseToken]
-            case .running(let attempts), .finishing(let attempts, _, _): attempts.map(\.leaseToken)
+            case .claimingBatch(let claimed): [claimed.lease]
+            case .running(let attempts), .finishing(let attempts, _, _): attempts.map(\.lease)
             case .asking, .waiting, .replacingSupervisor, .done, .retired: []
             }
         }

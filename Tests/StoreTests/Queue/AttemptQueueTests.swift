@@ -172,11 +172,29 @@ struct AttemptQueueTests {
             let claimed = try #require(
                 try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: 1))
             try await paced(every: .milliseconds(400), times: 5) { _ in
-                let held = try await queue.heartbeat(tokens: [claimed.leaseToken])
+                let held = try await queue.heartbeat([claimed.lease])
                 #expect(held == [claimed.leaseToken])
                 #expect(try await queue.reapExpired(runID: runID) == 0)
             }
             #expect(try await queue.complete(claimed, result: passed()).accepted)
+        }
+    }
+
+    @Test("a heartbeat renews a lease only with its attempt and token, and not once the attempt is done")
+    func heartbeatNeedsAttemptAndToken() async throws {
+        try await withTestDatabase { database in
+            let runID = try await plan(database, count: 2)
+            let queue = AttemptQueue(database: database)
+            let first = try #require(
+                try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: 1))
+            let second = try #require(
+                try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 2), port: 2))
+            let crossed = Lease(attemptID: first.id, token: second.leaseToken)
+            #expect(try await queue.heartbeat([crossed]).isEmpty)
+            #expect(try await queue.heartbeat([first.lease, second.lease]) == [first.leaseToken, second.leaseToken])
+            #expect(try await queue.complete(first, result: passed()).accepted)
+            #expect(try await queue.heartbeat([first.lease, second.lease]) == [second.leaseToken])
+            #expect(try await queue.heartbeat([]).isEmpty)
         }
     }
 

@@ -605,12 +605,21 @@ package struct RunStore: Sendable {
         return entry
     }
 
-    /// Whether any attempt of the run made an exchange (a compare run is about its backends, whatever they did).
+    /// Whether any attempt of the run made an exchange (a compare run is about its backends, whatever they did); an
+    /// attempt taken back from a lost host counts as the report does, not at all.
     package func mockTraffic(_ runID: UUID) async throws -> Bool {
         let rows = try await database.client.query(
             """
-            SELECT r.mode = 'compare' OR EXISTS (SELECT 1 FROM attempts a JOIN exchanges e ON e.attempt_id = a.id
-                                                 WHERE a.run_id = r.id)
+            -- The run's attempts, each asked for its first exchange: both in the order of an index, so that each is
+            -- read by its index (a scan of the table would have to sort it all first). Joined, or asked with EXISTS,
+            -- the planner read the table from its start, expecting to meet one of the run's early: for a run that made
+            -- no exchange, which is what is asked, it read every exchange (or attempt) of every run.
+            SELECT r.mode = 'compare' OR (
+                SELECT true FROM attempts a
+                WHERE a.run_id = r.id AND a.state <> 'abandoned'
+                  AND (SELECT e.sequence FROM exchanges e WHERE e.attempt_id = a.id ORDER BY e.sequence LIMIT 1) IS NOT NULL
+                ORDER BY a.scenario_id, coalesce(a.mode, ''), a.attempt
+                LIMIT 1) IS NOT NULL
             FROM runs r WHERE r.id = \(runID)
             """, logger: database.logger)
         for try await traffic in rows.decode(Bool.self) { return traffic }

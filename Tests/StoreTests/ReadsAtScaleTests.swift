@@ -11,15 +11,17 @@ import Testing
 /// stored).
 @Suite("Reads at scale")
 struct ReadsAtScaleTests {
-    /// Rows of `attempts` and `run_scenarios` read so far, by sequential scans and as entries of their indexes (an
-    /// index-only walk of a whole index counts), as the statistics say once this connection's are in.
+    /// Rows of `attempts`, `run_scenarios` and `exchanges` read so far, by sequential scans and as entries of their
+    /// indexes (an index-only walk of a whole index counts), as the statistics say once this connection's are in.
     static func rowsRead(_ database: Database) async throws -> Int64 {
         try await database.client.query("SELECT pg_stat_force_next_flush()")
         try await database.client.query("SELECT pg_stat_clear_snapshot()")
         let rows = try await database.client.query(
             """
-            SELECT ((SELECT coalesce(sum(seq_tup_read), 0) FROM pg_stat_user_tables WHERE relname IN ('attempts', 'run_scenarios'))
-                 + (SELECT coalesce(sum(idx_tup_read), 0) FROM pg_stat_user_indexes WHERE relname IN ('attempts', 'run_scenarios')))::bigint
+            SELECT ((SELECT coalesce(sum(seq_tup_read), 0) FROM pg_stat_user_tables
+                     WHERE relname IN ('attempts', 'run_scenarios', 'exchanges'))
+                 + (SELECT coalesce(sum(idx_tup_read), 0) FROM pg_stat_user_indexes
+                    WHERE relname IN ('attempts', 'run_scenarios', 'exchanges')))::bigint
             """)
         for try await read in rows.decode(Int64.self) { return read }
         return 0
@@ -158,7 +160,7 @@ struct ReadsAtScaleTests {
         }
     }
     @Test(
-        "with 40,000 attempts of runs of the same size stored, and another run under way, the claim of a drained run's judgement reads that run's rows, not every attempt"
+        "with 40,000 attempts of runs of the same size and their 40,000 exchanges stored, and another run under way, the claim of a drained run's judgement and the question whether it made exchanges read that run's rows, not every attempt or exchange"
     )
     func judgementClaimOwnRowsOnly() async throws {
         try await withTestDatabase(maximumConnections: 1) { database in
@@ -173,7 +175,7 @@ struct ReadsAtScaleTests {
                         Scenario(id: "s\($0)", name: "s\($0)", command: "true", timeoutMilliseconds: 1000)
                     })
             }
-            // A run under way, a quarter of its attempts running, and 20 finished copies of it: runs of one size,
+            // A run under way, a tenth of its attempts running, and 20 finished copies of it: runs of one size,
             // as a suite's runs are.
             let underWay = plan()
             try await runs.create(underWay)
@@ -202,6 +204,13 @@ struct ReadsAtScaleTests {
                        'test/1/1', 'test/1'
                 FROM run_scenarios rs, generate_series(1, 20) g WHERE rs.run_id = \(underWay.id)
                 """)
+            // Each finished attempt made one exchange.
+            try await database.client.query(
+                """
+                INSERT INTO exchanges (attempt_id, sequence, mode, matched, host, method, url, status, started_at)
+                SELECT a.id, 1, 'replay', true, 'api.example.com', 'GET', '/items', 200, a.started_at
+                FROM attempts a WHERE a.state = 'finished'
+                """)
             try await database.client.query(
                 """
                 UPDATE attempts SET state = 'running', lease_owner = 'test/2', lease_token = gen_random_uuid(),
@@ -211,8 +220,9 @@ struct ReadsAtScaleTests {
             try await database.client.query("ANALYZE attempts")
             try await database.client.query("ANALYZE run_scenarios")
             try await database.client.query("ANALYZE runs")
+            try await database.client.query("ANALYZE exchanges")
 
-            // The run to judge: every attempt finished.
+            // The run to judge: every attempt finished, without an exchange.
             let drained = plan()
             try await runs.create(drained)
             try await database.client.query(
@@ -224,8 +234,15 @@ struct ReadsAtScaleTests {
             #expect(try await !runs.claimJudgement(underWay.id, by: "test/2"), "the run under way has attempts left")
             let before = try await Self.rowsRead(database)
             #expect(try await runs.claimJudgement(drained.id, by: "test/3"))
+            #expect(try await !runs.mockTraffic(drained.id))
             let after = try await Self.rowsRead(database)
-            #expect(after - before < 10_000, "\(after - before) rows read, of 44,000 attempts stored")
+            #expect(
+                after - before < 10_000, "\(after - before) rows read, of 44,000 attempts and 40,000 exchanges stored")
+            var copy: UUID?
+            for try await id in try await database.client.query("SELECT md5('copy1')::uuid").decode(UUID.self) {
+                copy = id
+            }
+            #expect(try await runs.mockTraffic(try #require(copy)), "a copy's attempts made exchanges")
         }
     }
 }

@@ -27,11 +27,46 @@ struct ReadsAtScaleTests {
         return 0
     }
 
-    /// The server's version: the statistics are read at once from PostgreSQL 15 on (`pg_stat_force_next_flush`).
-    static func serverVersion(_ database: Database) async throws -> Int {
-        let rows = try await database.client.query("SELECT current_setting('server_version_num')::int")
-        for try await version in rows.decode(Int.self) { return version }
-        return 0
+    /// Requires PostgreSQL 15 or newer, whose statistics are read at once (`pg_stat_force_next_flush`).
+    static func requireStatisticsAtOnce(_ database: Database) async throws {
+        var version = 0
+        for try await number in try await database.client.query("SELECT current_setting('server_version_num')::int")
+            .decode(Int.self)
+        {
+            version = number
+        }
+        try #require(version >= 150_000, "PostgreSQL 15 or newer runs this test; the server is \(version)")
+    }
+
+    /// `count` finished copies of the stored run `run`, 9 minutes apart going back from now (ids `md5('copy' || n)`):
+    /// each of its scenarios run once, passed, but for one attempt in `failingEvery` when given.
+    static func storeCopies(of run: RunPlan, count: Int, failingEvery: Int = 0, on database: Database) async throws {
+        try await database.client.query(
+            """
+            INSERT INTO runs (id, created_at, finished_at, state, host, git_revision, working_directory, mode, workers,
+                              retries, scenario_count, project)
+            SELECT md5('copy' || g)::uuid, now() - g * interval '9 minutes', now() - g * interval '9 minutes' + interval '1 minute',
+                   'finished', 'test', 'r1', '/tmp', 'replay', 8, 0, \(run.scenarios.count), \(run.project)
+            FROM generate_series(1, \(count)) g
+            """)
+        try await database.client.query(
+            """
+            INSERT INTO run_scenarios (run_id, project, scenario_id, position, command, timeout_ms, env, tags, max_attempts,
+                                       lane_count, result)
+            SELECT md5('copy' || g)::uuid, rs.project, rs.scenario_id, rs.position, rs.command, rs.timeout_ms, rs.env,
+                   rs.tags, rs.max_attempts, rs.lane_count, 'passed'
+            FROM run_scenarios rs, generate_series(1, \(count)) g WHERE rs.run_id = \(run.id)
+            """)
+        try await database.client.query(
+            """
+            INSERT INTO attempts (run_id, project, scenario_id, attempt, state, outcome, duration_ms, started_at,
+                                  finished_at, worker, lease_owner)
+            SELECT md5('copy' || g)::uuid, rs.project, rs.scenario_id, 1, 'finished',
+                   CASE WHEN \(failingEvery) > 0 AND (g + rs.position) % \(failingEvery) = 0 THEN 'failed' ELSE 'passed' END, 5,
+                   now() - g * interval '9 minutes', now() - g * interval '9 minutes' + interval '30 seconds',
+                   'test/1/1', 'test/1'
+            FROM run_scenarios rs, generate_series(1, \(count)) g WHERE rs.run_id = \(run.id)
+            """)
     }
 
     @Test(
@@ -40,8 +75,7 @@ struct ReadsAtScaleTests {
     func ownRowsOnly() async throws {
         // One connection: every statement below is this session's, and so are the statistics read after them.
         try await withTestDatabase(maximumConnections: 1) { database in
-            let version = try await Self.serverVersion(database)
-            try #require(version >= 150_000, "PostgreSQL 15 or newer runs this test; the server is \(version)")
+            try await Self.requireStatisticsAtOnce(database)
             let runs = RunStore(database: database)
             var history = RunPlan(
                 host: "test", gitRevision: "r1", workingDirectory: "/tmp", configPath: nil, mode: .replay, workers: 8,
@@ -52,32 +86,7 @@ struct ReadsAtScaleTests {
             history.project = "other"
             try await runs.create(history)
             // Another suite's run copied 300 times over the last two days, finished, one attempt in 50 failed.
-            try await database.client.query(
-                """
-                INSERT INTO runs (id, created_at, finished_at, state, host, git_revision, working_directory, mode, workers,
-                                  retries, scenario_count, project)
-                SELECT md5('copy' || g)::uuid, now() - g * interval '9 minutes', now() - g * interval '9 minutes' + interval '1 minute',
-                       'finished', 'test', 'r1', '/tmp', 'replay', 8, 0, 200, 'other'
-                FROM generate_series(1, 300) g
-                """)
-            try await database.client.query(
-                """
-                INSERT INTO run_scenarios (run_id, project, scenario_id, position, command, timeout_ms, env, tags, max_attempts,
-                                           lane_count, result)
-                SELECT md5('copy' || g)::uuid, rs.project, rs.scenario_id, rs.position, rs.command, rs.timeout_ms, rs.env,
-                       rs.tags, rs.max_attempts, rs.lane_count, 'passed'
-                FROM run_scenarios rs, generate_series(1, 300) g WHERE rs.run_id = \(history.id)
-                """)
-            try await database.client.query(
-                """
-                INSERT INTO attempts (run_id, project, scenario_id, attempt, state, outcome, duration_ms, started_at,
-                                      finished_at, worker, lease_owner)
-                SELECT md5('copy' || g)::uuid, 'other', rs.scenario_id, 1, 'finished',
-                       CASE WHEN (g + rs.position) % 50 = 0 THEN 'failed' ELSE 'passed' END, 5,
-                       now() - g * interval '9 minutes', now() - g * interval '9 minutes' + interval '30 seconds',
-                       'test/1/1', 'test/1'
-                FROM run_scenarios rs, generate_series(1, 300) g WHERE rs.run_id = \(history.id)
-                """)
+            try await Self.storeCopies(of: history, count: 300, failingEvery: 50, on: database)
             try await database.client.query("ANALYZE attempts")
             try await database.client.query("ANALYZE run_scenarios")
             try await database.client.query("ANALYZE runs")
@@ -159,13 +168,13 @@ struct ReadsAtScaleTests {
                 after - before < 10_000, "\(after - before) rows read, of 60,000 attempts and as many scenarios run")
         }
     }
+
     @Test(
         "with 40,000 attempts of runs of the same size and their 40,000 exchanges stored, and another run under way, the claim of a drained run's judgement and the question whether it made exchanges read that run's rows, not every attempt or exchange"
     )
     func judgementClaimOwnRowsOnly() async throws {
         try await withTestDatabase(maximumConnections: 1) { database in
-            let version = try await Self.serverVersion(database)
-            try #require(version >= 150_000, "PostgreSQL 15 or newer runs this test; the server is \(version)")
+            try await Self.requireStatisticsAtOnce(database)
             let runs = RunStore(database: database)
             func plan() -> RunPlan {
                 RunPlan(
@@ -179,31 +188,7 @@ struct ReadsAtScaleTests {
             // as a suite's runs are.
             let underWay = plan()
             try await runs.create(underWay)
-            try await database.client.query(
-                """
-                INSERT INTO runs (id, created_at, finished_at, state, host, git_revision, working_directory, mode, workers,
-                                  retries, scenario_count, project)
-                SELECT md5('copy' || g)::uuid, now() - g * interval '9 minutes', now() - g * interval '9 minutes' + interval '1 minute',
-                       'finished', 'test', 'r1', '/tmp', 'replay', 8, 0, 2000, 'default'
-                FROM generate_series(1, 20) g
-                """)
-            try await database.client.query(
-                """
-                INSERT INTO run_scenarios (run_id, project, scenario_id, position, command, timeout_ms, env, tags, max_attempts,
-                                           lane_count, result)
-                SELECT md5('copy' || g)::uuid, rs.project, rs.scenario_id, rs.position, rs.command, rs.timeout_ms, rs.env,
-                       rs.tags, rs.max_attempts, rs.lane_count, 'passed'
-                FROM run_scenarios rs, generate_series(1, 20) g WHERE rs.run_id = \(underWay.id)
-                """)
-            try await database.client.query(
-                """
-                INSERT INTO attempts (run_id, project, scenario_id, attempt, state, outcome, duration_ms, started_at,
-                                      finished_at, worker, lease_owner)
-                SELECT md5('copy' || g)::uuid, rs.project, rs.scenario_id, 1, 'finished', 'passed', 5,
-                       now() - g * interval '9 minutes', now() - g * interval '9 minutes' + interval '30 seconds',
-                       'test/1/1', 'test/1'
-                FROM run_scenarios rs, generate_series(1, 20) g WHERE rs.run_id = \(underWay.id)
-                """)
+            try await Self.storeCopies(of: underWay, count: 20, on: database)
             // Each finished attempt made one exchange.
             try await database.client.query(
                 """

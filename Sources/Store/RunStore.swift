@@ -605,8 +605,9 @@ package struct RunStore: Sendable {
         return entry
     }
 
-    /// Whether any attempt of the run made an exchange (a compare run is about its backends, whatever they did); an
-    /// attempt taken back from a lost host counts as the report does, not at all.
+    /// Whether any attempt of the run made an exchange (a compare run is about its backends, whatever they did). An
+    /// abandoned attempt (taken back from a lost host, given back at a stop, requeued to run alone) counts as it does in
+    /// the report: not at all.
     package func mockTraffic(_ runID: UUID) async throws -> Bool {
         let rows = try await database.client.query(
             """

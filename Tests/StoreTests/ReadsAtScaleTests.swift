@@ -62,7 +62,8 @@ struct ReadsAtScaleTests {
             INSERT INTO attempts (run_id, project, scenario_id, attempt, state, outcome, duration_ms, started_at,
                                   finished_at, worker, lease_owner)
             SELECT md5('copy' || g)::uuid, rs.project, rs.scenario_id, 1, 'finished',
-                   CASE WHEN \(failingEvery) > 0 AND (g + rs.position) % \(failingEvery) = 0 THEN 'failed' ELSE 'passed' END, 5,
+                   CASE WHEN \(failingEvery) <= 0 THEN 'passed'
+                        WHEN (g + rs.position) % \(failingEvery) = 0 THEN 'failed' ELSE 'passed' END, 5,
                    now() - g * interval '9 minutes', now() - g * interval '9 minutes' + interval '30 seconds',
                    'test/1/1', 'test/1'
             FROM run_scenarios rs, generate_series(1, \(count)) g WHERE rs.run_id = \(run.id)

@@ -84,7 +84,7 @@ package final class Coordinator: Sendable {
                     runID: configuration.runID, workers: configuration.workers,
                     process: WorkerIdentity(host: configuration.host, pid: getpid(), slot: 0), queue: patientQueue,
                     logger: logger,
-                    slotLeases: { self.state.withLock { $0.slots.heldLeases } }, onEvent: onEvent
+                    slotLeases: { self.state.withLock { $0.slots.heldAttempts } }, onEvent: onEvent
                 )
                 background.addTask { await self.maintainLeases(batcher) }
                 do {
@@ -324,13 +324,15 @@ package final class Coordinator: Sendable {
         var sinceReap = Duration.zero
         while !Task.isCancelled {
             do { try await Task.sleep(for: heartbeatEvery) } catch { return }
-            let leases = state.withLock { $0.slots.heldLeases } + batcher.heldLeases
+            let held = state.withLock { $0.slots.heldAttempts } + batcher.heldAttempts
             do {
                 // A heartbeat that does not answer within its period (a partition) is tried again at the next one.
-                let held = try await abandoning(after: heartbeatEvery) {
-                    try await self.queue.heartbeat(leases)
+                let renewed = try await abandoning(after: heartbeatEvery) {
+                    try await self.queue.heartbeat(held)
                 }
-                for lease in leases where !held.contains(lease.token) { stopOrphan(token: lease.token) }
+                for attempt in held where !renewed.contains(attempt.leaseToken) {
+                    stopOrphan(token: attempt.leaseToken)
+                }
                 sinceReap += heartbeatEvery
                 if sinceReap >= configuration.lease / 2 {
                     sinceReap = .zero

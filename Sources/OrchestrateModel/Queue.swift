@@ -79,20 +79,6 @@ package struct ClaimedAttempt: Sendable, Hashable, Codable {
 
     /// The mode the attempt runs in: its lane's, else the scenario's in a run of `runMode`.
     package func mode(inRun runMode: Mode) -> Mode { lane ?? scenario.mode(inRun: runMode) }
-
-    /// The lease the slot holds it by.
-    package var lease: Lease { Lease(attemptID: id, token: leaseToken) }
-}
-
-/// A lease a process holds, as its heartbeat renews it: the attempt, found by its key, and the token that fences it.
-package struct Lease: Sendable, Hashable {
-    package var attemptID: Int64
-    package var token: UUID
-
-    package init(attemptID: Int64, token: UUID) {
-        self.attemptID = attemptID
-        self.token = token
-    }
 }
 
 /// A slot asking the queue for work.

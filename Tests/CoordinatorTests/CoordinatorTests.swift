@@ -271,7 +271,7 @@ final class UnansweredResults: AttemptQueueClient {
     func requeue(attemptID: Int64, token: UUID, solo: Bool) async throws -> Bool {
         try await queue.requeue(attemptID: attemptID, token: token, solo: solo)
     }
-    func heartbeat(_ leases: [Lease]) async throws -> Set<UUID> { try await queue.heartbeat(leases) }
+    func heartbeat(_ attempts: [ClaimedAttempt]) async throws -> Set<UUID> { try await queue.heartbeat(attempts) }
     func reapExpired(runID: UUID) async throws -> Int { try await queue.reapExpired(runID: runID) }
     func leaseHolders(runID: UUID) async throws -> [LeaseHolder] { try await queue.leaseHolders(runID: runID) }
     func counts(runID: UUID) async throws -> QueueCounts { try await queue.counts(runID: runID) }

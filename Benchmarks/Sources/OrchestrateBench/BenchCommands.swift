@@ -111,7 +111,7 @@ enum BenchCommands {
                 var beats = 0
                 while !Task.isCancelled {
                     try? await Task.sleep(for: every)
-                    _ = try? await queue.heartbeat(batcher.heldLeases)
+                    _ = try? await queue.heartbeat(batcher.heldAttempts)
                     beats += 1
                     if beats % 2 == 0 { _ = try? await queue.reapExpired(runID: runID) }
                 }

@@ -20,7 +20,7 @@ package protocol AttemptQueueClient: Sendable {
     func requeue(attemptID: Int64, token: UUID, solo: Bool) async throws -> Bool
     /// Extends the leases of running attempts; returns the tokens whose leases are still held (the others were taken
     /// back: their attempts run elsewhere now).
-    func heartbeat(_ leases: [Lease]) async throws -> Set<UUID>
+    func heartbeat(_ attempts: [ClaimedAttempt]) async throws -> Set<UUID>
     /// Requeues attempts whose lease expired; returns how many.
     func reapExpired(runID: UUID) async throws -> Int
     /// The leases held in the run.

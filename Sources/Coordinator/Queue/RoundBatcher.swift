@@ -21,7 +21,7 @@ import Synchronization
 package final class RoundBatcher: Sendable {
     /// The leases this process holds outside the batcher (the attempts its slots run): a round whose answer was lost
     /// gives back every other lease of this process.
-    package typealias Leases = @Sendable () -> [Lease]
+    package typealias Leases = @Sendable () -> [ClaimedAttempt]
 
     /// What a slot asking for work gets.
     package struct Answer: Sendable {
@@ -217,16 +217,12 @@ package final class RoundBatcher: Sendable {
         _ = try await wait(nil)
     }
 
-    /// The lease tokens of attempts claimed ahead (the heartbeat keeps them).
-    var aheadTokens: [UUID] { state.withLock { $0.ahead.map(\.attempt.leaseToken) } }
-
-    /// The leases the batcher holds: what it claimed ahead, and the attempts whose results are not recorded yet — due
-    /// with the next round, carried by the round in flight (tried again while the queue does not answer: a lease left
-    /// to expire meanwhile is taken back, and the result refused), or kept for the run taken up again.
-    package var heldLeases: [Lease] {
+    /// The attempts whose leases the batcher holds: what it claimed ahead, and those whose results are not recorded yet
+    /// — due with the next round, carried by the round in flight (tried again while the queue does not answer: a lease
+    /// left to expire meanwhile is taken back, and the result refused), or kept for the run taken up again.
+    package var heldAttempts: [ClaimedAttempt] {
         state.withLock { state in
-            state.ahead.map(\.attempt.lease)
-                + (state.completions + state.sending + state.unrecorded).map(\.claimed.lease)
+            state.ahead.map(\.attempt) + (state.completions + state.sending + state.unrecorded).map(\.claimed)
         }
     }
 
@@ -413,7 +409,7 @@ package final class RoundBatcher: Sendable {
                 completed: round.completions.count,
                 duration: clock.now - began, counts: reply.counts))
         guard failed else { return reply }
-        let known = (slotLeases() + heldLeases).map(\.token) + reply.claimed.compactMap { $0?.leaseToken }
+        let known = (slotLeases() + heldAttempts).map(\.leaseToken) + reply.claimed.compactMap { $0?.leaseToken }
         let (runID, owner) = (runID, process.process.description)
         let released = try await queue.call("release lost claims") {
             try await $0.releaseOrphans(runID: runID, owner: owner, keeping: known)

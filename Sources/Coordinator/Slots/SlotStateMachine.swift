@@ -142,12 +142,12 @@ package struct SlotStateMachine: Sendable {
         self.workers = workers
     }
 
-    /// The leases this host's slots hold now (the heartbeat renews them).
-    package var heldLeases: [Lease] {
-        slots.values.flatMap { state -> [Lease] in
+    /// The attempts whose leases this host's slots hold now (the heartbeat renews them).
+    package var heldAttempts: [ClaimedAttempt] {
+        slots.values.flatMap { state -> [ClaimedAttempt] in
             switch state {
-            case .claimingBatch(let claimed): [claimed.lease]
-            case .running(let attempts), .finishing(let attempts, _, _): attempts.map(\.lease)
+            case .claimingBatch(let claimed): [claimed]
+            case .running(let attempts), .finishing(let attempts, _, _): attempts
             case .asking, .waiting, .replacingSupervisor, .done, .retired: []
             }
         }

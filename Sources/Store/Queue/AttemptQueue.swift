@@ -202,15 +202,15 @@ package struct AttemptQueue: Sendable {
 
     /// Extends the leases of the attempts a process is running; returns the tokens whose leases it still holds (a lease
     /// that expired was taken back, and its attempt belongs to someone else now).
-    package func heartbeat(_ leases: [Lease]) async throws -> Set<UUID> {
-        guard !leases.isEmpty else { return [] }
+    package func heartbeat(_ attempts: [ClaimedAttempt]) async throws -> Set<UUID> {
+        guard !attempts.isEmpty else { return [] }
         // Each lease is a lookup by its attempt's key. Found by token among the running attempts instead, a beat read the
         // partial index of running attempts whole: every run's, with an entry left by every attempt that ran since the
         // table was last vacuumed. `state || ''` keeps the planner off that index.
         let rows = try await database.client.query(
             """
             UPDATE attempts a SET lease_expires_at = now() + \(leaseMilliseconds) * interval '1 millisecond'
-            FROM unnest(\(leases.map(\.attemptID))::bigint[], \(leases.map(\.token))::uuid[]) AS l(id, token)
+            FROM unnest(\(attempts.map(\.id))::bigint[], \(attempts.map(\.leaseToken))::uuid[]) AS l(id, token)
             WHERE a.id = l.id AND a.lease_token = l.token AND a.state || '' = 'running'
             RETURNING a.lease_token
             """,

@@ -32,7 +32,7 @@ struct SlotStateMachineTests {
         let a = Self.attempt("a")
         #expect(machine.start(1) == [.askForWork])
         #expect(machine.answered(1, claimed: a, counts: nil, recorded: 0) == [.announce([a]), .run([a])])
-        #expect(machine.heldLeases == [a.lease] && machine.slot(runningUnder: a.leaseToken) == 1)
+        #expect(machine.heldAttempts == [a] && machine.slot(runningUnder: a.leaseToken) == 1)
         #expect(machine.processStarted(1).isEmpty)
         let actions = machine.ended(
             1, AttemptRunner.Ending(dispositions: [Self.finished(Self.failed)], reason: .exited(1)))
@@ -41,10 +41,10 @@ struct SlotStateMachineTests {
                 .ready([SlotStateMachine.Finished(attempt: a, result: Self.failed, reported: nil, ownsSession: true)])
             ])
         // Readied results still hold their lease until they are recorded.
-        #expect(machine.heldLeases == [a.lease] && machine.slot(runningUnder: a.leaseToken) == nil)
+        #expect(machine.heldAttempts == [a] && machine.slot(runningUnder: a.leaseToken) == nil)
         let completion = SlotStateMachine.Completion(a, Self.failed)
         #expect(machine.readied(1, [completion]) == [.record([completion]), .askForWork])
-        #expect(machine.heldLeases.isEmpty)
+        #expect(machine.heldAttempts.isEmpty)
     }
 
     @Test("nothing claimed: the slot counts what is left when the answer did not say; drained ends it, else it waits")
@@ -77,7 +77,7 @@ struct SlotStateMachineTests {
         _ = machine.ended(
             1, AttemptRunner.Ending(dispositions: [Self.finished(Self.failed)], reason: .terminated(status: 143)))
         #expect(machine.readied(1, [SlotStateMachine.Completion(a, Self.failed)]) == [.release([a]), .end])
-        #expect(machine.heldLeases.isEmpty)
+        #expect(machine.heldAttempts.isEmpty)
         // An attempt that ended on its own while the run stopped is recorded; the slot takes nothing more.
         var other = SlotStateMachine(workers: 1)
         _ = other.start(1)
@@ -102,7 +102,7 @@ struct SlotStateMachineTests {
         #expect(claimed == [.announce([head]), .claimBatch(head, limit: 4, budgetMilliseconds: 58_000)])
         let (t2, t3) = (Self.attempt("t2", batch: batch), Self.attempt("t3", batch: batch))
         #expect(machine.batchClaimed(1, [t2, t3]) == [.announce([t2, t3]), .run([head, t2, t3])])
-        #expect(Set(machine.heldLeases) == [head.lease, t2.lease, t3.lease])
+        #expect(Set(machine.heldAttempts) == [head, t2, t3])
         let ending = AttemptRunner.Ending(
             dispositions: [Self.finished(Self.passed), .alone, Self.finished(Self.failed)], reason: .exited(1))
         #expect(
@@ -114,7 +114,7 @@ struct SlotStateMachineTests {
                 ]),
             ])
         // Until its results are readied, the slot holds the lease of every test of its batch (the heartbeat renews them).
-        #expect(Set(machine.heldLeases) == [head.lease, t2.lease, t3.lease])
+        #expect(Set(machine.heldAttempts) == [head, t2, t3])
         // A retry, and a lane of a compare run, run alone.
         #expect(
             machine.answered(2, claimed: Self.attempt("t4", number: 2, batch: batch), counts: nil, recorded: 0).last
@@ -182,7 +182,7 @@ struct SlotStateMachineTests {
                 .forgetSession(a), .release([a]),
                 .retire(reason: "its folders cannot be emptied for the next attempt (ENAMETOOLONG)"), .end,
             ])
-        #expect(machine.slots[1] == .retired && machine.heldLeases.isEmpty)
+        #expect(machine.slots[1] == .retired && machine.heldAttempts.isEmpty)
     }
 
     @Test("an attempt whose hosts vanished three times is recorded as an infrastructure error naming them, never run")

@@ -172,7 +172,7 @@ struct AttemptQueueTests {
             let claimed = try #require(
                 try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: 1))
             try await paced(every: .milliseconds(400), times: 5) { _ in
-                let held = try await queue.heartbeat([claimed.lease])
+                let held = try await queue.heartbeat([claimed])
                 #expect(held == [claimed.leaseToken])
                 #expect(try await queue.reapExpired(runID: runID) == 0)
             }
@@ -189,11 +189,12 @@ struct AttemptQueueTests {
                 try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 1), port: 1))
             let second = try #require(
                 try await queue.claim(runID: runID, worker: WorkerIdentity(host: "h", pid: 1, slot: 2), port: 2))
-            let crossed = Lease(attemptID: first.id, token: second.leaseToken)
+            var crossed = first
+            crossed.leaseToken = second.leaseToken
             #expect(try await queue.heartbeat([crossed]).isEmpty)
-            #expect(try await queue.heartbeat([first.lease, second.lease]) == [first.leaseToken, second.leaseToken])
+            #expect(try await queue.heartbeat([first, second]) == [first.leaseToken, second.leaseToken])
             #expect(try await queue.complete(first, result: passed()).accepted)
-            #expect(try await queue.heartbeat([first.lease, second.lease]) == [second.leaseToken])
+            #expect(try await queue.heartbeat([first, second]) == [second.leaseToken])
             #expect(try await queue.heartbeat([]).isEmpty)
         }
     }

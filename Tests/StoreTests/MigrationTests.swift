@@ -18,7 +18,7 @@ struct MigrationTests {
                     }
                 }
             }
-            for try await version in group { #expect(version == 32) }
+            for try await version in group { #expect(version == 33) }
         }
     }
 

@@ -123,8 +123,13 @@ extension RunStore {
     /// What chose run `runID`'s tests, why it stopped early (when it did), and the tests it left out, in the suite's
     /// order.
     package func selection(_ runID: UUID) async throws -> (String?, String?, [RunReport.Skipped]) {
-        async let selectionRows = database.client.query(
-            "SELECT selection, stop_reason FROM runs WHERE id = \(runID)", logger: database.logger)
+        var selection: String?
+        var stopped: String?
+        for try await (value, reason) in try await database.client.query(
+            "SELECT selection, stop_reason FROM runs WHERE id = \(runID)", logger: database.logger
+        ).decode((String?, String?).self) {
+            (selection, stopped) = (value, reason)
+        }
         let rows = try await database.client.query(
             """
             SELECT scenario_id, name, uri, runner, reason, expected_ms FROM run_skips WHERE run_id = \(runID)
@@ -138,11 +143,6 @@ extension RunStore {
             skipped.append(
                 RunReport.Skipped(
                     id: id, name: name, uri: uri, runnerTest: runner, reason: reason, expectedMilliseconds: expected))
-        }
-        var selection: String?
-        var stopped: String?
-        for try await (value, reason) in try await selectionRows.decode((String?, String?).self) {
-            (selection, stopped) = (value, reason)
         }
         return (selection, stopped, skipped)
     }

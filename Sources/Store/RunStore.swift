@@ -509,18 +509,21 @@ package struct RunStore: Sendable {
     /// planned and stored them (what a scenario is, beside what became of it in the run), so that only what the run
     /// made of them is read; a scenario it does not hold is read whole, as are all without it.
     package func report(_ runID: UUID, planned: [Scenario]? = nil) async throws -> RunReport {
-        // The reads go side by side (the pool has connections to spare at the end of a run).
-        async let summaryRead = summary(runID)
+        // The two reads that grow with the run go side by side with the run's small ones, which follow one another:
+        // each read at once would open a connection of its own at the end of every run, a handshake that costs both
+        // sides more CPU than the read.
         async let attemptsRead = attemptRecords(runID)
-        async let trafficRead = mockTraffic(runID)
-        async let incidentsRead = incidents(runID)
-        async let selectionRead = selection(runID)
+        async let runRead = (
+            summary: try await summary(runID), traffic: try await mockTraffic(runID),
+            incidents: try await incidents(runID), selection: try await selection(runID)
+        )
         let known = planned.map { Dictionary($0.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }) }
         var read = try await scenarioEntries(runID, known: known)
         // Read whole, every row is an entry.
         if read == nil { read = try await scenarioEntries(runID) }
         let rows = read ?? []
-        guard let summary = try await summaryRead else {
+        let run = try await runRead
+        guard let summary = run.summary else {
             throw StoreError(.unknownRun, "no run \(runID) in the database")
         }
         let attempts = Dictionary(grouping: try await attemptsRead, by: \.scenarioID)
@@ -534,9 +537,9 @@ package struct RunStore: Sendable {
             host: summary.host, gitRevision: summary.gitRevision, mode: Mode(rawValue: summary.mode) ?? .replay,
             scenarios: entries
         )
-        report.mockTraffic = try await trafficRead
-        report.incidents = try await incidentsRead
-        (report.selection, report.stopReason, report.skipped) = try await selectionRead
+        report.mockTraffic = run.traffic
+        report.incidents = run.incidents
+        (report.selection, report.stopReason, report.skipped) = run.selection
         return report
     }
 

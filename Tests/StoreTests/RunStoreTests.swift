@@ -1,6 +1,7 @@
 import Foundation
 import OrchestrateModel
 import OrchestrateTesting
+import PostgresNIO
 import Store
 import Testing
 
@@ -102,6 +103,46 @@ struct RunStoreTests {
             renamed[1].name = "as planned here"
             #expect(try await runs.report(plan.id, planned: renamed).scenarios[1].scenario.name == "as planned here")
             #expect(summary(try await runs.report(plan.id, planned: Array(renamed.dropLast()))) == summary(whole))
+        }
+    }
+
+    @Test(
+        "a run made mock traffic when one of its attempts that was not given back made an exchange; a compare run always did"
+    )
+    func mockTrafficCountsAttemptsKept() async throws {
+        try await withTestDatabase { database in
+            let runs = RunStore(database: database)
+            let queue = AttemptQueue(database: database)
+            let worker = WorkerIdentity(host: "test", pid: 1, slot: 1)
+            func exchange(by attempt: ClaimedAttempt) async throws {
+                try await database.client.query(
+                    """
+                    INSERT INTO exchanges (attempt_id, sequence, mode, matched, host, method, url, status, started_at)
+                    VALUES (\(attempt.id), 1, 'replay', true, 'api.example.com', 'GET', '/items', 200, now())
+                    """)
+            }
+            let runID = try await plan(database, count: 2)
+            #expect(try await !runs.mockTraffic(runID), "no attempt made an exchange")
+            // The first execution made an exchange and was given back (its claim's answer lost): the report leaves it
+            // out, so its exchange is not the run's traffic.
+            let given = try #require(try await queue.claim(runID: runID, worker: worker, port: 1))
+            try await exchange(by: given)
+            #expect(try await queue.releaseOrphans(runID: runID, owner: worker.process.description, keeping: []) == 1)
+            #expect(try await !runs.mockTraffic(runID), "only an abandoned attempt made an exchange")
+            // Its scenario runs again and the new attempt makes one.
+            var again = try #require(try await queue.claim(runID: runID, worker: worker, port: 1))
+            while again.scenario.id != given.scenario.id {
+                _ = try await queue.complete(again, result: passed())
+                again = try #require(try await queue.claim(runID: runID, worker: worker, port: 1))
+            }
+            try await exchange(by: again)
+            #expect(try await runs.mockTraffic(runID))
+
+            let compare = RunPlan(
+                host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .compare, workers: 1,
+                retries: 0, scenarios: [Scenario(id: "a", name: "a", command: "true", timeoutMilliseconds: 1_000)])
+            try await runs.create(compare)
+            #expect(try await runs.mockTraffic(compare.id), "a compare run replays and goes live by its nature")
         }
     }
 }

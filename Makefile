@@ -11,7 +11,7 @@ SWIFT_BUILD_FLAGS ?=
 # Tests run at once at most: each test's time limit starts when it does, so an unbounded start on a loaded machine
 # would spend them waiting for a thread. Seconds a test may run before the watchdog fails the run naming it.
 TEST_WIDTH ?= 8
-TEST_STUCK_AFTER ?= 480
+TEST_STUCK_AFTER ?= 600
 DEBUG_BIN := $(CURDIR)/.build/debug/orchestrate
 RELEASE_BIN := $(CURDIR)/.build/release/orchestrate
 FORMATTED := Sources Tests Benchmarks/Sources Examples Package.swift

@@ -509,9 +509,9 @@ package struct RunStore: Sendable {
     /// planned and stored them (what a scenario is, beside what became of it in the run), so that only what the run
     /// made of them is read; a scenario it does not hold is read whole, as are all without it.
     package func report(_ runID: UUID, planned: [Scenario]? = nil) async throws -> RunReport {
-        // The two reads that grow with the run go side by side with the run's small ones, which follow one another:
-        // each read at once would open a connection of its own at the end of every run, a handshake that costs both
-        // sides more CPU than the read.
+        // The attempts and the scenarios' entries, the large reads, go side by side with the run's other reads, which
+        // follow one another: each read at once would open a connection of its own at the end of every run, a handshake
+        // that costs both sides more CPU than the read.
         async let attemptsRead = attemptRecords(runID)
         async let runRead = (
             summary: try await summary(runID), traffic: try await mockTraffic(runID),

@@ -129,6 +129,7 @@ struct RunStoreTests {
             try await exchange(by: given)
             #expect(try await queue.releaseOrphans(runID: runID, owner: worker.process.description, keeping: []) == 1)
             #expect(try await !runs.mockTraffic(runID), "only an abandoned attempt made an exchange")
+            #expect(try await !runs.report(runID).mockTraffic, "the report says what the question says")
             // Its scenario runs again and the new attempt makes one.
             var again = try #require(try await queue.claim(runID: runID, worker: worker, port: 1))
             while again.scenario.id != given.scenario.id {
@@ -137,6 +138,7 @@ struct RunStoreTests {
             }
             try await exchange(by: again)
             #expect(try await runs.mockTraffic(runID))
+            #expect(try await runs.report(runID).mockTraffic)
 
             let compare = RunPlan(
                 host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .compare, workers: 1,

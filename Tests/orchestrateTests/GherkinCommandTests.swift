@@ -250,7 +250,9 @@ struct GherkinCommandTests {
                     "messages|Then I see them|3|0",
                 ])
             #expect(steps.allSatisfy { $0.seconds >= 0.019 }, "every step has its duration: \(steps.map(\.seconds))")
-            #expect(try #require(steps.count > 1 ? steps[1] : nil).error == "expected 2, got 3")
+            #expect(
+                try #require(steps.count > 1 ? steps[1] : nil, "no second step stored: \(steps)").error
+                    == "expected 2, got 3")
 
             // A pickle's cassette goes under its feature's path (Recordings/<feature>/<scenario>.har).
             let record = try await cli.run([

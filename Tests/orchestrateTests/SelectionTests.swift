@@ -6,8 +6,8 @@ import Testing
 /// mock server; footprints recorded by a run at a clean revision; selections by changed test file, changed handler,
 /// a file no footprint tracks, new and recently failed tests; the left-out tests in the summary and the JUnit; a
 /// sample's failure counted as a miss. Its first test makes fifteen runs one after the other, each running pytest under
-/// coverage.py: beside the whole suite and `stress-ng --cpu 2` on two cores that took over five minutes, so the limit
-/// that guards against a hang is the test watchdog's (`make test`: eight minutes).
+/// coverage.py: beside the whole suite and `stress-ng --cpu 2` on two cores that took up to six and a half minutes, so
+/// the limit that guards against a hang is eight, under the test watchdog's ten (`make test`).
 @Suite("run --changed-since on a git repository", .timeLimit(.minutes(8)))
 struct SelectionTests {
     static func project(_ directory: TemporaryDirectory, upstream: TestUpstream) throws {

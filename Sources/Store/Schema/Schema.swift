@@ -855,15 +855,16 @@ enum Schema {
         named: "orchestrate_round4", decidesRetries: true, order: .rankedFirst, lanesIndexed: true)
 
     /// Version 33: the foreign keys checked row by row as a run is planned go: from a run's scenarios to the run and to
-    /// the suite's scenarios, and from attempts to the run's scenarios. Planning writes all of them in one statement from
-    /// the same rows, and checking each row was a third of that statement (38 of 110 ms for 2,000 tests, on every run's
-    /// way to its first attempt); each check of a scenario also locked its row, a write to a table every run of the suite
-    /// reads. Nothing deletes runs or scenarios, and retries and requeues copy attempts of the run: as with exchanges
-    /// (version 5), what the keys checked holds by how the rows are written.
+    /// the suite's scenarios, and from attempts to the run's scenarios. Planning writes the run, its scenarios and their
+    /// first attempts in one statement from the same rows, and checking each row was a third of that statement (38 of
+    /// 110 ms for 2,000 tests, on every run's way to its first attempt); each check of a scenario also locked its row, a
+    /// write to a table every run of the suite reads. Nothing deletes runs or scenarios, and retries and requeues copy
+    /// attempts of the run: as with exchanges (version 5), what the keys checked holds by how the rows are written. The
+    /// keys are named as every earlier version made them: a database without them is not one this version knows.
     static let version33 = """
-        ALTER TABLE run_scenarios DROP CONSTRAINT IF EXISTS run_scenarios_run_id_fkey,
-            DROP CONSTRAINT IF EXISTS run_scenarios_project_scenario_id_fkey;
-        ALTER TABLE attempts DROP CONSTRAINT IF EXISTS attempts_run_id_scenario_id_fkey;
+        ALTER TABLE run_scenarios DROP CONSTRAINT run_scenarios_run_id_fkey,
+            DROP CONSTRAINT run_scenarios_project_scenario_id_fkey;
+        ALTER TABLE attempts DROP CONSTRAINT attempts_run_id_scenario_id_fkey;
         """
 
     /// The queue round's procedure, as migrations 20, 21 and 23 make it: its name, its parameters (the round's, in order)

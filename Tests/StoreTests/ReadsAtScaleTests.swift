@@ -38,6 +38,38 @@ struct ReadsAtScaleTests {
         try #require(version >= 150_000, "PostgreSQL 15 or newer runs this test; the server is \(version)")
     }
 
+    /// A fresh database of one connection, so that every statement is this session's and so are the statistics read
+    /// after them, on a server whose statistics are read at once.
+    static func withCountedReads(_ body: @Sendable (Database, RunStore) async throws -> Void) async throws {
+        try await withTestDatabase(maximumConnections: 1) { database in
+            try await requireStatisticsAtOnce(database)
+            try await body(database, RunStore(database: database))
+        }
+    }
+
+    /// `count` scenarios that run `true`, with ids and names `prefix0`….
+    static func noOps(_ prefix: String, count: Int) -> [Scenario] {
+        (0..<count).map {
+            Scenario(id: "\(prefix)\($0)", name: "\(prefix)\($0)", command: "true", timeoutMilliseconds: 1000)
+        }
+    }
+
+    /// A run of `scenarios` on revision r1, in `project` when given.
+    static func plan(
+        _ scenarios: [Scenario], mode: Mode = .replay, workers: Int = 8, project: String? = nil
+    ) -> RunPlan {
+        var plan = RunPlan(
+            host: "test", gitRevision: "r1", workingDirectory: "/tmp", configPath: nil, mode: mode, workers: workers,
+            retries: 0, scenarios: scenarios)
+        if let project { plan.project = project }
+        return plan
+    }
+
+    /// Fresh statistics of `tables`, as a database that has kept its history has them.
+    static func analyze(_ tables: String..., on database: Database) async throws {
+        for table in tables { try await database.client.query("ANALYZE \(unescaped: table)") }
+    }
+
     /// `count` finished copies of the stored run `run`, 9 minutes apart going back from now (ids `md5('copy' || n)`):
     /// each of its scenarios run once, passed, but for one attempt in `failingEvery` when given.
     static func storeCopies(of run: RunPlan, count: Int, failingEvery: Int = 0, on database: Database) async throws {
@@ -74,34 +106,18 @@ struct ReadsAtScaleTests {
         "with 60,000 attempts of earlier runs stored, a compare run's claims, its new tests, its judge's history of failing tests, its hosts' shares and its quarantine scores read the rows they need, not every attempt"
     )
     func ownRowsOnly() async throws {
-        // One connection: every statement below is this session's, and so are the statistics read after them.
-        try await withTestDatabase(maximumConnections: 1) { database in
-            try await Self.requireStatisticsAtOnce(database)
-            let runs = RunStore(database: database)
-            var history = RunPlan(
-                host: "test", gitRevision: "r1", workingDirectory: "/tmp", configPath: nil, mode: .replay, workers: 8,
-                retries: 0,
-                scenarios: (0..<200).map {
-                    Scenario(id: "h\($0)", name: "h\($0)", command: "true", timeoutMilliseconds: 1000)
-                })
-            history.project = "other"
+        try await Self.withCountedReads { database, runs in
+            let history = Self.plan(Self.noOps("h", count: 200), project: "other")
             try await runs.create(history)
             // Another suite's run copied 300 times over the last two days, finished, one attempt in 50 failed.
             try await Self.storeCopies(of: history, count: 300, failingEvery: 50, on: database)
-            try await database.client.query("ANALYZE attempts")
-            try await database.client.query("ANALYZE run_scenarios")
-            try await database.client.query("ANALYZE runs")
+            try await Self.analyze("attempts", "run_scenarios", "runs", on: database)
 
             // This suite's own history: three runs of its 10 scenarios on the revision, in the last hour, the third
             // scenario failing each time.
-            let scenarios = (0..<10).map {
-                Scenario(id: "c\($0)", name: "c\($0)", command: "true", timeoutMilliseconds: 1000)
-            }
+            let scenarios = Self.noOps("c", count: 10)
             for earlier in 1...3 {
-                var run = RunPlan(
-                    host: "test", gitRevision: "r1", workingDirectory: "/tmp", configPath: nil, mode: .replay,
-                    workers: 2, retries: 0, scenarios: scenarios)
-                run.project = "compare"
+                let run = Self.plan(scenarios, workers: 2, project: "compare")
                 try await runs.create(run)
                 try await database.client.query(
                     """
@@ -112,14 +128,10 @@ struct ReadsAtScaleTests {
                     """)
                 try await runs.setState(run.id, .finished)
             }
-            try await database.client.query("ANALYZE attempts")
+            try await Self.analyze("attempts", on: database)
 
             // The run: a compare run of them, a replay and a live lane each, its live lanes failing.
-            var plan = RunPlan(
-                host: "test", gitRevision: "r1", workingDirectory: "/tmp", configPath: nil, mode: .compare, workers: 2,
-                retries: 0,
-                scenarios: scenarios)
-            plan.project = "compare"
+            let plan = Self.plan(scenarios, mode: .compare, workers: 2, project: "compare")
             try await runs.create(plan)
             try await runs.join(plan.id, member: "test/7", host: "test", node: "test", workers: 2)
             let before = try await Self.rowsRead(database)
@@ -174,39 +186,24 @@ struct ReadsAtScaleTests {
         "with 40,000 attempts of runs of the same size and their 40,000 exchanges stored, and another run under way, the claim of a drained run's judgement and the question whether it made exchanges read that run's rows, not every attempt or exchange"
     )
     func judgementClaimOwnRowsOnly() async throws {
-        try await withTestDatabase(maximumConnections: 1) { database in
-            try await Self.requireStatisticsAtOnce(database)
-            let runs = RunStore(database: database)
-            func plan() -> RunPlan {
-                RunPlan(
-                    host: "test", gitRevision: "r1", workingDirectory: "/tmp", configPath: nil, mode: .replay,
-                    workers: 8, retries: 0,
-                    scenarios: (0..<2000).map {
-                        Scenario(id: "s\($0)", name: "s\($0)", command: "true", timeoutMilliseconds: 1000)
-                    })
-            }
+        try await Self.withCountedReads { database, runs in
+            func plan() -> RunPlan { Self.plan(Self.noOps("s", count: 2000)) }
             // A run under way, a tenth of its attempts running, and 20 finished copies of it: runs of one size,
             // as a suite's runs are.
             let underWay = plan()
             try await runs.create(underWay)
             try await Self.storeCopies(of: underWay, count: 20, on: database)
             // Each finished attempt made one exchange.
-            try await database.client.query(
-                """
-                INSERT INTO exchanges (attempt_id, sequence, mode, matched, host, method, url, status, started_at)
-                SELECT a.id, 1, 'replay', true, 'api.example.com', 'GET', '/items', 200, a.started_at
-                FROM attempts a WHERE a.state = 'finished'
-                """)
+            let finished = try await database.client.query("SELECT id FROM attempts WHERE state = 'finished'")
+                .decode(Int64.self).reduce(into: []) { $0.append($1) }
+            try await storeExchanges(madeBy: finished, on: database)
             try await database.client.query(
                 """
                 UPDATE attempts SET state = 'running', lease_owner = 'test/2', lease_token = gen_random_uuid(),
                     lease_expires_at = now() + interval '1 minute', started_at = now()
                 WHERE run_id = \(underWay.id) AND scenario_id LIKE '%5'
                 """)
-            try await database.client.query("ANALYZE attempts")
-            try await database.client.query("ANALYZE run_scenarios")
-            try await database.client.query("ANALYZE runs")
-            try await database.client.query("ANALYZE exchanges")
+            try await Self.analyze("attempts", "run_scenarios", "runs", "exchanges", on: database)
 
             // The run to judge: every attempt finished, without an exchange.
             let drained = plan()

@@ -37,11 +37,7 @@ struct RetentionTests {
                 while let claimed = try await queue.claim(runID: runID, worker: worker, port: 1) {
                     attemptsOf[runID, default: []].append(claimed.id)
                     _ = try await queue.complete(claimed, result: passed())
-                    try await database.client.query(
-                        """
-                        INSERT INTO exchanges (attempt_id, sequence, mode, matched, host, method, url, status, started_at)
-                        VALUES (\(claimed.id), 1, 'replay', true, 'api.example.com', 'GET', '/items', 200, now())
-                        """)
+                    try await storeExchanges(madeBy: [claimed.id], on: database)
                     try await database.client.query(
                         """
                         INSERT INTO steps (attempt_id, position, name, status, started_at)

@@ -1,7 +1,6 @@
 import Foundation
 import OrchestrateModel
 import OrchestrateTesting
-import PostgresNIO
 import Store
 import Testing
 
@@ -114,19 +113,12 @@ struct RunStoreTests {
             let runs = RunStore(database: database)
             let queue = AttemptQueue(database: database)
             let worker = WorkerIdentity(host: "test", pid: 1, slot: 1)
-            func exchange(by attempt: ClaimedAttempt) async throws {
-                try await database.client.query(
-                    """
-                    INSERT INTO exchanges (attempt_id, sequence, mode, matched, host, method, url, status, started_at)
-                    VALUES (\(attempt.id), 1, 'replay', true, 'api.example.com', 'GET', '/items', 200, now())
-                    """)
-            }
             let runID = try await plan(database, count: 2)
             #expect(try await !runs.mockTraffic(runID), "no attempt made an exchange")
             // The first execution made an exchange and was given back (its claim's answer lost): the report leaves it
             // out, so its exchange is not the run's traffic.
             let given = try #require(try await queue.claim(runID: runID, worker: worker, port: 1))
-            try await exchange(by: given)
+            try await storeExchanges(madeBy: [given.id], on: database)
             #expect(try await queue.releaseOrphans(runID: runID, owner: worker.process.description, keeping: []) == 1)
             #expect(try await !runs.mockTraffic(runID), "only an abandoned attempt made an exchange")
             #expect(try await !runs.report(runID).mockTraffic, "the report says what the question says")
@@ -136,7 +128,7 @@ struct RunStoreTests {
                 _ = try await queue.complete(again, result: passed())
                 again = try #require(try await queue.claim(runID: runID, worker: worker, port: 1))
             }
-            try await exchange(by: again)
+            try await storeExchanges(madeBy: [again.id], on: database)
             #expect(try await runs.mockTraffic(runID))
             #expect(try await runs.report(runID).mockTraffic)
 

@@ -24,6 +24,16 @@ func passed(_ milliseconds: Int64 = 1) -> AttemptResult {
     AttemptResult(outcome: .passed, durationMilliseconds: milliseconds)
 }
 
+/// One exchange for each of the attempts `attemptIDs` (a replayed `GET api.example.com/items` answered 200), at its start.
+func storeExchanges(madeBy attemptIDs: [Int64], on database: Database) async throws {
+    try await database.client.query(
+        """
+        INSERT INTO exchanges (attempt_id, sequence, mode, matched, host, method, url, status, started_at)
+        SELECT a.id, 1, 'replay', true, 'api.example.com', 'GET', '/items', 200, coalesce(a.started_at, now())
+        FROM attempts a WHERE a.id = ANY(\(attemptIDs))
+        """)
+}
+
 final class ClaimLog: Sendable {
     let counts = Mutex<[String: Int]>([:])
 }

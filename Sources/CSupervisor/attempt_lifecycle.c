@@ -12,7 +12,7 @@ static int64_t earlier(int64_t a, int64_t b) {
 orch_attempt_lifecycle orch_attempt_start(int64_t now_ms, int64_t timeout_ms, int64_t grace_ms, int32_t output_open) {
     orch_attempt_lifecycle attempt = {
         .phase = ORCH_ATTEMPT_RUNNING, .report_kind = ORCH_EXITED, .deadline_ms = timeout_ms > 0 ? now_ms + timeout_ms : -1,
-        .grace_ms = grace_ms < 0 ? 0 : grace_ms, .leader_done = 0, .leader_status = 0, .output_open = output_open,
+        .grace_ms = grace_ms < 0 ? 0 : grace_ms, .leader_done = 0, .leader_status = 0, .output_open = output_open, .output_rest_until_ms = 0,
     };
     return attempt;
 }
@@ -97,7 +97,19 @@ orch_attempt_action orch_attempt_output_closed(orch_attempt_lifecycle *attempt) 
     return ORCH_ACTION_FINISH;
 }
 
+void orch_attempt_output_read(orch_attempt_lifecycle *attempt, int64_t bytes, int64_t capacity, int64_t now_ms) {
+    attempt->output_rest_until_ms = bytes > 0 && bytes < capacity ? now_ms + ORCH_OUTPUT_REST_MS : 0;
+}
+
+int32_t orch_attempt_reads_output(const orch_attempt_lifecycle *attempt, int64_t now_ms) {
+    return attempt->leader_done || now_ms >= attempt->output_rest_until_ms;
+}
+
 int64_t orch_attempt_wait_ms(const orch_attempt_lifecycle *attempt, int64_t now_ms, int64_t cap_ms) {
+    if (!orch_attempt_reads_output(attempt, now_ms)) {
+        int64_t rest = attempt->output_rest_until_ms - now_ms;
+        if (rest < cap_ms) cap_ms = rest;
+    }
     if (attempt->deadline_ms < 0) return cap_ms;
     int64_t left = attempt->deadline_ms - now_ms;
     if (left < 0) return 0;

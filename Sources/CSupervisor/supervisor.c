@@ -379,7 +379,8 @@ static int run_request(const wire_header *header, pid_t parent, int *control_ope
     send_report(ORCH_STARTED, 0, leader, 0, 0);
 
     orch_attempt_lifecycle attempt = orch_attempt_start(now_ms(), header->timeout_ms, header->grace_ms, out.pipe_fd >= 0 || err.pipe_fd >= 0);
-    char buffer[16384];
+    // A pipe holds 64 KiB: one read empties it.
+    static char buffer[65536];
 
     while (attempt.phase != ORCH_ATTEMPT_DONE) {
         int64_t now = now_ms();
@@ -391,10 +392,11 @@ static int run_request(const wire_header *header, pid_t parent, int *control_ope
 
         struct pollfd fds[4];
         int count = 0, control_index = -1, out_index = -1, err_index = -1;
+        int reads_output = orch_attempt_reads_output(&attempt, now);
         fds[count].fd = REPORT_FD + 1; fds[count].events = POLLIN; count++;  // the SIGCHLD pipe
         if (*control_open) { control_index = count; fds[count].fd = CONTROL_FD; fds[count].events = POLLIN; count++; }
-        if (out.pipe_fd >= 0) { out_index = count; fds[count].fd = out.pipe_fd; fds[count].events = POLLIN; count++; }
-        if (err.pipe_fd >= 0) { err_index = count; fds[count].fd = err.pipe_fd; fds[count].events = POLLIN; count++; }
+        if (out.pipe_fd >= 0 && reads_output) { out_index = count; fds[count].fd = out.pipe_fd; fds[count].events = POLLIN; count++; }
+        if (err.pipe_fd >= 0 && reads_output) { err_index = count; fds[count].fd = err.pipe_fd; fds[count].events = POLLIN; count++; }
         int ready = poll(fds, (nfds_t)count, (int)orch_attempt_wait_ms(&attempt, now, PARENT_CHECK_MS));
         if (ready < 0 && errno != EINTR) break;
         if (ready > 0) {
@@ -410,9 +412,11 @@ static int run_request(const wire_header *header, pid_t parent, int *control_ope
             }
             capture *streams[2] = {&out, &err};
             int indexes[2] = {out_index, err_index};
+            ssize_t most = 0;  // the largest read: a full one means more may be waiting
             for (int s = 0; s < 2; s++) {
                 if (indexes[s] < 0 || !fds[indexes[s]].revents) continue;
                 ssize_t n = read(streams[s]->pipe_fd, buffer, sizeof(buffer));
+                if (n > most) most = n;
                 if (n > 0) {
                     capture_bytes(streams[s], buffer, n);
                 } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
@@ -421,6 +425,7 @@ static int run_request(const wire_header *header, pid_t parent, int *control_ope
                     if (out.pipe_fd < 0 && err.pipe_fd < 0) perform(orch_attempt_output_closed(&attempt), leader);
                 }
             }
+            orch_attempt_output_read(&attempt, most, (int64_t)sizeof(buffer), now_ms());
         }
         for (;;) {
             int status = 0;

@@ -39,12 +39,17 @@ typedef struct {
     int32_t leader_done;
     int32_t leader_status; ///< as waitpid gave it
     int32_t output_open;   ///< the captured streams are not all at end of file yet
+    int64_t output_rest_until_ms; ///< output is not read before then (monotonic ms; 0: read it whenever it comes)
 } orch_attempt_lifecycle;
 
 /// How long a group with its leader gone gets after SIGTERM (at most; less when the grace is shorter).
 #define ORCH_ENDING_GROUP_MS 1000
 /// How long output is read after the group is gone or killed (descendants that left the group may hold the pipes).
 #define ORCH_DRAIN_MS 200
+/// How long a running command's output gathers in its pipes after a read that emptied them: a test that prints a line
+/// at a time would otherwise wake the supervisor (and be switched out for it) at every line, which costs a chatty test
+/// about a twentieth of its time on a busy machine.
+#define ORCH_OUTPUT_REST_MS 10
 
 /// A running attempt started at `now_ms`; `timeout_ms` <= 0 means none. `output_open`: whether streams are captured.
 orch_attempt_lifecycle orch_attempt_start(int64_t now_ms, int64_t timeout_ms, int64_t grace_ms, int32_t output_open);
@@ -61,7 +66,15 @@ orch_attempt_action orch_attempt_leader_exited(orch_attempt_lifecycle *attempt, 
 /// Every captured stream reached end of file.
 orch_attempt_action orch_attempt_output_closed(orch_attempt_lifecycle *attempt);
 
-/// How long the poll loop may wait (at most `cap_ms`) before the next deadline.
+/// `bytes` were read from a captured stream into a buffer of `capacity`. A read that emptied the pipe while the leader
+/// runs lets the output gather for ORCH_OUTPUT_REST_MS; a full buffer (more may be waiting) does not.
+void orch_attempt_output_read(orch_attempt_lifecycle *attempt, int64_t bytes, int64_t capacity, int64_t now_ms);
+
+/// Whether the captured streams are read now: always once the leader has exited (its output is drained at once), and
+/// otherwise when no rest is running.
+int32_t orch_attempt_reads_output(const orch_attempt_lifecycle *attempt, int64_t now_ms);
+
+/// How long the poll loop may wait (at most `cap_ms`) before the next deadline, or the end of the output's rest.
 int64_t orch_attempt_wait_ms(const orch_attempt_lifecycle *attempt, int64_t now_ms, int64_t cap_ms);
 
 #endif

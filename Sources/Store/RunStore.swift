@@ -35,6 +35,9 @@ package struct RunPlan: Sendable {
     package var first: Set<String> = []
     /// Every host stops the run after this many genuine failures (`run --fail-fast N`).
     package var failFast: Int?
+    /// The expected durations the planner read already (`nil` inside: never seen passing), which the run's rows take
+    /// as they are; the others are read from history as the run is stored.
+    package var expected: [String: Int64?] = [:]
 
     package init(
         id: UUID = UUID(), host: String, gitRevision: String?, workingDirectory: String, configPath: String?,
@@ -114,6 +117,7 @@ package struct RunStore: Sendable {
         var results: [String] = [], batches: [String] = [], sampled: [Bool] = []
         // A rank per scenario, by position, when some go first (none: every rank is 0).
         var ranks: [Int32] = []
+        var known: [Int64] = []
         var encodedBatches: [Batch: String] = [:]
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
@@ -131,6 +135,8 @@ package struct RunStore: Sendable {
             results.append(scenario.results?.rawValue ?? "")
             sampled.append(plan.sampled.contains(scenario.id))
             if !plan.first.isEmpty { ranks.append(plan.first.contains(scenario.id) ? 1 : 0) }
+            // -2: not read yet; -1: read, never seen passing.
+            known.append(plan.expected[scenario.id].map { $0 ?? -1 } ?? -2)
             if let batch = scenario.batch {
                 if encodedBatches[batch] == nil {
                     encodedBatches[batch] = String(decoding: try encoder.encode(batch), as: UTF8.self)
@@ -147,11 +153,12 @@ package struct RunStore: Sendable {
                 SELECT u.id, u.name, u.command, nullif(u.uri, '') AS uri, nullif(u.line, 0) AS line,
                        (\(tags)::text[])[u.tag_from : u.tag_end] AS tags,
                        u.timeout_ms, u.env::jsonb AS env, u.position::integer - 1 AS position, \(plan.project)::text AS project,
-                       nullif(u.results, '') AS results, nullif(u.batch, '')::jsonb AS batch, u.sampled
+                       nullif(u.results, '') AS results, nullif(u.batch, '')::jsonb AS batch, u.sampled, u.known
                 FROM unnest(\(ids)::text[], \(names)::text[], \(commands)::text[], \(uris)::text[], \(lines)::integer[],
                             \(tagFroms)::integer[], \(tagEnds)::integer[], \(timeouts)::bigint[], \(environments)::text[],
-                            \(results)::text[], \(batches)::text[], \(sampled)::boolean[])
-                     WITH ORDINALITY AS u(id, name, command, uri, line, tag_from, tag_end, timeout_ms, env, results, batch, sampled, position)
+                            \(results)::text[], \(batches)::text[], \(sampled)::boolean[], \(known)::bigint[])
+                     WITH ORDINALITY AS u(id, name, command, uri, line, tag_from, tag_end, timeout_ms, env, results, batch, sampled,
+                                          known, position)
             ), run AS (
                 INSERT INTO runs (id, state, host, git_revision, working_directory, config_path, mode, workers, retries, scenario_count,
                                   join_key, parent_run_id, node, project, branch, retry_when, selection, fail_fast)
@@ -177,9 +184,11 @@ package struct RunStore: Sendable {
                 INSERT INTO run_scenarios (run_id, project, scenario_id, position, command, timeout_ms, env, tags, expected_ms,
                                            max_attempts, lane_count, quarantined, results, batch, sampled)
                 -- The median per row, never as a join: PostgreSQL cannot know how many rows an unnest has, and joining
-                -- two guesses of 10 made a nested loop over 2,000 x 2,000 rows.
+                -- two guesses of 10 made a nested loop over 2,000 x 2,000 rows. One the planner read is not read again.
                 SELECT \(plan.id), x.project, x.id, x.position, x.command, x.timeout_ms, x.env, x.tags,
-                       \(unescaped: RunStore.medianSQL("x.id", project: "x.project")), \(plan.retries + 1), cardinality(\(lanes)::text[]),
+                       CASE WHEN x.known = -2 THEN \(unescaped: RunStore.medianSQL("x.id", project: "x.project"))
+                            ELSE nullif(x.known, -1) END,
+                       \(plan.retries + 1), cardinality(\(lanes)::text[]),
                        EXISTS (SELECT 1 FROM quarantine q WHERE q.project = x.project AND q.scenario_id = x.id
                                       AND (q.until IS NULL OR q.until >= \(unescaped: RunStore.todaySQL))),
                        x.results, x.batch, x.sampled

@@ -1,6 +1,7 @@
 import Foundation
 import OrchestrateModel
 import OrchestrateTesting
+import PostgresNIO
 import Store
 import Testing
 
@@ -22,6 +23,37 @@ struct RunStoreTests {
                 retries: 2, scenarios: plan.scenarios)
             try await runs.create(plain)
             #expect(try await runs.joinable(plain.id)?.retryWhen == .any)
+        }
+    }
+
+    @Test("a run's expected durations are history's medians, except those the planner read already, taken as read")
+    func expectedAsRead() async throws {
+        try await withTestDatabase { database in
+            let runs = RunStore(database: database)
+            let scenarios = ["read", "unread", "never"].map {
+                Scenario(id: $0, name: $0, command: "true", timeoutMilliseconds: 1_000)
+            }
+            func plan() -> RunPlan {
+                RunPlan(
+                    host: "test", gitRevision: nil, workingDirectory: "/tmp", configPath: nil, mode: .live,
+                    workers: 1, retries: 0, scenarios: scenarios)
+            }
+            let earlier = plan()
+            try await runs.create(earlier)
+            try await database.client.query(
+                """
+                UPDATE attempts SET state = 'finished', outcome = 'passed', finished_at = now(), started_at = now(),
+                    duration_ms = 300
+                WHERE run_id = \(earlier.id) AND scenario_id <> 'never'
+                """)
+            let history: [String: Int64?] = ["read": 300, "unread": 300, "never": nil]
+            #expect(try await runs.create(plan()).expected == history)
+            // What the planner read stands for history: a time, or none (never seen passing).
+            var sized = plan()
+            sized.expected = ["read": 40, "never": nil]
+            let taken: [String: Int64?] = ["read": 40, "unread": 300, "never": nil]
+            #expect(try await runs.create(sized).expected == taken)
+            #expect(try await runs.unsettled(sized.id)?.expected == taken)
         }
     }
 

@@ -54,11 +54,13 @@ package struct RunPlanner {
 
     /// `scenarios` with their batches sized from what their runner costs (`suite.batch: auto`, ``BatchSizing``): the
     /// tests' expected times and each batch command's cost per process on this host, from history. Each choice and its
-    /// reason are logged (`--verbose`).
-    func sizeBatches(_ scenarios: [Scenario], settings: RunSettings, logger: Logger) async throws -> [Scenario] {
+    /// reason are logged (`--verbose`). With them, the expected times read (``RunPlan/expected``).
+    func sizeBatches(
+        _ scenarios: [Scenario], settings: RunSettings, logger: Logger
+    ) async throws -> (scenarios: [Scenario], expected: [String: Int64?]) {
         let batched = scenarios.filter { $0.batch != nil }
         let commands = Array(Set(batched.compactMap { $0.batch?.command })).sorted()
-        guard !commands.isEmpty else { return scenarios }
+        guard !commands.isEmpty else { return (scenarios, [:]) }
         // The two reads go side by side.
         async let expectedRead = runs.expectedDurations(batched.map(\.id), project: settings.project)
         async let costsRead = runs.runnerCosts(of: commands, project: settings.project, host: HostFacts.hostName)
@@ -80,11 +82,13 @@ package struct RunPlanner {
             logger.info(
                 "batches sized", metadata: ["batch.command": "\(command)", "batch.choice": "\(choice.reason)"])
         }
-        return scenarios.map { scenario in
+        let sized = scenarios.map { scenario in
             var sized = scenario
             if let command = scenario.batch?.command { sized.batch = chosen[command] ?? scenario.batch }
             return sized
         }
+        // What was read is what the run's rows take (``RunPlan/expected``).
+        return (sized, Dictionary(batched.map { ($0.id, expected[$0.id]) }, uniquingKeysWith: { first, _ in first }))
     }
 
     /// Stores `plan` unless a run under its join key exists already (`nil`: another node planned it first).

@@ -107,12 +107,14 @@ struct RunWork {
             output.note(likely.note)
             first = likely.ids
         }
+        var expected: [String: Int64?] = [:]
         if settings.sizesBatches {
-            scenarios = try await RunPlanner(runs: runs, output: output).sizeBatches(
+            (scenarios, expected) = try await RunPlanner(runs: runs, output: output).sizeBatches(
                 scenarios, settings: settings, logger: logger)
         }
         var plan = RunPlanner.plan(scenarios, settings: settings, git: await git?.value ?? (nil, nil))
         plan.first = first
+        plan.expected = expected
         if let chosen {
             plan.selection = chosen.description
             plan.skips = chosen.skips

@@ -334,44 +334,50 @@ package struct RunStore: Sendable {
     /// `host` first (machines differ): the median start-up of the newest 20; and, of the newest 5 runs, from the run
     /// whose processes took least per test beyond their start-up, that time per test and how many tests they ran at
     /// once. The least, because processes that crowd the processors (a run of many) take longer for the same tests,
-    /// which would keep the next run as crowded. Absent when none was measured.
+    /// which would keep the next run as crowded. Absent when none was measured. Only the newest 5 runs' processes have
+    /// their tests counted: a process of a batch of 900 tests has 900 attempts to count.
     package func runnerCosts(of commands: [String], project: String, host: String) async throws -> [String: RunnerCost]
     {
         let rows = try await database.client.query(
             """
             WITH processes AS (
-                SELECT c.command, p.*
+                SELECT c.command, h.*
                 FROM unnest(\(commands)::text[]) AS c(command),
-                     -- The 100 processes first, then their tests counted (a count for every process of the month
-                     -- before the limit cost a scan of each one's run).
-                     LATERAL (SELECT h.*, t.tests, t.test_ms
-                              FROM (SELECT a.run_id, a.pid, a.host, a.finished_at, a.startup_ms, a.process_ms,
-                                           a.host IS NOT DISTINCT FROM \(host) AS here
-                                    FROM attempts a
-                                    JOIN run_scenarios rs ON rs.run_id = a.run_id AND rs.scenario_id = a.scenario_id
-                                    WHERE a.project = \(project) AND a.startup_ms IS NOT NULL AND a.process_ms IS NOT NULL
-                                      AND a.finished_at > now() - interval '30 days' AND rs.batch->>'command' = c.command
-                                    ORDER BY here DESC, a.finished_at DESC LIMIT 100) h
-                              CROSS JOIN LATERAL (
-                                  SELECT count(*) AS tests, sum(o.duration_ms) AS test_ms FROM attempts o
-                                  WHERE o.run_id = h.run_id AND o.pid = h.pid AND o.host IS NOT DISTINCT FROM h.host
-                                    AND o.state = 'finished') t) p
+                     LATERAL (SELECT a.run_id, a.pid, a.host, a.finished_at, a.startup_ms, a.process_ms,
+                                     a.host IS NOT DISTINCT FROM \(host) AS here
+                              FROM attempts a
+                              JOIN run_scenarios rs ON rs.run_id = a.run_id AND rs.scenario_id = a.scenario_id
+                              WHERE a.project = \(project) AND a.startup_ms IS NOT NULL AND a.process_ms IS NOT NULL
+                                AND a.finished_at > now() - interval '30 days' AND rs.batch->>'command' = c.command
+                              ORDER BY here DESC, a.finished_at DESC LIMIT 100) h
             ), startups AS (
                 SELECT command, (percentile_cont(0.5) WITHIN GROUP (ORDER BY startup_ms))::bigint AS startup
                 FROM (SELECT command, startup_ms,
                              row_number() OVER (PARTITION BY command ORDER BY here DESC, finished_at DESC) AS n
                       FROM processes) newest
                 WHERE n <= 20 GROUP BY command
+            ), newest_runs AS (
+                SELECT command, run_id
+                FROM (SELECT command, run_id,
+                             row_number() OVER (PARTITION BY command ORDER BY bool_or(here) DESC, max(finished_at) DESC) AS n
+                      FROM processes GROUP BY command, run_id) ranked
+                WHERE n <= 5
             ), runs AS (
-                SELECT command, sum(process_ms - startup_ms)::float8 / nullif(sum(tests), 0) AS per_test,
-                       sum(test_ms)::float8 / nullif(sum(process_ms - startup_ms), 0) AS concurrency,
-                       row_number() OVER (PARTITION BY command ORDER BY bool_or(here) DESC, max(finished_at) DESC) AS n
-                FROM processes GROUP BY command, run_id
+                -- Each process counts its tests among its run's attempts: only the newest runs' processes do.
+                SELECT p.command, sum(p.process_ms - p.startup_ms)::float8 / nullif(sum(t.tests), 0) AS per_test,
+                       sum(t.test_ms)::float8 / nullif(sum(p.process_ms - p.startup_ms), 0) AS concurrency
+                FROM processes p
+                JOIN newest_runs n ON n.command = p.command AND n.run_id = p.run_id
+                CROSS JOIN LATERAL (
+                    SELECT count(*) AS tests, sum(o.duration_ms) AS test_ms FROM attempts o
+                    WHERE o.run_id = p.run_id AND o.pid = p.pid AND o.host IS NOT DISTINCT FROM p.host
+                      AND o.state = 'finished') t
+                GROUP BY p.command, p.run_id
             )
             SELECT s.command, s.startup, best.per_test, best.concurrency
             FROM startups s
             LEFT JOIN LATERAL (SELECT r.per_test, r.concurrency FROM runs r
-                               WHERE r.command = s.command AND r.n <= 5 AND r.per_test IS NOT NULL
+                               WHERE r.command = s.command AND r.per_test IS NOT NULL
                                ORDER BY r.per_test LIMIT 1) best ON true
             """,
             logger: database.logger)

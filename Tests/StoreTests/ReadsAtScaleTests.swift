@@ -228,4 +228,57 @@ struct ReadsAtScaleTests {
             #expect(try await runs.mockTraffic(try #require(copy)), "a copy's attempts made exchanges")
         }
     }
+
+    @Test(
+        "a batch runner's cost counts the tests of the processes of its newest 5 runs, not of its 100 newest processes")
+    func runnerCostsNewestRunsOnly() async throws {
+        try await Self.withCountedReads { database, runs in
+            var scenarios = Self.noOps("b", count: 300)
+            for index in scenarios.indices {
+                scenarios[index].batch = Batch(command: "runner {ids}", size: 300, milliseconds: 0)
+            }
+            let run = Self.plan(scenarios, project: "batched")
+            try await runs.create(run)
+            // 20 earlier runs, one process of 300 tests each (5 ms a test, 100 ms of start-up); run g is g x 9 minutes
+            // old, and its process took 1 ms more per test the newer it is: the oldest took least, but only the newest 5
+            // count, of which run 5 took least (its process 100 + 300 x 21 ms).
+            try await database.client.query(
+                """
+                INSERT INTO runs (id, created_at, finished_at, state, host, git_revision, working_directory, mode, workers,
+                                  retries, scenario_count, project)
+                SELECT md5('batched' || g)::uuid, now() - g * interval '9 minutes', now() - g * interval '9 minutes',
+                       'finished', 'test', 'r1', '/tmp', 'replay', 8, 0, 300, 'batched'
+                FROM generate_series(1, 20) g
+                """)
+            try await database.client.query(
+                """
+                INSERT INTO run_scenarios (run_id, project, scenario_id, position, command, timeout_ms, env, tags,
+                                           max_attempts, lane_count, result, batch)
+                SELECT md5('batched' || g)::uuid, rs.project, rs.scenario_id, rs.position, rs.command, rs.timeout_ms,
+                       rs.env, rs.tags, rs.max_attempts, rs.lane_count, 'passed', rs.batch
+                FROM run_scenarios rs, generate_series(1, 20) g WHERE rs.run_id = \(run.id)
+                """)
+            try await database.client.query(
+                """
+                INSERT INTO attempts (run_id, project, scenario_id, attempt, state, outcome, duration_ms, started_at,
+                                      finished_at, worker, lease_owner, host, pid, startup_ms, process_ms)
+                SELECT md5('batched' || g)::uuid, rs.project, rs.scenario_id, 1, 'finished', 'passed', 5,
+                       now() - g * interval '9 minutes', now() - g * interval '9 minutes' + interval '30 seconds',
+                       'test/1/1', 'test/1', 'host', 1000 + g,
+                       CASE WHEN rs.position = 0 THEN 100 END, CASE WHEN rs.position = 0 THEN 100 + 300 * (26 - g) END
+                FROM run_scenarios rs, generate_series(1, 20) g WHERE rs.run_id = \(run.id)
+                """)
+            try await Self.analyze("attempts", "run_scenarios", on: database)
+            let before = try await Self.rowsRead(database)
+            let costs = try await runs.runnerCosts(of: ["runner {ids}"], project: "batched", host: "host")
+            let read = try await Self.rowsRead(database) - before
+            let cost = try #require(costs["runner {ids}"])
+            #expect(cost.startup == 100)
+            #expect(cost.perTest == 21, "run 5's process: 300 x 21 ms beyond its start-up for 300 tests")
+            #expect(
+                cost.concurrency.map { abs($0 - 5.0 / 21) < 1e-9 } == true, "\(String(describing: cost.concurrency))")
+            // 5 processes' runs of 300 attempts each to count; all 20 would be 6,000.
+            #expect(read < 3_000, "rows read: \(read)")
+        }
+    }
 }

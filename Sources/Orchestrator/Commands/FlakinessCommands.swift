@@ -37,7 +37,7 @@ package enum FlakinessCommands {
             return try OutputFormat.json(lines)
         case .table:
             guard !lines.isEmpty else {
-                return "no attempts finished since \(ISO8601DateFormatter().string(from: start))"
+                return "no attempts finished since \(start.formatted(.iso8601))"
             }
             // A project whose tests made no exchange in the window (a plain suite) has no backends to tell apart.
             var table = TextTable(
@@ -90,7 +90,7 @@ package enum FlakinessCommands {
             return try OutputFormat.json(lines)
         case .table:
             guard !lines.isEmpty else {
-                return "no failure met an upstream endpoint since \(ISO8601DateFormatter().string(from: start))"
+                return "no failure met an upstream endpoint since \(start.formatted(.iso8601))"
             }
             var table = TextTable(
                 header: ["NONDETERMINISTIC", "DRIFT", "FAILED", "ENDPOINT"], elidable: ["ENDPOINT"])
@@ -144,7 +144,7 @@ package enum FlakinessCommands {
         let suggestions = VolatileFields(minimumChanges: minimum).suggestions(samples) { path in
             ignored.contains { $0.names(path) }
         }
-        let window = ISO8601DateFormatter().string(from: start)
+        let window = start.formatted(.iso8601)
         guard !suggestions.isEmpty else {
             return
                 "no field changed by itself in \(minimum) or more of \(samples.count) passing live attempts with a recording "
@@ -173,7 +173,7 @@ package enum FlakinessCommands {
             return try OutputFormat.json(lines)
         case .table:
             guard !lines.isEmpty else {
-                return "no failures since \(ISO8601DateFormatter().string(from: start)) (of runs judged since)"
+                return "no failures since \(start.formatted(.iso8601)) (of runs judged since)"
             }
             let dates = ListingCommands.minutesUTC()
             var table = TextTable(

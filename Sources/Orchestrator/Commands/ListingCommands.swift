@@ -207,11 +207,12 @@ extension ListingCommands {
             var table = TextTable(
                 header: ["RUN", "STARTED"] + (traffic ? ["MODE"] : []) + ["ATTEMPT", "OUTCOME", "TIME", "STEPS"]
                     + (traffic ? ["EXCHANGES"] : []) + ["REVISION"])
-            let dates = ISO8601DateFormatter()
             for attempt in attempts {
                 let unmatched = attempt.unmatchedExchanges > 0 ? " (\(attempt.unmatchedExchanges) unmatched)" : ""
                 let time = attempt.durationMs.map { String(format: "%.2fs", Double($0) / 1000) } ?? "-"
-                var row: [String] = [attempt.runID.uuidString.lowercased(), attempt.startedAt.map(dates.string) ?? "-"]
+                var row: [String] = [
+                    attempt.runID.uuidString.lowercased(), attempt.startedAt.map { $0.formatted(.iso8601) } ?? "-",
+                ]
                 if traffic { row.append(attempt.mode) }
                 row += ["\(attempt.attempt)", attempt.outcome ?? "-", time, "\(attempt.steps.count)"]
                 if traffic { row.append("\(attempt.exchanges)\(unmatched)") }

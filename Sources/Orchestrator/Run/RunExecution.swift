@@ -66,7 +66,7 @@ struct RunExecution {
             workingDirectory: planned.workingDirectory,
             attemptsDirectory: attemptsDirectory, mode: settings.mode.value,
             baseEnvironment: ProcessInfo.processInfo.environment,
-            frozenNow: ISO8601DateFormatter().string(from: planned.startedAt)
+            frozenNow: planned.startedAt.formatted(.iso8601)
         )
         configuration.lease = lease
         configuration.secretEnvironment = settings.secretEnvironment(inherited: configuration.baseEnvironment)

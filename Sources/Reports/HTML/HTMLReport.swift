@@ -146,7 +146,7 @@ package enum HTMLReport {
 
     private static func summaryLine(_ report: RunReport) -> String {
         var parts = [report.state.rawValue] + (report.mockTraffic ? ["mode \(report.mode.rawValue)"] : [])
-        parts += ["started \(ISO8601DateFormatter().string(from: report.startedAt))", "host \(report.host)"]
+        parts += ["started \(report.startedAt.formatted(.iso8601))", "host \(report.host)"]
         if let revision = report.gitRevision { parts.append("revision \(revision)") }
         let results = ScenarioResult.allCases.compactMap { result in
             report.count(result) > 0 ? "\(report.count(result)) \(result.rawValue)" : nil

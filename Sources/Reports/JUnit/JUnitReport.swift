@@ -22,7 +22,7 @@ package enum JUnitReport {
             entries.filter { $0.result == .pending || ($0.result == .failed && $0.quarantined) }.count
             + report.skipped.count
         let milliseconds = entries.reduce(0) { $0 + $1.totalMilliseconds }
-        let timestamp = ISO8601DateFormatter().string(from: report.startedAt)
+        let timestamp = report.startedAt.formatted(.iso8601)
         var xml = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
         let counts =
             #"tests="\#(entries.count + report.skipped.count)" failures="\#(failures)" errors="\#(errors)" skipped="\#(skipped)" time="\#(seconds(milliseconds))""#

@@ -97,8 +97,8 @@ orch_attempt_action orch_attempt_output_closed(orch_attempt_lifecycle *attempt) 
     return ORCH_ACTION_FINISH;
 }
 
-void orch_attempt_output_read(orch_attempt_lifecycle *attempt, int64_t bytes, int64_t capacity, int64_t now_ms) {
-    attempt->output_rest_until_ms = bytes > 0 && bytes < capacity ? now_ms + ORCH_OUTPUT_REST_MS : 0;
+void orch_attempt_output_read(orch_attempt_lifecycle *attempt, int64_t bytes, int64_t now_ms) {
+    attempt->output_rest_until_ms = bytes < ORCH_OUTPUT_TRICKLE_BYTES ? now_ms + ORCH_OUTPUT_REST_MS : 0;
 }
 
 int32_t orch_attempt_reads_output(const orch_attempt_lifecycle *attempt, int64_t now_ms) {

@@ -379,7 +379,7 @@ static int run_request(const wire_header *header, pid_t parent, int *control_ope
     send_report(ORCH_STARTED, 0, leader, 0, 0);
 
     orch_attempt_lifecycle attempt = orch_attempt_start(now_ms(), header->timeout_ms, header->grace_ms, out.pipe_fd >= 0 || err.pipe_fd >= 0);
-    // A pipe holds 64 KiB: one read empties it.
+    // As much as a Linux pipe holds by default: one read takes all a fast writer left.
     static char buffer[65536];
 
     while (attempt.phase != ORCH_ATTEMPT_DONE) {
@@ -412,7 +412,7 @@ static int run_request(const wire_header *header, pid_t parent, int *control_ope
             }
             capture *streams[2] = {&out, &err};
             int indexes[2] = {out_index, err_index};
-            ssize_t most = 0;  // the largest read: a full one means more may be waiting
+            ssize_t most = 0;  // the largest read: a trickle lets the output gather
             for (int s = 0; s < 2; s++) {
                 if (indexes[s] < 0 || !fds[indexes[s]].revents) continue;
                 ssize_t n = read(streams[s]->pipe_fd, buffer, sizeof(buffer));
@@ -425,7 +425,8 @@ static int run_request(const wire_header *header, pid_t parent, int *control_ope
                     if (out.pipe_fd < 0 && err.pipe_fd < 0) perform(orch_attempt_output_closed(&attempt), leader);
                 }
             }
-            orch_attempt_output_read(&attempt, most, (int64_t)sizeof(buffer), now_ms());
+            // Only a read says how fast the command writes (another wake, a child's exit, says nothing of it).
+            if (most > 0) orch_attempt_output_read(&attempt, most, now_ms());
         }
         for (;;) {
             int status = 0;

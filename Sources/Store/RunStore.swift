@@ -362,12 +362,14 @@ package struct RunStore: Sendable {
                              row_number() OVER (PARTITION BY command ORDER BY bool_or(here) DESC, max(finished_at) DESC) AS n
                       FROM processes GROUP BY command, run_id) ranked
                 WHERE n <= 5
+            ), counted AS MATERIALIZED (
+                -- The newest runs' processes first, then their tests counted: each counts among its run's attempts, and
+                -- a plan that counted before it joined would count every process's.
+                SELECT p.* FROM processes p JOIN newest_runs n ON n.command = p.command AND n.run_id = p.run_id
             ), runs AS (
-                -- Each process counts its tests among its run's attempts: only the newest runs' processes do.
                 SELECT p.command, sum(p.process_ms - p.startup_ms)::float8 / nullif(sum(t.tests), 0) AS per_test,
                        sum(t.test_ms)::float8 / nullif(sum(p.process_ms - p.startup_ms), 0) AS concurrency
-                FROM processes p
-                JOIN newest_runs n ON n.command = p.command AND n.run_id = p.run_id
+                FROM counted p
                 CROSS JOIN LATERAL (
                     SELECT count(*) AS tests, sum(o.duration_ms) AS test_ms FROM attempts o
                     WHERE o.run_id = p.run_id AND o.pid = p.pid AND o.host IS NOT DISTINCT FROM p.host

@@ -21,6 +21,8 @@ struct EventLineScannerTests {
         #"{"kind":"event","payload":{"instant":{"absolute":10092.95181215,"since1970":1795831424.6806593},"kind":"testEnded","messages":[{"symbol":"pass","text":"Test total() passed after 0.001 seconds."}],"testID":"Shop.PriceTests\/total()\/T.swift:4:6"},"version":0}"#,
         #"{"kind":"event","payload":{"_comments":["not now"],"instant":{"absolute":-0.25,"since1970":0},"kind":"testSkipped","messages":[{"symbol":"skip","text":"Test skipped() skipped: \"not now\""}],"testID":"Shop.PriceTests\/skipped()\/T.swift:6:6"},"version":0}"#,
         #" { "kind" : "event" , "payload" : { "kind" : "testEnded" , "testID" : "Shop.free()" , "instant" : { } } } "#,
+        // Keys of its own inside other members are theirs, not the line's.
+        #"{"kind":"event","payload":{"_testCase":{"kind":"testSkipped","testID":"other"},"kind":"testStarted","testID":"Shop.free()","issue":{"kind":"x"}},"version":{"kind":"test"}}"#,
     ]
 
     /// The same event, its instants to within their last bits (the scanner rounds correctly, JSONSerialization may not).
@@ -56,6 +58,10 @@ struct EventLineScannerTests {
     func leftAlone() {
         let unread = [
             #"{"kind":"event","payload":{"kind":"testEnded","kind":"testStarted","testID":"a"}}"#,  // a key twice
+            #"{"kind":"event","payload":{"kind":"testEnded","testID":"a"},"payload":{"kind":"testEnded","testID":"b"}}"#,
+            #"{"kind":"event","payload":{"kind":"testEnded","testID":"a","instant":{"absolute":1,"absolute":2}}}"#,
+            #"{"kind":"event","payload":{"kind":"issueRecorded","testID":"a","issue":{"sourceLocation":{"line":1},"sourceLocation":{"line":2}}}}"#,
+            #"{"kind":"event","payload":{"kind":"issueRecorded","testID":"a","issue":{},"messages":[{"text":"x","text":"y"}]}}"#,
             #"{"kind":"event","payload":{"kind":"testEnded","testID":"caf\u00e9()"}}"#,  // an escape beyond \" \\ \/
             "{\"kind\":\"event\",\"payload\":{\"kind\":\"testEnded\",\"testID\":\"café()\"}}",  // not ASCII
             #"{"kind":"event","payload":{"kind":"issueRecorded","testID":"a","issue":{"isKnown":1}}}"#,  // a type

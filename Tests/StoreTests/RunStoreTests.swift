@@ -30,7 +30,7 @@ struct RunStoreTests {
     func expectedAsRead() async throws {
         try await withTestDatabase { database in
             let runs = RunStore(database: database)
-            let scenarios = ["read", "unread", "never"].map {
+            let scenarios = ["read", "unread", "never", "cleared"].map {
                 Scenario(id: $0, name: $0, command: "true", timeoutMilliseconds: 1_000)
             }
             func plan() -> RunPlan {
@@ -46,12 +46,13 @@ struct RunStoreTests {
                     duration_ms = 300
                 WHERE run_id = \(earlier.id) AND scenario_id <> 'never'
                 """)
-            let history: [String: Int64?] = ["read": 300, "unread": 300, "never": nil]
+            let history: [String: Int64?] = ["read": 300, "unread": 300, "never": nil, "cleared": 300]
             #expect(try await runs.create(plan()).expected == history)
-            // What the planner read stands for history: a time, or none (never seen passing).
+            // What the planner read stands for history: a time, or none (never seen passing), even where history has
+            // one.
             var sized = plan()
-            sized.expected = ["read": 40, "never": nil]
-            let taken: [String: Int64?] = ["read": 40, "unread": 300, "never": nil]
+            sized.expected = ["read": 40, "never": nil, "cleared": nil]
+            let taken: [String: Int64?] = ["read": 40, "unread": 300, "never": nil, "cleared": nil]
             #expect(try await runs.create(sized).expected == taken)
             #expect(try await runs.unsettled(sized.id)?.expected == taken)
         }

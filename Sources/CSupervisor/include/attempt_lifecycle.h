@@ -46,10 +46,12 @@ typedef struct {
 #define ORCH_ENDING_GROUP_MS 1000
 /// How long output is read after the group is gone or killed (descendants that left the group may hold the pipes).
 #define ORCH_DRAIN_MS 200
-/// How long a running command's output gathers in its pipes after a read that emptied them: a test that prints a line
-/// at a time would otherwise wake the supervisor (and be switched out for it) at every line, which costs a chatty test
-/// about a twentieth of its time on a busy machine.
+/// How long a running command's output gathers in its pipes after a read of less than ORCH_OUTPUT_TRICKLE_BYTES: a test
+/// that prints a line at a time would otherwise wake the supervisor (and be switched out for it) at every line, which
+/// costs a chatty test about a twentieth of its time on a busy machine. A command that writes faster (a read of a page or
+/// more; a pipe holds one page at least) is read as fast as it writes.
 #define ORCH_OUTPUT_REST_MS 10
+#define ORCH_OUTPUT_TRICKLE_BYTES 4096
 
 /// A running attempt started at `now_ms`; `timeout_ms` <= 0 means none. `output_open`: whether streams are captured.
 orch_attempt_lifecycle orch_attempt_start(int64_t now_ms, int64_t timeout_ms, int64_t grace_ms, int32_t output_open);
@@ -66,9 +68,9 @@ orch_attempt_action orch_attempt_leader_exited(orch_attempt_lifecycle *attempt, 
 /// Every captured stream reached end of file.
 orch_attempt_action orch_attempt_output_closed(orch_attempt_lifecycle *attempt);
 
-/// `bytes` were read from a captured stream into a buffer of `capacity`. A read that emptied the pipe while the leader
-/// runs lets the output gather for ORCH_OUTPUT_REST_MS; a full buffer (more may be waiting) does not.
-void orch_attempt_output_read(orch_attempt_lifecycle *attempt, int64_t bytes, int64_t capacity, int64_t now_ms);
+/// `bytes` (more than none) were read from a captured stream, the most of any stream this time: a trickle lets the output
+/// gather for ORCH_OUTPUT_REST_MS; more does not.
+void orch_attempt_output_read(orch_attempt_lifecycle *attempt, int64_t bytes, int64_t now_ms);
 
 /// Whether the captured streams are read now: always once the leader has exited (its output is drained at once), and
 /// otherwise when no rest is running.

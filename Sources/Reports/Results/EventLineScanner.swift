@@ -9,7 +9,7 @@ extension SwiftPMResults.StreamEvent {
     /// differ in the last bit.
     package static func scanned(_ line: Data) -> Self? {
         line.withUnsafeBytes { raw in
-            var scanner = EventLineScanner(bytes: raw.bindMemory(to: UInt8.self))
+            var scanner = EventLineScanner(bytes: raw.assumingMemoryBound(to: UInt8.self))
             return try? scanner.event()
         }
     }

@@ -49,8 +49,8 @@ package struct CucumberMessagesReport: Sendable {
     package var events: [Event] = []
 
     package init(_ data: Data) {
-        for line in data.split(separator: UInt8(ascii: "\n")) {
-            guard let envelope = (try? JSONSerialization.jsonObject(with: Data(line))) as? [String: Any] else {
+        for line in data.lines() {
+            guard let envelope = (try? JSONSerialization.jsonObject(with: line)) as? [String: Any] else {
                 continue
             }
             if let document = envelope["gherkinDocument"] as? [String: Any] {

@@ -25,10 +25,6 @@ private struct EventLineScanner {
     /// Not a line the scanner reads (``SwiftPMResults/StreamEvent/init(line:)`` does).
     struct Unread: Error {}
 
-    init(bytes: UnsafeBufferPointer<UInt8>) {
-        self.bytes = bytes
-    }
-
     /// What the line says: its members read as ``SwiftPMResults/StreamEvent/init(line:)`` reads them.
     mutating func event() throws -> SwiftPMResults.StreamEvent {
         var record: String?

@@ -217,27 +217,9 @@ package enum SwiftPMResults {
         /// a megabyte — in chunks side by side, in the stream's order; by the scanner of ``scanned(_:)`` where it reads
         /// them.
         static func read(_ data: Data) -> [StreamEvent] {
-            lines(of: data).slicedSideBySide(minimumSlice: 500) { lines in
+            data.lines().slicedSideBySide(minimumSlice: 500) { lines in
                 lines.map { line in scanned(line) ?? StreamEvent(line: line) }
             }.flatMap { $0 }
-        }
-
-        /// The data's lines that are not empty, found with memchr (a megabyte split byte by byte through Data's
-        /// subscript took longer than reading its lines).
-        static func lines(of data: Data) -> [Data] {
-            var ranges: [Range<Int>] = []
-            data.withUnsafeBytes { raw in
-                guard let base = raw.baseAddress else { return }
-                var start = 0
-                while start < raw.count {
-                    let end =
-                        memchr(base + start, Int32(UInt8(ascii: "\n")), raw.count - start).map { base.distance(to: $0) }
-                        ?? raw.count
-                    if end > start { ranges.append(start..<end) }
-                    start = end + 1
-                }
-            }
-            return ranges.map { data[(data.startIndex + $0.lowerBound)..<(data.startIndex + $0.upperBound)] }
         }
 
         /// The line read by JSONSerialization.

@@ -166,9 +166,11 @@ extension RunReport.ScenarioEntry {
     ]
 
     static func isSourceFile(_ path: String) -> Bool {
-        guard !path.contains(" "), let dot = path.lastIndex(of: "."), !path[path.index(after: dot)...].contains("/")
-        else { return false }
-        return sourceExtensions.contains(String(path[path.index(after: dot)...]))
+        // By bytes: every test's id comes here in each report of a run.
+        let bytes = path.utf8
+        guard !bytes.contains(UInt8(ascii: " ")), let dot = bytes.lastIndex(of: UInt8(ascii: ".")) else { return false }
+        let suffix = bytes[bytes.index(after: dot)...]
+        return !suffix.contains(UInt8(ascii: "/")) && sourceExtensions.contains(String(Substring(suffix)))
     }
 
     /// `file:line` leading a failure's text (`tests/test_cart.py:3: AssertionError`).

@@ -9,13 +9,8 @@ package enum TerminalText {
     package static func line(_ text: String) -> String { escaped(text, oneLine: true) }
 
     private static func escaped(_ text: String, oneLine: Bool) -> String {
-        // Most text needs nothing: one pass over the bytes says so (C1 controls start with 0xC2, the overrides with
-        // 0xE2).
-        guard
-            text.utf8.contains(where: {
-                ($0 < 0x20 && (oneLine || ($0 != 0x0A && $0 != 0x09))) || $0 == 0x7F || $0 == 0xC2 || $0 == 0xE2
-            })
-        else {
+        // Most text needs nothing: one pass over the bytes says so.
+        guard text.utf8.contains(where: { mayStartControl($0) && (oneLine || ($0 != 0x0A && $0 != 0x09)) }) else {
             return text
         }
         var result = ""
@@ -36,7 +31,15 @@ package enum TerminalText {
     /// The first character of `text` that may not be part of a name (an id, a host): a control character of any kind,
     /// line breaks and tabs included, or a bidirectional override; `nil` when there is none.
     package static func firstControl(in text: String) -> Unicode.Scalar? {
-        text.unicodeScalars.first { $0.properties.generalCategory == .control || isBidirectionalControl($0) }
+        // Every id of a run passes here at each planning: one pass over the bytes clears most of them.
+        guard text.utf8.contains(where: mayStartControl) else { return nil }
+        return text.unicodeScalars.first { $0.properties.generalCategory == .control || isBidirectionalControl($0) }
+    }
+
+    /// Whether a character this type escapes or refuses may start at `byte` of UTF-8: C0 controls and DEL are one
+    /// byte, the C1 controls start with 0xC2, the bidirectional overrides with 0xE2.
+    private static func mayStartControl(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == 0x7F || byte == 0xC2 || byte == 0xE2
     }
 
     /// The text as a terminal would show it, without what only a terminal reads: ANSI escape sequences (CSI `ESC [` …

@@ -26,11 +26,7 @@ enum TestListing {
     ) throws -> [String] {
         var seen = Set<String>()
         var ids: [String] = []
-        // Lines end at a line feed (CRLF is one character to Swift); a carriage return anywhere else is refused.
-        for (number, raw) in output.text.split(
-            omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" }
-        ).enumerated() {
-            let id = raw.trimmingCharacters(in: .whitespaces)
+        for (number, id) in lines(of: output.text).enumerated() {
             guard !id.isEmpty else { continue }
             try check(id, file: file, line: line, from: "\(what) (\(command)) printed, on its line \(number + 1),")
             guard seen.insert(id).inserted else {
@@ -47,6 +43,21 @@ enum TestListing {
                 "\(what) (\(command)) printed no test id\(output.said.isEmpty ? "" : " (it said: \(output.said))")")
         }
         return ids
+    }
+
+    /// The lines of a listing without the spaces around them: they end at a line feed (CRLF is one character to Swift);
+    /// a carriage return anywhere else stays, for ``check(_:file:line:column:from:)`` to refuse. A listing of printable
+    /// ASCII (most are, thousands of ids at every planning) is split by its bytes.
+    static func lines(of text: String) -> [String] {
+        guard text.utf8.allSatisfy({ $0 == UInt8(ascii: "\n") || (0x20...0x7E).contains($0) }) else {
+            return text.split(omittingEmptySubsequences: false, whereSeparator: { $0 == "\n" || $0 == "\r\n" })
+                .map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+        return text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false).map { line in
+            let start = line.firstIndex { $0 != UInt8(ascii: " ") } ?? line.endIndex
+            let end = line[start...].lastIndex { $0 != UInt8(ascii: " ") }.map(line.index(after:)) ?? start
+            return String(text[start..<end])
+        }
     }
 
     /// An id from outside orchestrate.yml (what a listing printed, a feature file's scenario) held to the rule of its

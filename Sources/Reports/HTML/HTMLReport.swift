@@ -284,6 +284,19 @@ package enum HTMLReport {
     }
 
     private static func anchor(_ id: String) -> String {
+        // Twice per test in every report: an ASCII id is made byte by byte, and needs no escaping.
+        if id.utf8.allSatisfy({ $0 < 0x80 }) {
+            return String(
+                decoding: Array("s-".utf8)
+                    + id.utf8.map { byte in
+                        switch byte {
+                        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                            UInt8(ascii: "0")...UInt8(ascii: "9"):
+                            byte
+                        default: UInt8(ascii: "-")
+                        }
+                    }, as: UTF8.self)
+        }
         var name = "s-"
         name.unicodeScalars.append(
             contentsOf: id.unicodeScalars.lazy.map { scalar in
@@ -328,6 +341,6 @@ package enum HTMLReport {
     /// A scenario id as one shell word.
     private static func shellQuoted(_ text: String) -> String {
         text.allSatisfy { $0.isLetter || $0.isNumber || "-_.:/".contains($0) }
-            ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+            ? text : "'" + ShellWord.insideSingleQuotes(text) + "'"
     }
 }

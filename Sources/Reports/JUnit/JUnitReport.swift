@@ -178,7 +178,11 @@ package enum JUnitReport {
     /// `Module.func()` at the first `.`, pytest's `tests/test_shop.py::TestCart::test_add` at the last `::` (the file
     /// as a dotted module).
     static func runnerNames(_ id: String) -> (className: String, name: String) {
-        if let separator = id.range(of: "::", options: .backwards) {
+        // Foundation's search is slow, and only pytest's ids hold a `::`: their bytes say so first.
+        let colon = UInt8(ascii: ":")
+        if zip(id.utf8, id.utf8.dropFirst()).contains(where: { $0 == colon && $1 == colon }),
+            let separator = id.range(of: "::", options: .backwards)
+        {
             var parts = id[..<separator.lowerBound].components(separatedBy: "::")
             parts[0] = (parts[0] as NSString).deletingPathExtension.replacingOccurrences(of: "/", with: ".")
             return (parts.joined(separator: "."), String(id[separator.upperBound...]))

@@ -14,6 +14,9 @@ struct TestFileTests {
             ("docs/notes.txt::test", nil),
             ("checkout", nil),
             (":::x.py", nil),
+            ("my tests/test_a.py::test", nil),
+            ("tests/x.py/::y", nil),
+            ("caf\u{E9}/t\u{E9}st_\u{6F22}.py::t", "caf\u{E9}/t\u{E9}st_\u{6F22}.py"),
         ] as [(String, String?)])
     func named(id: String, file: String?) {
         #expect(RunReport.ScenarioEntry.file(namedBy: id) == file)

@@ -65,4 +65,25 @@ struct JUnitReportTests {
         #expect(output.contains("color \\u{1B}[31mred"))
         #expect(output.contains("& <tag>"))
     }
+
+    @Test(
+        "a runner's test keeps the runner's class and test names: pytest's module and class, SwiftPM's suite and function",
+        arguments: [
+            ("tests/test_shop.py::TestCart::test_add[1-2]", "tests.test_shop.TestCart", "test_add[1-2]"),
+            ("test_pay.py::test_pay", "test_pay", "test_pay"),
+            ("Module.Suite/sum(of:and:)", "Module.Suite", "sum(of:and:)"),
+            ("Module.free(a:)", "Module", "free(a:)"),
+            ("checkout", "orchestrate", "checkout"),
+        ])
+    func runnerNames(id: String, className: String, name: String) throws {
+        var scenario = Scenario(id: id, name: id, command: "pytest {ids}", timeoutMilliseconds: 1000)
+        scenario.batch = Batch(command: "pytest {ids}", size: 10, milliseconds: 60_000)
+        let report = RunReport(
+            runID: runID, state: .finished, startedAt: Date(), finishedAt: Date(), host: "ci", gitRevision: nil,
+            scenarios: [.init(scenario: scenario, result: .passed, attempts: [attempt(id, 1, .passed)])])
+        let document = try XMLDocument(xmlString: JUnitReport.render(report))
+        let testcase = try #require(try document.nodes(forXPath: "//testcase").first as? XMLElement)
+        #expect(testcase.attribute(forName: "classname")?.stringValue == className)
+        #expect(testcase.attribute(forName: "name")?.stringValue == name)
+    }
 }

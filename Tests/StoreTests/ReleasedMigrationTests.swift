@@ -41,6 +41,7 @@ struct ReleasedMigrationTests {
         31: 0x52ae884b3c1cc4d4,
         32: 0x1b96b0c82ea33c94,
         33: 0x37f32b3219799e2a,
+        34: 0x22d38f09f04a6580,
     ]
 
     static func digest(_ text: String) -> UInt64 {

@@ -50,6 +50,7 @@ enum Migrations {
         (31, "a settled run's scenario-days added to rather than counted again", Schema.version31),
         (32, "a compare run's claims find the other lane by the run's lane index", Schema.version32),
         (33, "no foreign keys checked row by row as a run is planned", Schema.version33),
+        (34, "a run's scenarios settle in place", Schema.version34),
     ]
 
     /// Applies the migrations not applied yet, up to `version` (the newest by default; tests stop earlier to make rows

@@ -392,11 +392,12 @@ package struct RunStore: Sendable {
 
     /// The planner's estimate for the scenarios `ids` selects: the median of each one's last 20 passing attempts (rows
     /// `scenario_id, ms`); scenarios never seen passing have no row and run first. Each scenario reads only its 20
-    /// newest passes (from the index `attempts_scenario_history` alone), however long the history.
+    /// newest passes (from the index `attempts_scenario_history` alone), however long the history. The median is taken
+    /// once per scenario: without `OFFSET 0` the planner pulls the subquery up into both the filter and the output.
     static func expectedSQL(_ ids: String, project: String) -> String {
         """
         SELECT ids.id AS scenario_id, recent.ms
-        FROM (\(ids)) AS ids(id), LATERAL (SELECT \(medianSQL("ids.id", project: project)) AS ms) recent
+        FROM (\(ids)) AS ids(id), LATERAL (SELECT \(medianSQL("ids.id", project: project)) AS ms OFFSET 0) recent
         WHERE recent.ms IS NOT NULL
         """
     }

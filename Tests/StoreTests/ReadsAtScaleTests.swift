@@ -281,4 +281,20 @@ struct ReadsAtScaleTests {
             #expect(read < 3_000, "rows read: \(read)")
         }
     }
+
+    @Test("the planner's medians read each test's 20 newest passes once: 100 tests with 30 runs each, about 2,000 rows")
+    func mediansReadOnce() async throws {
+        try await Self.withCountedReads { database, runs in
+            let run = Self.plan(Self.noOps("m", count: 100), project: "medians")
+            try await runs.create(run)
+            try await Self.storeCopies(of: run, count: 30, on: database)
+            try await Self.analyze("attempts", on: database)
+            let before = try await Self.rowsRead(database)
+            let medians = try await runs.expectedDurations(run.scenarios.map(\.id), project: "medians")
+            let read = try await Self.rowsRead(database) - before
+            #expect(medians.count == 100 && medians.values.allSatisfy { $0 == 5 }, "\(medians.count) medians")
+            // 20 index entries for each test's median; taken twice (in the filter and the answer), 4,000.
+            #expect(read <= 2_200, "rows read: \(read)")
+        }
+    }
 }

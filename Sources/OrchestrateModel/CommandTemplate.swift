@@ -40,60 +40,66 @@ package enum CommandTemplate {
         /// `template` read once; `isPlaceholder` says which names (without their braces) are placeholders: any other
         /// `{name}` is left as it is (a shell's `${HOME}` or `{a,b}`).
         package init(_ template: String, placeholders isPlaceholder: (Substring) -> Bool) {
+            // The shell reads bytes: a quote followed by a combining mark is still a quote. So the template is read by
+            // Unicode scalars (each character the shell treats specially is one), never by Characters.
+            let scalars = template.unicodeScalars
             var reader = Reader()
-            var output = ""
-            var index = template.startIndex
-            while index < template.endIndex {
+            var output = String.UnicodeScalarView()
+            var index = scalars.startIndex
+            func flush() {
+                if !output.isEmpty { parts.append(.text(String(output))) }
+                output = String.UnicodeScalarView()
+            }
+            while index < scalars.endIndex {
                 if reader.atLineStart, case .heredoc(let delimiter, _, let stripsTabs) = reader.quoting {
                     // A here-document ends at a line that is its delimiter (after leading tabs, for `<<-`).
-                    let end = template[index...].firstIndex { $0 == "\n" || $0 == "\r\n" } ?? template.endIndex
-                    let line = template[index..<end]
-                    if (stripsTabs ? line.drop { $0 == "\t" } : line) == delimiter[...] {
-                        output += line
+                    let end = scalars[index...].firstIndex(of: "\n") ?? scalars.endIndex
+                    let line = scalars[index..<end]
+                    if (stripsTabs ? line.drop { $0 == "\t" } : line).elementsEqual(delimiter.unicodeScalars) {
+                        output.append(contentsOf: line)
                         index = end
                         reader.quoting = .none
                         reader.atLineStart = false
                         continue
                     }
                 }
-                let character = template[index]
-                if character == "{", reader.quoting != .comment,
-                    let close = template[index...].prefix(CommandTemplate.longestName + 2).firstIndex(of: "}")
+                let scalar = scalars[index]
+                if scalar == "{", reader.quoting != .comment,
+                    let close = scalars[index...].prefix(CommandTemplate.longestName + 2).firstIndex(of: "}")
                 {
-                    let name = template[template.index(after: index)..<close]
+                    let name = Substring(scalars[scalars.index(after: index)..<close])
                     if isPlaceholder(name) {
-                        if !output.isEmpty { parts.append(.text(output)) }
-                        output = ""
+                        flush()
                         parts.append(.placeholder(String(name), reader.place))
-                        index = template.index(after: close)
+                        index = scalars.index(after: close)
                         reader.previous = nil
                         reader.atLineStart = false
                         continue
                     }
                 }
-                output.append(character)
-                index = template.index(after: index)
-                if reader.escapes(character), index < template.endIndex {
+                output.append(scalar)
+                index = scalars.index(after: index)
+                if reader.escapes(scalar), index < scalars.endIndex {
                     // The next character is taken literally: copied as it is.
-                    output.append(template[index])
-                    index = template.index(after: index)
+                    output.append(scalars[index])
+                    index = scalars.index(after: index)
                     reader.previous = nil
                     reader.atLineStart = false
                     continue
                 }
-                if character == "<", reader.quoting == .none, index < template.endIndex, template[index] == "<" {
-                    index = template.index(after: index)
+                if scalar == "<", reader.quoting == .none, index < scalars.endIndex, scalars[index] == "<" {
+                    index = scalars.index(after: index)
                     output.append("<")
-                    let (delimiter, rest) = CommandTemplate.heredocDelimiter(template[index...])
-                    output += template[index..<rest]
+                    let (delimiter, rest) = CommandTemplate.heredocDelimiter(scalars[index...])
+                    output.append(contentsOf: scalars[index..<rest])
                     index = rest
                     reader.pendingHeredoc = delimiter
                     reader.previous = nil
                     continue
                 }
-                reader.read(character)
+                reader.read(scalar)
             }
-            if !output.isEmpty { parts.append(.text(output)) }
+            flush()
         }
 
         /// A scenario's command template: `{id}`, `{name}`, `{uri}` and `{line}` are its placeholders.
@@ -137,7 +143,9 @@ package enum CommandTemplate {
 
     /// After `<<`: the here-document's delimiter (without its quotes), whether its body is expanded (an unquoted
     /// delimiter) and whether it strips leading tabs (`<<-`); and where the delimiter word ends.
-    private static func heredocDelimiter(_ text: Substring) -> (delimiter: (String, Bool, Bool)?, end: String.Index) {
+    private static func heredocDelimiter(
+        _ text: Substring.UnicodeScalarView
+    ) -> (delimiter: (String, Bool, Bool)?, end: String.Index) {
         var index = text.startIndex
         var stripsTabs = false
         if index < text.endIndex, text[index] == "-" {
@@ -145,40 +153,38 @@ package enum CommandTemplate {
             index = text.index(after: index)
         }
         while index < text.endIndex, text[index] == " " || text[index] == "\t" { index = text.index(after: index) }
-        var word = ""
+        var word = String.UnicodeScalarView()
         var quoted = false
-        var quote: Character?
+        var quote: Unicode.Scalar?
         while index < text.endIndex {
-            let character = text[index]
+            let scalar = text[index]
             if let open = quote {
-                if character == open { quote = nil } else { word.append(character) }
-            } else if character == "'" || character == "\"" {
-                quote = character
+                if scalar == open { quote = nil } else { word.append(scalar) }
+            } else if scalar == "'" || scalar == "\"" {
+                quote = scalar
                 quoted = true
-            } else if character == "\\" {
+            } else if scalar == "\\" {
                 quoted = true
-            } else if character == " " || character == "\t" || character == "\n" || character == "\r\n"
-                || ";&|<>()".contains(character)
-            {
+            } else if " \t\n;&|<>()".unicodeScalars.contains(scalar) {
                 break
             } else {
-                word.append(character)
+                word.append(scalar)
             }
             index = text.index(after: index)
         }
-        return (word.isEmpty ? nil : (word, !quoted, stripsTabs), index)
+        return (word.isEmpty ? nil : (String(word), !quoted, stripsTabs), index)
     }
 
-    /// The shell's reading of a template, character by character, as far as quoting goes.
+    /// The shell's reading of a template, scalar by scalar, as far as quoting goes.
     private struct Reader {
         var quoting = Quoting.none
         /// What to go back to at each `)` or backtick that closes a `$(`, `(` or backtick (a command inside is read
         /// afresh).
-        var enclosing: [(quoting: Quoting, closer: Character, cases: Cases)] = []
+        var enclosing: [(quoting: Quoting, closer: Unicode.Scalar, cases: Cases)] = []
         /// The `case` statements open at this level: a `)` that ends one's pattern closes no `$(`.
         var cases = Cases()
         /// The word being read outside quotes (for `case`, `in`, `esac`).
-        var word = ""
+        var word = String.UnicodeScalarView()
 
         struct Cases {
             var open = 0
@@ -186,17 +192,17 @@ package enum CommandTemplate {
             var inPattern = false
         }
         /// The template's character before this one, when it was taken as syntax (not a placeholder's, not escaped).
-        var previous: Character?
+        var previous: Unicode.Scalar?
         var atLineStart = true
         /// A here-document announced on this line: its body starts on the next.
         var pendingHeredoc: (String, Bool, Bool)?
 
         /// A command read afresh begins (`$(`, `(`, a backtick), inside the current quoting.
-        private mutating func enter(closer: Character) {
+        private mutating func enter(closer: Unicode.Scalar) {
             enclosing.append((quoting, closer, cases))
             quoting = .none
             cases = Cases()
-            word = ""
+            word.removeAll()
         }
 
         /// The command read afresh ends: back to what enclosed it.
@@ -204,7 +210,7 @@ package enum CommandTemplate {
             let outer = enclosing.removeLast()
             quoting = outer.quoting
             cases = outer.cases
-            word = ""
+            word.removeAll()
         }
 
         /// Where a placeholder here stands, for quoting its words.
@@ -215,8 +221,8 @@ package enum CommandTemplate {
         }
 
         /// Whether a backslash here takes the next character literally.
-        func escapes(_ character: Character) -> Bool {
-            guard character == "\\" else { return false }
+        func escapes(_ scalar: Unicode.Scalar) -> Bool {
+            guard scalar == "\\" else { return false }
             switch quoting {
             case .none, .double: return true
             case .heredoc(_, let expands, _): return expands
@@ -224,17 +230,17 @@ package enum CommandTemplate {
             }
         }
 
-        mutating func read(_ character: Character) {
+        mutating func read(_ scalar: Unicode.Scalar) {
             defer {
-                previous = character
-                atLineStart = character == "\n" || character == "\r\n"
+                previous = scalar
+                atLineStart = scalar == "\n"
             }
-            let newline = character == "\n" || character == "\r\n"
+            let newline = scalar == "\n"
             if quoting == .none {
-                if character.isLetter {
-                    word.append(character)
+                if scalar.properties.isAlphabetic {
+                    word.append(scalar)
                 } else {
-                    switch word {
+                    switch String(word) {
                     case "case": cases.awaitingIn = true
                     case "in" where cases.awaitingIn:
                         cases.awaitingIn = false
@@ -245,11 +251,11 @@ package enum CommandTemplate {
                         cases.inPattern = false
                     default: break
                     }
-                    word = ""
-                    if character == ";", previous == ";", cases.open > 0 { cases.inPattern = true }
+                    word.removeAll()
+                    if scalar == ";", previous == ";", cases.open > 0 { cases.inPattern = true }
                 }
             }
-            switch (quoting, character) {
+            switch (quoting, scalar) {
             case (.comment, _):
                 if newline { quoting = .none }
             case (.none, _) where newline:
@@ -257,7 +263,8 @@ package enum CommandTemplate {
                     quoting = .heredoc(delimiter, expands: expands, stripsTabs: stripsTabs)
                     pendingHeredoc = nil
                 }
-            case (.none, "#") where previous == nil || previous!.isWhitespace || ";&|()".contains(previous!):
+            case (.none, "#")
+            where previous == nil || previous!.properties.isWhitespace || ";&|()".unicodeScalars.contains(previous!):
                 quoting = .comment
             case (.none, "'"): quoting = .single
             case (.none, "\""): quoting = .double
@@ -297,14 +304,9 @@ package enum CommandTemplate {
         func quote(_ words: [String]) -> String {
             let quoted = quoting.quote(words)
             guard insideBackticks else { return quoted }
-            var escaped = ""
-            for character in quoted {
-                if "\\$`".contains(character) || (withinDoubleQuotedBackticks && character == "\"") {
-                    escaped.append("\\")
-                }
-                escaped.append(character)
+            return CommandTemplate.backslashed(quoted) {
+                "\\$`".utf8.contains($0) || (withinDoubleQuotedBackticks && $0 == UInt8(ascii: "\""))
             }
-            return escaped
         }
     }
 
@@ -332,13 +334,22 @@ package enum CommandTemplate {
         }
 
         private static func escaped(_ words: [String], special: String) -> String {
-            var escaped = ""
-            for character in words.joined(separator: " ") {
-                if special.contains(character) { escaped.append("\\") }
-                escaped.append(character)
-            }
-            return escaped
+            CommandTemplate.backslashed(words.joined(separator: " ")) { special.utf8.contains($0) }
         }
+    }
+
+    /// `text` with a backslash before each byte `isSpecial` names. The shell (and a POSIX regular expression) reads
+    /// bytes, and the bytes it treats specially are ASCII: a combining mark after one does not make it another
+    /// character, as it does for a Swift `Character`.
+    static func backslashed(_ text: String, where isSpecial: (UInt8) -> Bool) -> String {
+        guard text.utf8.contains(where: isSpecial) else { return text }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count + 8)
+        for byte in text.utf8 {
+            if isSpecial(byte) { bytes.append(UInt8(ascii: "\\")) }
+            bytes.append(byte)
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
 
@@ -352,9 +363,15 @@ package enum ShellWord {
 
     /// `text` as the inside of a single-quoted word: each quote ends the word, is escaped and begins it again.
     package static func insideSingleQuotes(_ text: String) -> String {
-        // Foundation's replacement is slow, and most text holds no quote (a test id's parentheses made it need them).
-        guard text.utf8.contains(UInt8(ascii: "'")) else { return text }
-        return text.replacingOccurrences(of: "'", with: #"'\''"#)
+        // By bytes: a quote followed by a combining mark is one Character, and still a quote to the shell.
+        let quote = UInt8(ascii: "'")
+        guard text.utf8.contains(quote) else { return text }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count + 8)
+        for byte in text.utf8 {
+            if byte == quote { bytes += #"'\''"#.utf8 } else { bytes.append(byte) }
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Letters, digits and `-_./:=@%+,`: bytes the shell takes literally.

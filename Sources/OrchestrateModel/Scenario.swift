@@ -203,19 +203,28 @@ package struct Batch: Sendable, Codable, Hashable {
     /// against every test of the binary) rules out a test at its first differing character instead of trying every id:
     /// with 881 ids, a flat alternation cost a batch half a second before its first test.
     package static func alternation(of ids: [String]) -> String {
-        // One id is its own path down the tree.
-        if ids.count == 1 { return "(?:" + regexEscaped(ids[0]) + ")" }
         // ASCII is a byte per character, but for a carriage return and line feed, which make one: such ids branch by
         // byte, cheaper than by Character (hundreds of ids at every planning); others by character.
         if ids.allSatisfy({ $0.utf8.allSatisfy { $0 < 0x80 && $0 != UInt8(ascii: "\r") } }) {
+            // One id is its own path down the tree.
+            if ids.count == 1 { return "(?:" + regexEscaped(ids[0]) + ")" }
             return alternation(of: ids.map { Array($0.utf8) }) { byte, text in
                 if isRegexSpecial(byte) { text.append(UInt8(ascii: "\\")) }
                 text.append(byte)
             }
         }
         return alternation(of: ids.map { Array($0) }) { character, text in
-            if let byte = character.asciiValue, isRegexSpecial(byte) { text.append(UInt8(ascii: "\\")) }
-            text.append(contentsOf: character.utf8)
+            if character.utf8.count == 1, let byte = character.asciiValue {
+                if isRegexSpecial(byte) { text.append(UInt8(ascii: "\\")) }
+                text.append(byte)
+            } else {
+                // Swift's regex parser reads its pattern by Character: a combining mark written as it is would join
+                // the character before it, the pattern's own `|` or `(` or an id's quote, into one it refuses or
+                // misreads. Written as its scalars' numbers, nothing joins, and it still matches as one Character.
+                text += "\\u{".utf8
+                text += character.unicodeScalars.map { String($0.value, radix: 16) }.joined(separator: " ").utf8
+                text.append(UInt8(ascii: "}"))
+            }
         }
     }
 
@@ -265,13 +274,6 @@ package struct Batch: Sendable, Codable, Hashable {
     /// `text` matched literally by a regular expression (POSIX extended and ICU alike): each of `\^$.|?*+()[]{}`
     /// escaped, byte by byte.
     package static func regexEscaped(_ text: String) -> String {
-        guard text.utf8.contains(where: isRegexSpecial) else { return text }
-        var escaped: [UInt8] = []
-        escaped.reserveCapacity(text.utf8.count + 8)
-        for byte in text.utf8 {
-            if isRegexSpecial(byte) { escaped.append(UInt8(ascii: "\\")) }
-            escaped.append(byte)
-        }
-        return String(decoding: escaped, as: UTF8.self)
+        CommandTemplate.backslashed(text, where: isRegexSpecial)
     }
 }

@@ -18,7 +18,7 @@ struct MigrationTests {
                     }
                 }
             }
-            for try await version in group { #expect(version == 33) }
+            for try await version in group { #expect(version == 34) }
         }
     }
 

@@ -210,7 +210,7 @@ package enum HTMLReport {
                 }
             }
             html +=
-                " — <code>orchestrate artifacts \(runID.uuidString.lowercased()) \(escape(shellQuoted(entry.scenario.id))) --out DIR</code></p>\n"
+                " — <code>orchestrate artifacts \(runID.uuidString.lowercased()) \(escape(ShellWord.quote(entry.scenario.id))) --out DIR</code></p>\n"
         }
         html += "</details>\n</section>\n"
         return html
@@ -337,10 +337,4 @@ package enum HTMLReport {
         .bar.timed-out{fill:#f0ad4e}.bar.infrastructure-error{fill:#8e6cc4}.idle{fill:#eee}.retry{stroke:#d9534f;stroke-width:1.5;stroke-dasharray:3 2}\
         .versus .expected{fill:#bbb}.versus .actual{fill:#5b8def}.versus .actual.slow{fill:#d9534f}.legend{color:#666;font-size:12px}
         """
-
-    /// A scenario id as one shell word.
-    private static func shellQuoted(_ text: String) -> String {
-        text.allSatisfy { $0.isLetter || $0.isNumber || "-_.:/".contains($0) }
-            ? text : "'" + ShellWord.insideSingleQuotes(text) + "'"
-    }
 }

@@ -867,11 +867,13 @@ enum Schema {
         ALTER TABLE attempts DROP CONSTRAINT attempts_run_id_scenario_id_fkey;
         """
 
-    /// Version 34: a run's scenarios are written half a page apart. Each is written once as the run is planned and
-    /// changed once as it settles (its result, its verdict), a batch's all in one statement. Without room on its page,
-    /// each new version went to another page with an entry in both of the table's indexes; with room, it stays on its
-    /// page without new index entries (a heap-only update). Pages written from now on hold half the rows they could:
-    /// the table takes about twice the room.
+    /// Version 34: a run's scenarios are written half a page apart. Each is written as the run is planned and changed
+    /// as it settles: its result (each lane's, in a compare run), with a pass's verdict, a round's all in one
+    /// statement; then, where it differs, the verdict the judge writes. Without room on its page, each new version went
+    /// to another page with an entry in both of the table's indexes; with room, it stays on its page without new index
+    /// entries (a heap-only update), as long as the page has room for the settled row, which is longer (a result, a
+    /// verdict and its reason). Pages written from now on hold half the rows they could: the table takes about twice
+    /// the room.
     static let version34 = "ALTER TABLE run_scenarios SET (fillfactor = 50);"
 
     /// The queue round's procedure, as migrations 20, 21 and 23 make it: its name, its parameters (the round's, in order)

@@ -11,13 +11,17 @@ struct CommandTemplateTests {
     /// Characters the shell and the templates treat specially, and some that are neither.
     static let alphabet =
         Array(#"{}$`'"\;|&<>()*?[]#~!= -_,./:^+@%"#) + Array("ab{id}{ids}{name}{ids-comma}{uri}{line}") + [
-            "é", "字", "\t",
+            "é", "字", "\t", "\u{301}",
         ]
 
     /// Ids that each break out of one quoting unless the template fills them as data.
     static let hostile = [
         "{name}; touch pwned #", "'; touch pwned; '", "\"; touch pwned; \"", "$(touch pwned)", "`touch pwned`",
         "\\'; touch pwned #", "{ids-comma}", "a'{id}'b", "${HOME:+$(touch pwned)}", ")$(touch pwned)(",
+        // A combining mark after a quote, a backslash or a backtick makes one Character of the two; the shell still
+        // reads the quote.
+        "\"\u{301}; touch pwned; \"\u{301}", "'\u{301}; touch pwned; '\u{301}", "`\u{301}; touch pwned; `\u{301}",
+        "\\\u{301}\"; touch pwned #", "$\u{301}(touch pwned)",
     ]
 
     static func randomIDs(_ count: Int, seed: String) -> [String] {
@@ -55,6 +59,8 @@ struct CommandTemplateTests {
             "cat <<'EOF' > \"$OUT.raw\"\n{id}\nEOF\n" + #"printf '%s\000' "$(cat "$OUT.raw")" > "$OUT""#,
             #"printf '%s\000' "`printf '%s' {id}`" > "$OUT""#, #"printf '%s\000' "`printf '%s' "{id}"`" > "$OUT""#,
             #"printf '%s\000' "$(case x in x) printf '%s' {id} ;; esac)" > "$OUT""#,
+            // A combining mark after the template's own quote: still a quote to the shell.
+            ": \"\u{301}\"; " + #"printf '%s\000' "{id}" > "$OUT""#,
         ])
     func single(template: String) async throws {
         try await TemporaryDirectory.with { directory in

@@ -23,4 +23,26 @@ struct AnchorTests {
             #expect(html.contains("<section id=\"\(anchor)\""), "\(id): no section \(anchor)")
         }
     }
+
+    @Test("the command that fetches a test's kept files names its id as one shell word, whatever the id's characters")
+    func artifactsCommand() {
+        // A letter that joins with what follows it (U+0D4E) and a combining mark after a quote: one Character each
+        // with the byte the shell reads as syntax.
+        let words = [
+            "Module.Suite/test": "Module.Suite/test",
+            "x\u{D4E};touch pwned": "&apos;x\u{D4E};touch pwned&apos;",
+            "a'\u{301}b": "&apos;a&apos;\\&apos;&apos;\u{301}b&apos;",
+        ]
+        var report = TimelineTests.report(scenarios: words.count, hosts: 1)
+        var kept: [Int64: KeptFiles] = [:]
+        for (index, id) in words.keys.sorted().enumerated() {
+            report.scenarios[index].scenario.id = id
+            kept[report.scenarios[index].attempts[0].id] = KeptFiles(files: [.init(path: "f", bytes: 1, stored: true)])
+        }
+        let html = HTMLReport.render(report, logs: [:], kept: kept)
+        let run = report.runID.uuidString.lowercased()
+        for (id, word) in words {
+            #expect(html.contains("<code>orchestrate artifacts \(run) \(word) --out DIR</code>"), "\(id)")
+        }
+    }
 }

@@ -72,7 +72,7 @@ package enum CommandTemplate {
                         flush()
                         parts.append(.placeholder(String(name), reader.place))
                         index = scalars.index(after: close)
-                        reader.previous = nil
+                        reader.previous = Reader.wordCharacter
                         reader.atLineStart = false
                         continue
                     }
@@ -80,10 +80,10 @@ package enum CommandTemplate {
                 output.append(scalar)
                 index = scalars.index(after: index)
                 if reader.escapes(scalar), index < scalars.endIndex {
-                    // The next character is taken literally: copied as it is.
+                    // The next character is taken literally: copied as it is, part of a word.
                     output.append(scalars[index])
                     index = scalars.index(after: index)
-                    reader.previous = nil
+                    reader.previous = Reader.wordCharacter
                     reader.atLineStart = false
                     continue
                 }
@@ -191,7 +191,8 @@ package enum CommandTemplate {
             var awaitingIn = false
             var inPattern = false
         }
-        /// The template's character before this one, when it was taken as syntax (not a placeholder's, not escaped).
+        /// The template's scalar before this one: ``wordCharacter`` after a placeholder or an escaped character, `nil`
+        /// at the start and after a here-document's delimiter.
         var previous: Unicode.Scalar?
         var atLineStart = true
         /// A here-document announced on this line: its body starts on the next.
@@ -230,6 +231,15 @@ package enum CommandTemplate {
             }
         }
 
+        /// A scalar that continues a word: the shell reads every byte of a non-ASCII character as one.
+        static let wordCharacter: Unicode.Scalar = "_"
+
+        /// Whether `scalar` is part of a word for the shell (as `case`, `in` and `esac` are read): ASCII letters, digits
+        /// and `_`, and anything not ASCII (a combining mark after `case` makes another word, not its end).
+        private static func isWordCharacter(_ scalar: Unicode.Scalar) -> Bool {
+            !scalar.isASCII || scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || scalar == "_"
+        }
+
         mutating func read(_ scalar: Unicode.Scalar) {
             defer {
                 previous = scalar
@@ -237,7 +247,7 @@ package enum CommandTemplate {
             }
             let newline = scalar == "\n"
             if quoting == .none {
-                if scalar.properties.isAlphabetic {
+                if Self.isWordCharacter(scalar) {
                     word.append(scalar)
                 } else {
                     switch String(word) {
@@ -263,8 +273,8 @@ package enum CommandTemplate {
                     quoting = .heredoc(delimiter, expands: expands, stripsTabs: stripsTabs)
                     pendingHeredoc = nil
                 }
-            case (.none, "#")
-            where previous == nil || previous!.properties.isWhitespace || ";&|()".unicodeScalars.contains(previous!):
+            case (.none, "#") where previous.map { " \t\n;&|()".unicodeScalars.contains($0) } ?? true:
+                // Only at a word's start: after a blank (the shell's are ASCII) or an operator.
                 quoting = .comment
             case (.none, "'"): quoting = .single
             case (.none, "\""): quoting = .double
@@ -274,8 +284,10 @@ package enum CommandTemplate {
                 break
             case (.none, "("):
                 enter(closer: ")")
-            case (.double, "(") where previous == "$":
+            case (.double, "(") where previous == "$", (.heredoc(_, true, _), "(") where previous == "$":
                 enter(closer: ")")
+            case (.heredoc(_, true, _), "`"):
+                enter(closer: "`")
             case (.none, "`") where enclosing.last?.closer == "`":
                 leave()
             case (.none, "`"), (.double, "`"):

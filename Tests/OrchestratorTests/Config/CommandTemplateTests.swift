@@ -73,6 +73,42 @@ struct CommandTemplateTests {
         }
     }
 
+    /// Templates whose own characters the shell reads in a way a reading by Characters, or one that starts a comment
+    /// wherever a `#` follows a placeholder, gets wrong; and what the command prints for an id.
+    static let templatesReadAsTheShellDoes: [(String, @Sendable (String) -> String)] = [
+        // A `#` inside a word (after a placeholder, an escaped blank, a non-ASCII blank) starts no comment: the quote
+        // after it is open on the next line.
+        ("printf '%s\\000' {id}#'\n{id}' > \"$OUT\"", { $0 + "#\n" + $0 }),
+        ("printf '%s\\000' a\\ #'\n{id}' > \"$OUT\"", { "a #\n" + $0 }),
+        ("printf '%s\\000' a\u{A0}#'\n{id}' > \"$OUT\"", { "a\u{A0}#\n" + $0 }),
+        // A combining mark after `case` makes another word: no case statement, no pattern to end.
+        (": \"$(echo case\u{301} in x)\"; printf '%s\\000' {id} > \"$OUT\"", { $0 }),
+        // A command substituted in an expanded here-document is read afresh.
+        (
+            "cat <<EOF > \"$OUT.raw\"\n$(printf %s {id})\nEOF\nprintf '%s\\000' \"$(cat \"$OUT.raw\")\" > \"$OUT\"",
+            { $0 }
+        ),
+        (
+            "cat <<EOF > \"$OUT.raw\"\n`printf %s {id}`\nEOF\nprintf '%s\\000' \"$(cat \"$OUT.raw\")\" > \"$OUT\"",
+            { $0 }
+        ),
+    ]
+
+    @Test(
+        "a # inside a word, a mark after a keyword, a command inside a here-document: read as the shell reads them",
+        arguments: 0..<templatesReadAsTheShellDoes.count)
+    func readAsTheShellDoes(index: Int) async throws {
+        let (template, expected) = Self.templatesReadAsTheShellDoes[index]
+        try await TemporaryDirectory.with { directory in
+            for id in Self.randomIDs(30, seed: template) {
+                let command = CommandTemplate.fill(template, id: id, name: "n", uri: "u", line: 1)
+                let received = try await Self.arguments(of: command, in: directory)
+                #expect(received == [expected(id)], "\(template) with \(id) → \(command)")
+            }
+            #expect(!FileManager.default.fileExists(atPath: directory.file("pwned")), "an id ran as code")
+        }
+    }
+
     @Test(
         "a batch's ids: {ids} one word each, {ids-comma} and {ids-regex} one word, {name} of a pickle named like a placeholder"
     )

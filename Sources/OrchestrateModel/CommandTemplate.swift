@@ -184,7 +184,7 @@ package enum CommandTemplate {
         /// The `case` statements open at this level: a `)` that ends one's pattern closes no `$(`.
         var cases = Cases()
         /// The word being read outside quotes (for `case`, `in`, `esac`).
-        var word = String.UnicodeScalarView()
+        var word = ""
 
         struct Cases {
             var open = 0
@@ -203,7 +203,7 @@ package enum CommandTemplate {
             enclosing.append((quoting, closer, cases))
             quoting = .none
             cases = Cases()
-            word.removeAll()
+            word = ""
         }
 
         /// The command read afresh ends: back to what enclosed it.
@@ -211,7 +211,7 @@ package enum CommandTemplate {
             let outer = enclosing.removeLast()
             quoting = outer.quoting
             cases = outer.cases
-            word.removeAll()
+            word = ""
         }
 
         /// Where a placeholder here stands, for quoting its words.
@@ -248,9 +248,9 @@ package enum CommandTemplate {
             let newline = scalar == "\n"
             if quoting == .none {
                 if Self.isWordCharacter(scalar) {
-                    word.append(scalar)
+                    word.unicodeScalars.append(scalar)
                 } else {
-                    switch String(word) {
+                    switch word {
                     case "case": cases.awaitingIn = true
                     case "in" where cases.awaitingIn:
                         cases.awaitingIn = false
@@ -261,7 +261,7 @@ package enum CommandTemplate {
                         cases.inPattern = false
                     default: break
                     }
-                    word.removeAll()
+                    word = ""
                     if scalar == ";", previous == ";", cases.open > 0 { cases.inPattern = true }
                 }
             }
@@ -316,7 +316,7 @@ package enum CommandTemplate {
         func quote(_ words: [String]) -> String {
             let quoted = quoting.quote(words)
             guard insideBackticks else { return quoted }
-            return CommandTemplate.backslashed(quoted) {
+            return CommandTemplate.prefixing(quoted) {
                 "\\$`".utf8.contains($0) || (withinDoubleQuotedBackticks && $0 == UInt8(ascii: "\""))
             }
         }
@@ -346,19 +346,19 @@ package enum CommandTemplate {
         }
 
         private static func escaped(_ words: [String], special: String) -> String {
-            CommandTemplate.backslashed(words.joined(separator: " ")) { special.utf8.contains($0) }
+            CommandTemplate.prefixing(words.joined(separator: " ")) { special.utf8.contains($0) }
         }
     }
 
-    /// `text` with a backslash before each byte `isSpecial` names. The shell (and a POSIX regular expression) reads
-    /// bytes, and the bytes it treats specially are ASCII: a combining mark after one does not make it another
-    /// character, as it does for a Swift `Character`.
-    static func backslashed(_ text: String, where isSpecial: (UInt8) -> Bool) -> String {
+    /// `text` with `prefix` (a backslash unless said otherwise) before each byte `isSpecial` names. The shell (and a
+    /// POSIX regular expression) reads bytes, and the bytes it treats specially are ASCII: a combining mark after one
+    /// does not make it another character, as it does for a Swift `Character`.
+    static func prefixing(_ text: String, with prefix: String = "\\", where isSpecial: (UInt8) -> Bool) -> String {
         guard text.utf8.contains(where: isSpecial) else { return text }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count + 8)
         for byte in text.utf8 {
-            if isSpecial(byte) { bytes.append(UInt8(ascii: "\\")) }
+            if isSpecial(byte) { bytes += prefix.utf8 }
             bytes.append(byte)
         }
         return String(decoding: bytes, as: UTF8.self)
@@ -375,15 +375,9 @@ package enum ShellWord {
 
     /// `text` as the inside of a single-quoted word: each quote ends the word, is escaped and begins it again.
     package static func insideSingleQuotes(_ text: String) -> String {
-        // By bytes: a quote followed by a combining mark is one Character, and still a quote to the shell.
-        let quote = UInt8(ascii: "'")
-        guard text.utf8.contains(quote) else { return text }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count + 8)
-        for byte in text.utf8 {
-            if byte == quote { bytes += #"'\''"#.utf8 } else { bytes.append(byte) }
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        // By bytes: a quote followed by a combining mark is one Character, and still a quote to the shell. `'\'` before
+        // each quote makes it `'\''`.
+        CommandTemplate.prefixing(text, with: #"'\'"#) { $0 == UInt8(ascii: "'") }
     }
 
     /// Letters, digits and `-_./:=@%+,`: bytes the shell takes literally.

@@ -274,6 +274,6 @@ package struct Batch: Sendable, Codable, Hashable {
     /// `text` matched literally by a regular expression (POSIX extended and ICU alike): each of `\^$.|?*+()[]{}`
     /// escaped, byte by byte.
     package static func regexEscaped(_ text: String) -> String {
-        CommandTemplate.backslashed(text, where: isRegexSpecial)
+        CommandTemplate.prefixing(text, where: isRegexSpecial)
     }
 }
